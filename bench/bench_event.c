@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_event.c - cost of one trail event, measured inside the process like
+ * ../shared/peers/bench_lttng.c measures LTTng-UST: the same work() loop
+ * without and with a tracepoint bench:event(int a, long b) per iteration.
+ *
+ *   ns_per_event = (traced loop - untraced loop) / N
+ *
+ * Run it under `trail record -e bench:event` for the enabled cost, alone for
+ * the disabled cost (the tracepoint is compiled in but off). Built a second
+ * time with -DNO_TRACEPOINT as the "no tracepoint at all" reference.
+ * Optional pacing (BENCH_RATE=events/s) for loss tests at a fixed rate.
+ * Prints one "RESULT key=value ..." line.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <trail/trail.h>
+
+TRAIL_EVENT(bench, event,
+	TRAIL_ARGS(int, a, long, b),
+	TRAIL_FIELDS(trail_field_int(a) trail_field_int(b)))
+
+__attribute__((noinline, noclone, used)) long work(long i)
+{
+	return (i * 3 + (i >> 2)) ^ 0x5a;
+}
+
+static volatile long sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+int main(int argc, char **argv)
+{
+	long n = 10000000;
+	const char *e = getenv("BENCH_N"), *c = getenv("BENCH_CPU"),
+		   *rate = getenv("BENCH_RATE");
+	long acc = 0;
+	uint64_t t0, t1, t2, t3;
+	double ticks_per_event = 0;
+
+	if (e && *e)
+		n = atol(e);
+	if (argc > 1)
+		n = atol(argv[1]);
+	if (c && *c && atoi(c) >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(atoi(c), &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	for (long i = 0; i < n / 100; i++)
+		acc += work(i);
+	t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		acc += work(i);
+	t1 = now_ns();
+
+	if (rate && atof(rate) > 0) { /* calibrate the TSC for pacing */
+		uint64_t a = rdtsc(), na = now_ns(), b, nb;
+		struct timespec ts = {0, 20000000};
+
+		nanosleep(&ts, NULL);
+		b = rdtsc();
+		nb = now_ns();
+		ticks_per_event = (double)(b - a) / (double)(nb - na) * 1e9 / atof(rate);
+	}
+	t2 = now_ns();
+	if (ticks_per_event > 0) {
+		uint64_t next = rdtsc();
+
+		for (long i = 0; i < n; i++) {
+			long r = work(i);
+
+			while (rdtsc() < next)
+				;
+			next += (uint64_t)ticks_per_event;
+			acc += r;
+#ifndef NO_TRACEPOINT
+			trail(bench, event, (int)i, r);
+#endif
+		}
+	} else {
+		for (long i = 0; i < n; i++) {
+			long r = work(i);
+
+			acc += r;
+#ifndef NO_TRACEPOINT
+			trail(bench, event, (int)i, r);
+#endif
+		}
+	}
+	t3 = now_ns();
+	sink = acc;
+	{
+		double base = (double)(t1 - t0) / n, traced = (double)(t3 - t2) / n;
+#ifdef NO_TRACEPOINT
+		int enabled = -1;
+#else
+		int enabled = trail_enabled(bench, event) ? 1 : 0;
+#endif
+		printf("RESULT bench=trail tp_enabled=%d n=%ld base_ns_per_iter=%.3f "
+		       "traced_ns_per_iter=%.3f ns_per_event=%.3f rate=%s\n",
+		       enabled, n, base, traced, traced - base, rate ? rate : "max");
+	}
+	return 0;
+}

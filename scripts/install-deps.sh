@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install what trail needs to build and test, from Debian packages, only
+# if something is missing. Used by the Makefile and by .ci/run.
+#   scripts/install-deps.sh [--bench]   (--bench adds the peer tracers)
+set -eu
+pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev binutils procps util-linux)
+if [ "${1:-}" = "--bench" ]; then
+	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq)
+fi
+if [ "${1:-}" = "--sanitizers" ] || [ "${2:-}" = "--sanitizers" ]; then
+	pkgs+=(clang libclang-rt-14-dev)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

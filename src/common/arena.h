@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arena.h - layout of a recording session's shared memory, and the protocol
+ * between its writers (traced threads, in any number of processes) and its
+ * one reader (the trail recorder).
+ *
+ * The recorder creates the arena as a sealed memfd (it can neither shrink nor
+ * grow, so no mapping of it ever raises SIGBUS), fills in the header, and
+ * hands it to processes, which map it MAP_SHARED. Because the recorder owns
+ * it, what a process committed survives that process being killed.
+ *
+ *   +--------------------+ 0
+ *   | arena header       |  geometry (written once), shared counters
+ *   +--------------------+ ctab_off
+ *   | chunk state words  |  u64 per chunk: FREE / OWNED / COMPLETE / READING
+ *   +--------------------+ streams_off
+ *   | stream slots       |  one per writer context (thread x nesting level)
+ *   +--------------------+ procs_off
+ *   | process slots      |  one per process that joined
+ *   +--------------------+ evidx_off / evdata_off
+ *   | event table        |  id -> offset of a copy of the event's meta blob
+ *   +--------------------+ spec_off
+ *   | enable spec        |  the event globs, text, one per line
+ *   +--------------------+ chunks_off (page aligned)
+ *   | chunk 0 .. n-1     |  chunk header + records
+ *   +--------------------+
+ *
+ * Chunk life cycle (the only cross-party state machine):
+ *
+ *   FREE --writer CAS--> OWNED --writer publishes--> COMPLETE
+ *     ^                    |                            |  \
+ *     |                    | (owner dead: recorder      |   overwrite mode:
+ *     |                    |  salvages committed part)  |   writer CAS -> OWNED
+ *     |                    v                            v   (oldest first)
+ *     +---- recorder ---- READING <--recorder CAS-------+
+ *
+ * A writer owns at most one chunk per (session, nesting level) and fills it
+ * with plain stores. After each record it release-stores the chunk header's
+ * commit word (events << 32 | bytes), which pairs with the recorder's acquire
+ * load: every byte below `bytes` is a complete record. A chunk is published
+ * by a CAS of its state word from the owner's exact OWNED value to COMPLETE
+ * tagged with a global publication number (fetch-add), so that overwrite mode
+ * can reclaim the oldest publication first: each stream then keeps a
+ * contiguous newest suffix of its chunks.
+ *
+ * Nothing here is trusted by the recorder: every index and offset read from
+ * the arena is checked before use, and records are copied out before they
+ * are validated.
+ */
+#ifndef TRAIL_COMMON_ARENA_H
+#define TRAIL_COMMON_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRAIL_ARENA_MAGIC 0x414e455241525254ull /* "TRRARENA" */
+#define TRAIL_ARENA_VERSION 1u
+
+#define TRAIL_ARENA_OVERWRITE 0x1u /* flags: flight-recorder mode */
+
+#define TRAIL_CLOCK_TSC 1u  /* x86 TSC ticks */
+#define TRAIL_CLOCK_MONO 2u /* CLOCK_MONOTONIC nanoseconds */
+
+/* Limits a process applies to a session (per process). */
+#define TRAIL_MAX_SESSIONS 8u /* concurrent sessions in one process */
+#define TRAIL_MAX_DEPTH 4u    /* nesting levels (signal handlers) */
+
+#define TRAIL_CACHELINE 64
+
+struct trail_arena_hdr {
+	/* Geometry: written by the recorder before the arena is shared. */
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_size; /* sizeof(struct trail_arena_hdr) */
+	uint64_t arena_size;
+	uint64_t session_id;
+	uint32_t flags;
+	uint32_t clock;
+	uint32_t chunk_size;
+	uint32_t nchunks;
+	uint32_t max_streams;
+	uint32_t max_procs;
+	uint32_t max_events;
+	uint32_t evdata_size;
+	uint32_t spec_len;
+	uint32_t recorder_pid;
+	uint64_t ctab_off;
+	uint64_t streams_off;
+	uint64_t procs_off;
+	uint64_t evidx_off;
+	uint64_t evdata_off;
+	uint64_t spec_off;
+	uint64_t chunks_off;
+
+	/* Shared counters, each group on its own cache line. */
+	__attribute__((aligned(TRAIL_CACHELINE))) uint64_t publish_seq;
+	uint32_t alloc_hint;
+	uint32_t stream_hint;
+	uint32_t nfree; /* FREE chunks (a hint: writers skip scanning at 0) */
+	__attribute__((aligned(TRAIL_CACHELINE))) uint32_t nprocs;
+	uint32_t nevents;
+	uint32_t evdata_used;
+	uint32_t stopping; /* set by the recorder when the session ends */
+	uint64_t nostream_lost; /* events lost: stream table full */
+	uint64_t noevent_lost;  /* enables refused: event table full */
+} __attribute__((aligned(TRAIL_CACHELINE)));
+
+/* Chunk state word. */
+#define TRAIL_CS_FREE 0u
+#define TRAIL_CS_OWNED 1u
+#define TRAIL_CS_COMPLETE 2u
+#define TRAIL_CS_READING 3u
+#define TRAIL_CS_STATE(w) ((uint32_t)((w)&0xffu))
+/* OWNED: stream slot in bits 8..31, the owner's chunk sequence (low 32
+ * bits) above: unique enough that a stale owner's CAS cannot succeed. */
+#define TRAIL_CS_OWNED_WORD(stream, seq)                                     \
+	(TRAIL_CS_OWNED | ((uint64_t)((stream)&0xffffffu) << 8) |            \
+	 ((uint64_t)(uint32_t)(seq) << 32))
+#define TRAIL_CS_OWNER(w) ((uint32_t)(((w) >> 8) & 0xffffffu))
+/* COMPLETE: publication number above the state byte. */
+#define TRAIL_CS_COMPLETE_WORD(pub) (TRAIL_CS_COMPLETE | ((uint64_t)(pub) << 8))
+#define TRAIL_CS_PUB(w) ((w) >> 8)
+
+/* First bytes of every chunk. */
+struct trail_chunk_hdr {
+	uint64_t commit;      /* events << 32 | record bytes after this header */
+	uint32_t stream;      /* stream slot */
+	uint32_t stream_gen;  /* that slot's generation */
+	uint64_t seq;         /* chunk number within the stream, from 0 */
+	uint64_t base_ts;     /* clock value the first delta counts from */
+	uint32_t lost_before; /* events the stream dropped just before this */
+	uint32_t pid;
+	uint32_t tid;
+	uint16_t level; /* nesting level: 0 thread, 1+ signal handlers */
+	uint16_t cpu0;  /* unused, 0 */
+	char comm[16];  /* thread name when the chunk was taken */
+};
+#define TRAIL_COMMIT_EVENTS(c) ((uint32_t)((c) >> 32))
+#define TRAIL_COMMIT_BYTES(c) ((uint32_t)(c))
+
+/*
+ * Records: a 32-bit header (time delta << 10 | type), then a payload.
+ * Types below TRAIL_REC_FIRST_EVENT are control records; the others are
+ * events whose session event id is type - TRAIL_REC_FIRST_EVENT and whose
+ * payload layout is given by that event's fields.
+ */
+#define TRAIL_REC_TYPE_BITS 10u
+#define TRAIL_REC_TYPE_MASK ((1u << TRAIL_REC_TYPE_BITS) - 1)
+#define TRAIL_REC_DELTA_MAX ((1u << (32 - TRAIL_REC_TYPE_BITS)) - 1)
+#define TRAIL_REC_TIME 1u   /* u64 absolute clock value; delta 0 */
+#define TRAIL_REC_CPU 2u    /* u32 cpu the following records ran on */
+#define TRAIL_REC_LONGID 3u /* u32 event id, then the event's payload */
+#define TRAIL_REC_FIRST_EVENT 8u
+#define TRAIL_REC_DIRECT_IDS (TRAIL_REC_TYPE_MASK + 1 - TRAIL_REC_FIRST_EVENT)
+/* Largest overhead a writer may add around one event's payload:
+ * TIME (12) + CPU (8) + LONGID header (8). */
+#define TRAIL_REC_MAX_OVERHEAD 28u
+
+/* Stream slot: one writer context (a thread at one nesting level). */
+#define TRAIL_SS_FREE 0u
+#define TRAIL_SS_LIVE 1u
+#define TRAIL_SS_EXITED 2u /* its thread ended; counters are final */
+struct trail_stream {
+	uint32_t state;
+	uint32_t gen;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t level;
+	uint32_t proc; /* process slot */
+	uint64_t dropped;     /* events dropped: no free chunk (owner only) */
+	uint64_t overwritten; /* events in chunks reclaimed (atomic add) */
+	uint64_t chunks;      /* chunks taken, the next chunk's seq */
+	char comm[16];
+	uint8_t pad[64];
+};
+
+/* Process slot: one process that joined the session. */
+#define TRAIL_PS_FREE 0u
+#define TRAIL_PS_ACTIVE 1u
+#define TRAIL_PS_DETACH_PENDING 2u /* asked to detach, not yet quiescent */
+#define TRAIL_PS_DETACHED 3u
+#define TRAIL_PS_FAILED 4u
+struct trail_proc {
+	uint32_t state;
+	uint32_t pid;
+	uint32_t ppid;
+	int32_t result;  /* events matched by the spec, or -errno */
+	uint64_t start_time; /* /proc/PID/stat starttime, against pid reuse */
+	uint32_t slot;       /* the process's session slot */
+	uint32_t how;        /* TRAIL_JOIN_* */
+	char comm[16];
+	int32_t signal;      /* its control signal (detach), 0: none */
+	uint8_t pad[12];
+};
+#define TRAIL_JOIN_ENV 1u    /* at start-up, from TRAIL_SESSION */
+#define TRAIL_JOIN_ATTACH 2u /* by signal, trail record -P */
+#define TRAIL_JOIN_FORK 3u   /* inherited from a parent */
+
+/* Event table entry: evidx[id] is the offset in evdata of this, or 0. */
+struct trail_evrec {
+	uint32_t size; /* of the meta blob that follows */
+	uint32_t hash;
+	uint32_t id;
+	uint32_t pad;
+};
+
+/* Geometry the recorder derives from the requested size. */
+struct trail_arena_geom {
+	uint64_t size;
+	uint32_t chunk_size, nchunks;
+	uint32_t max_streams, max_procs, max_events, evdata_size;
+	uint32_t spec_len;
+	uint64_t ctab_off, streams_off, procs_off, evidx_off, evdata_off;
+	uint64_t spec_off, chunks_off;
+};
+
+#define TRAIL_CHUNK_MIN 4096u
+#define TRAIL_CHUNK_MAX (1u << 24)
+#define TRAIL_ARENA_DEFAULT_KB 32768u
+#define TRAIL_CHUNK_DEFAULT 65536u
+
+/* Compute a layout holding `buffer_bytes` of chunks. Returns 0 or -EINVAL. */
+int trail__arena_geom(struct trail_arena_geom *g, uint64_t buffer_bytes,
+		      uint32_t chunk_size, uint32_t spec_len);
+/* Write the header of a zeroed arena. */
+void trail__arena_format(void *base, const struct trail_arena_geom *g,
+			 uint64_t session_id, uint32_t flags, uint32_t clock,
+			 const char *spec, uint32_t recorder_pid);
+/* Check a mapped arena's header against its mapping size; fills g.
+ * Returns 0 or -EPROTO / -EINVAL with *why set to a static message. */
+int trail__arena_check(const void *base, uint64_t map_size,
+		       struct trail_arena_geom *g, const char **why);
+
+static inline uint64_t *trail__arena_ctab(void *base,
+					  const struct trail_arena_geom *g)
+{
+	return (uint64_t *)((char *)base + g->ctab_off);
+}
+static inline struct trail_stream *
+trail__arena_streams(void *base, const struct trail_arena_geom *g)
+{
+	return (struct trail_stream *)((char *)base + g->streams_off);
+}
+static inline struct trail_proc *
+trail__arena_procs(void *base, const struct trail_arena_geom *g)
+{
+	return (struct trail_proc *)((char *)base + g->procs_off);
+}
+static inline struct trail_chunk_hdr *
+trail__arena_chunk(void *base, const struct trail_arena_geom *g, uint32_t i)
+{
+	return (struct trail_chunk_hdr *)((char *)base + g->chunks_off +
+					  (uint64_t)i * g->chunk_size);
+}
+
+#endif /* TRAIL_COMMON_ARENA_H */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * clock.h - the timestamp source of the record path and its conversion.
+ *
+ * Writers stamp records with raw ticks: the TSC on x86_64 when the kernel
+ * itself uses it as clocksource (then it is invariant and synchronized across
+ * CPUs), else CLOCK_MONOTONIC nanoseconds. The recorder stores in the trace
+ * file the kernel's TSC calibration (perf_event_mmap_page time_mult /
+ * time_shift) and pairs (ticks, CLOCK_MONOTONIC ns) sampled during the
+ * recording; the reader maps ticks to CLOCK_MONOTONIC by piecewise-linear
+ * interpolation between pairs, which is continuous and monotonic.
+ */
+#ifndef TRAIL_COMMON_CLOCK_H
+#define TRAIL_COMMON_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t trail__mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t trail__rdtsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return trail__mono_ns();
+#endif
+}
+
+/* TRAIL_CLOCK_TSC if this machine's TSC is usable as a trace clock, else
+ * TRAIL_CLOCK_MONO. Reads sysfs: call outside the record path. */
+uint32_t trail__clock_detect(void);
+
+/* Ticks now in the given clock. */
+static inline uint64_t trail__clock_now(uint32_t clock)
+{
+	return clock == 1 /* TRAIL_CLOCK_TSC */ ? trail__rdtsc() : trail__mono_ns();
+}
+
+struct trail_clock_sync {
+	uint64_t ticks;
+	uint64_t mono_ns;
+};
+
+/* A (ticks, mono) pair measured with the tightest bracket of a few tries. */
+void trail__clock_sync(uint32_t clock, struct trail_clock_sync *s);
+
+/* ns = ticks * mult >> shift: from the kernel (perf mmap page) when it
+ * offers it, else measured over `calib_ms`. */
+void trail__clock_calibrate(uint32_t clock, uint32_t *mult, uint32_t *shift,
+			    unsigned calib_ms);
+
+#endif /* TRAIL_COMMON_CLOCK_H */

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* spec.c - event selection patterns; see spec.h. */
+#include "spec.h"
+
+#include <string.h>
+
+/* [set] at p (after '['), returns bytes consumed incl. ']' or 0 if bad */
+static size_t set_match(const char *p, size_t plen, char c, int *hit)
+{
+	size_t i = 0;
+	int neg = 0, any = 0;
+
+	if (i < plen && (p[i] == '!' || p[i] == '^')) {
+		neg = 1;
+		i++;
+	}
+	for (int first = 1; i < plen; first = 0) {
+		char lo = p[i], hi;
+
+		if (lo == ']' && !first)
+			break;
+		hi = lo;
+		if (i + 2 < plen && p[i + 1] == '-' && p[i + 2] != ']') {
+			hi = p[i + 2];
+			i += 3;
+		} else {
+			i++;
+		}
+		if (c >= lo && c <= hi)
+			any = 1;
+	}
+	if (i >= plen)
+		return 0;
+	*hit = any != neg;
+	return i + 1;
+}
+
+int trail__glob(const char *p, size_t plen, const char *s, size_t slen)
+{
+	size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0;
+
+	while (si < slen) {
+		if (pi < plen && p[pi] == '*') {
+			star_p = ++pi;
+			star_s = si;
+			continue;
+		}
+		if (pi < plen && p[pi] == '?') {
+			pi++;
+			si++;
+			continue;
+		}
+		if (pi < plen && p[pi] == '[') {
+			int hit = 0;
+			size_t n = set_match(p + pi + 1, plen - pi - 1, s[si], &hit);
+
+			if (n && hit) {
+				pi += 1 + n;
+				si++;
+				continue;
+			}
+			if (!n && s[si] == '[') { /* unterminated: literal */
+				pi++;
+				si++;
+				continue;
+			}
+		} else if (pi < plen && p[pi] == s[si]) {
+			pi++;
+			si++;
+			continue;
+		}
+		if (star_p == (size_t)-1)
+			return 0;
+		pi = star_p;
+		si = ++star_s;
+	}
+	while (pi < plen && p[pi] == '*')
+		pi++;
+	return pi == plen;
+}
+
+int trail__spec_match1(const char *pat, size_t plen, const char *provider,
+		       const char *name)
+{
+	const char *colon = memchr(pat, ':', plen);
+	size_t pl = strlen(provider), nl = strlen(name);
+
+	if ((plen == 3 && !memcmp(pat, "all", 3)) || (plen == 1 && pat[0] == '*'))
+		return 1;
+	if (colon) {
+		size_t a = (size_t)(colon - pat);
+
+		return trail__glob(pat, a, provider, pl) &&
+		       trail__glob(colon + 1, plen - a - 1, name, nl);
+	}
+	return trail__glob(pat, plen, provider, pl) ||
+	       trail__glob(pat, plen, name, nl);
+}
+
+int trail__spec_match(const char *spec, const char *provider, const char *name)
+{
+	while (*spec) {
+		const char *nl = strchr(spec, '\n');
+		size_t len = nl ? (size_t)(nl - spec) : strlen(spec);
+
+		if (len && trail__spec_match1(spec, len, provider, name))
+			return 1;
+		spec += len + (nl ? 1 : 0);
+	}
+	return 0;
+}
+
+size_t trail__spec_check(const char *pat, const char **why)
+{
+	size_t len = strlen(pat), colons = 0;
+
+	if (!len) {
+		*why = "empty event name";
+		return 1;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = pat[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '_' || c == '*' ||
+			 c == '?' || c == '[' || c == ']' || c == '!' ||
+			 c == '^' || c == '-' || c == ':';
+
+		if (!ok) {
+			*why = "unexpected character in event name";
+			return i + 1;
+		}
+		if (c == ':' && ++colons > 1) {
+			*why = "more than one ':' in event name";
+			return i + 1;
+		}
+		if (c == ':' && (i == 0 || i + 1 == len)) {
+			*why = "empty system or event name around ':'";
+			return i + 1;
+		}
+	}
+	return 0;
+}

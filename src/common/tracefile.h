@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracefile.h - the trace file (trace.dat) layout, written by `trail record`
+ * and read by src/reader. doc/file-format.md is the prose version.
+ *
+ *   file header (64 bytes, own CRC)
+ *   section*    each: struct trail_sec (16 bytes) + payload, CRC-32C of the
+ *               payload in the section header
+ *
+ * Sections are appended as the recording goes: metadata (INFO, CLOCK, EVENT,
+ * PROC) before the chunks that need it, chunks as they are drained, final
+ * accounting (STREAM, END) last. A reader takes the longest valid prefix, so
+ * a file cut short (disk full, recorder killed) still yields every complete
+ * chunk before the cut; the END section says the file is complete.
+ * All integers are little-endian; no field is ever reordered, new ones are
+ * appended and older readers skip unknown section types.
+ */
+#ifndef TRAIL_COMMON_TRACEFILE_H
+#define TRAIL_COMMON_TRACEFILE_H
+
+#include <stdint.h>
+
+#define TRAIL_FILE_MAGIC "TRAILDAT"
+#define TRAIL_FILE_MAJOR 1u
+#define TRAIL_FILE_MINOR 0u
+
+struct trail_file_hdr {
+	char magic[8];
+	uint16_t major;
+	uint16_t minor;
+	uint8_t endian;    /* 1: little */
+	uint8_t pad0;
+	uint16_t hdr_size; /* 64 */
+	uint64_t session_id;
+	uint32_t flags;    /* TRAIL_ARENA_OVERWRITE */
+	uint32_t clock;    /* TRAIL_CLOCK_TSC / TRAIL_CLOCK_MONO */
+	uint32_t chunk_size;
+	uint32_t ncpus;
+	uint64_t created_ns; /* CLOCK_REALTIME at the start */
+	uint32_t pad1;
+	uint32_t hdr_crc;    /* CRC-32C of the 60 bytes before it */
+};
+
+struct trail_sec {
+	uint32_t type;
+	uint32_t crc; /* CRC-32C of the payload */
+	uint64_t len; /* payload bytes */
+};
+
+enum trail_sec_type {
+	TRAIL_SEC_INFO = 1,   /* text, "key=value\n" lines */
+	TRAIL_SEC_CLOCK = 2,  /* struct trail_sec_clock + syncs */
+	TRAIL_SEC_EVENT = 3,  /* struct trail_sec_event + meta blob */
+	TRAIL_SEC_PROC = 4,   /* struct trail_sec_proc + exe path text */
+	TRAIL_SEC_STREAM = 5, /* struct trail_sec_stream */
+	TRAIL_SEC_CHUNK = 6,  /* struct trail_sec_chunk + chunk header + records */
+	TRAIL_SEC_END = 7,    /* struct trail_sec_end */
+};
+
+#define TRAIL_SEC_MAX_LEN (1ull << 28) /* sanity bound for any section */
+
+struct trail_sec_clock {
+	uint32_t clock;
+	uint32_t shift;
+	uint32_t mult; /* ns = ticks * mult >> shift */
+	uint32_t nsync;
+	/* nsync x { u64 ticks; u64 mono_ns; } */
+};
+
+struct trail_sec_event {
+	uint32_t id;
+	uint32_t pad;
+	/* the event's meta blob (trail/abi.h) */
+};
+
+struct trail_sec_proc {
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t how;   /* TRAIL_JOIN_* */
+	uint32_t state; /* TRAIL_PS_* last seen */
+	int32_t result; /* events enabled at join, or -errno */
+	uint32_t exited;
+	char comm[16];
+	/* exe path, NUL-terminated */
+};
+
+struct trail_sec_stream {
+	uint32_t idx;
+	uint32_t gen;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t level;
+	uint32_t final; /* 1: counters are final */
+	uint64_t dropped;
+	uint64_t overwritten;
+	uint64_t chunks;
+	char comm[16];
+};
+
+#define TRAIL_CHUNK_SALVAGED 0x1u /* taken from a dead or stuck writer */
+struct trail_sec_chunk {
+	uint32_t flags;
+	uint32_t pad;
+	/* struct trail_chunk_hdr, then TRAIL_COMMIT_BYTES(commit) bytes */
+};
+
+struct trail_sec_end {
+	uint64_t chunks;        /* CHUNK sections written */
+	uint64_t events;        /* events in them (per chunk headers) */
+	uint64_t nostream_lost; /* events lost: stream table full */
+	uint64_t noevent_lost;  /* enables refused: event table full */
+	uint64_t bad_chunks;    /* chunks refused by the recorder */
+	uint32_t complete;      /* 1: recording ended normally */
+	uint32_t pad;
+};
+
+#endif /* TRAIL_COMMON_TRACEFILE_H */

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* util.c - see util.h; async-signal-safe throughout. */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+char *trail__utoa(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+ssize_t trail__read_full(int fd, void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = read(fd, (char *)buf + done, n - done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t trail__write_full(int fd, const void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = write(fd, (const char *)buf + done, n - done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t trail__read_file(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = trail__read_full(fd, buf, n - 1);
+	close(fd);
+	if (r < 0)
+		return r;
+	buf[r] = '\0';
+	return r;
+}
+
+static uint64_t parse_u64(const char **pp)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	*pp = p;
+	return v;
+}
+
+int trail__proc_stat(pid_t pid, uint64_t *starttime, char *state, pid_t *ppid)
+{
+	char path[48] = "/proc/", buf[1024];
+	char *e = trail__utoa(path + 6, (uint64_t)pid);
+	const char *p;
+	ssize_t n;
+
+	memcpy(e, "/stat", 6);
+	n = trail__read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : (int)n;
+	/* comm may hold spaces and parentheses: fields resume after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -EPROTO;
+	p += 2;
+	if (state)
+		*state = *p;
+	/* fields 3 (state) .. 22 (starttime): skip 19 separators */
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return -EPROTO;
+		p++;
+		if (field == 3 && ppid) {
+			const char *q = p;
+			*ppid = (pid_t)parse_u64(&q);
+		}
+	}
+	if (starttime)
+		*starttime = parse_u64(&p);
+	return 0;
+}
+
+int trail__proc_alive(pid_t pid, uint64_t starttime)
+{
+	uint64_t st;
+	char state;
+
+	if (pid <= 0 || trail__proc_stat(pid, &st, &state, NULL))
+		return 0;
+	if (state == 'Z' || state == 'X')
+		return 0;
+	return st == starttime;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * util.h - small helpers shared by libtrail and the tools. Everything here
+ * is async-signal-safe (no allocation, no stdio, no locks) because libtrail
+ * calls some of it from its control signal handler and after fork.
+ */
+#ifndef TRAIL_COMMON_UTIL_H
+#define TRAIL_COMMON_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TRAIL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define TRAIL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TRAIL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Append the decimal form of v at p (no NUL), return the new end. */
+char *trail__utoa(char *p, uint64_t v);
+
+/* Read /proc/PID/stat: start time (field 22) and state letter. Returns 0 or
+ * -errno (-ESRCH when the process is gone). */
+int trail__proc_stat(pid_t pid, uint64_t *starttime, char *state, pid_t *ppid);
+
+/* Is pid a live (not zombie) process started at starttime? */
+int trail__proc_alive(pid_t pid, uint64_t starttime);
+
+/* read() / write() the whole buffer, retrying on EINTR and short counts. */
+ssize_t trail__read_full(int fd, void *buf, size_t n);
+ssize_t trail__write_full(int fd, const void *buf, size_t n);
+
+/* Read a small file into buf (NUL-terminated). Returns bytes or -errno. */
+ssize_t trail__read_file(const char *path, char *buf, size_t n);
+
+#endif /* TRAIL_COMMON_UTIL_H */

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - libtrail's process-side state, shared by runtime.c (control:
+ * registration, sessions, signals, fork) and record.c (the record path).
+ *
+ * Who touches what:
+ *   - struct evrt: one per registered event descriptor; ids[] written under
+ *     the control lock before the session bit is set in *ev->state
+ *     (release), read by writers after an acquire load of that word.
+ *   - struct psess: a session slot; filled under the control lock before any
+ *     state bit for it is set, torn down only after a grace period.
+ *   - struct writer: one per thread that ever recorded, never freed, reused
+ *     after the thread exits. Only its thread writes ctx[][] except during
+ *     detach/exit, which first wait for the thread to be outside the record
+ *     path (depth == 0 or epoch moved on), the urcu-membarrier way.
+ */
+#ifndef TRAIL_LIB_INTERNAL_H
+#define TRAIL_LIB_INTERNAL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <trail/abi.h>
+
+#include "../common/arena.h"
+#include "../common/meta.h"
+#include "../common/spec.h"
+
+#define HIDDEN __attribute__((visibility("hidden")))
+
+struct dso;
+
+struct evrt {
+	struct trail_event *ev;
+	const void *meta;
+	uint32_t meta_size;
+	uint32_t hash;
+	const char *provider;
+	const char *name;
+	uint32_t ids[TRAIL_MAX_SESSIONS];
+	struct evrt *next; /* all events, newest first */
+	struct dso *dso;
+};
+
+struct dso {
+	struct trail_event **start;
+	struct evrt *evs;
+	uint32_t nevs;
+	struct dso *next;
+};
+
+enum psess_state { PS_FREE = 0, PS_ACTIVE, PS_DETACHING };
+
+struct psess {
+	/* read by writers (stable while a state bit for the slot is set) */
+	uint32_t gen; /* changes whenever the slot gets a new arena */
+	uint32_t chunk_size;
+	uint32_t nchunks;
+	uint32_t max_streams;
+	uint32_t overwrite;
+	uint32_t proc_idx;
+	uint8_t *base;
+	struct trail_arena_hdr *hdr;
+	uint64_t *ctab;
+	struct trail_stream *streams;
+	struct trail_proc *procs;
+	/* control only */
+	enum psess_state state;
+	uint64_t map_size;
+	struct trail_arena_geom g;
+	uint64_t session_id;
+	pid_t cli_pid;
+	int cli_fd;
+	char spec[TRAIL_SPEC_MAX + 1];
+};
+
+/* One (session, nesting level) writing context of a thread. */
+struct wctx {
+	uint8_t *data;    /* records area of the owned chunk, NULL if none */
+	uint32_t pos;     /* bytes used in data */
+	uint32_t cap;     /* bytes available in data */
+	uint32_t events;  /* records committed in the chunk */
+	uint32_t cpu;     /* last CPU record written, ~0u: none yet */
+	uint64_t last_ts;
+	uint32_t gen;     /* psess gen this context belongs to */
+	uint32_t chunk;   /* index of the owned chunk */
+	uint64_t owned;   /* its OWNED state word, for the publishing CAS */
+	uint32_t stream;  /* stream slot + 1, 0: none */
+	uint32_t pending_lost; /* dropped since the last chunk was taken */
+};
+
+struct writer {
+	uint32_t depth; /* nesting: 0 outside the record path */
+	uint32_t epoch; /* bumped on each outermost exit */
+	pid_t tid;
+	uint32_t in_use;
+	struct writer *next;
+	struct wctx ctx[TRAIL_MAX_SESSIONS][TRAIL_MAX_DEPTH];
+};
+
+/* record.c */
+extern __thread struct writer *trail__tls_w
+	__attribute__((tls_model("initial-exec"))) HIDDEN;
+
+/* runtime.c */
+extern struct psess trail__sess[TRAIL_MAX_SESSIONS] HIDDEN;
+extern uint32_t trail__clock HIDDEN;  /* TRAIL_CLOCK_* chosen at init */
+extern int trail__cpu_mode HIDDEN;    /* how to read the current CPU */
+extern pid_t trail__pid HIDDEN;
+HIDDEN struct writer *trail__writer_get(void);
+HIDDEN void trail__init(void);
+
+HIDDEN void trail__ctx_publish(struct psess *ps, struct wctx *c);
+HIDDEN void trail__ctx_close(struct psess *ps, struct wctx *c);
+
+#define CPU_RSEQ 1
+#define CPU_TSCP 2
+#define CPU_GETCPU 3
+
+#endif /* TRAIL_LIB_INTERNAL_H */

@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime.c - libtrail's control side: event registration, session slots,
+ * the control signal, fork and thread exit.
+ *
+ * A process joins a recording session in one of three ways:
+ *   - at start-up, when TRAIL_SESSION=RECORDER_PID:FD is in its environment
+ *     (`trail record -- CMD` sets it; it survives exec and reaches children);
+ *   - on the control signal (sigqueue, value ATTACH<<24 | FD) sent by
+ *     `trail record -P PID`;
+ *   - by fork, inheriting its parent's sessions.
+ * In each case it opens the recorder's arena through /proc/RECORDER/fd/FD
+ * (the kernel checks that we may), maps it, claims a process slot, and sets
+ * the status bits of the events the session's spec selects. New events
+ * (dlopen) are matched against active sessions when they register.
+ *
+ * The control signal handler does all the work itself, with
+ * async-signal-safe calls only: no thread is created, ever. Detaching
+ * clears the status bits, then waits for a grace period: membarrier() makes
+ * every thread's "inside the record path" flag (writer depth) visible, and
+ * we wait for each busy thread to leave the path once. Only then are the
+ * threads' chunks published and the arena unmapped. If the signal
+ * interrupted a write on this very thread, the detach cannot finish here:
+ * the process slot says DETACH_PENDING and the recorder signals again.
+ *
+ * Locking: one spinlock (ctl_lock) serializes the handler, registration,
+ * fork and exit paths; normal-context holders block the control signal
+ * first, so the handler never spins on its own thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../common/clock.h"
+#include "../common/registry.h"
+#include "../common/util.h"
+#include "internal.h"
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
+#include <sys/rseq.h>
+#define HAVE_RSEQ 1
+#endif
+
+#define CMD_ATTACH 1u
+#define CMD_DETACH 2u
+
+struct psess trail__sess[TRAIL_MAX_SESSIONS];
+uint32_t trail__clock = TRAIL_CLOCK_MONO;
+int trail__cpu_mode = CPU_GETCPU;
+pid_t trail__pid;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int disabled;
+static int ctl_signal;          /* 0: attach disabled */
+static int ctl_lock_word;
+static int have_membarrier;
+static int registry_fd = -1;
+static pthread_key_t writer_key;
+static struct writer *writers;  /* all writer records, never freed */
+static struct evrt *events;     /* all registered events */
+static struct dso *dsos;
+static sigset_t fork_saved_mask;
+
+/* ------------------------------------------------------------------ lock */
+
+static void ctl_lock(sigset_t *saved)
+{
+	if (saved) {
+		sigset_t block;
+
+		sigemptyset(&block);
+		if (ctl_signal)
+			sigaddset(&block, ctl_signal);
+		pthread_sigmask(SIG_BLOCK, &block, saved);
+	}
+	while (__atomic_exchange_n(&ctl_lock_word, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void ctl_unlock(sigset_t *saved)
+{
+	__atomic_store_n(&ctl_lock_word, 0, __ATOMIC_RELEASE);
+	if (saved)
+		pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+/* --------------------------------------------------------------- writers */
+
+static void writer_dtor(void *arg);
+
+struct writer *trail__writer_get(void)
+{
+	struct writer *w, *head;
+
+	trail__init();
+	if (disabled)
+		return NULL;
+	for (w = __atomic_load_n(&writers, __ATOMIC_ACQUIRE); w; w = w->next) {
+		uint32_t zero = 0;
+
+		if (!__atomic_load_n(&w->in_use, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&w->in_use, &zero, 1, 0,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			goto got;
+	}
+	w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w == MAP_FAILED)
+		return NULL;
+	w->in_use = 1;
+	head = __atomic_load_n(&writers, __ATOMIC_RELAXED);
+	do
+		w->next = head;
+	while (!__atomic_compare_exchange_n(&writers, &head, w, 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+got:
+	memset(w->ctx, 0, sizeof(w->ctx));
+	w->tid = (pid_t)syscall(SYS_gettid);
+	if (trail__tls_w) { /* a signal handler on this thread beat us */
+		__atomic_store_n(&w->in_use, 0, __ATOMIC_RELEASE);
+		return trail__tls_w;
+	}
+	trail__tls_w = w;
+	pthread_setspecific(writer_key, w);
+	return w;
+}
+
+/*
+ * Wait until no thread but this one can still be writing with a status
+ * word it loaded before our caller cleared bits. Returns 0 if that cannot
+ * be known now (this thread is itself mid-write, or another is stuck).
+ */
+static int grace_wait(void)
+{
+	struct writer *self = trail__tls_w;
+
+	if (have_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (struct writer *w = __atomic_load_n(&writers, __ATOMIC_ACQUIRE); w;
+	     w = w->next) {
+		uint32_t e;
+
+		if (w == self) {
+			if (__atomic_load_n(&w->depth, __ATOMIC_RELAXED))
+				return 0;
+			continue;
+		}
+		e = __atomic_load_n(&w->epoch, __ATOMIC_RELAXED);
+		for (long spins = 0;
+		     __atomic_load_n(&w->depth, __ATOMIC_ACQUIRE) &&
+		     __atomic_load_n(&w->epoch, __ATOMIC_ACQUIRE) == e;
+		     spins++) {
+			if (spins > 20000) /* ~ a second of yields */
+				return 0;
+			sched_yield();
+		}
+	}
+	if (!have_membarrier) { /* no way to force visibility: give writers time */
+		struct timespec ts = {0, 2000000};
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ event table */
+
+static uint8_t *evdata(struct psess *ps)
+{
+	return ps->base + ps->g.evdata_off;
+}
+
+static uint32_t *evidx(struct psess *ps)
+{
+	return (uint32_t *)(ps->base + ps->g.evidx_off);
+}
+
+/* The session-wide id of an event (name and layout), adding it if new.
+ * Concurrent adders may create duplicates, which are harmless. */
+static int evtab_id(struct psess *ps, const struct evrt *rt, uint32_t *id)
+{
+	struct trail_arena_hdr *h = ps->hdr;
+	uint32_t n = __atomic_load_n(&h->nevents, __ATOMIC_ACQUIRE);
+	uint32_t need, off, i;
+	struct trail_evrec *rec;
+
+	if (n > ps->g.max_events)
+		n = ps->g.max_events;
+	for (i = 0; i < n; i++) {
+		off = __atomic_load_n(&evidx(ps)[i], __ATOMIC_ACQUIRE);
+		if (!off || off > ps->g.evdata_size - sizeof(*rec))
+			continue;
+		rec = (struct trail_evrec *)(evdata(ps) + off);
+		if (rec->hash == rt->hash && rec->size == rt->meta_size &&
+		    rec->size <= ps->g.evdata_size - off - sizeof(*rec) &&
+		    !memcmp(rec + 1, rt->meta, rt->meta_size)) {
+			*id = i;
+			return 0;
+		}
+	}
+	need = (uint32_t)((sizeof(*rec) + rt->meta_size + 7) & ~7u);
+	off = __atomic_fetch_add(&h->evdata_used, need, __ATOMIC_RELAXED);
+	if (off > ps->g.evdata_size || need > ps->g.evdata_size - off)
+		goto full;
+	i = __atomic_fetch_add(&h->nevents, 1, __ATOMIC_RELAXED);
+	if (i >= ps->g.max_events)
+		goto full;
+	rec = (struct trail_evrec *)(evdata(ps) + off);
+	rec->size = rt->meta_size;
+	rec->hash = rt->hash;
+	rec->id = i;
+	rec->pad = 0;
+	memcpy(rec + 1, rt->meta, rt->meta_size);
+	/* pairs with acquire loads of evidx[] here and in the recorder */
+	__atomic_store_n(&evidx(ps)[i], off, __ATOMIC_RELEASE);
+	*id = i;
+	return 0;
+full:
+	__atomic_fetch_add(&h->noevent_lost, 1, __ATOMIC_RELAXED);
+	return -ENOSPC;
+}
+
+static int enable_in(unsigned s, struct evrt *rt)
+{
+	struct psess *ps = &trail__sess[s];
+	uint32_t id;
+
+	if (!trail__spec_match(ps->spec, rt->provider, rt->name))
+		return 0;
+	if (evtab_id(ps, rt, &id))
+		return 0;
+	rt->ids[s] = id;
+	/* release: the slot and ids[] before the bit (see trail__write) */
+	__atomic_fetch_or(rt->ev->state, 1u << s, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static void disable_in(unsigned s)
+{
+	for (struct evrt *rt = events; rt; rt = rt->next)
+		__atomic_fetch_and(rt->ev->state, ~(1u << s), __ATOMIC_RELAXED);
+}
+
+/* -------------------------------------------------------------- sessions */
+
+static void copy_comm(char *dst)
+{
+	memset(dst, 0, 16);
+	prctl(PR_GET_NAME, dst, 0, 0, 0);
+}
+
+/* Claim a process slot in the session for this process. */
+static int proc_claim(struct psess *ps, unsigned s, uint32_t how)
+{
+	struct trail_proc *pr;
+	uint64_t st = 0;
+	pid_t ppid = 0;
+	uint32_t i = __atomic_fetch_add(&ps->hdr->nprocs, 1, __ATOMIC_RELAXED);
+
+	if (i >= ps->g.max_procs)
+		return -ENOSPC;
+	pr = &ps->procs[i];
+	trail__proc_stat(trail__pid, &st, NULL, &ppid);
+	pr->pid = (uint32_t)trail__pid;
+	pr->ppid = (uint32_t)ppid;
+	pr->start_time = st;
+	pr->slot = s;
+	pr->how = how;
+	pr->result = 0;
+	pr->signal = ctl_signal;
+	copy_comm(pr->comm);
+	ps->proc_idx = i;
+	return 0;
+}
+
+static void proc_state(struct psess *ps, uint32_t state, int32_t result)
+{
+	struct trail_proc *pr = &ps->procs[ps->proc_idx];
+
+	pr->result = result;
+	/* pairs with the recorder's acquire load of the process state */
+	__atomic_store_n(&pr->state, state, __ATOMIC_RELEASE);
+}
+
+static int find_slot(pid_t cli, int fd)
+{
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+		if (trail__sess[s].state != PS_FREE &&
+		    trail__sess[s].cli_pid == cli && trail__sess[s].cli_fd == fd)
+			return (int)s;
+	return -1;
+}
+
+/* Open, check and map the recorder's arena. Handler-safe. */
+static int sess_attach(pid_t cli, int fd, uint32_t how)
+{
+	char path[64] = "/proc/", *e;
+	struct trail_arena_geom g;
+	struct psess *ps;
+	const char *why;
+	struct stat st;
+	uint32_t matched = 0;
+	void *base;
+	int mfd, s, r;
+
+	if (find_slot(cli, fd) >= 0)
+		return 0; /* a repeated signal */
+	for (s = 0; s < (int)TRAIL_MAX_SESSIONS; s++)
+		if (trail__sess[s].state == PS_FREE)
+			break;
+	if (s == (int)TRAIL_MAX_SESSIONS)
+		return -EBUSY;
+	e = trail__utoa(path + 6, (uint64_t)cli);
+	e = stpcpy(e, "/fd/");
+	e = trail__utoa(e, (uint64_t)fd);
+	*e = '\0';
+	mfd = open(path, O_RDWR | O_CLOEXEC);
+	if (mfd < 0)
+		return -errno;
+	if (fstat(mfd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || st.st_size < 4096) {
+		close(mfd);
+		return -EPERM;
+	}
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    mfd, 0);
+	close(mfd);
+	if (base == MAP_FAILED)
+		return -errno;
+	r = trail__arena_check(base, (uint64_t)st.st_size, &g, &why);
+	if (r) {
+		munmap(base, (size_t)st.st_size);
+		return r;
+	}
+	ps = &trail__sess[s];
+	ps->base = base;
+	ps->map_size = (uint64_t)st.st_size;
+	ps->g = g;
+	ps->hdr = base;
+	ps->ctab = trail__arena_ctab(base, &g);
+	ps->streams = trail__arena_streams(base, &g);
+	ps->procs = trail__arena_procs(base, &g);
+	ps->chunk_size = g.chunk_size;
+	ps->nchunks = g.nchunks;
+	ps->max_streams = g.max_streams;
+	ps->overwrite = !!(ps->hdr->flags & TRAIL_ARENA_OVERWRITE);
+	ps->session_id = ps->hdr->session_id;
+	ps->cli_pid = cli;
+	ps->cli_fd = fd;
+	/* a private, bounded copy of the spec: the arena is shared */
+	{
+		uint32_t n = g.spec_len < TRAIL_SPEC_MAX ? g.spec_len : TRAIL_SPEC_MAX;
+
+		memcpy(ps->spec, ps->base + g.spec_off, n);
+		ps->spec[n] = '\0';
+	}
+	r = proc_claim(ps, (unsigned)s, how);
+	if (r) {
+		munmap(base, (size_t)st.st_size);
+		return r;
+	}
+	if (ps->hdr->clock != trail__clock) {
+		proc_state(ps, TRAIL_PS_FAILED, -EPROTO);
+		munmap(base, (size_t)st.st_size);
+		return -EPROTO;
+	}
+	ps->gen++;
+	ps->state = PS_ACTIVE;
+	for (struct evrt *rt = events; rt; rt = rt->next)
+		matched += (uint32_t)enable_in((unsigned)s, rt);
+	proc_state(ps, TRAIL_PS_ACTIVE, (int32_t)matched);
+	return 0;
+}
+
+/* Publish every chunk this process holds in slot s, close its streams. */
+static void sess_flush(unsigned s)
+{
+	struct psess *ps = &trail__sess[s];
+
+	for (struct writer *w = __atomic_load_n(&writers, __ATOMIC_ACQUIRE); w;
+	     w = w->next)
+		for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++) {
+			struct wctx *c = &w->ctx[s][d];
+
+			if (c->gen == ps->gen)
+				trail__ctx_close(ps, c);
+		}
+}
+
+static void sess_unmap(unsigned s)
+{
+	struct psess *ps = &trail__sess[s];
+
+	munmap(ps->base, ps->map_size);
+	ps->base = NULL;
+	ps->hdr = NULL;
+	ps->gen++;
+	ps->state = PS_FREE;
+}
+
+/* Returns 0 when detached, -EAGAIN when it must be retried. */
+static int sess_detach(unsigned s)
+{
+	struct psess *ps = &trail__sess[s];
+
+	if (ps->state == PS_ACTIVE) {
+		disable_in(s);
+		ps->state = PS_DETACHING;
+		proc_state(ps, TRAIL_PS_DETACH_PENDING, 0);
+	}
+	if (!grace_wait())
+		return -EAGAIN;
+	sess_flush(s);
+	proc_state(ps, TRAIL_PS_DETACHED, 0);
+	sess_unmap(s);
+	return 0;
+}
+
+static void ctl_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	(void)sig;
+	(void)uc;
+
+	if (si->si_code == SI_QUEUE && si->si_uid == getuid()) {
+		uint32_t v = (uint32_t)si->si_value.sival_int;
+		uint32_t cmd = v >> 24;
+		int fd = (int)(v & 0xffffff), s;
+
+		ctl_lock(NULL);
+		if (cmd == CMD_ATTACH) {
+			sess_attach(si->si_pid, fd, TRAIL_JOIN_ATTACH);
+		} else if (cmd == CMD_DETACH) {
+			s = find_slot(si->si_pid, fd);
+			if (s >= 0)
+				sess_detach((unsigned)s);
+		}
+		ctl_unlock(NULL);
+	}
+	errno = saved_errno;
+}
+
+/* ----------------------------------------------------------- registration */
+
+static void register_locked(struct trail_event **start, struct trail_event **stop)
+{
+	struct dso *d;
+	size_t n = 0, k = 0;
+
+	for (d = dsos; d; d = d->next)
+		if (d->start == start)
+			return;
+	for (struct trail_event **p = start; p < stop; p++)
+		n += *p != NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return;
+	d->start = start;
+	d->evs = n ? calloc(n, sizeof(*d->evs)) : NULL;
+	if (n && !d->evs) {
+		free(d);
+		return;
+	}
+	for (struct trail_event **p = start; p < stop; p++) {
+		struct trail_event *ev = *p;
+		const struct trail_meta_hdr *mh;
+		struct trail_meta m;
+		struct evrt *rt;
+		const char *why;
+
+		if (!ev || ev->abi != TRAIL_EVENT_ABI ||
+		    ev->size < sizeof(struct trail_event) || !ev->state || !ev->meta)
+			continue;
+		mh = ev->meta;
+		if (trail__meta_parse(mh, mh->size, &m, &why))
+			continue;
+		rt = &d->evs[k++];
+		rt->ev = ev;
+		rt->meta = mh;
+		rt->meta_size = mh->size;
+		rt->hash = trail__meta_hash(mh, mh->size);
+		rt->provider = m.provider;
+		rt->name = m.name;
+		rt->dso = d;
+		__atomic_store_n(&ev->rt, rt, __ATOMIC_RELEASE);
+		rt->next = events;
+		events = rt;
+		for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+			if (trail__sess[s].state == PS_ACTIVE)
+				enable_in(s, rt);
+	}
+	d->nevs = (uint32_t)k;
+	d->next = dsos;
+	dsos = d;
+}
+
+__attribute__((visibility("default"))) void
+trail__register(struct trail_event **start, struct trail_event **stop)
+{
+	sigset_t saved;
+
+	trail__init();
+	if (disabled || !start || stop <= start)
+		return;
+	ctl_lock(&saved);
+	register_locked(start, stop);
+	ctl_unlock(&saved);
+}
+
+__attribute__((visibility("default"))) void
+trail__unregister(struct trail_event **start, struct trail_event **stop)
+{
+	struct dso **pd, *d = NULL;
+	sigset_t saved;
+	(void)stop;
+
+	if (disabled || !start)
+		return;
+	ctl_lock(&saved);
+	for (pd = &dsos; *pd; pd = &(*pd)->next)
+		if ((*pd)->start == start) {
+			d = *pd;
+			*pd = d->next;
+			break;
+		}
+	if (d) {
+		struct evrt **pr = &events;
+
+		for (uint32_t i = 0; i < d->nevs; i++)
+			__atomic_store_n(d->evs[i].ev->state, 0, __ATOMIC_RELAXED);
+		while (*pr) {
+			if ((*pr)->dso == d)
+				*pr = (*pr)->next;
+			else
+				pr = &(*pr)->next;
+		}
+	}
+	ctl_unlock(&saved);
+	if (d) {
+		/* no writer may still hold one of these descriptors */
+		for (int i = 0; i < 3 && !grace_wait(); i++)
+			;
+		free(d->evs);
+		free(d);
+	}
+}
+
+/* ------------------------------------------------------- fork, thread exit */
+
+static void writer_dtor(void *arg)
+{
+	struct writer *w = arg;
+
+	/* enter the record path so a concurrent detach waits for us */
+	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
+		struct psess *ps = &trail__sess[s];
+
+		if (__atomic_load_n(&ps->state, __ATOMIC_ACQUIRE) != PS_ACTIVE)
+			continue;
+		for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++)
+			if (w->ctx[s][d].gen == ps->gen)
+				trail__ctx_close(ps, &w->ctx[s][d]);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->depth, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELAXED);
+	trail__tls_w = NULL;
+	__atomic_store_n(&w->in_use, 0, __ATOMIC_RELEASE);
+}
+
+static void registry_announce(void)
+{
+	char path[512];
+	struct trail_reg r = {0};
+
+	if (registry_fd < 0) {
+		if (trail__registry_path(path, sizeof(path)))
+			return;
+		registry_fd = trail__registry_open(path, 1);
+		if (registry_fd < 0)
+			return;
+	}
+	r.pid = trail__pid;
+	r.signal = ctl_signal;
+	trail__proc_stat(trail__pid, &r.start, NULL, NULL);
+	trail__registry_put(registry_fd, &r);
+}
+
+static void fork_prepare(void)
+{
+	ctl_lock(&fork_saved_mask);
+}
+
+static void fork_parent(void)
+{
+	ctl_unlock(&fork_saved_mask);
+}
+
+static void fork_child(void)
+{
+	struct writer *self = trail__tls_w;
+
+	trail__pid = getpid();
+	/* only this thread exists here; the parent still owns every chunk
+	 * and stream we inherited a reference to */
+	for (struct writer *w = writers; w; w = w->next) {
+		for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+			for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++) {
+				uint32_t gen = w->ctx[s][d].gen;
+
+				memset(&w->ctx[s][d], 0, sizeof(w->ctx[s][d]));
+				w->ctx[s][d].gen = gen;
+			}
+		if (w != self) {
+			w->depth = 0;
+			w->in_use = 0;
+		}
+	}
+	if (self)
+		self->tid = trail__pid;
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
+		struct psess *ps = &trail__sess[s];
+
+		if (ps->state == PS_FREE)
+			continue;
+		if (ps->state != PS_ACTIVE ||
+		    proc_claim(ps, s, TRAIL_JOIN_FORK)) {
+			disable_in(s);
+			sess_unmap(s);
+			continue;
+		}
+		ps->gen++; /* the inherited contexts are the parent's */
+		proc_state(ps, TRAIL_PS_ACTIVE, 0);
+	}
+	registry_announce();
+	ctl_unlock(&fork_saved_mask);
+}
+
+/* ------------------------------------------------------------------ init */
+
+static int parse_int(const char *s, const char **end)
+{
+	long v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	while (*s >= '0' && *s <= '9' && v < (1L << 30))
+		v = v * 10 + (*s++ - '0');
+	*end = s;
+	return (int)v;
+}
+
+static void join_from_env(void)
+{
+	const char *e = getenv("TRAIL_SESSION"), *p;
+
+	if (!e)
+		return;
+	for (p = e; *p;) {
+		int pid = parse_int(p, &p), fd, r;
+
+		if (pid <= 0 || *p++ != ':')
+			break;
+		fd = parse_int(p, &p);
+		if (fd < 0)
+			break;
+		ctl_lock(NULL);
+		r = sess_attach(pid, fd, TRAIL_JOIN_ENV);
+		ctl_unlock(NULL);
+		if (r && r != -ENOENT)
+			fprintf(stderr, "trail: pid %d cannot join session %d:%d: %s\n",
+				(int)trail__pid, pid, fd, strerror(-r));
+		if (*p != ',')
+			break;
+		p++;
+	}
+}
+
+static void install_signal(void)
+{
+	const char *e = getenv("TRAIL_SIGNAL");
+	struct sigaction sa, old;
+	int sig = SIGRTMIN + 7;
+
+	if (e) {
+		const char *end;
+		sig = parse_int(e, &end);
+		if (sig < 0 || *end)
+			sig = SIGRTMIN + 7;
+	}
+	if (sig <= 0 || sig > SIGRTMAX)
+		return;
+	if (sigaction(sig, NULL, &old) < 0 ||
+	    (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL))
+		return; /* the program uses that signal: no attach */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = ctl_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) == 0)
+		ctl_signal = sig;
+}
+
+static void do_init(void)
+{
+	const char *e = getenv("TRAIL_DISABLE");
+
+	if (e && *e && strcmp(e, "0")) {
+		disabled = 1;
+		return;
+	}
+	trail__pid = getpid();
+	trail__clock = trail__clock_detect();
+#ifdef HAVE_RSEQ
+	if (__rseq_size >= 8 && __rseq_offset) {
+		const struct rseq *rs = (const struct rseq *)
+			((char *)__builtin_thread_pointer() + __rseq_offset);
+
+		if ((int32_t)rs->cpu_id >= 0)
+			trail__cpu_mode = CPU_RSEQ;
+	}
+#endif
+	if (trail__cpu_mode != CPU_RSEQ && trail__clock == TRAIL_CLOCK_TSC)
+		trail__cpu_mode = CPU_TSCP;
+	if (pthread_key_create(&writer_key, writer_dtor)) {
+		disabled = 1;
+		return;
+	}
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+		    0, 0) == 0)
+		have_membarrier = 1;
+	install_signal();
+	registry_announce();
+	join_from_env();
+}
+
+void trail__init(void)
+{
+	pthread_once(&init_once, do_init);
+}
+
+__attribute__((constructor(101))) static void trail_ctor(void)
+{
+	trail__init();
+}
+
+__attribute__((destructor)) static void trail_dtor(void)
+{
+	if (registry_fd >= 0 && trail__pid == getpid())
+		trail__registry_del(registry_fd, trail__pid);
+}

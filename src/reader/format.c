@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * format.c - event fields as ftrace prints them: "name=value" separated by
+ * spaces; strings quoted with C escapes, hex fields as 0x..., arrays as
+ * {a,b,c}. Hand-rolled number formatting: report prints millions of lines.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "reader.h"
+
+struct out {
+	char *p, *end;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	size_t room = (size_t)(o->end - o->p);
+
+	if (n > room)
+		n = room;
+	memcpy(o->p, s, n);
+	o->p += n;
+}
+
+static void putc1(struct out *o, char c)
+{
+	if (o->p < o->end)
+		*o->p++ = c;
+}
+
+static void put_u64(struct out *o, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		putc1(o, tmp[--n]);
+}
+
+static void put_s64(struct out *o, int64_t v)
+{
+	if (v < 0) {
+		putc1(o, '-');
+		put_u64(o, (uint64_t)0 - (uint64_t)v);
+	} else {
+		put_u64(o, (uint64_t)v);
+	}
+}
+
+static void put_hex(struct out *o, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[18];
+	int n = 0;
+
+	do {
+		tmp[n++] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	putc1(o, '0');
+	putc1(o, 'x');
+	while (n)
+		putc1(o, tmp[--n]);
+}
+
+static uint64_t load_u(const uint8_t *p, unsigned size)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64 = 0;
+
+	switch (size) {
+	case 1:
+		memcpy(&u8, p, 1);
+		return u8;
+	case 2:
+		memcpy(&u16, p, 2);
+		return u16;
+	case 4:
+		memcpy(&u32, p, 4);
+		return u32;
+	default:
+		memcpy(&u64, p, 8);
+		return u64;
+	}
+}
+
+static int64_t sign_extend(uint64_t v, unsigned size)
+{
+	unsigned shift = 64 - size * 8;
+
+	return shift ? (int64_t)(v << shift) >> shift : (int64_t)v;
+}
+
+static void put_int(struct out *o, const struct trail_field *f, const uint8_t *p)
+{
+	uint64_t v = load_u(p, f->size);
+
+	if (f->flags & TRAIL_FF_BOOL)
+		put_u64(o, v != 0);
+	else if (f->flags & TRAIL_FF_HEX)
+		put_hex(o, v);
+	else if (f->flags & TRAIL_FF_SIGNED)
+		put_s64(o, sign_extend(v, f->size));
+	else
+		put_u64(o, v);
+}
+
+static void put_string(struct out *o, const uint8_t *s, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	putc1(o, '"');
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = s[i];
+
+		switch (c) {
+		case '"': put(o, "\\\"", 2); break;
+		case '\\': put(o, "\\\\", 2); break;
+		case '\n': put(o, "\\n", 2); break;
+		case '\t': put(o, "\\t", 2); break;
+		case '\r': put(o, "\\r", 2); break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				char e[4] = {'\\', 'x', digits[c >> 4], digits[c & 15]};
+				put(o, e, 4);
+			} else {
+				putc1(o, (char)c);
+			}
+		}
+	}
+	putc1(o, '"');
+}
+
+size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
+			   uint32_t len, char *buf, size_t n)
+{
+	struct out o = {buf, buf + (n ? n - 1 : 0)};
+	const struct trail_meta *m = &ev->meta;
+	uint32_t off = 0;
+
+	for (uint32_t i = 0; i < m->nfields; i++) {
+		const struct trail_field *f = &m->fields[i];
+		uint16_t k;
+
+		if (i)
+			putc1(&o, ' ');
+		put(&o, f->name, strlen(f->name));
+		putc1(&o, '=');
+		/* lengths were checked by trail__payload_len(); stay defensive */
+		switch (f->kind) {
+		case TRAIL_FK_INT:
+			if (off + f->size > len)
+				goto short_payload;
+			put_int(&o, f, p + off);
+			off += f->size;
+			break;
+		case TRAIL_FK_FLOAT: {
+			char tmp[40];
+			double d;
+			float fl;
+
+			if (off + f->size > len)
+				goto short_payload;
+			if (f->size == 4) {
+				memcpy(&fl, p + off, 4);
+				d = fl;
+			} else {
+				memcpy(&d, p + off, 8);
+			}
+			put(&o, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%g", d));
+			off += f->size;
+			break;
+		}
+		case TRAIL_FK_STRING:
+			if (off + 2 > len)
+				goto short_payload;
+			memcpy(&k, p + off, 2);
+			off += 2;
+			if (k == TRAIL_STRING_NULL) {
+				put(&o, "(null)", 6);
+				break;
+			}
+			if (off + k > len)
+				goto short_payload;
+			put_string(&o, p + off, k);
+			off += k;
+			break;
+		case TRAIL_FK_ARRAY:
+		case TRAIL_FK_SEQ: {
+			uint32_t count = f->count;
+
+			if (f->kind == TRAIL_FK_SEQ) {
+				if (off + 2 > len)
+					goto short_payload;
+				memcpy(&k, p + off, 2);
+				off += 2;
+				count = k;
+			}
+			if (off + (uint64_t)count * f->size > len)
+				goto short_payload;
+			putc1(&o, '{');
+			for (uint32_t j = 0; j < count; j++) {
+				if (j)
+					putc1(&o, ',');
+				put_int(&o, f, p + off);
+				off += f->size;
+			}
+			putc1(&o, '}');
+			break;
+		}
+		}
+	}
+	*o.p = '\0';
+	return (size_t)(o.p - buf);
+short_payload:
+	put(&o, "<short>", 7);
+	*o.p = '\0';
+	return (size_t)(o.p - buf);
+}

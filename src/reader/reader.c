@@ -1,0 +1,940 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader.c - trace file reader: section scan, chunk index, per-stream
+ * record decoding, timestamp merge. See reader.h for the contract and
+ * src/common/tracefile.h for the layout.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/arena.h"
+#include "../common/clock.h"
+#include "../common/crc32c.h"
+
+#define MAX_ERRORS 64
+
+struct rchunk {
+	uint64_t off;   /* file offset of the chunk header */
+	uint32_t bytes; /* record bytes after it */
+	uint32_t events;
+	uint64_t seq;
+	uint32_t stream; /* index in r->streams */
+	uint32_t flags;
+};
+
+struct cursor {
+	struct trail_rstream *st;
+	uint32_t *chunks; /* indices into r->chunks, by seq */
+	uint32_t nchunks, ci;
+	const uint8_t *data;
+	uint64_t data_off;
+	uint32_t pos, bytes, events, seen;
+	uint64_t ts;
+	uint32_t cpu;
+	int started, dead;
+	uint64_t prev_seq;
+	struct trail_record rec; /* the pending record */
+	int have;
+};
+
+struct trail_reader {
+	const uint8_t *map;
+	size_t size;
+	struct trail_file_hdr hdr;
+	int complete;
+	uint64_t nostream_lost;
+
+	char *errs[MAX_ERRORS];
+	size_t nerrs;
+	uint64_t more_errs;
+
+	char *info; /* INFO text, NUL-terminated copy */
+
+	struct trail_clock_sync *syncs;
+	size_t nsyncs, syncs_cap;
+	uint32_t mult, shift;
+
+	struct trail_revent **events; /* by id */
+	uint32_t nevents_cap;
+
+	struct trail_rproc *procs;
+	size_t nprocs, procs_cap;
+
+	struct trail_rstream **streams;
+	size_t nstreams, streams_cap;
+
+	struct rchunk *chunks;
+	size_t nchunks, chunks_cap;
+
+	struct cursor *cur;
+	struct cursor **heap;
+	size_t nheap;
+	int merged;
+};
+
+static void damage(struct trail_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void damage(struct trail_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *m = NULL;
+
+	if (r->nerrs == MAX_ERRORS) {
+		r->more_errs++;
+		return;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	if (m)
+		r->errs[r->nerrs++] = m;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 16;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	np = realloc(*p, c * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
+/* ------------------------------------------------------------- sections */
+
+static const char *sec_name(uint32_t type)
+{
+	static const char *const names[] = {
+		"?", "INFO", "CLOCK", "EVENT", "PROC", "STREAM", "CHUNK", "END",
+	};
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
+}
+
+static struct trail_rstream *stream_get(struct trail_reader *r, uint32_t idx,
+					uint32_t gen)
+{
+	struct trail_rstream *st;
+
+	for (size_t i = r->nstreams; i-- > 0;)
+		if (r->streams[i]->idx == idx && r->streams[i]->gen == gen)
+			return r->streams[i];
+	if (grow((void **)&r->streams, &r->streams_cap, r->nstreams + 1,
+		 sizeof(*r->streams)))
+		return NULL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->idx = idx;
+	st->gen = gen;
+	r->streams[r->nstreams++] = st;
+	return st;
+}
+
+static int sec_clock(struct trail_reader *r, const uint8_t *p, uint64_t len)
+{
+	struct trail_sec_clock c;
+
+	if (len < sizeof(c))
+		return -1;
+	memcpy(&c, p, sizeof(c));
+	if (c.clock != r->hdr.clock || c.shift > 63 ||
+	    (uint64_t)c.nsync * sizeof(struct trail_clock_sync) != len - sizeof(c))
+		return -1;
+	r->mult = c.mult;
+	r->shift = c.shift;
+	if (grow((void **)&r->syncs, &r->syncs_cap, r->nsyncs + c.nsync,
+		 sizeof(*r->syncs)))
+		return -1;
+	memcpy(r->syncs + r->nsyncs, p + sizeof(c), c.nsync * sizeof(*r->syncs));
+	r->nsyncs += c.nsync;
+	return 0;
+}
+
+static int sec_event(struct trail_reader *r, const uint8_t *p, uint64_t len,
+		     const char **why)
+{
+	struct trail_sec_event se;
+	struct trail_revent *ev;
+
+	*why = "too short";
+	if (len < sizeof(se))
+		return -1;
+	memcpy(&se, p, sizeof(se));
+	*why = "event id out of range";
+	if (se.id >= (1u << 22))
+		return -1;
+	if (se.id >= r->nevents_cap) {
+		uint32_t cap = r->nevents_cap ? r->nevents_cap : 64;
+		void *np;
+
+		while (cap <= se.id)
+			cap *= 2;
+		np = realloc(r->events, cap * sizeof(*r->events));
+		if (!np)
+			return -1;
+		r->events = np;
+		memset(r->events + r->nevents_cap, 0,
+		       (cap - r->nevents_cap) * sizeof(*r->events));
+		r->nevents_cap = cap;
+	}
+	if (r->events[se.id])
+		return 0; /* the first definition stands */
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return -1;
+	ev->id = se.id;
+	if (trail__meta_parse(p + sizeof(se), len - sizeof(se), &ev->meta, why)) {
+		free(ev);
+		return -1;
+	}
+	r->events[se.id] = ev;
+	return 0;
+}
+
+static int sec_proc(struct trail_reader *r, const uint8_t *p, uint64_t len)
+{
+	struct trail_sec_proc sp;
+	struct trail_rproc *pr = NULL;
+	const char *exe = (const char *)p + sizeof(sp);
+
+	if (len < sizeof(sp) + 1 || p[len - 1] != '\0')
+		return -1;
+	memcpy(&sp, p, sizeof(sp));
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == sp.pid)
+			pr = &r->procs[i]; /* a later section updates it */
+	if (!pr) {
+		if (grow((void **)&r->procs, &r->procs_cap, r->nprocs + 1,
+			 sizeof(*r->procs)))
+			return -1;
+		pr = &r->procs[r->nprocs++];
+	}
+	pr->pid = sp.pid;
+	pr->ppid = sp.ppid;
+	pr->how = sp.how;
+	pr->state = sp.state;
+	pr->exited = sp.exited;
+	pr->result = sp.result;
+	memcpy(pr->comm, sp.comm, 16);
+	pr->comm[15] = '\0';
+	if (*exe || !pr->exe)
+		pr->exe = exe;
+	return 0;
+}
+
+static int sec_stream(struct trail_reader *r, const uint8_t *p, uint64_t len)
+{
+	struct trail_sec_stream ss;
+	struct trail_rstream *st;
+
+	if (len < sizeof(ss))
+		return -1;
+	memcpy(&ss, p, sizeof(ss));
+	st = stream_get(r, ss.idx, ss.gen);
+	if (!st)
+		return -1;
+	st->pid = ss.pid;
+	st->tid = ss.tid;
+	st->level = ss.level;
+	st->dropped = ss.dropped;
+	st->overwritten = ss.overwritten;
+	st->final = ss.final;
+	memcpy(st->comm, ss.comm, 16);
+	st->comm[15] = '\0';
+	return 0;
+}
+
+static int sec_chunk(struct trail_reader *r, uint64_t off, const uint8_t *p,
+		     uint64_t len, const char **why)
+{
+	struct trail_sec_chunk sc;
+	struct trail_chunk_hdr h;
+	struct trail_rstream *st;
+	struct rchunk *c;
+
+	*why = "too short for a chunk header";
+	if (len < sizeof(sc) + sizeof(h))
+		return -1;
+	memcpy(&sc, p, sizeof(sc));
+	memcpy(&h, p + sizeof(sc), sizeof(h));
+	*why = "chunk length disagrees with its commit word";
+	if (TRAIL_COMMIT_BYTES(h.commit) != len - sizeof(sc) - sizeof(h))
+		return -1;
+	*why = "chunk claims more events than it can hold";
+	if (TRAIL_COMMIT_EVENTS(h.commit) > TRAIL_COMMIT_BYTES(h.commit) / 4)
+		return -1;
+	*why = "out of memory";
+	st = stream_get(r, h.stream, h.stream_gen);
+	if (!st)
+		return -1;
+	if (!st->pid) { /* until a STREAM section says better */
+		st->pid = h.pid;
+		st->tid = h.tid;
+		st->level = h.level;
+	}
+	memcpy(st->comm, h.comm, 16); /* the newest name wins */
+	st->comm[15] = '\0';
+	if (grow((void **)&r->chunks, &r->chunks_cap, r->nchunks + 1,
+		 sizeof(*r->chunks)))
+		return -1;
+	c = &r->chunks[r->nchunks++];
+	c->off = off + sizeof(sc);
+	c->bytes = TRAIL_COMMIT_BYTES(h.commit);
+	c->events = TRAIL_COMMIT_EVENTS(h.commit);
+	c->seq = h.seq;
+	c->flags = sc.flags;
+	c->stream = UINT32_MAX;
+	for (size_t i = 0; i < r->nstreams; i++)
+		if (r->streams[i] == st)
+			c->stream = (uint32_t)i;
+	return 0;
+}
+
+static void scan(struct trail_reader *r)
+{
+	uint64_t off = sizeof(struct trail_file_hdr);
+
+	while (off < r->size) {
+		struct trail_sec s;
+		const uint8_t *p;
+		const char *why = NULL;
+		int bad = 0;
+
+		if (r->size - off < sizeof(s)) {
+			damage(r, "offset %llu: truncated section header (%llu bytes left, 16 needed)",
+			       (unsigned long long)off, (unsigned long long)(r->size - off));
+			return;
+		}
+		memcpy(&s, r->map + off, sizeof(s));
+		if (s.len > r->size - off - sizeof(s)) {
+			damage(r, "offset %llu: %s section of %llu bytes runs past the end "
+			       "of the file (%llu bytes left): file truncated",
+			       (unsigned long long)off, sec_name(s.type), (unsigned long long)s.len,
+			       (unsigned long long)(r->size - off - sizeof(s)));
+			return;
+		}
+		if (s.len > TRAIL_SEC_MAX_LEN) {
+			damage(r, "offset %llu: section length %llu is implausible",
+			       (unsigned long long)off, (unsigned long long)s.len);
+			return;
+		}
+		p = r->map + off + sizeof(s);
+		if (trail__crc32c(0, p, (size_t)s.len) != s.crc) {
+			damage(r, "offset %llu: %s section checksum mismatch: data corrupt",
+			       (unsigned long long)off, sec_name(s.type));
+			return;
+		}
+		switch (s.type) {
+		case TRAIL_SEC_INFO:
+			if (!r->info)
+				r->info = strndup((const char *)p, (size_t)s.len);
+			break;
+		case TRAIL_SEC_CLOCK:
+			bad = sec_clock(r, p, s.len);
+			break;
+		case TRAIL_SEC_EVENT:
+			bad = sec_event(r, p, s.len, &why);
+			break;
+		case TRAIL_SEC_PROC:
+			bad = sec_proc(r, p, s.len);
+			break;
+		case TRAIL_SEC_STREAM:
+			bad = sec_stream(r, p, s.len);
+			break;
+		case TRAIL_SEC_CHUNK:
+			bad = sec_chunk(r, off + sizeof(s), p, s.len, &why);
+			break;
+		case TRAIL_SEC_END: {
+			struct trail_sec_end e;
+
+			if (s.len < sizeof(e)) {
+				bad = 1;
+				break;
+			}
+			memcpy(&e, p, sizeof(e));
+			r->complete = e.complete == 1;
+			r->nostream_lost = e.nostream_lost;
+			break;
+		}
+		default:
+			break; /* from a newer writer: skip */
+		}
+		if (bad)
+			damage(r, "offset %llu: malformed %s section%s%s: skipped",
+			       (unsigned long long)off, sec_name(s.type), why ? ": " : "",
+			       why ? why : "");
+		off += sizeof(s) + s.len;
+	}
+}
+
+/* ------------------------------------------------------------------ time */
+
+static int cmp_sync(const void *a, const void *b)
+{
+	const struct trail_clock_sync *x = a, *y = b;
+
+	return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+static void prepare_clock(struct trail_reader *r)
+{
+	size_t n = 0;
+
+	if (r->nsyncs)
+		qsort(r->syncs, r->nsyncs, sizeof(*r->syncs), cmp_sync);
+	/* keep a strictly increasing sequence in both coordinates */
+	for (size_t i = 0; i < r->nsyncs; i++)
+		if (!n || (r->syncs[i].ticks > r->syncs[n - 1].ticks &&
+			   r->syncs[i].mono_ns > r->syncs[n - 1].mono_ns))
+			r->syncs[n++] = r->syncs[i];
+	r->nsyncs = n;
+	if (!r->mult)
+		r->mult = 1;
+}
+
+/* Outside the sync points: the slope of the nearest two when there are
+ * two (it includes NTP's correction of CLOCK_MONOTONIC), else the kernel's
+ * TSC calibration. */
+static uint64_t extrapolate(const struct trail_reader *r, size_t i, uint64_t t)
+{
+	const struct trail_clock_sync *s = &r->syncs[i];
+	unsigned __int128 d = t >= s->ticks ? t - s->ticks : s->ticks - t;
+	uint64_t ns;
+
+	if (r->nsyncs >= 2) {
+		const struct trail_clock_sync *a = &r->syncs[i ? i - 1 : 0];
+		const struct trail_clock_sync *b = &r->syncs[i ? i : 1];
+
+		ns = (uint64_t)(d * (b->mono_ns - a->mono_ns) / (b->ticks - a->ticks));
+	} else {
+		ns = (uint64_t)((d * r->mult) >> r->shift);
+	}
+	if (t >= s->ticks)
+		return s->mono_ns + ns;
+	return ns > s->mono_ns ? 0 : s->mono_ns - ns;
+}
+
+uint64_t trail_reader_to_ns(const struct trail_reader *r, uint64_t t)
+{
+	size_t lo = 0, hi;
+
+	if (r->hdr.clock == TRAIL_CLOCK_MONO)
+		return t;
+	if (!r->nsyncs)
+		return (uint64_t)(((unsigned __int128)t * r->mult) >> r->shift);
+	if (t <= r->syncs[0].ticks || r->nsyncs == 1)
+		return extrapolate(r, 0, t);
+	hi = r->nsyncs - 1;
+	if (t >= r->syncs[hi].ticks)
+		return extrapolate(r, hi, t);
+	while (hi - lo > 1) { /* syncs[lo].ticks < t < syncs[hi].ticks */
+		size_t mid = (lo + hi) / 2;
+
+		if (r->syncs[mid].ticks <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return r->syncs[lo].mono_ns +
+	       (uint64_t)((unsigned __int128)(t - r->syncs[lo].ticks) *
+			  (r->syncs[hi].mono_ns - r->syncs[lo].mono_ns) /
+			  (r->syncs[hi].ticks - r->syncs[lo].ticks));
+}
+
+/* -------------------------------------------------------------- cursors */
+
+static struct trail_reader *sort_ctx;
+
+static int cmp_chunk(const void *a, const void *b)
+{
+	const struct rchunk *x = &sort_ctx->chunks[*(const uint32_t *)a];
+	const struct rchunk *y = &sort_ctx->chunks[*(const uint32_t *)b];
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->bytes > y->bytes ? -1 : x->bytes < y->bytes; /* fullest first */
+}
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct trail_rstream *x = *(struct trail_rstream *const *)a;
+	const struct trail_rstream *y = *(struct trail_rstream *const *)b;
+
+	if (x->idx != y->idx)
+		return x->idx < y->idx ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static int build_cursors(struct trail_reader *r)
+{
+	size_t *count = calloc(r->nstreams + 1, sizeof(*count));
+	uint32_t *remap = calloc(r->nstreams + 1, sizeof(*remap));
+
+	if (!count || !remap) {
+		free(count);
+		free(remap);
+		return -ENOMEM;
+	}
+	/* streams in slot order (the order threads first recorded), chunks
+	 * renumbered to match */
+	for (size_t s = 0; s < r->nstreams; s++)
+		r->streams[s]->order = (uint32_t)s;
+	if (r->nstreams)
+		qsort(r->streams, r->nstreams, sizeof(*r->streams), cmp_stream);
+	for (size_t s = 0; s < r->nstreams; s++)
+		remap[r->streams[s]->order] = (uint32_t)s;
+	for (size_t i = 0; i < r->nchunks; i++)
+		if (r->chunks[i].stream < r->nstreams)
+			r->chunks[i].stream = remap[r->chunks[i].stream];
+	free(remap);
+	r->cur = calloc(r->nstreams ? r->nstreams : 1, sizeof(*r->cur));
+	r->heap = calloc(r->nstreams ? r->nstreams : 1, sizeof(*r->heap));
+	if (!r->cur || !r->heap) {
+		free(count);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->nchunks; i++)
+		if (r->chunks[i].stream < r->nstreams)
+			count[r->chunks[i].stream]++;
+	for (size_t s = 0; s < r->nstreams; s++) {
+		struct cursor *c = &r->cur[s];
+
+		c->st = r->streams[s];
+		c->st->order = (uint32_t)s;
+		c->chunks = calloc(count[s] ? count[s] : 1, sizeof(*c->chunks));
+		if (!c->chunks) {
+			free(count);
+			return -ENOMEM;
+		}
+		c->cpu = ~0u;
+	}
+	for (size_t i = 0; i < r->nchunks; i++) {
+		struct rchunk *ch = &r->chunks[i];
+
+		if (ch->stream < r->nstreams) {
+			struct cursor *c = &r->cur[ch->stream];
+			c->chunks[c->nchunks++] = (uint32_t)i;
+		}
+	}
+	sort_ctx = r;
+	for (size_t s = 0; s < r->nstreams; s++) {
+		struct cursor *c = &r->cur[s];
+		uint32_t k = 0;
+
+		qsort(c->chunks, c->nchunks, sizeof(*c->chunks), cmp_chunk);
+		/* the same chunk may have been saved twice (salvaged, then
+		 * published): keep the fullest copy */
+		for (uint32_t i = 0; i < c->nchunks; i++)
+			if (!k || r->chunks[c->chunks[i]].seq != r->chunks[c->chunks[k - 1]].seq)
+				c->chunks[k++] = c->chunks[i];
+		c->nchunks = k;
+		for (uint32_t i = 0; i < k; i++)
+			c->st->in_file += r->chunks[c->chunks[i]].events;
+	}
+	free(count);
+	return 0;
+}
+
+static void stream_damage(struct trail_reader *r, struct cursor *c, uint64_t off,
+			  const char *what)
+{
+	damage(r, "offset %llu: stream %u (%s-%u) chunk %llu: %s; the rest of "
+	       "this stream's chunk is unreadable",
+	       (unsigned long long)off, c->st->order, c->st->comm, c->st->tid,
+	       (unsigned long long)r->chunks[c->chunks[c->ci]].seq, what);
+}
+
+static int open_chunk(struct trail_reader *r, struct cursor *c)
+{
+	const struct rchunk *ch = &r->chunks[c->chunks[c->ci]];
+	struct trail_chunk_hdr h;
+
+	memcpy(&h, r->map + ch->off, sizeof(h));
+	c->data = r->map + ch->off + sizeof(h);
+	c->data_off = ch->off + sizeof(h);
+	c->pos = 0;
+	c->bytes = ch->bytes;
+	c->events = ch->events;
+	c->seen = 0;
+	if (!c->started || h.base_ts > c->ts) /* a stream never goes back */
+		c->ts = h.base_ts;
+	if (c->started && ch->seq != c->prev_seq + 1 && !(r->hdr.flags & TRAIL_ARENA_OVERWRITE)) {
+		c->st->missing_chunks += ch->seq - c->prev_seq - 1;
+		damage(r, "stream %u (%s-%u): chunks %llu..%llu are missing from the file",
+		       c->st->order, c->st->comm, c->st->tid,
+		       (unsigned long long)c->prev_seq + 1, (unsigned long long)ch->seq - 1);
+	}
+	c->started = 1;
+	c->prev_seq = ch->seq;
+	if (h.lost_before) {
+		c->rec.type = TRAIL_RT_LOST;
+		c->rec.lost = h.lost_before;
+		c->rec.ts_raw = c->ts;
+		c->rec.cpu = c->cpu;
+		c->rec.stream = c->st;
+		c->rec.event = NULL;
+		c->rec.payload = NULL;
+		c->rec.len = 0;
+		c->rec.file_off = ch->off;
+		return 1;
+	}
+	return 0;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Decode the next record of a stream into c->rec. 1: have one, 0: done. */
+static int cursor_fill(struct trail_reader *r, struct cursor *c)
+{
+	for (;;) {
+		uint32_t h, type, id;
+		uint64_t roff;
+		const struct trail_revent *ev;
+		size_t plen;
+
+		if (c->dead)
+			return 0;
+		if (!c->data || c->pos >= c->bytes) {
+			if (c->data && c->seen != c->events) {
+				char what[96];
+				snprintf(what, sizeof(what), "header says %u events, %u found",
+					 c->events, c->seen);
+				stream_damage(r, c, c->data_off, what);
+			}
+			if (c->data)
+				c->ci++;
+			if (c->ci >= c->nchunks) {
+				c->data = NULL;
+				return 0;
+			}
+			if (open_chunk(r, c))
+				return 1;
+			continue;
+		}
+		roff = c->data_off + c->pos;
+		if (c->bytes - c->pos < 4) {
+			stream_damage(r, c, roff, "record header cut short");
+			c->dead = 1;
+			return 0;
+		}
+		h = get32(c->data + c->pos);
+		type = h & TRAIL_REC_TYPE_MASK;
+		c->ts += h >> TRAIL_REC_TYPE_BITS;
+		if (type == TRAIL_REC_TIME) {
+			uint64_t t;
+
+			if (c->bytes - c->pos < 12) {
+				stream_damage(r, c, roff, "time record cut short");
+				c->dead = 1;
+				return 0;
+			}
+			memcpy(&t, c->data + c->pos + 4, 8);
+			if (t > c->ts)
+				c->ts = t;
+			c->pos += 12;
+			continue;
+		}
+		if (type == TRAIL_REC_CPU) {
+			if (c->bytes - c->pos < 8) {
+				stream_damage(r, c, roff, "cpu record cut short");
+				c->dead = 1;
+				return 0;
+			}
+			c->cpu = get32(c->data + c->pos + 4);
+			c->pos += 8;
+			continue;
+		}
+		if (type == TRAIL_REC_LONGID) {
+			if (c->bytes - c->pos < 8) {
+				stream_damage(r, c, roff, "event record cut short");
+				c->dead = 1;
+				return 0;
+			}
+			id = get32(c->data + c->pos + 4);
+			c->pos += 8;
+		} else if (type >= TRAIL_REC_FIRST_EVENT) {
+			id = type - TRAIL_REC_FIRST_EVENT;
+			c->pos += 4;
+		} else {
+			char what[64];
+			snprintf(what, sizeof(what), "unknown record type %u", type);
+			stream_damage(r, c, roff, what);
+			c->dead = 1;
+			return 0;
+		}
+		ev = id < r->nevents_cap ? r->events[id] : NULL;
+		if (!ev) {
+			char what[64];
+			snprintf(what, sizeof(what), "record of undescribed event id %u", id);
+			stream_damage(r, c, roff, what);
+			c->dead = 1;
+			return 0;
+		}
+		if (trail__payload_len(&ev->meta, c->data + c->pos, c->bytes - c->pos, &plen)) {
+			stream_damage(r, c, roff, "event payload runs past the end of its chunk");
+			c->dead = 1;
+			return 0;
+		}
+		c->rec.type = TRAIL_RT_EVENT;
+		c->rec.ts_raw = c->ts;
+		c->rec.cpu = c->cpu;
+		c->rec.stream = c->st;
+		c->rec.event = ev;
+		c->rec.payload = c->data + c->pos;
+		c->rec.len = (uint32_t)plen;
+		c->rec.lost = 0;
+		c->rec.file_off = roff;
+		c->pos += (uint32_t)plen;
+		c->seen++;
+		return 1;
+	}
+}
+
+/* min-heap on (ts_raw, stream order) */
+static int before(const struct cursor *a, const struct cursor *b)
+{
+	if (a->rec.ts_raw != b->rec.ts_raw)
+		return a->rec.ts_raw < b->rec.ts_raw;
+	return a->st->order < b->st->order;
+}
+
+static void sift_down(struct trail_reader *r, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct cursor *t;
+
+		if (l < r->nheap && before(r->heap[l], r->heap[m]))
+			m = l;
+		if (l + 1 < r->nheap && before(r->heap[l + 1], r->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = r->heap[i];
+		r->heap[i] = r->heap[m];
+		r->heap[m] = t;
+		i = m;
+	}
+}
+
+static void start_merge(struct trail_reader *r)
+{
+	r->merged = 1;
+	for (size_t s = 0; s < r->nstreams; s++)
+		if (cursor_fill(r, &r->cur[s]))
+			r->heap[r->nheap++] = &r->cur[s];
+	for (size_t i = r->nheap / 2 + 1; i-- > 0;)
+		sift_down(r, i);
+}
+
+int trail_reader_next(struct trail_reader *r, struct trail_record *rec)
+{
+	struct cursor *c;
+
+	if (!r->merged)
+		start_merge(r);
+	if (!r->nheap)
+		return 0;
+	c = r->heap[0];
+	*rec = c->rec;
+	rec->ts_ns = trail_reader_to_ns(r, rec->ts_raw);
+	if (cursor_fill(r, c)) {
+		sift_down(r, 0);
+	} else {
+		r->heap[0] = r->heap[--r->nheap];
+		sift_down(r, 0);
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------- open/close */
+
+int trail_reader_open(const char *path, struct trail_reader **out, char *err,
+		      size_t errlen)
+{
+	struct trail_reader *r;
+	struct stat st;
+	int fd, e;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return e;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(err, errlen, "%s: not a regular file", path);
+		return -EINVAL;
+	}
+	if ((size_t)st.st_size < sizeof(struct trail_file_hdr)) {
+		close(fd);
+		snprintf(err, errlen, "%s: %lld bytes: too short for a trail file "
+			 "(the 64-byte header is incomplete)", path, (long long)st.st_size);
+		return -EPROTO;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r->size = (size_t)st.st_size;
+	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (r->map == MAP_FAILED) {
+		e = -errno;
+		snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+		free(r);
+		return e;
+	}
+	memcpy(&r->hdr, r->map, sizeof(r->hdr));
+	if (memcmp(r->hdr.magic, TRAIL_FILE_MAGIC, 8)) {
+		snprintf(err, errlen, "%s: not a trail trace file (bad magic at offset 0)", path);
+		e = -EPROTO;
+		goto fail;
+	}
+	if (r->hdr.hdr_crc != trail__crc32c(0, &r->hdr, offsetof(struct trail_file_hdr, hdr_crc))) {
+		snprintf(err, errlen, "%s: file header checksum mismatch at offset 0: header corrupt",
+			 path);
+		e = -EPROTO;
+		goto fail;
+	}
+	if (r->hdr.major != TRAIL_FILE_MAJOR || r->hdr.hdr_size != sizeof(r->hdr) ||
+	    r->hdr.endian != 1) {
+		snprintf(err, errlen, "%s: unsupported trace file version %u.%u", path,
+			 r->hdr.major, r->hdr.minor);
+		e = -EPROTO;
+		goto fail;
+	}
+	if (r->hdr.clock != TRAIL_CLOCK_TSC && r->hdr.clock != TRAIL_CLOCK_MONO) {
+		snprintf(err, errlen, "%s: unknown clock %u in the header", path, r->hdr.clock);
+		e = -EPROTO;
+		goto fail;
+	}
+	scan(r);
+	prepare_clock(r);
+	if (build_cursors(r)) {
+		snprintf(err, errlen, "out of memory");
+		e = -ENOMEM;
+		goto fail;
+	}
+	*out = r;
+	return 0;
+fail:
+	trail_reader_close(r);
+	return e;
+}
+
+void trail_reader_close(struct trail_reader *r)
+{
+	if (!r)
+		return;
+	if (r->map && r->map != MAP_FAILED)
+		munmap((void *)r->map, r->size);
+	for (size_t i = 0; i < r->nerrs; i++)
+		free(r->errs[i]);
+	free(r->info);
+	free(r->syncs);
+	for (uint32_t i = 0; i < r->nevents_cap; i++)
+		free(r->events[i]);
+	free(r->events);
+	free(r->procs);
+	if (r->cur)
+		for (size_t s = 0; s < r->nstreams; s++)
+			free(r->cur[s].chunks);
+	for (size_t s = 0; s < r->nstreams; s++)
+		free(r->streams[s]);
+	free(r->streams);
+	free(r->chunks);
+	free(r->cur);
+	free(r->heap);
+	free(r);
+}
+
+const struct trail_file_hdr *trail_reader_header(const struct trail_reader *r)
+{
+	return &r->hdr;
+}
+
+size_t trail_reader_streams(const struct trail_reader *r,
+			    const struct trail_rstream *const **out)
+{
+	*out = (const struct trail_rstream *const *)r->streams;
+	return r->nstreams;
+}
+
+size_t trail_reader_procs(const struct trail_reader *r, const struct trail_rproc **out)
+{
+	*out = r->procs;
+	return r->nprocs;
+}
+
+const struct trail_revent *trail_reader_event(const struct trail_reader *r, uint32_t id)
+{
+	return id < r->nevents_cap ? r->events[id] : NULL;
+}
+
+const char *trail_reader_info(const struct trail_reader *r, const char *key)
+{
+	static char val[1024];
+	size_t kl = strlen(key);
+
+	for (const char *p = r->info; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+			size_t vl = len - kl - 1;
+
+			if (vl >= sizeof(val))
+				vl = sizeof(val) - 1;
+			memcpy(val, p + kl + 1, vl);
+			val[vl] = '\0';
+			return val;
+		}
+		p += len + (nl ? 1 : 0);
+	}
+	return NULL;
+}
+
+int trail_reader_complete(const struct trail_reader *r)
+{
+	return r->complete;
+}
+
+uint64_t trail_reader_nostream_lost(const struct trail_reader *r)
+{
+	return r->nostream_lost;
+}
+
+size_t trail_reader_errors(const struct trail_reader *r, const char *const **msgs)
+{
+	*msgs = (const char *const *)r->errs;
+	return r->nerrs;
+}

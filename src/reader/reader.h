@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reader.h - the one trace file reader. report, and every later analysis,
+ * go through it; nothing else parses trace bytes.
+ *
+ * Opening a file scans its sections once (validating framing, checksums and
+ * every length) and indexes chunks by stream; trail_reader_next() then
+ * yields records of all streams merged in timestamp order, decoding lazily.
+ * Damage never stops the reader: a bad section ends the scan there, a bad
+ * record ends its stream there, and each such place is kept as a message
+ * naming its file offset (trail_reader_errors()); everything before the
+ * damage is still delivered.
+ *
+ * Ownership: all pointers returned point into the reader and live until
+ * trail_reader_close().
+ */
+#ifndef TRAIL_READER_H
+#define TRAIL_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/meta.h"
+#include "../common/tracefile.h"
+
+struct trail_reader;
+
+struct trail_rstream {
+	uint32_t idx, gen;
+	uint32_t pid, tid, level;
+	char comm[16];
+	uint64_t in_file;     /* events in its chunks, per their headers */
+	uint64_t dropped;     /* from the final accounting (0 if none) */
+	uint64_t overwritten;
+	int final;            /* the file has its final accounting */
+	uint64_t missing_chunks;
+	uint32_t order;       /* position in trail_reader_streams() */
+};
+
+struct trail_revent {
+	uint32_t id;
+	struct trail_meta meta;
+};
+
+struct trail_rproc {
+	uint32_t pid, ppid, how, state, exited;
+	int32_t result;
+	char comm[16];
+	const char *exe;
+};
+
+enum trail_rec_type {
+	TRAIL_RT_EVENT = 1,
+	TRAIL_RT_LOST = 2, /* `lost` events were dropped here */
+};
+
+struct trail_record {
+	int type;
+	uint64_t ts_raw;
+	uint64_t ts_ns; /* CLOCK_MONOTONIC nanoseconds */
+	uint32_t cpu;   /* ~0u: unknown */
+	const struct trail_rstream *stream;
+	const struct trail_revent *event;
+	const uint8_t *payload;
+	uint32_t len;
+	uint64_t lost;
+	uint64_t file_off;
+};
+
+/* Returns 0, or -errno with a one-line reason in err (file unreadable, not a
+ * trail file, unsupported version). */
+int trail_reader_open(const char *path, struct trail_reader **out, char *err,
+		      size_t errlen);
+void trail_reader_close(struct trail_reader *r);
+
+/* 1: *rec filled; 0: no more records. */
+int trail_reader_next(struct trail_reader *r, struct trail_record *rec);
+
+const struct trail_file_hdr *trail_reader_header(const struct trail_reader *r);
+size_t trail_reader_streams(const struct trail_reader *r,
+			    const struct trail_rstream *const **out);
+size_t trail_reader_procs(const struct trail_reader *r,
+			  const struct trail_rproc **out);
+const struct trail_revent *trail_reader_event(const struct trail_reader *r,
+					      uint32_t id);
+/* A value from the INFO section ("command", "mode", ...), or NULL. */
+const char *trail_reader_info(const struct trail_reader *r, const char *key);
+int trail_reader_complete(const struct trail_reader *r);
+uint64_t trail_reader_nostream_lost(const struct trail_reader *r);
+/* Damage found so far (grows while records are read). */
+size_t trail_reader_errors(const struct trail_reader *r,
+			   const char *const **msgs);
+uint64_t trail_reader_to_ns(const struct trail_reader *r, uint64_t ticks);
+
+/* format.c: "name=value name=value ..." of an event payload into buf, as
+ * ftrace prints fields (strings quoted, hex fields in hex). Returns the
+ * length written (truncated at n - 1). */
+size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
+			   uint32_t len, char *buf, size_t n);
+
+#endif /* TRAIL_READER_H */

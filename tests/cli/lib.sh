@@ -1,0 +1,58 @@
+# tests/cli/lib.sh - shared by the CLI test scripts (sourced).
+# Each test is a shell function; `t NAME FUNCTION` runs it in a subshell
+# with `set -e` and prints "ok - NAME" or "not ok - NAME".
+set -u
+: "${TRAIL:?run through tests/run.sh}"
+BUILD=$TRAIL_BUILD
+SRC=$TRAIL_SRC
+EXAMPLE=$BUILD/examples/example
+EXAMPLE_LINKED=$BUILD/examples/example-linked
+TMP=$(mktemp -d "${TRAIL_TEST_TMP:-/tmp}/cli.XXXXXX")
+LIBTRAIL=$BUILD/libtrail.so.1
+
+t() { # name, function
+	local name=$1; shift
+	if ( set -e; cd "$TMP"; "$@" ) >"$TMP/.log" 2>&1; then
+		echo "ok - $name"
+	else
+		echo "not ok - $name"
+		sed 's/^/    /' "$TMP/.log" | tail -30 >&2
+	fi
+}
+
+skip() { # name, reason
+	echo "ok - $1 # SKIP $2"
+}
+
+die() { echo "FAILED: $*" >&2; exit 1; }
+expect_rc() { # rc, command...
+	local want=$1; shift
+	local rc=0
+	"$@" || rc=$?
+	[ "$rc" -eq "$want" ] || die "exit status $rc, wanted $want: $*"
+}
+has() { # file, fixed string
+	grep -qF -- "$2" "$1" || { echo "--- $1:" >&2; head -50 "$1" >&2; die "'$2' not in $1"; }
+}
+hasnt() {
+	! grep -qF -- "$2" "$1" || { echo "--- $1:" >&2; head -50 "$1" >&2; die "'$2' unexpectedly in $1"; }
+}
+
+# Replace run-specific values in `trail report` output: pids, tids,
+# timestamps, cpus, paths.
+normalize() {
+	sed -E \
+		-e 's/^ *([^ ]+)-[0-9]+ +\[[0-9?]+\] +[0-9]+\.[0-9]+:/\1-TID [CPU] TS:/' \
+		-e 's#-[0-9]+/[0-9]+ #-PID/TID #' \
+		-e 's#^cpus=[0-9]+#cpus=N#' \
+		-e 's/#P:[0-9]+/#P:N/' \
+		-e "s#$TMP#TMP#g; s#$BUILD#BUILD#g" \
+		-e 's/# clock: [^,]*,/# clock: CLOCK,/' \
+		-e 's/  +/ /g' "$@"
+}
+
+# Wait until a file exists or a condition holds (up to ~10 s).
+wait_for() {
+	for _ in $(seq 200); do eval "$1" && return 0; sleep 0.05; done
+	return 1
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# trail record -P: attach to running processes, detach on Ctrl-C, leave
+# them running untraced; several sessions at once do not interfere.
+. "$(dirname "$0")/lib.sh"
+
+start_loop() { # [env...] -> pid in $lp
+	env "$@" "$EXAMPLE_LINKED" --loop >/dev/null &
+	lp=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$lp ]" || die "process $lp never registered"
+}
+
+record_for() { # seconds, out, args...
+	local secs=$1 out=$2; shift 2
+	$TRAIL record -q -o "$out" "$@" &
+	local rp=$!
+	sleep "$secs"
+	kill -INT $rp
+	wait $rp
+}
+
+arena_mapped() { grep -q 'trail-arena' "/proc/$1/maps"; }
+
+attach_then_detach() {
+	start_loop
+	record_for 1 a.dat -e 'app:*' -P $lp
+	kill -0 $lp || die "the process died"
+	! arena_mapped $lp || die "the session's buffer is still mapped after detach"
+	$TRAIL report -i a.dat >out.txt
+	[ "$(grep -c 'app:request' out.txt)" -gt 10 ] || die "few events: $(wc -l <out.txt)"
+	has out.txt "-$lp/"
+	# accounting closed: written = read + lost for every stream
+	hasnt out.txt "/?"
+	# and attaching again works
+	record_for 0.5 b.dat -e app:start -P $lp
+	[ "$($TRAIL report -q -i b.dat | grep -c app:start)" -gt 3 ] || die "second attach recorded nothing"
+	kill $lp; wait $lp 2>/dev/null || true
+}
+
+attach_to_preloaded_process() {
+	env LD_PRELOAD=$LIBTRAIL "$EXAMPLE" --loop >/dev/null &
+	lp=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$lp ]" || die "never registered"
+	record_for 0.5 p.dat -e app:stop -P $lp
+	kill $lp; wait $lp 2>/dev/null || true
+	[ "$($TRAIL report -q -i p.dat | grep -c app:stop)" -gt 3 ] || die "no events"
+}
+
+two_sessions_do_not_interfere() {
+	start_loop
+	$TRAIL record -q -o r.dat -e app:request -P $lp & r1=$!
+	$TRAIL record -q -o s.dat -e app:stop -P $lp & r2=$!
+	sleep 1
+	kill -INT $r1 $r2
+	wait $r1; wait $r2
+	kill -0 $lp || die "the process died"
+	! arena_mapped $lp || die "a buffer is still mapped"
+	kill $lp; wait $lp 2>/dev/null || true
+	$TRAIL report -q -i r.dat >r.txt
+	$TRAIL report -q -i s.dat >s.txt
+	[ "$(grep -c app:request r.txt)" -gt 10 ] || die "session 1 empty"
+	[ "$(grep -c app:stop s.txt)" -gt 3 ] || die "session 2 empty"
+	hasnt r.txt "app:stop"
+	hasnt s.txt "app:request"
+}
+
+recorder_ends_when_process_exits() {
+	start_loop
+	$TRAIL record -q -o e.dat -e app:stop -P $lp & rp=$!
+	sleep 0.5
+	kill $lp; wait $lp 2>/dev/null || true
+	for _ in $(seq 100); do kill -0 $rp 2>/dev/null || break; sleep 0.05; done
+	! kill -0 $rp 2>/dev/null || { kill $rp; die "recorder kept running"; }
+	wait $rp
+	$TRAIL report -i e.dat >out.txt
+	[ "$(grep -c app:stop out.txt)" -gt 2 ] || die "no events"
+}
+
+list_registered_processes() {
+	start_loop
+	$TRAIL ps >ps.txt
+	kill $lp; wait $lp 2>/dev/null || true
+	has ps.txt "$lp"
+	has ps.txt "example-linked"
+}
+
+t attach_then_detach attach_then_detach
+t attach_to_preloaded_process attach_to_preloaded_process
+t two_sessions_do_not_interfere two_sessions_do_not_interfere
+t recorder_ends_when_process_exits recorder_ends_when_process_exits
+t list_registered_processes list_registered_processes

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Bad input gets a clear one-line error and a non-zero exit; nothing is
+# started, and nothing already recorded is lost.
+. "$(dirname "$0")/lib.sh"
+
+unknown_event_lists_known_ones() {
+	expect_rc 1 $TRAIL record -e app:nope -o x.dat -- "$EXAMPLE" 2>err.txt
+	has err.txt "no event matches 'app:nope'"
+	has err.txt "app:request"
+	has err.txt "app:stats"
+	[ ! -e x.dat ] || die "an output file was created"
+}
+
+bad_event_syntax_caret() {
+	expect_rc 2 $TRAIL record -e 'app:re quest' -- "$EXAMPLE" 2>err.txt
+	has err.txt "unexpected character in event name"
+	has err.txt "  app:re quest"
+	has err.txt "        ^"
+	expect_rc 2 $TRAIL record -e 'a:b:c' -- "$EXAMPLE" 2>err.txt
+	has err.txt "more than one ':'"
+	has err.txt "     ^"
+}
+
+usage_errors() {
+	expect_rc 2 $TRAIL record -- "$EXAMPLE" 2>err.txt
+	has err.txt "no events selected"
+	expect_rc 2 $TRAIL record -e all 2>err.txt
+	has err.txt "nothing to record"
+	expect_rc 2 $TRAIL record -e all -P 1 -- "$EXAMPLE" 2>err.txt
+	has err.txt "not both"
+	expect_rc 2 $TRAIL record --bogus -e all -- "$EXAMPLE" 2>err.txt
+	has err.txt "unknown option '--bogus'"
+	expect_rc 2 $TRAIL record -b 1 -e all -- "$EXAMPLE" 2>err.txt
+	has err.txt "-b needs a size"
+	expect_rc 2 $TRAIL record -e all -P abc 2>err.txt
+	has err.txt "-P needs a process id"
+	expect_rc 2 $TRAIL report extra 2>err.txt
+	expect_rc 2 $TRAIL report -i 2>err.txt
+	expect_rc 2 $TRAIL nosuchcommand 2>err.txt
+	has err.txt "unknown command 'nosuchcommand'"
+}
+
+command_not_found() {
+	expect_rc 1 $TRAIL record -e all -o x.dat -- ./no-such-program 2>err.txt
+	has err.txt "./no-such-program: No such file or directory"
+	expect_rc 1 $TRAIL record -e all -o x.dat -- no-such-program-in-path 2>err.txt
+	has err.txt "no-such-program-in-path: command not found"
+	[ ! -e x.dat ] || die "an output file was created"
+}
+
+unwritable_output_checked_first() {
+	expect_rc 1 $TRAIL record --allow-unknown -e all -o /nonexistent/dir/x.dat -- \
+		sh -c 'touch marker' 2>err.txt
+	has err.txt "cannot write /nonexistent/dir/x.dat: No such file or directory"
+	[ ! -e marker ] || die "the command ran"
+	mkdir adir
+	expect_rc 1 $TRAIL record --allow-unknown -e all -o adir -- sh -c 'touch marker' 2>err.txt
+	has err.txt "cannot write adir: Is a directory"
+	[ ! -e marker ] || die "the command ran"
+	expect_rc 1 $TRAIL record --allow-unknown -e all -o /dev/full -- sh -c 'touch marker' 2>err.txt
+	has err.txt "No space left on device"
+	[ ! -e marker ] || die "the command ran"
+}
+
+# a file with many chunks: 4 KiB chunks, thousands of events
+many_chunks() {
+	$TRAIL record -q --chunk-size 4K -e 'app:*' -o big.dat -- "$EXAMPLE" 4 2000
+	$TRAIL report -q -i big.dat | wc -l
+}
+
+truncated_file_keeps_prefix() {
+	total=$(many_chunks)
+	size=$(stat -c %s big.dat)
+	for cut in $((size / 2)) $((size - 7)) 100 64 63 10; do
+		head -c "$cut" big.dat >cut.dat
+		rc=0
+		$TRAIL report -q -i cut.dat >out.txt 2>err.txt || rc=$?
+		[ "$rc" -eq 1 ] || die "cut at $cut: exit $rc"
+		grep -Eq "offset [0-9]+|too short|header" err.txt || die "cut at $cut: no offset in: $(cat err.txt)"
+		n=$(wc -l <out.txt)
+		[ "$n" -le "$total" ] || die "cut at $cut: $n events of $total"
+		if [ "$cut" -eq $((size / 2)) ]; then
+			[ "$n" -lt "$total" ] || die "half the file gave every event"
+			[ "$n" -gt 0 ] || die "half the file gave no events"
+			has err.txt "file truncated"
+		fi
+	done
+}
+
+corrupt_file_names_offset() {
+	total=$(many_chunks)
+	size=$(stat -c %s big.dat)
+	off=$((size * 2 / 3))
+	cp big.dat bad.dat
+	printf '\xff\x00\x13\x37' | dd of=bad.dat bs=1 seek="$off" conv=notrunc status=none
+	rc=0
+	$TRAIL report -q -i bad.dat >out.txt 2>err.txt || rc=$?
+	[ "$rc" -eq 1 ] || die "exit $rc"
+	has err.txt "checksum mismatch"
+	grep -Eq "offset [0-9]+" err.txt || die "no offset: $(cat err.txt)"
+	n=$(wc -l <out.txt)
+	[ "$n" -gt 0 ] && [ "$n" -lt "$total" ] || die "$n events of $total before the damage"
+	# the events printed are exactly the first ones of an intact report
+	# for the streams that were read, i.e. a subset of the full report
+	$TRAIL report -q -i big.dat >full.txt
+	# (timestamps aside: the damaged file lost later clock sync points)
+	sed -E 's/[0-9]+\.[0-9]+: //' out.txt | sort >a.txt
+	sed -E 's/[0-9]+\.[0-9]+: //' full.txt | sort >b.txt
+	[ -z "$(comm -23 a.txt b.txt)" ] || die "damaged read invented events"
+}
+
+not_a_trace_file() {
+	expect_rc 1 $TRAIL report -i /etc/passwd 2>err.txt
+	has err.txt "not a trail trace file"
+	: >empty.dat
+	expect_rc 1 $TRAIL report -i empty.dat 2>err.txt
+	has err.txt "too short for a trail file"
+	expect_rc 1 $TRAIL report -i nonexistent.dat 2>err.txt
+	has err.txt "nonexistent.dat: No such file or directory"
+	head -c 64 /dev/urandom >rnd.dat
+	expect_rc 1 $TRAIL report -i rnd.dat 2>err.txt
+}
+
+file_size_limit_mid_recording() {
+	# a full disk, as the file size limit makes it: the recording stops
+	# cleanly, says so, and the file holds a readable prefix
+	rc=0
+	( ulimit -f 4096; exec $TRAIL record -q -b 1M --chunk-size 4K -e 'app:*' -o full.dat -- "$EXAMPLE" 4 100000 ) 2>err.txt || rc=$?
+	[ "$rc" -eq 1 ] || die "exit $rc: $(cat err.txt)"
+	has err.txt "File too large"
+	has err.txt "recording stopped"
+	size=$(stat -c %s full.dat)
+	[ "$size" -le $((4096 * 1024)) ] || die "file is $size bytes"
+	rc=0
+	$TRAIL report -q -i full.dat >out.txt 2>err2.txt || rc=$?
+	[ "$(wc -l <out.txt)" -gt 100 ] || die "no events kept: $(cat err2.txt)"
+	has err2.txt "did not finish"
+}
+
+pid_errors() {
+	expect_rc 1 $TRAIL record -e all -P 999999999 2>err.txt
+	has err.txt "no process with pid 999999999"
+	sleep 30 & sp=$!
+	expect_rc 1 $TRAIL record -e all -P $sp 2>err.txt
+	kill $sp
+	has err.txt "has no libtrail loaded"
+	has err.txt "LD_PRELOAD="
+	if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 & op=$!
+		sleep 0.2
+	else
+		op=1
+	fi
+	expect_rc 1 $TRAIL record -e all -P $op 2>err.txt
+	[ "$op" -ne 1 ] && kill $op
+	has err.txt "not to you"
+	TRAIL_SIGNAL=0 "$EXAMPLE_LINKED" --loop >/dev/null & lp=$!
+	wait_for "grep -q libtrail /proc/$lp/maps && [ -e $TRAIL_REGISTRY/$lp ]"
+	expect_rc 1 $TRAIL record -e all -P $lp 2>err.txt
+	kill $lp
+	has err.txt "attaching is disabled"
+}
+
+registry_must_be_private() {
+	mkdir open; chmod 755 open
+	TRAIL_REGISTRY=$PWD/open expect_rc 1 $TRAIL ps 2>err.txt
+	has err.txt "not a private directory"
+	mkdir -p real; chmod 700 real; ln -s real link
+	TRAIL_REGISTRY=$PWD/link expect_rc 1 $TRAIL ps 2>err.txt
+	has err.txt "symbolic link"
+	# libtrail refuses it too: nothing gets written through the link
+	TRAIL_REGISTRY=$PWD/link LD_PRELOAD=$LIBTRAIL "$EXAMPLE" 1 1
+	[ -z "$(ls real)" ] || die "libtrail wrote through a symlinked registry"
+}
+
+t unknown_event_lists_known_ones unknown_event_lists_known_ones
+t bad_event_syntax_caret bad_event_syntax_caret
+t usage_errors usage_errors
+t command_not_found command_not_found
+t unwritable_output_checked_first unwritable_output_checked_first
+t truncated_file_keeps_prefix truncated_file_keeps_prefix
+t corrupt_file_names_offset corrupt_file_names_offset
+t not_a_trace_file not_a_trace_file
+t file_size_limit_mid_recording file_size_limit_mid_recording
+t pid_errors pid_errors
+t registry_must_be_private registry_must_be_private

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# record + report of the bundled example and of the test programs:
+# golden output, children (fork, exec), dlopen'ed objects, C++, list.
+. "$(dirname "$0")/lib.sh"
+
+golden_example() {
+	$TRAIL record -q -e 'app:*' -o ex.dat -- "$EXAMPLE"
+	$TRAIL report -i ex.dat >out.txt
+	normalize out.txt >norm.txt
+	diff -u "$SRC/tests/cli/golden/example.txt" norm.txt
+}
+
+golden_selected_events() {
+	$TRAIL record -q -e app:request -e app:stop -o ex.dat -- "$EXAMPLE" 1 3
+	$TRAIL report -q -i ex.dat | normalize >norm.txt
+	diff -u "$SRC/tests/cli/golden/example-request-stop.txt" norm.txt
+}
+
+ns_timestamps() {
+	$TRAIL record -q -e app:start -o ex.dat -- "$EXAMPLE" 1 1
+	$TRAIL report -q -t -i ex.dat >out.txt
+	grep -Eq '\] +[0-9]+\.[0-9]{9}: app:start' out.txt || die "no ns timestamp: $(cat out.txt)"
+}
+
+timestamps_sorted_monotonic() {
+	$TRAIL record -q -e 'app:*' -o ex.dat -- "$EXAMPLE" 8 200
+	$TRAIL report -q -t -i ex.dat | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = substr($i, 1, length($i) - 1); if (t + 0 < last + 0) { print "unsorted at " NR; exit 1 } last = t } }'
+	n=$($TRAIL report -q -i ex.dat | wc -l)
+	# start + stop, and per worker 200 x (request + reply) + stats
+	[ "$n" -eq $((2 + 8 * 401)) ] || die "$n events, wanted $((2 + 8 * 401))"
+}
+
+timestamps_are_monotonic_clock() {
+	before=$(awk '{print $1}' /proc/uptime)
+	$TRAIL record -q -e app:start -o ex.dat -- "$EXAMPLE" 1 1
+	after=$(awk '{print $1}' /proc/uptime)
+	ts=$($TRAIL report -q -i ex.dat | sed -E 's/.*\] +([0-9.]+):.*/\1/')
+	# CLOCK_MONOTONIC and uptime agree to well within a second here
+	awk -v b="$before" -v a="$after" -v t="$ts" 'BEGIN { exit !(t >= b - 1 && t <= a + 1) }' ||
+		die "timestamp $ts not within [$before, $after]"
+}
+
+follows_fork_and_exec() {
+	$TRAIL record -q -e 'proc:*' -o f.dat -- "$BUILD/tests/cli/forker"
+	$TRAIL report -q -i f.dat >out.txt
+	[ "$(grep -c 'who="parent"' out.txt)" -eq 2 ] || die "parent events: $(cat out.txt)"
+	[ "$(grep -c 'who="child"' out.txt)" -eq 3 ] || die "child events: $(cat out.txt)"
+	[ "$(grep -c 'who="exec"' out.txt)" -eq 3 ] || die "exec events: $(cat out.txt)"
+	# three different processes (pid of the parent, of the child before and after exec is the same)
+	$TRAIL report -i f.dat --stat >stat.txt
+	has stat.txt "entries-in-buffer/entries-written: 8/8"
+}
+
+dlopen_dlclose() {
+	$TRAIL record -q --allow-unknown -e 'plugin:*' -e 'host:*' -o d.dat -- \
+		"$BUILD/tests/cli/dlopener" "$BUILD/tests/cli/plugin.so"
+	$TRAIL report -q -i d.dat | sed -E 's/.*: ([a-z]+:[a-z]+): /\1 /' >out.txt
+	cat >want.txt <<-'W'
+	host:round round=0 loaded=1
+	plugin:work round=0
+	host:round round=0 loaded=0
+	host:round round=1 loaded=1
+	plugin:work round=1
+	host:round round=1 loaded=0
+	host:round round=2 loaded=1
+	plugin:work round=2
+	host:round round=2 loaded=0
+	W
+	diff -u want.txt out.txt
+}
+
+cxx_program() {
+	$TRAIL record -q -e 'cxx:*' -o c.dat -- "$BUILD/tests/cli/cxx"
+	$TRAIL report -q -i c.dat | sed -E 's/.*: cxx:item: //' >out.txt
+	printf '%s\n' 'name="widget" color=-1 values={1,2,3}' 'name="lambda" color=2 values={1,2,3}' >want.txt
+	diff -u want.txt out.txt
+}
+
+list_program() {
+	$TRAIL list "$EXAMPLE" >out.txt
+	printf '%s\n' app:reply app:request app:start app:stats app:stop >want.txt
+	diff -u want.txt out.txt
+	$TRAIL list "$EXAMPLE" 'app:re*' >out.txt
+	printf '%s\n' app:reply app:request >want.txt
+	diff -u want.txt out.txt
+	$TRAIL list -F "$EXAMPLE" app:request >out.txt
+	has out.txt "field:s32 fd;"
+	has out.txt "field:__data_loc char[] path;"
+	has out.txt "hex:1;"
+}
+
+list_running_process() {
+	"$EXAMPLE_LINKED" --loop >/dev/null &
+	pid=$!
+	wait_for "grep -q libtrail /proc/$pid/maps"
+	$TRAIL list -P "$pid" >out.txt
+	kill "$pid"; wait "$pid" 2>/dev/null || true
+	printf '%s\n' app:reply app:request app:start app:stats app:stop >want.txt
+	diff -u want.txt out.txt
+}
+
+without_libtrail_events_are_off() {
+	# the example does not link libtrail: run alone it records nothing and
+	# behaves the same
+	"$EXAMPLE" 2 3
+}
+
+t golden_example golden_example
+t golden_selected_events golden_selected_events
+t ns_timestamps ns_timestamps
+t timestamps_sorted_monotonic timestamps_sorted_monotonic
+t timestamps_are_monotonic_clock timestamps_are_monotonic_clock
+t follows_fork_and_exec follows_fork_and_exec
+t dlopen_dlclose dlopen_dlclose
+t cxx_program cxx_program
+t list_program list_program
+t list_running_process list_running_process
+t without_libtrail_events_are_off without_libtrail_events_are_off

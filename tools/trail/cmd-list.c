@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-list.c - `trail list`: the events a program (and the libraries it
+ * needs) or a running process declares, read from their ELF files without
+ * running anything; and `trail ps`: the processes trail can attach to.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../src/common/meta.h"
+#include "../../src/common/registry.h"
+#include "../../src/common/spec.h"
+#include "../../src/common/util.h"
+#include "elfscan.h"
+#include "tool.h"
+
+static const char list_help[] =
+	"Usage: trail list [OPTIONS] [-P PID | [--] PROGRAM] [PATTERN]\n"
+	"\n"
+	"List the trail events a program and the shared libraries it needs\n"
+	"declare (read from their ELF files, nothing is run), or those of a\n"
+	"running process. PATTERN filters like 'trail record -e'.\n"
+	"\n"
+	"  -P, --pid PID    list the events of a running process\n"
+	"  -F, --fields     show each event's fields, like ftrace's format files\n"
+	"  -h, --help       this help\n";
+
+struct entry {
+	char *name;     /* provider:event */
+	char *object;
+	void *blob;
+	size_t size;
+};
+
+struct listing {
+	struct entry *e;
+	size_t n, cap;
+	const char *pattern;
+};
+
+static int collect(const char *object, const void *blob, size_t size, void *arg)
+{
+	struct listing *L = arg;
+	struct trail_meta m;
+	const char *why;
+	char name[300];
+
+	if (trail__meta_parse(blob, size, &m, &why))
+		return 0;
+	if (L->pattern &&
+	    !trail__spec_match1(L->pattern, strlen(L->pattern), m.provider, m.name))
+		return 0;
+	snprintf(name, sizeof(name), "%s:%s", m.provider, m.name);
+	for (size_t i = 0; i < L->n; i++)
+		if (!strcmp(L->e[i].name, name) && L->e[i].size == size &&
+		    !memcmp(L->e[i].blob, blob, size))
+			return 0;
+	if (L->n == L->cap) {
+		size_t cap = L->cap ? L->cap * 2 : 32;
+		struct entry *ne = realloc(L->e, cap * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		L->e = ne;
+		L->cap = cap;
+	}
+	L->e[L->n].name = strdup(name);
+	L->e[L->n].object = strdup(object);
+	L->e[L->n].blob = malloc(size);
+	if (L->e[L->n].blob)
+		memcpy(L->e[L->n].blob, blob, size);
+	L->e[L->n].size = size;
+	L->n++;
+	return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : strcmp(x->object, y->object);
+}
+
+static void print_fields(const struct entry *e)
+{
+	struct trail_meta m;
+	const char *why;
+	uint32_t off = 0;
+
+	if (!e->blob || trail__meta_parse(e->blob, e->size, &m, &why))
+		return;
+	printf("\tobject: %s\n", e->object);
+	for (uint32_t i = 0; i < m.nfields; i++) {
+		const struct trail_field *f = &m.fields[i];
+		char tb[64];
+		const char *t = trail__field_type(f, tb, sizeof(tb));
+
+		if (f->kind == TRAIL_FK_STRING || f->kind == TRAIL_FK_SEQ)
+			printf("\tfield:__data_loc %s %s;\tsigned:%d;\n", t, f->name,
+			       !!(f->flags & TRAIL_FF_SIGNED));
+		else
+			printf("\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;%s\n", t,
+			       f->name, off,
+			       f->kind == TRAIL_FK_ARRAY ? (unsigned)f->size * f->count : f->size,
+			       !!(f->flags & TRAIL_FF_SIGNED),
+			       (f->flags & TRAIL_FF_HEX) ? "\thex:1;" : "");
+		if (f->kind == TRAIL_FK_STRING || f->kind == TRAIL_FK_SEQ)
+			off = 0xffffffff; /* later offsets depend on the data */
+		else if (off != 0xffffffff)
+			off += f->kind == TRAIL_FK_ARRAY ? (unsigned)f->size * f->count : f->size;
+	}
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"pid", required_argument, NULL, 'P'},
+		{"fields", no_argument, NULL, 'F'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct listing L = {0};
+	char err[512] = "", *path = NULL;
+	long pid = 0;
+	int c, fields = 0, r;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+P:Fh", opts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case 'P':
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || *end || pid <= 0) {
+				tool_usage_err("list", "-P needs a process id, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'F':
+			fields = 1;
+			break;
+		case 'h':
+			fputs(list_help, stdout);
+			return 0;
+		default:
+			tool_usage_err("list", "unknown option '%s'", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (pid) {
+		if (optind < argc)
+			L.pattern = argv[optind++];
+		r = elfscan_pid((pid_t)pid, collect, &L, err, sizeof(err));
+	} else {
+		if (optind >= argc) {
+			tool_usage_err("list", "give a PROGRAM or -P PID");
+			return EXIT_USAGE;
+		}
+		path = tool_find_command(argv[optind]);
+		if (!path) {
+			tool_err("%s: %s", argv[optind],
+				 errno == ENOENT && !strchr(argv[optind], '/') ? "command not found"
+									       : strerror(errno));
+			return 1;
+		}
+		optind++;
+		if (optind < argc)
+			L.pattern = argv[optind++];
+		r = elfscan_program(path, collect, &L, err, sizeof(err));
+	}
+	if (optind < argc) {
+		tool_usage_err("list", "unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (L.pattern) {
+		const char *why;
+		size_t bad = trail__spec_check(L.pattern, &why);
+
+		if (bad) {
+			tool_caret("bad event pattern", L.pattern, bad - 1, why);
+			return EXIT_USAGE;
+		}
+	}
+	if (r < 0) {
+		tool_err("%s", err);
+		free(path);
+		return 1;
+	}
+	if (L.n)
+		qsort(L.e, L.n, sizeof(*L.e), cmp_entry);
+	for (size_t i = 0; i < L.n; i++) {
+		if (!fields && i && !strcmp(L.e[i].name, L.e[i - 1].name))
+			continue;
+		printf("%s\n", L.e[i].name);
+		if (fields)
+			print_fields(&L.e[i]);
+	}
+	if (!L.n && L.pattern) {
+		tool_err("no event matches '%s'", L.pattern);
+		free(path);
+		return 1;
+	}
+	free(path);
+	return 0;
+}
+
+int cmd_ps(int argc, char **argv)
+{
+	char path[512];
+	struct dirent *d;
+	DIR *dir;
+	int dfd, n = 0;
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs("Usage: trail ps\n\nList your running processes that have libtrail "
+		      "loaded (the registry), for 'trail record -P'.\n", stdout);
+		return 0;
+	}
+	if (argc > 1) {
+		tool_usage_err("ps", "unexpected argument '%s'", argv[1]);
+		return EXIT_USAGE;
+	}
+	if (trail__registry_path(path, sizeof(path)))
+		return 1;
+	dfd = trail__registry_open(path, 0);
+	if (dfd == -ENOENT)
+		return 0;
+	if (dfd < 0) {
+		tool_err("%s: %s", path, dfd == -EPERM ? "not a private directory of yours"
+							: strerror(-dfd));
+		return 1;
+	}
+	dir = fdopendir(dfd);
+	if (!dir)
+		return 1;
+	printf("%7s  %-16s %6s  %s\n", "PID", "COMM", "SIGNAL", "EXE");
+	while ((d = readdir(dir))) {
+		struct trail_reg reg;
+		char *end, comm[64] = "", exe[512] = "", p2[64];
+		long pid = strtol(d->d_name, &end, 10);
+		ssize_t k;
+
+		if (*end || pid <= 0 || trail__registry_get(dfd, (pid_t)pid, &reg))
+			continue;
+		if (!trail__proc_alive((pid_t)pid, reg.start)) {
+			trail__registry_del(dfd, (pid_t)pid); /* stale: it died */
+			continue;
+		}
+		snprintf(p2, sizeof(p2), "/proc/%ld/comm", pid);
+		if (trail__read_file(p2, comm, sizeof(comm)) > 0)
+			comm[strcspn(comm, "\n")] = '\0';
+		snprintf(p2, sizeof(p2), "/proc/%ld/exe", pid);
+		k = readlink(p2, exe, sizeof(exe) - 1);
+		exe[k > 0 ? k : 0] = '\0';
+		printf("%7ld  %-16s %6d  %s\n", pid, comm, reg.signal, exe);
+		n++;
+	}
+	closedir(dir);
+	return 0;
+}

@@ -1,0 +1,1196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-record.c - `trail record`: create a session arena, get processes into
+ * it (launch a command with libtrail preloaded, or attach to running ones by
+ * signal), drain published chunks into the trace file while they run, and
+ * on the end (command exit, Ctrl-C, disk full) detach everyone, collect what
+ * is left (including the committed part of chunks owned by processes that
+ * died) and write the final accounting.
+ *
+ * Everything read from the arena is hostile: indices are bounds-checked,
+ * chunks are copied to private memory before their header is trusted, and
+ * the arena is a sealed memfd so no process can shrink it under us.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/common/arena.h"
+#include "../../src/common/clock.h"
+#include "../../src/common/meta.h"
+#include "../../src/common/registry.h"
+#include "../../src/common/spec.h"
+#include "../../src/common/util.h"
+#include "elfscan.h"
+#include "tool.h"
+#include "tracefile.h"
+
+#define CMD_ATTACH 1u
+#define CMD_DETACH 2u
+#define MAX_SYNCS 4096
+
+struct proc_track {
+	uint32_t pid;
+	uint64_t start;
+	int announced;
+	int dead;
+	int detached;
+	int stuck;
+};
+
+struct session {
+	/* options */
+	char **events;
+	int nevents;
+	const char *output;
+	uint64_t buffer_bytes;
+	uint32_t chunk_size;
+	pid_t *pids;
+	int npids;
+	int overwrite, quiet, allow_unknown;
+	char **cmd;
+	char *cmd_path;
+
+	/* arena */
+	int memfd;
+	uint8_t *base;
+	struct trail_arena_geom g;
+	struct trail_arena_hdr *hdr;
+	uint64_t *ctab;
+	struct trail_stream *streams;
+	struct trail_proc *procs;
+	char spec[TRAIL_SPEC_MAX + 1];
+
+	/* output */
+	struct tf_writer out;
+	uint8_t *chunkbuf;
+	uint8_t *event_done; /* per event id: EVENT section written */
+	uint8_t *stream_seen;
+	struct proc_track *pt;
+	uint32_t clock, mult, shift;
+	struct trail_clock_sync syncs[MAX_SYNCS];
+	uint32_t nsyncs, syncs_written;
+
+	/* progress */
+	uint64_t ev_total, chunks, bytes, bad_chunks;
+	pid_t child;
+	int child_status, child_done;
+	int tty;
+};
+
+static volatile sig_atomic_t stop_signal, got_sigchld;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void on_chld(int sig)
+{
+	(void)sig;
+	got_sigchld = 1;
+}
+
+static const char record_help[] =
+	"Usage: trail record [OPTIONS] -e EVENT [-e EVENT...] [--] COMMAND [ARGS...]\n"
+	"       trail record [OPTIONS] -e EVENT... -P PID [-P PID...]\n"
+	"\n"
+	"Record static tracepoints of a command (started with libtrail preloaded,\n"
+	"children and exec'd programs included) or of running processes that have\n"
+	"libtrail loaded. Stops when the command exits or on Ctrl-C, then writes\n"
+	"a complete trace file.\n"
+	"\n"
+	"  -e, --event EVENT      events to record: SYS:EVENT, SYS, EVENT, globs, 'all'\n"
+	"  -o, --output FILE      trace file (default trace.dat)\n"
+	"  -P, --pid PID          attach to a running process (repeatable)\n"
+	"  -b, --buffer-size KB   shared buffer size in KiB, or with K/M/G (default 32M)\n"
+	"      --chunk-size SIZE  per-thread chunk size (default 64K)\n"
+	"      --overwrite        flight recorder: keep the newest events, overwrite\n"
+	"                         the oldest, write the file at the end\n"
+	"      --allow-unknown    accept event names the binary does not declare\n"
+	"                         (events from libraries loaded later with dlopen)\n"
+	"  -q, --quiet            no live status line and no summary\n"
+	"  -h, --help             this help\n";
+
+static int usage_err(const char *fmt, const char *arg)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	tool_usage_err("record", "%s", msg);
+	return EXIT_USAGE;
+}
+
+/* --------------------------------------------------------- event checks */
+
+struct known {
+	char **names;
+	size_t n, cap;
+};
+
+static int collect_event(const char *object, const void *blob, size_t size, void *arg)
+{
+	struct known *k = arg;
+	struct trail_meta m;
+	const char *why;
+	char name[300];
+	(void)object;
+
+	if (trail__meta_parse(blob, size, &m, &why))
+		return 0;
+	snprintf(name, sizeof(name), "%s:%s", m.provider, m.name);
+	for (size_t i = 0; i < k->n; i++)
+		if (!strcmp(k->names[i], name))
+			return 0;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 32;
+		char **nn = realloc(k->names, cap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		k->names = nn;
+		k->cap = cap;
+	}
+	k->names[k->n++] = strdup(name);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every -e must select something the program declares. */
+static int check_events(struct session *S, struct known *k, const char *where)
+{
+	int bad = 0;
+
+	if (k->n)
+		qsort(k->names, k->n, sizeof(*k->names), cmp_str);
+	for (int i = 0; i < S->nevents; i++) {
+		const char *e = S->events[i];
+		int hit = 0;
+
+		for (size_t j = 0; j < k->n && !hit; j++) {
+			char *colon = strchr(k->names[j], ':');
+
+			*colon = '\0';
+			hit = trail__spec_match1(e, strlen(e), k->names[j], colon + 1);
+			*colon = ':';
+		}
+		if (!hit) {
+			tool_err("no event matches '%s' in %s", e, where);
+			bad = 1;
+		}
+	}
+	if (bad) {
+		if (!k->n) {
+			fprintf(stderr, "  %s declares no trail events (none were compiled in, "
+				"or it was built without <trail/trail.h>)\n", where);
+		} else {
+			fprintf(stderr, "  events there:");
+			for (size_t j = 0; j < k->n; j++)
+				fprintf(stderr, "%s%s", j % 6 ? " " : "\n    ", k->names[j]);
+			fprintf(stderr, "\n");
+		}
+		fprintf(stderr, "  (--allow-unknown accepts events of libraries loaded later)\n");
+	}
+	return bad ? -1 : 0;
+}
+
+static void free_known(struct known *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->names[i]);
+	free(k->names);
+}
+
+/* ---------------------------------------------------------------- arena */
+
+static int arena_create(struct session *S)
+{
+	size_t len = 0;
+	uint64_t sid;
+	int r;
+
+	for (int i = 0; i < S->nevents; i++) {
+		size_t l = strlen(S->events[i]);
+
+		if (len + l + 1 > TRAIL_SPEC_MAX) {
+			tool_err("too many -e patterns (%d bytes at most)", TRAIL_SPEC_MAX);
+			return -1;
+		}
+		memcpy(S->spec + len, S->events[i], l);
+		len += l;
+		S->spec[len++] = '\n';
+	}
+	S->spec[len] = '\0';
+	if (trail__arena_geom(&S->g, S->buffer_bytes, S->chunk_size, (uint32_t)len)) {
+		tool_err("buffer of %llu KiB cannot hold two chunks of %u KiB",
+			 (unsigned long long)(S->buffer_bytes / 1024), S->chunk_size / 1024);
+		return -1;
+	}
+	S->memfd = memfd_create("trail-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (S->memfd < 0) {
+		tool_err("memfd_create: %s", strerror(errno));
+		return -1;
+	}
+	if (ftruncate(S->memfd, (off_t)S->g.size) < 0) {
+		tool_err("cannot size the %llu-byte buffer: %s",
+			 (unsigned long long)S->g.size, strerror(errno));
+		return -1;
+	}
+	/* nobody may shrink or grow it: mappings never fault with SIGBUS */
+	if (fcntl(S->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		tool_err("cannot seal the buffer: %s", strerror(errno));
+		return -1;
+	}
+	S->base = mmap(NULL, S->g.size, PROT_READ | PROT_WRITE, MAP_SHARED, S->memfd, 0);
+	if (S->base == MAP_FAILED) {
+		tool_err("cannot map the buffer: %s", strerror(errno));
+		return -1;
+	}
+	r = (int)trail__read_file("/proc/sys/kernel/random/boot_id", (char *)S->syncs, 64);
+	sid = trail__mono_ns() ^ ((uint64_t)getpid() << 40) ^ (r > 0 ? ((uint64_t *)S->syncs)[0] : 0);
+	S->clock = trail__clock_detect();
+	trail__arena_format(S->base, &S->g, sid, S->overwrite ? TRAIL_ARENA_OVERWRITE : 0,
+			    S->clock, S->spec, (uint32_t)getpid());
+	S->hdr = (struct trail_arena_hdr *)S->base;
+	S->ctab = trail__arena_ctab(S->base, &S->g);
+	S->streams = trail__arena_streams(S->base, &S->g);
+	S->procs = trail__arena_procs(S->base, &S->g);
+	S->chunkbuf = malloc(S->g.chunk_size);
+	S->event_done = calloc(S->g.max_events, 1);
+	S->stream_seen = calloc(S->g.max_streams, 1);
+	S->pt = calloc(S->g.max_procs, sizeof(*S->pt));
+	if (!S->chunkbuf || !S->event_done || !S->stream_seen || !S->pt) {
+		tool_err("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static int out_err(struct session *S)
+{
+	return S->out.err;
+}
+
+static void add_sync(struct session *S)
+{
+	if (S->nsyncs < MAX_SYNCS)
+		trail__clock_sync(S->clock, &S->syncs[S->nsyncs++]);
+}
+
+static void write_clock(struct session *S)
+{
+	struct trail_sec_clock c = {S->clock, S->shift, S->mult, 0};
+	uint32_t n = S->nsyncs - S->syncs_written;
+
+	if (!n)
+		return;
+	c.nsync = n;
+	if (!tfw_section(&S->out, TRAIL_SEC_CLOCK, &c, sizeof(c),
+			 &S->syncs[S->syncs_written], n * sizeof(S->syncs[0])))
+		S->syncs_written = S->nsyncs;
+}
+
+static void write_info(struct session *S, int argc, char **argv)
+{
+	char text[8192], host[256] = "";
+	size_t o = 0;
+
+	gethostname(host, sizeof(host) - 1);
+	o += (size_t)snprintf(text + o, sizeof(text) - o,
+			      "trail_version=%s\nhostname=%s\nmode=%s\nbuffer_bytes=%llu\n"
+			      "chunk_size=%u\nevents=",
+			      TRAIL_VERSION, host, S->overwrite ? "overwrite" : "discard",
+			      (unsigned long long)S->g.nchunks * S->g.chunk_size,
+			      S->g.chunk_size);
+	for (int i = 0; i < S->nevents && o < sizeof(text) - 1; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", i ? "," : "",
+				      S->events[i]);
+	if (o < sizeof(text) - 1)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "\ncommand=");
+	for (int i = 0; i < argc && o < sizeof(text) - 1; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", i ? " " : "", argv[i]);
+	for (int i = 0; i < S->npids && o < sizeof(text) - 1; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%d", i ? "," : "-P ",
+				      (int)S->pids[i]);
+	if (o < sizeof(text) - 1)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "\n");
+	if (o > sizeof(text) - 1)
+		o = sizeof(text) - 1;
+	tfw_section(&S->out, TRAIL_SEC_INFO, text, o, NULL, 0);
+}
+
+/* New entries of the session's event table. */
+static void write_events(struct session *S)
+{
+	uint32_t n = __atomic_load_n(&S->hdr->nevents, __ATOMIC_ACQUIRE);
+	const uint32_t *idx = (const uint32_t *)(S->base + S->g.evidx_off);
+	const uint8_t *data = S->base + S->g.evdata_off;
+
+	if (n > S->g.max_events)
+		n = S->g.max_events;
+	for (uint32_t i = 0; i < n; i++) {
+		struct trail_sec_event se = {i, 0};
+		struct trail_evrec rec;
+		struct trail_meta m;
+		uint8_t blob[65536];
+		const char *why;
+		uint32_t off;
+
+		if (S->event_done[i])
+			continue;
+		off = __atomic_load_n(&idx[i], __ATOMIC_ACQUIRE);
+		if (!off || off > S->g.evdata_size - sizeof(rec))
+			continue;
+		memcpy(&rec, data + off, sizeof(rec));
+		if (rec.id != i || rec.size > sizeof(blob) ||
+		    rec.size > S->g.evdata_size - off - sizeof(rec)) {
+			S->event_done[i] = 1; /* broken: never valid */
+			continue;
+		}
+		memcpy(blob, data + off + sizeof(rec), rec.size);
+		if (trail__meta_parse(blob, rec.size, &m, &why)) {
+			S->event_done[i] = 1;
+			continue;
+		}
+		if (!tfw_section(&S->out, TRAIL_SEC_EVENT, &se, sizeof(se), blob, rec.size))
+			S->event_done[i] = 1;
+	}
+}
+
+static void write_proc(struct session *S, uint32_t i, uint32_t state)
+{
+	struct trail_proc pr;
+	struct trail_sec_proc sp;
+	char path[64], exe[PATH_MAX] = "";
+	ssize_t n;
+
+	memcpy(&pr, &S->procs[i], sizeof(pr));
+	memset(&sp, 0, sizeof(sp));
+	sp.pid = pr.pid;
+	sp.ppid = pr.ppid;
+	sp.how = pr.how;
+	sp.state = state;
+	sp.result = pr.result;
+	sp.exited = S->pt[i].dead;
+	memcpy(sp.comm, pr.comm, sizeof(sp.comm));
+	sp.comm[15] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/exe", pr.pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	tfw_section(&S->out, TRAIL_SEC_PROC, &sp, sizeof(sp), exe, strlen(exe) + 1);
+}
+
+/* Copy chunk i out of the arena (we hold it READING, or salvage it), check
+ * its header and append it. */
+static void write_chunk(struct session *S, uint32_t i, uint32_t flags)
+{
+	struct trail_chunk_hdr *src = trail__arena_chunk(S->base, &S->g, i);
+	struct trail_chunk_hdr *h = (struct trail_chunk_hdr *)S->chunkbuf;
+	struct trail_sec_chunk sc = {flags, 0};
+	uint64_t commit = __atomic_load_n(&src->commit, __ATOMIC_ACQUIRE);
+	uint32_t bytes = TRAIL_COMMIT_BYTES(commit);
+	uint32_t events = TRAIL_COMMIT_EVENTS(commit);
+
+	if (!events && !bytes)
+		return;
+	if (bytes > S->g.chunk_size - sizeof(*h) || events > bytes / 4) {
+		S->bad_chunks++;
+		return;
+	}
+	memcpy(h, src, sizeof(*h));
+	h->commit = commit; /* what we read, not what it may be now */
+	memcpy(h + 1, src + 1, bytes);
+	if (h->stream >= S->g.max_streams) {
+		S->bad_chunks++;
+		return;
+	}
+	if (tfw_section(&S->out, TRAIL_SEC_CHUNK, &sc, sizeof(sc), h, sizeof(*h) + bytes))
+		return;
+	S->stream_seen[h->stream] = 1;
+	S->ev_total += events;
+	S->bytes += bytes;
+	S->chunks++;
+}
+
+static void free_chunk(struct session *S, uint32_t i)
+{
+	/* release: our reads of the chunk are done before a writer takes it
+	 * (pairs with the acquire CAS in take_chunk()) */
+	__atomic_store_n(&S->ctab[i], TRAIL_CS_FREE, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&S->hdr->nfree, 1, __ATOMIC_RELAXED);
+}
+
+struct pending {
+	uint32_t idx;
+	uint64_t pub;
+};
+
+static int cmp_pub(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	return x->pub < y->pub ? -1 : x->pub > y->pub;
+}
+
+/* Take every published chunk, oldest publication first. */
+static uint32_t drain(struct session *S)
+{
+	static struct pending *list;
+	uint32_t n = 0;
+
+	if (!list && !(list = malloc(S->g.nchunks * sizeof(*list))))
+		return 0;
+	for (uint32_t i = 0; i < S->g.nchunks; i++) {
+		uint64_t w = __atomic_load_n(&S->ctab[i], __ATOMIC_RELAXED);
+
+		if (TRAIL_CS_STATE(w) != TRAIL_CS_COMPLETE)
+			continue;
+		/* acquire: pairs with the writer's release publishing it */
+		if (__atomic_compare_exchange_n(&S->ctab[i], &w, TRAIL_CS_READING, 0,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			list[n++] = (struct pending){i, TRAIL_CS_PUB(w)};
+	}
+	if (!n)
+		return 0;
+	qsort(list, n, sizeof(*list), cmp_pub);
+	write_events(S);
+	for (uint32_t k = 0; k < n; k++) {
+		if (!out_err(S))
+			write_chunk(S, list[k].idx, 0);
+		free_chunk(S, list[k].idx);
+	}
+	return n;
+}
+
+/* Chunks still OWNED by writers of process slot p (dead, or not answering). */
+static void salvage(struct session *S, uint32_t p, int steal)
+{
+	write_events(S);
+	for (uint32_t i = 0; i < S->g.nchunks; i++) {
+		uint64_t w = __atomic_load_n(&S->ctab[i], __ATOMIC_ACQUIRE);
+		uint32_t st = TRAIL_CS_OWNER(w);
+
+		if (TRAIL_CS_STATE(w) != TRAIL_CS_OWNED || st >= S->g.max_streams ||
+		    __atomic_load_n(&S->streams[st].proc, __ATOMIC_RELAXED) != p)
+			continue;
+		if (!steal) { /* the writer may live on: copy, leave it in place */
+			if (!out_err(S))
+				write_chunk(S, i, TRAIL_CHUNK_SALVAGED);
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&S->ctab[i], &w, TRAIL_CS_READING, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		if (!out_err(S))
+			write_chunk(S, i, TRAIL_CHUNK_SALVAGED);
+		if (S->overwrite)
+			__atomic_store_n(&S->ctab[i], TRAIL_CS_COMPLETE_WORD(0), __ATOMIC_RELEASE);
+		else
+			free_chunk(S, i);
+	}
+}
+
+static uint32_t nprocs(struct session *S)
+{
+	uint32_t n = __atomic_load_n(&S->hdr->nprocs, __ATOMIC_ACQUIRE);
+
+	return n > S->g.max_procs ? S->g.max_procs : n;
+}
+
+/* Announce new processes, notice dead ones and take their chunks. */
+static void check_procs(struct session *S)
+{
+	uint32_t n = nprocs(S);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct proc_track *t = &S->pt[i];
+		uint32_t st = __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE);
+
+		if (st == TRAIL_PS_FREE)
+			continue;
+		if (!t->announced) {
+			t->pid = S->procs[i].pid;
+			t->start = S->procs[i].start_time;
+			t->announced = 1;
+			write_proc(S, i, st);
+		}
+		if (st == TRAIL_PS_DETACHED || st == TRAIL_PS_FAILED)
+			t->detached = 1;
+		if (!t->dead && !trail__proc_alive((pid_t)t->pid, t->start)) {
+			if (S->child && (pid_t)t->pid == S->child && !S->child_done)
+				continue; /* our zombie: reaped in the main loop */
+			t->dead = 1;
+			if (!S->overwrite)
+				salvage(S, i, 1);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- status */
+
+static void status_line(struct session *S, int final)
+{
+	char a[32], b[32], c[32];
+	uint64_t lost = 0;
+
+	if (!S->tty || S->quiet)
+		return;
+	for (uint32_t i = 0; i < S->g.max_streams; i++)
+		if (S->stream_seen[i])
+			lost += __atomic_load_n(&S->streams[i].dropped, __ATOMIC_RELAXED);
+	fprintf(stderr, "\r\033[Ktrail: %s events  %s  lost %s  processes %u%s",
+		tool_thousands(S->ev_total, a, sizeof(a)),
+		tool_human_bytes(S->bytes, b, sizeof(b)),
+		tool_thousands(lost, c, sizeof(c)), nprocs(S), final ? "\n" : "");
+	if (final)
+		fputs("\r\033[K", stderr);
+}
+
+/* ---------------------------------------------------------------- attach */
+
+static int send_cmd(struct session *S, pid_t pid, int sig, uint32_t cmd)
+{
+	union sigval v;
+
+	v.sival_int = (int)((cmd << 24) | (uint32_t)S->memfd);
+	return sigqueue(pid, sig, v) < 0 ? -errno : 0;
+}
+
+/* Is `sig` caught by pid (SigCgt in /proc/PID/status)? */
+static int signal_caught(pid_t pid, int sig)
+{
+	char path[64], buf[4096], *p;
+	unsigned long long mask;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (trail__read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strstr(buf, "\nSigCgt:");
+	if (!p)
+		return 0;
+	mask = strtoull(p + 8, NULL, 16);
+	return sig > 0 && sig <= 64 && ((mask >> (sig - 1)) & 1);
+}
+
+static int maps_libtrail(pid_t pid)
+{
+	char path[64], *buf;
+	int found = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	buf = malloc(1 << 22);
+	if (!buf)
+		return 0;
+	n = trail__read_file(path, buf, 1 << 22);
+	if (n > 0)
+		found = strstr(buf, "/libtrail.so") != NULL;
+	free(buf);
+	return found;
+}
+
+/* The checks a user deserves a clear message for, before anything starts. */
+static int check_pid(struct session *S, pid_t pid, int *sig)
+{
+	char path[512], comm[64] = "?";
+	struct trail_reg reg;
+	struct stat st;
+	struct known k = {0};
+	int dfd, r;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (pid <= 0 || stat(path, &st) < 0) {
+		tool_err("no process with pid %d", (int)pid);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (trail__read_file(path, comm, sizeof(comm)) > 0)
+		comm[strcspn(comm, "\n")] = '\0';
+	if (st.st_uid != geteuid()) {
+		tool_err("process %d (%s) belongs to uid %u, not to you (uid %u): "
+			 "trail only attaches to your own processes",
+			 (int)pid, comm, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	if (trail__registry_path(path, sizeof(path)) ||
+	    (dfd = trail__registry_open(path, 0)) < 0 ||
+	    (r = trail__registry_get(dfd, pid, &reg), close(dfd), r) ||
+	    !maps_libtrail(pid)) {
+		tool_err("process %d (%s) has no libtrail loaded: start it with "
+			 "LD_PRELOAD=%s, or link it with -ltrail",
+			 (int)pid, comm, tool_libtrail_path() ? tool_libtrail_path() : "libtrail.so.1");
+		return -1;
+	}
+	if (!reg.signal || !signal_caught(pid, reg.signal)) {
+		tool_err("process %d (%s) has libtrail but attaching is disabled "
+			 "(TRAIL_SIGNAL=0, or the program took over signal %d)",
+			 (int)pid, comm, reg.signal);
+		return -1;
+	}
+	*sig = reg.signal;
+	if (!S->allow_unknown) {
+		char err[512] = "", where[128];
+
+		r = elfscan_pid(pid, collect_event, &k, err, sizeof(err));
+		if (r < 0) {
+			tool_err("cannot read the objects of process %d: %s", (int)pid, err);
+			free_known(&k);
+			return -1;
+		}
+		snprintf(where, sizeof(where), "process %d (%s)", (int)pid, comm);
+		r = check_events(S, &k, where);
+		free_known(&k);
+		if (r)
+			return -1;
+	}
+	return 0;
+}
+
+static struct trail_proc *find_proc(struct session *S, pid_t pid, uint32_t *idx)
+{
+	uint32_t n = nprocs(S);
+
+	for (uint32_t i = n; i-- > 0;)
+		if (S->procs[i].pid == (uint32_t)pid &&
+		    __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE) != TRAIL_PS_FREE) {
+			if (idx)
+				*idx = i;
+			return &S->procs[i];
+		}
+	return NULL;
+}
+
+static int attach_all(struct session *S, const int *sigs)
+{
+	for (int i = 0; i < S->npids; i++) {
+		struct trail_proc *pr = NULL;
+		int r = send_cmd(S, S->pids[i], sigs[i], CMD_ATTACH);
+
+		if (r) {
+			tool_err("cannot signal process %d: %s", (int)S->pids[i], strerror(-r));
+			return -1;
+		}
+		for (int t = 0; t < 3000 && !(pr = find_proc(S, S->pids[i], NULL)); t++) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+		if (!pr) {
+			tool_err("process %d did not answer the attach request within 3 s "
+				 "(is signal %d blocked in all its threads?)",
+				 (int)S->pids[i], sigs[i]);
+			return -1;
+		}
+		if (__atomic_load_n(&pr->state, __ATOMIC_ACQUIRE) == TRAIL_PS_FAILED) {
+			tool_err("process %d could not join: %s", (int)S->pids[i],
+				 strerror(-pr->result));
+			return -1;
+		}
+		if (!S->quiet)
+			fprintf(stderr, "trail: attached to process %d (%.16s): %d event%s enabled\n",
+				(int)S->pids[i], pr->comm, pr->result, pr->result == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+/* Ask every live process to detach; wait for them (signalling again while
+ * one reports that it was interrupted mid-write). */
+static void detach_all(struct session *S)
+{
+	for (int round = 0; round < 200; round++) {
+		uint32_t n = nprocs(S);
+		int waiting = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct proc_track *t = &S->pt[i];
+			uint32_t st = __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE);
+			int sig = S->procs[i].signal;
+
+			if (st == TRAIL_PS_FREE || st == TRAIL_PS_DETACHED || st == TRAIL_PS_FAILED) {
+				t->detached = st != TRAIL_PS_FREE;
+				continue;
+			}
+			if (!t->announced)
+				check_procs(S);
+			if (t->dead || !trail__proc_alive((pid_t)S->procs[i].pid,
+							  S->procs[i].start_time)) {
+				t->dead = 1;
+				continue;
+			}
+			if (sig <= 0 || sig > 64) {
+				t->stuck = 1;
+				continue;
+			}
+			if (round % 5 == 0)
+				send_cmd(S, (pid_t)S->procs[i].pid, sig, CMD_DETACH);
+			waiting++;
+		}
+		if (!waiting)
+			return;
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+	for (uint32_t i = 0; i < nprocs(S); i++) {
+		uint32_t st = __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE);
+
+		if (!S->pt[i].dead && (st == TRAIL_PS_ACTIVE || st == TRAIL_PS_DETACH_PENDING)) {
+			S->pt[i].stuck = 1;
+			tool_warn("process %u did not detach within 2 s; taking its events "
+				  "committed so far", S->procs[i].pid);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- launch */
+
+static int launch(struct session *S, const char *libtrail)
+{
+	char env_session[64], *preload = NULL;
+	const char *old = getenv("LD_PRELOAD");
+	int pfd[2], err = 0;
+	ssize_t n;
+
+	snprintf(env_session, sizeof(env_session), "%d:%d", (int)getpid(), S->memfd);
+	if (asprintf(&preload, "%s%s%s", libtrail, old && *old ? " " : "",
+		     old ? old : "") < 0)
+		return -1;
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		tool_err("pipe: %s", strerror(errno));
+		return -1;
+	}
+	S->child = fork();
+	if (S->child < 0) {
+		tool_err("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (S->child == 0) {
+		sigset_t none;
+
+		close(pfd[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		setenv("TRAIL_SESSION", env_session, 1);
+		setenv("LD_PRELOAD", preload, 1);
+#if defined(__SANITIZE_ADDRESS__)
+		{ /* an ASan build preloads an ASan libtrail */
+			const char *ao = getenv("ASAN_OPTIONS");
+			char *v = NULL;
+
+			if (asprintf(&v, "%s%sverify_asan_link_order=0", ao ? ao : "",
+				     ao && *ao ? ":" : "") > 0)
+				setenv("ASAN_OPTIONS", v, 1);
+		}
+#endif
+		execv(S->cmd_path, S->cmd);
+		err = errno;
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	free(preload);
+	close(pfd[1]);
+	n = read(pfd[0], &err, sizeof(err));
+	close(pfd[0]);
+	if (n == (ssize_t)sizeof(err)) {
+		tool_err("cannot run %s: %s", S->cmd[0], strerror(err));
+		waitpid(S->child, NULL, 0);
+		S->child = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- finish */
+
+static void write_streams(struct session *S)
+{
+	for (uint32_t i = 0; i < S->g.max_streams; i++) {
+		struct trail_stream st;
+		struct trail_sec_stream ss;
+
+		memcpy(&st, &S->streams[i], sizeof(st));
+		if (st.state != TRAIL_SS_LIVE && st.state != TRAIL_SS_EXITED)
+			continue;
+		if (!S->stream_seen[i] && !st.dropped && !st.overwritten)
+			continue;
+		memset(&ss, 0, sizeof(ss));
+		ss.idx = i;
+		ss.gen = st.gen;
+		ss.pid = st.pid;
+		ss.tid = st.tid;
+		ss.level = st.level;
+		ss.final = 1;
+		ss.dropped = st.dropped;
+		ss.overwritten = st.overwritten;
+		ss.chunks = st.chunks;
+		memcpy(ss.comm, st.comm, sizeof(ss.comm));
+		ss.comm[15] = '\0';
+		tfw_section(&S->out, TRAIL_SEC_STREAM, &ss, sizeof(ss), NULL, 0);
+	}
+}
+
+static uint64_t total_lost(struct session *S)
+{
+	uint64_t lost = __atomic_load_n(&S->hdr->nostream_lost, __ATOMIC_RELAXED);
+
+	for (uint32_t i = 0; i < S->g.max_streams; i++) {
+		uint32_t st = __atomic_load_n(&S->streams[i].state, __ATOMIC_RELAXED);
+
+		if (st == TRAIL_SS_LIVE || st == TRAIL_SS_EXITED)
+			lost += S->streams[i].dropped + S->streams[i].overwritten;
+	}
+	return lost;
+}
+
+static void finish(struct session *S)
+{
+	struct trail_sec_end end;
+	uint32_t n;
+
+	__atomic_store_n(&S->hdr->stopping, 1, __ATOMIC_RELEASE);
+	check_procs(S);
+	if (!out_err(S) && !S->overwrite)
+		drain(S);
+	detach_all(S);
+	check_procs(S);
+	if (!out_err(S))
+		drain(S);
+	n = nprocs(S);
+	for (uint32_t i = 0; i < n; i++)
+		if (!out_err(S) && (S->pt[i].dead || S->pt[i].stuck))
+			salvage(S, i, S->pt[i].dead);
+	if (!out_err(S) && S->overwrite)
+		drain(S);
+	for (uint32_t i = 0; i < n && !out_err(S); i++)
+		if (S->pt[i].announced)
+			write_proc(S, i, __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE));
+	write_events(S);
+	write_streams(S);
+	add_sync(S);
+	write_clock(S);
+	memset(&end, 0, sizeof(end));
+	end.chunks = S->chunks;
+	end.events = S->ev_total;
+	end.nostream_lost = __atomic_load_n(&S->hdr->nostream_lost, __ATOMIC_RELAXED);
+	end.noevent_lost = __atomic_load_n(&S->hdr->noevent_lost, __ATOMIC_RELAXED);
+	end.bad_chunks = S->bad_chunks;
+	end.complete = 1;
+	tfw_section(&S->out, TRAIL_SEC_END, &end, sizeof(end), NULL, 0);
+}
+
+static int write_failed(struct session *S)
+{
+	char a[32], b[32];
+
+	tool_err("%s: %s after %s events; recording stopped, the file keeps the "
+		 "%s written before the error",
+		 S->output, strerror(-S->out.err), tool_thousands(S->ev_total, a, sizeof(a)),
+		 tool_human_bytes(S->out.off, b, sizeof(b)));
+	return 1;
+}
+
+/* ---------------------------------------------------------------- main */
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"event", required_argument, NULL, 'e'},
+		{"output", required_argument, NULL, 'o'},
+		{"pid", required_argument, NULL, 'P'},
+		{"buffer-size", required_argument, NULL, 'b'},
+		{"chunk-size", required_argument, NULL, 'C'},
+		{"overwrite", no_argument, NULL, 'O'},
+		{"allow-unknown", no_argument, NULL, 'U'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct session S0 = {0}, *S = &S0;
+	struct trail_file_hdr fh;
+	struct sigaction sa;
+	const char *libtrail = NULL;
+	int *sigs = NULL, c, rc = 1;
+	uint64_t last_procs = 0, last_status = 0, last_sync = 0;
+
+	/* a file size limit is a write error to report, not a kill (it also
+	 * applies to sizing the memfd) */
+	signal(SIGXFSZ, SIG_IGN);
+	S->output = "trace.dat";
+	S->buffer_bytes = (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024;
+	S->chunk_size = TRAIL_CHUNK_DEFAULT;
+	S->memfd = -1;
+	S->events = calloc((size_t)argc, sizeof(char *));
+	S->pids = calloc((size_t)argc, sizeof(pid_t));
+	if (!S->events || !S->pids)
+		return 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+e:o:P:b:qh", opts, NULL)) != -1) {
+		uint64_t v;
+		char *end;
+		long pid;
+		size_t bad;
+		const char *why;
+
+		switch (c) {
+		case 'e':
+			bad = trail__spec_check(optarg, &why);
+			if (bad) {
+				tool_caret("bad event name", optarg, bad - 1, why);
+				return EXIT_USAGE;
+			}
+			S->events[S->nevents++] = optarg;
+			break;
+		case 'o':
+			S->output = optarg;
+			break;
+		case 'P':
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || *end || pid <= 0 || pid > INT_MAX)
+				return usage_err("-P needs a process id, not '%s'", optarg);
+			S->pids[S->npids++] = (pid_t)pid;
+			break;
+		case 'b':
+			if (tool_parse_kb(optarg, &v) || v < 8192)
+				return usage_err("-b needs a size of at least 8 KiB, not '%s'", optarg);
+			S->buffer_bytes = v;
+			break;
+		case 'C':
+			if (tool_parse_kb(optarg, &v) || v < TRAIL_CHUNK_MIN ||
+			    v > TRAIL_CHUNK_MAX || (v & (v - 1)))
+				return usage_err("--chunk-size needs a power of two between 4K and 16M, not '%s'",
+						 optarg);
+			S->chunk_size = (uint32_t)v;
+			break;
+		case 'O':
+			S->overwrite = 1;
+			break;
+		case 'U':
+			S->allow_unknown = 1;
+			break;
+		case 'q':
+			S->quiet = 1;
+			break;
+		case 'h':
+			fputs(record_help, stdout);
+			return 0;
+		default:
+			if (optopt && strchr("eoPb", optopt))
+				return usage_err("option -%s needs a value", (char[]){(char)optopt, 0});
+			return usage_err("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	S->cmd = argv + optind;
+	if (!S->nevents)
+		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all)");
+	if (!*S->cmd && !S->npids)
+		return usage_err("%s", "nothing to record: give a COMMAND or -P PID");
+	if (*S->cmd && S->npids)
+		return usage_err("%s", "give either a COMMAND or -P PID, not both");
+
+	/* Everything that can be checked is checked before anything runs. */
+	if (*S->cmd) {
+		struct known k = {0};
+		char err[512] = "";
+		int r;
+
+		S->cmd_path = tool_find_command(S->cmd[0]);
+		if (!S->cmd_path) {
+			tool_err("%s: %s", S->cmd[0],
+				 errno == ENOENT && !strchr(S->cmd[0], '/') ? "command not found"
+									      : strerror(errno));
+			return 1;
+		}
+		libtrail = tool_libtrail_path();
+		if (!libtrail) {
+			tool_err("cannot find libtrail.so.1 (install trail, or set TRAIL_LIBRARY)");
+			return 1;
+		}
+		if (!S->allow_unknown) {
+			r = elfscan_program(S->cmd_path, collect_event, &k, err, sizeof(err));
+			if (r < 0) {
+				tool_err("%s", err);
+				free_known(&k);
+				return 1;
+			}
+			r = check_events(S, &k, S->cmd_path);
+			free_known(&k);
+			if (r)
+				return 1;
+		}
+	} else {
+		sigs = calloc((size_t)S->npids, sizeof(int));
+		for (int i = 0; i < S->npids; i++)
+			if (check_pid(S, S->pids[i], &sigs[i]))
+				return 1;
+	}
+	if (tfw_open(&S->out, S->output)) {
+		tool_err("cannot write %s: %s", S->output, strerror(-S->out.err));
+		return 1;
+	}
+	if (arena_create(S))
+		goto out;
+
+	memset(&fh, 0, sizeof(fh));
+	memcpy(fh.magic, TRAIL_FILE_MAGIC, 8);
+	fh.major = TRAIL_FILE_MAJOR;
+	fh.minor = TRAIL_FILE_MINOR;
+	fh.endian = 1;
+	fh.hdr_size = sizeof(fh);
+	fh.session_id = S->hdr->session_id;
+	fh.flags = S->hdr->flags;
+	fh.clock = S->clock;
+	fh.chunk_size = S->g.chunk_size;
+	fh.ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	{
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		fh.created_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	}
+	trail__clock_calibrate(S->clock, &S->mult, &S->shift, 20);
+	add_sync(S);
+	if (tfw_header(&S->out, &fh))
+		goto write_error;
+	write_info(S, *S->cmd ? argc - optind : 0, S->cmd);
+	write_clock(S);
+	if (out_err(S))
+		goto write_error;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_chld;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	S->tty = isatty(2);
+
+	if (*S->cmd ? launch(S, libtrail) : attach_all(S, sigs)) {
+		finish(S);
+		tfw_close(&S->out);
+		unlink(S->output);
+		goto out;
+	}
+
+	for (;;) {
+		uint64_t now = trail__mono_ns();
+		uint32_t n;
+
+		if (stop_signal || out_err(S))
+			break;
+		if (S->child && !S->child_done) {
+			int st;
+
+			if (waitpid(S->child, &st, WNOHANG) == S->child) {
+				S->child_done = 1;
+				S->child_status = st;
+			}
+		}
+		if (S->child_done)
+			break;
+		if (S->npids && now - last_procs > 100000000ull) {
+			int alive = 0;
+
+			for (int i = 0; i < S->npids; i++)
+				if (kill(S->pids[i], 0) == 0)
+					alive = 1;
+			if (!alive)
+				break;
+		}
+		n = S->overwrite ? 0 : drain(S);
+		if (now - last_procs > 100000000ull) {
+			check_procs(S);
+			if (!S->overwrite)
+				write_events(S);
+			last_procs = now;
+		}
+		/* a sync point 100 ms in, then every second, each written at
+		 * once: a file cut short still maps its clock well */
+		if (now - last_sync > (S->nsyncs < 2 ? 100000000ull : 1000000000ull)) {
+			add_sync(S);
+			write_clock(S);
+			last_sync = now;
+		}
+		if (now - last_status > 250000000ull) {
+			status_line(S, 0);
+			last_status = now;
+		}
+		if (n < S->g.nchunks / 8) {
+			struct timespec ts = {0, n ? 1000000 : 5000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (out_err(S)) {
+		/* stop the writers, keep what is on disk */
+		detach_all(S);
+		status_line(S, 1);
+		rc = write_failed(S);
+		tfw_close(&S->out);
+		goto out;
+	}
+	finish(S);
+	status_line(S, 1);
+	if (tfw_close(&S->out) || out_err(S)) {
+		rc = write_failed(S);
+		goto out;
+	}
+	if (S->child && !S->child_done) {
+		int st;
+
+		if (waitpid(S->child, &st, 0) == S->child) {
+			S->child_done = 1;
+			S->child_status = st;
+		}
+	}
+	if (S->child_done && WIFSIGNALED(S->child_status) &&
+	    WTERMSIG(S->child_status) != SIGINT && WTERMSIG(S->child_status) != SIGTERM)
+		tool_warn("%s was killed by signal %d (%s)", S->cmd[0],
+			  WTERMSIG(S->child_status), strsignal(WTERMSIG(S->child_status)));
+	if (!S->quiet) {
+		char a[32], b[32], c2[32];
+		uint64_t lost = total_lost(S);
+
+		fprintf(stderr, "trail: %s events (%s) from %u process%s in %s, %s lost%s\n",
+			tool_thousands(S->ev_total, a, sizeof(a)),
+			tool_human_bytes(S->out.off, b, sizeof(b)), nprocs(S),
+			nprocs(S) == 1 ? "" : "es", S->output,
+			tool_thousands(lost, c2, sizeof(c2)),
+			lost && !S->overwrite ? " (buffer full: try a larger -b)" : "");
+		if (S->bad_chunks)
+			tool_warn("%llu malformed chunks were refused",
+				  (unsigned long long)S->bad_chunks);
+	}
+	rc = 0; /* the command's own exit status is not ours */
+	goto out;
+write_error:
+	rc = write_failed(S);
+	tfw_close(&S->out);
+out:
+	if (S->child && !S->child_done) {
+		int st;
+		waitpid(S->child, &st, 0);
+	}
+	free(sigs);
+	free(S->cmd_path);
+	return rc;
+}

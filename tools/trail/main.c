@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - the trail command: option-less dispatch to subcommands, in
+ * trace-cmd's style (trail record / report / list / ps).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+
+static const char main_help[] =
+	"Usage: trail COMMAND [OPTIONS]\n"
+	"\n"
+	"ftrace-style tracing of user-space programs.\n"
+	"\n"
+	"Commands:\n"
+	"  record   record events of a command or of running processes\n"
+	"  report   print a recorded trace\n"
+	"  list     list the events a program or a process declares\n"
+	"  ps       list the running processes that trail can attach to\n"
+	"  version  print the version\n"
+	"\n"
+	"'trail COMMAND --help' describes each command.\n";
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{"record", cmd_record},
+		{"report", cmd_report},
+		{"list", cmd_list},
+		{"ps", cmd_ps},
+	};
+
+	if (argc < 2) {
+		fputs(main_help, stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		fputs(main_help, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("trail %s\n", TRAIL_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "trail: unknown command '%s'\n%s", argv[1], main_help);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool.h - what the trail subcommands share: messages, option helpers.
+ * Only tools/ prints and exits; exit status 0 ok, 1 runtime error,
+ * 2 usage error (as in trace-cmd).
+ */
+#ifndef TRAIL_TOOL_H
+#define TRAIL_TOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define EXIT_USAGE 2
+
+extern int tool_color;
+
+/* "trail: <message>" on stderr */
+void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tool_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "trail <cmd>: <message>" + "Try 'trail <cmd> --help'." */
+void tool_usage_err(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The ftrace error_log style: the input, a caret under byte `pos`, the
+ * message. */
+void tool_caret(const char *what, const char *input, size_t pos,
+		const char *msg);
+
+/* "64K", "32M", "1G" or plain KiB (trace-cmd's -b unit). */
+int tool_parse_kb(const char *s, uint64_t *bytes);
+/* "123", "10ms", "2s" -> nanoseconds */
+int tool_parse_duration(const char *s, uint64_t *ns);
+/* 1536 -> "1.5 KiB" */
+const char *tool_human_bytes(uint64_t v, char *buf, size_t n);
+/* 1234567 -> "1,234,567" */
+const char *tool_thousands(uint64_t v, char *buf, size_t n);
+
+/* Where libtrail.so.1 is: $TRAIL_LIBRARY, next to the trail binary
+ * (../lib*), the build tree, the install dir. NULL if not found. */
+const char *tool_libtrail_path(void);
+
+/* Search PATH like execvp; returns a malloc'd path or NULL with errno. */
+char *tool_find_command(const char *name);
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+
+#endif /* TRAIL_TOOL_H */

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/* util.c - message and option helpers of the trail tools; see tool.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+int tool_color;
+
+void tool_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("trail: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void tool_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("trail: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void tool_usage_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "trail %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'trail %s --help'.\n", cmd);
+}
+
+void tool_caret(const char *what, const char *input, size_t pos, const char *msg)
+{
+	size_t len = strlen(input);
+
+	if (pos > len)
+		pos = len;
+	fflush(stdout);
+	fprintf(stderr, "trail: %s: %s\n", what, msg);
+	fprintf(stderr, "  %s\n  %*s^\n", input, (int)pos, "");
+}
+
+int tool_parse_kb(const char *s, uint64_t *bytes)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1024;
+
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		end++;
+		break;
+	case 'm': case 'M':
+		mult = 1024ull * 1024;
+		end++;
+		break;
+	case 'g': case 'G':
+		mult = 1024ull * 1024 * 1024;
+		end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'I')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end || v > (1ull << 40) / mult)
+		return -EINVAL;
+	*bytes = v * mult;
+	return 0;
+}
+
+int tool_parse_duration(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -EINVAL;
+	if (!*end || !strcmp(end, "s"))
+		v *= 1e9;
+	else if (!strcmp(end, "ms"))
+		v *= 1e6;
+	else if (!strcmp(end, "us"))
+		v *= 1e3;
+	else if (!strcmp(end, "ns"))
+		;
+	else if (!strcmp(end, "m"))
+		v *= 60e9;
+	else
+		return -EINVAL;
+	if (v > 1e18)
+		return -EINVAL;
+	*ns = (uint64_t)v;
+	return 0;
+}
+
+const char *tool_human_bytes(uint64_t v, char *buf, size_t n)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%llu B", (unsigned long long)v);
+	else
+		snprintf(buf, n, "%.1f %s", d, unit[u]);
+	return buf;
+}
+
+const char *tool_thousands(uint64_t v, char *buf, size_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+	size_t o = 0;
+
+	for (int i = 0; i < len && o + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static int usable(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *tool_libtrail_path(void)
+{
+	static char path[PATH_MAX];
+	static const char *const rel[] = {
+		"/../lib/x86_64-linux-gnu/libtrail.so.1", "/../lib64/libtrail.so.1",
+		"/../lib/libtrail.so.1", "/libtrail.so.1",
+	};
+	char self[PATH_MAX];
+	const char *e = getenv("TRAIL_LIBRARY");
+	ssize_t n;
+
+	if (e && *e)
+		return usable(e) ? e : NULL;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				snprintf(path, sizeof(path), "%s%s", self, rel[i]);
+				if (usable(path))
+					return realpath(path, self) ? strcpy(path, self) : path;
+			}
+		}
+	}
+	snprintf(path, sizeof(path), "%s/libtrail.so.1", TRAIL_BUILD_LIBDIR);
+	if (usable(path))
+		return path;
+	snprintf(path, sizeof(path), "%s/libtrail.so.1", TRAIL_INSTALL_LIBDIR);
+	if (usable(path))
+		return path;
+	return NULL;
+}
+
+char *tool_find_command(const char *name)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (!*name) {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (strchr(name, '/')) {
+		if (access(name, X_OK) == 0 && usable(name))
+			return strdup(name);
+		if (errno == 0 || access(name, F_OK) == 0)
+			errno = usable(name) ? EACCES : EISDIR;
+		return NULL;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	errno = ENOENT;
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(len ? len : 1),
+			 len ? path : ".", name);
+		if (usable(buf) && access(buf, X_OK) == 0)
+			return strdup(buf);
+		path += len + (path[len] == ':');
+	}
+	errno = ENOENT;
+	return NULL;
+}
