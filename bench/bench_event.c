@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 		   *rate = getenv("BENCH_RATE");
 	long acc = 0;
 	uint64_t t0, t1, t2, t3;
-	double ticks_per_event = 0;
+	double ticks_per_event = 0, rdtsc_ns;
 
 	if (e && *e)
 		n = atol(e);
@@ -113,6 +113,14 @@ int main(int argc, char **argv)
 	}
 	t3 = now_ns();
 	sink = acc;
+	{ /* the timestamp floor, in the same process */
+		uint64_t a = now_ns(), x = 0;
+
+		for (long i = 0; i < n / 10; i++)
+			x += rdtsc();
+		sink += (long)x;
+		rdtsc_ns = (double)(now_ns() - a) / (double)(n / 10 ? n / 10 : 1);
+	}
 	{
 		double base = (double)(t1 - t0) / n, traced = (double)(t3 - t2) / n;
 #ifdef NO_TRACEPOINT
@@ -121,8 +129,9 @@ int main(int argc, char **argv)
 		int enabled = trail_enabled(bench, event) ? 1 : 0;
 #endif
 		printf("RESULT bench=trail tp_enabled=%d n=%ld base_ns_per_iter=%.3f "
-		       "traced_ns_per_iter=%.3f ns_per_event=%.3f rate=%s\n",
-		       enabled, n, base, traced, traced - base, rate ? rate : "max");
+		       "traced_ns_per_iter=%.3f ns_per_event=%.3f rdtsc_ns=%.3f rate=%s\n",
+		       enabled, n, base, traced, traced - base, rdtsc_ns,
+		       rate ? rate : "max");
 	}
 	return 0;
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# bench/run.sh [BUILD_DIR] - trail's figures, with LTTng-UST beside them in
+# the same run when it is installed (scripts/install-deps.sh --bench).
+#
+#   RUNS=3 BENCH_N=10000000 BENCH_CPU=1 bench/run.sh build
+#
+# Every figure is the median of RUNS runs [min..max]; the bench process
+# pins itself to BENCH_CPU (the recorder runs on the other CPU).
+# Figures (all timed inside the traced process, see bench_event.c):
+#   enabled ns/event   trail record -e bench:event (2 integer fields)
+#   disabled ns/event  the same binary, not recorded
+#   no-tracepoint      bench_event_notp: the loop without a tracepoint
+#   bytes/event        trace file size / events
+#   lost @ 10M/s       events lost when paced at 10 M events/s
+#   report ev/s        trail report -i of the enabled run's file
+set -u
+BUILD=$(cd "${1:-build}" && pwd)
+RUNS=${RUNS:-3}
+export BENCH_N=${BENCH_N:-10000000} BENCH_CPU=${BENCH_CPU:-1}
+TRAIL=$BUILD/trail
+TMP=$(mktemp -d /tmp/trail-bench.XXXXXX)
+export TRAIL_REGISTRY=$TMP/reg
+mkdir -m 700 "$TRAIL_REGISTRY"
+SESSIOND=
+cleanup() {
+	[ -n "$SESSIOND" ] && kill "$SESSIOND" 2>/dev/null
+	lttng destroy trail-bench >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+stats() { # values... -> "median [min..max]"
+	printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {
+		m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
+		printf "%.2f [%.2f..%.2f]", m, v[1], v[NR] }'
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END { print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'; }
+
+declare -a en dis notp rdtsc bytes lost10 repspeed lt ltbytes ltlost
+for r in $(seq "$RUNS"); do
+	l=$("$TRAIL" record -q -e bench:event -o "$TMP/t.dat" -- "$BUILD/bench/bench_event")
+	en+=("$(field ns_per_event "$l")"); rdtsc+=("$(field rdtsc_ns "$l")")
+	sz=$(stat -c %s "$TMP/t.dat")
+	bytes+=("$(awk -v s="$sz" -v n="$BENCH_N" 'BEGIN{printf "%.2f", s/n}')")
+	t0=$(date +%s.%N)
+	"$TRAIL" report -i "$TMP/t.dat" >/dev/null
+	t1=$(date +%s.%N)
+	repspeed+=("$(awk -v a="$t0" -v b="$t1" -v n="$BENCH_N" 'BEGIN{printf "%.2f", n/(b-a)/1e6}')")
+	l=$("$BUILD/bench/bench_event"); dis+=("$(field ns_per_event "$l")")
+	l=$("$BUILD/bench/bench_event_notp"); notp+=("$(field ns_per_event "$l")")
+	BENCH_RATE=10000000 "$TRAIL" record -q -e bench:event -o "$TMP/p.dat" -- "$BUILD/bench/bench_event" >/dev/null
+	w=$("$TRAIL" report -i "$TMP/p.dat" --stat | sed -n 's/.*entries-written: \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' | head -1)
+	lost10+=("$(awk '{print $2 - $1}' <<<"$w")")
+done
+
+have_lttng=0
+if [ -x "$BUILD/bench/peer_lttng" ] && command -v lttng >/dev/null; then
+	have_lttng=1
+	if ! lttng list >/dev/null 2>&1; then
+		lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
+		sleep 1
+		SESSIOND=$(pgrep -n lttng-sessiond)
+	fi
+	for r in $(seq "$RUNS"); do
+		lttng create trail-bench --output="$TMP/lt$r" >/dev/null
+		lttng enable-event -u bench:event >/dev/null
+		lttng start >/dev/null
+		l=$("$BUILD/bench/peer_lttng")
+		out=$(lttng stop 2>&1)
+		lttng destroy trail-bench >/dev/null
+		lt+=("$(field ns_per_event "$l")")
+		ltbytes+=("$(du -sb "$TMP/lt$r" | awk -v n="$BENCH_N" '{printf "%.2f", $1/n}')")
+		d=$(sed -n 's/.*\b\([0-9]\+\) events were discarded.*/\1/p' <<<"$out" | head -1)
+		ltlost+=("${d:-0}")
+		rm -rf "$TMP/lt$r"
+	done
+fi
+
+echo "trail benchmark: N=$BENCH_N, $RUNS runs, pinned to CPU $BENCH_CPU; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) x $(nproc)"
+echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), $(uname -r)"
+printf '%-44s %s\n' "figure" "median [min..max]"
+printf '%-44s %s\n' "rdtsc (the timestamp floor), ns" "$(stats "${rdtsc[@]}")"
+printf '%-44s %s\n' "trail enabled, 2 int fields, ns/event" "$(stats "${en[@]}")"
+printf '%-44s %s\n' "trail disabled, ns/event" "$(stats "${dis[@]}")"
+printf '%-44s %s\n' "no tracepoint compiled in, ns/event" "$(stats "${notp[@]}")"
+printf '%-44s %s\n' "trail bytes/event in the file" "$(stats "${bytes[@]}")"
+printf '%-44s %s\n' "trail events lost at 10 M events/s" "$(stats "${lost10[@]}")"
+printf '%-44s %s\n' "trail report, M events/s" "$(stats "${repspeed[@]}")"
+if [ "$have_lttng" = 1 ]; then
+	printf '%-44s %s\n' "LTTng-UST enabled, ns/event" "$(stats "${lt[@]}")"
+	printf '%-44s %s\n' "LTTng-UST bytes/event (trace dir)" "$(stats "${ltbytes[@]}")"
+	printf '%-44s %s\n' "LTTng-UST events discarded (max speed)" "$(stats "${ltlost[@]}")"
+	printf '%-44s %s\n' "ratio LTTng-UST / trail (enabled)" \
+		"$(awk -v a="$(median "${lt[@]}")" -v b="$(median "${en[@]}")" 'BEGIN{printf "%.1fx", a/b}')"
+else
+	echo "(LTTng-UST not installed: scripts/install-deps.sh --bench for the comparison)"
+fi
