@@ -101,7 +101,8 @@ struct trail_arena_hdr {
 	uint32_t nevents;
 	uint32_t evdata_used;
 	uint32_t stopping; /* set by the recorder when the session ends */
-	uint64_t nostream_lost; /* events lost: stream table full */
+	uint64_t nostream_lost; /* events lost with no stream to count them:
+				 * stream table full, nesting too deep */
 	uint64_t noevent_lost;  /* enables refused: event table full */
 } __attribute__((aligned(TRAIL_CACHELINE)));
 

@@ -37,9 +37,10 @@ struct trail_file_hdr {
 	uint32_t chunk_size;
 	uint32_t ncpus;
 	uint64_t created_ns; /* CLOCK_REALTIME at the start */
-	uint32_t pad1;
+	uint32_t pad1[3];
 	uint32_t hdr_crc;    /* CRC-32C of the 60 bytes before it */
 };
+_Static_assert(sizeof(struct trail_file_hdr) == 64, "file header size");
 
 struct trail_sec {
 	uint32_t type;

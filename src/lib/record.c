@@ -371,8 +371,15 @@ trail__write(struct trail_event *ev, const void *payload, uint32_t len)
 	if (TRAIL_UNLIKELY(!w) && !(w = trail__writer_get()))
 		return;
 	d = w->depth;
-	if (TRAIL_UNLIKELY(d >= TRAIL_MAX_DEPTH))
+	if (TRAIL_UNLIKELY(d >= TRAIL_MAX_DEPTH)) {
+		/* nested deeper than we keep contexts for: counted per session */
+		mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) &
+		       ((1u << TRAIL_MAX_SESSIONS) - 1);
+		for (; mask; mask &= mask - 1)
+			__atomic_fetch_add(&trail__sess[__builtin_ctz(mask)].hdr->nostream_lost,
+					   1, __ATOMIC_RELAXED);
 		return;
+	}
 	__atomic_store_n(&w->depth, d + 1, __ATOMIC_RELAXED);
 	/* the depth store before the status load: a detaching thread pairs
 	 * this compiler barrier with membarrier() (see grace_wait()) */

@@ -125,7 +125,7 @@ static void print_header(struct trail_reader *r, const char *path)
 	printf("# entries-in-buffer/entries-written: %llu/%llu   #P:%u\n",
 	       (unsigned long long)in, (unsigned long long)(in + lost), h->ncpus);
 	if (nostream)
-		printf("# LOST %llu EVENTS of threads that found the stream table full\n",
+		printf("# LOST %llu EVENTS with no stream (stream table full, or nested > 4 deep)\n",
 		       (unsigned long long)nostream);
 	printf("#\n# %-26s %6s %6s  %-35s %s\n", "TASK-PID/TID", "STREAM", "LEVEL",
 	       "entries-in-buffer/entries-written", "lost");
