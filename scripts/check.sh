@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: the normal build, then the same suite under
-# ASan+UBSan, then the concurrency stress under TSan. Prints each run's
+# ASan+UBSan, then the concurrency tests under TSan. Prints each run's
 # results and ends with the total "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
@@ -30,6 +30,16 @@ if { [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=addres
 	tally "$logs/asan"
 else
 	echo "not ok - asan build failed"; total_fail=$((total_fail + 1))
+fi
+
+echo "== concurrency tests under TSan (stress, attach/detach, SIGKILL, fork)"
+if { [ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false; } >/dev/null &&
+   ninja -C build-tsan >/dev/null; then
+	TSAN_OPTIONS=halt_on_error=1 TEST_FILTER='stress|attach|sigkill|record-report' \
+		tests/run.sh build-tsan | tee "$logs/tsan"
+	tally "$logs/tsan"
+else
+	echo "not ok - tsan build failed"; total_fail=$((total_fail + 1))
 fi
 
 rm -rf "$logs"

@@ -25,7 +25,7 @@ failed_names=()
 run_one() { # name, command...
 	local name=$1; shift
 	local out rc
-	[ -n "$FILTER" ] && [[ "$name" != *$FILTER* ]] && return
+	[ -n "$FILTER" ] && ! [[ "$name" =~ $FILTER ]] && return
 	echo "# $name"
 	out=$(timeout -k 10 "$TIMEOUT" "$@" 2>"$TRAIL_TEST_TMP/stderr.$$"); rc=$?
 	local lines_ok lines_fail lines_skip

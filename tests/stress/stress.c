@@ -49,7 +49,7 @@ struct worker {
 } workers[MAX_THREADS];
 
 static __thread struct worker *self;
-static volatile int running = 1;
+static int running = 1;
 static int nthreads;
 
 static void on_usr1(int sig)
@@ -80,7 +80,7 @@ static void *pester(void *arg)
 	long period_us = (long)(intptr_t)arg;
 	unsigned seed = 12345;
 
-	while (running) {
+	while (__atomic_load_n(&running, __ATOMIC_ACQUIRE)) {
 		struct timespec ts = {0, period_us * 1000};
 		int k = (int)(rand_r(&seed) % (unsigned)nthreads);
 
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nthreads; i++)
 		while (!__atomic_load_n(&workers[i].done, __ATOMIC_ACQUIRE))
 			usleep(1000);
-	running = 0;
+	__atomic_store_n(&running, 0, __ATOMIC_RELEASE);
 	if (period > 0)
 		pthread_join(p, NULL);
 	for (int i = 0; i < nthreads; i++)
