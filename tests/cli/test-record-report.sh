@@ -116,3 +116,12 @@ t cxx_program cxx_program
 t list_program list_program
 t list_running_process list_running_process
 t without_libtrail_events_are_off without_libtrail_events_are_off
+
+thread_churn_reuses_stream_slots() {
+	# 3000 threads, a session with 1024 stream slots: every event kept
+	$TRAIL record -q -b 256K --chunk-size 4K -e 'churn:*' -o ch.dat -- "$BUILD/tests/cli/churn" 3000 10 10
+	$TRAIL report -i ch.dat --stat >stat.txt
+	has stat.txt "entries-in-buffer/entries-written: 30000/30000"
+	[ "$($TRAIL report -q -i ch.dat | wc -l)" -eq 30000 ] || die "events missing"
+}
+t thread_churn_reuses_stream_slots thread_churn_reuses_stream_slots

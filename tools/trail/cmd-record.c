@@ -506,6 +506,8 @@ static void salvage(struct session *S, uint32_t p, int steal)
 	}
 }
 
+static void recycle_streams(struct session *S, int dead_proc);
+
 static uint32_t nprocs(struct session *S)
 {
 	uint32_t n = __atomic_load_n(&S->hdr->nprocs, __ATOMIC_ACQUIRE);
@@ -536,8 +538,10 @@ static void check_procs(struct session *S)
 			if (S->child && (pid_t)t->pid == S->child && !S->child_done)
 				continue; /* our zombie: reaped in the main loop */
 			t->dead = 1;
-			if (!S->overwrite)
+			if (!S->overwrite) {
 				salvage(S, i, 1);
+				recycle_streams(S, (int)i);
+			}
 		}
 	}
 }
@@ -820,30 +824,67 @@ static int launch(struct session *S, const char *libtrail)
 
 /* ---------------------------------------------------------------- finish */
 
+/* The accounting of stream slot i as it stands (final if it exited). */
+static void write_stream(struct session *S, uint32_t i)
+{
+	struct trail_stream st;
+	struct trail_sec_stream ss;
+
+	memcpy(&st, &S->streams[i], sizeof(st));
+	memset(&ss, 0, sizeof(ss));
+	ss.idx = i;
+	ss.gen = st.gen;
+	ss.pid = st.pid;
+	ss.tid = st.tid;
+	ss.level = st.level;
+	ss.final = 1;
+	ss.dropped = st.dropped;
+	ss.overwritten = st.overwritten;
+	ss.chunks = st.chunks;
+	memcpy(ss.comm, st.comm, sizeof(ss.comm));
+	ss.comm[15] = '\0';
+	tfw_section(&S->out, TRAIL_SEC_STREAM, &ss, sizeof(ss), NULL, 0);
+}
+
 static void write_streams(struct session *S)
 {
 	for (uint32_t i = 0; i < S->g.max_streams; i++) {
-		struct trail_stream st;
-		struct trail_sec_stream ss;
+		uint32_t state = __atomic_load_n(&S->streams[i].state, __ATOMIC_ACQUIRE);
 
-		memcpy(&st, &S->streams[i], sizeof(st));
-		if (st.state != TRAIL_SS_LIVE && st.state != TRAIL_SS_EXITED)
+		if (state != TRAIL_SS_LIVE && state != TRAIL_SS_EXITED)
 			continue;
-		if (!S->stream_seen[i] && !st.dropped && !st.overwritten)
+		if (!S->stream_seen[i] && !S->streams[i].dropped && !S->streams[i].overwritten)
 			continue;
-		memset(&ss, 0, sizeof(ss));
-		ss.idx = i;
-		ss.gen = st.gen;
-		ss.pid = st.pid;
-		ss.tid = st.tid;
-		ss.level = st.level;
-		ss.final = 1;
-		ss.dropped = st.dropped;
-		ss.overwritten = st.overwritten;
-		ss.chunks = st.chunks;
-		memcpy(ss.comm, st.comm, sizeof(ss.comm));
-		ss.comm[15] = '\0';
-		tfw_section(&S->out, TRAIL_SEC_STREAM, &ss, sizeof(ss), NULL, 0);
+		write_stream(S, i);
+	}
+}
+
+/*
+ * Discard mode: give the slots of threads that exited (and of dead
+ * processes) back to the session, after writing their final accounting.
+ * Their chunks still in the arena carry (slot, generation), and a new
+ * owner gets a new generation, so nothing is mixed up. Not in overwrite
+ * mode, where reclaimers may still credit an old slot.
+ */
+static void recycle_streams(struct session *S, int dead_proc)
+{
+	if (S->overwrite)
+		return;
+	for (uint32_t i = 0; i < S->g.max_streams; i++) {
+		struct trail_stream *st = &S->streams[i];
+		uint32_t state = __atomic_load_n(&st->state, __ATOMIC_ACQUIRE);
+
+		if (state != TRAIL_SS_EXITED &&
+		    !(state == TRAIL_SS_LIVE && dead_proc >= 0 &&
+		      __atomic_load_n(&st->proc, __ATOMIC_RELAXED) == (uint32_t)dead_proc))
+			continue;
+		if (!out_err(S))
+			write_stream(S, i);
+		S->stream_seen[i] = 0;
+		/* CAS: a live slot of a dead process may still be in CLAIMING
+		 * by nobody; only the states we saw are released */
+		__atomic_compare_exchange_n(&st->state, &state, TRAIL_SS_FREE, 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	}
 }
 
@@ -928,7 +969,7 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa;
 	const char *libtrail = NULL;
 	int *sigs = NULL, c, rc = 1;
-	uint64_t last_procs = 0, last_status = 0, last_sync = 0;
+	uint64_t last_procs = 0, last_status = 0, last_sync = 0, last_recycle = 0;
 
 	/* a file size limit is a write error to report, not a kill (it also
 	 * applies to sizing the memfd) */
@@ -1118,6 +1159,10 @@ int cmd_record(int argc, char **argv)
 				break;
 		}
 		n = S->overwrite ? 0 : drain(S);
+		if (now - last_recycle > 20000000ull) {
+			recycle_streams(S, -1);
+			last_recycle = now;
+		}
 		if (now - last_procs > 100000000ull) {
 			check_procs(S);
 			if (!S->overwrite)

@@ -97,7 +97,7 @@ static void prefix(struct line *l, const struct trail_record *rec, int ns_ts)
 	lput(l, ": ", 2);
 }
 
-static void print_header(struct trail_reader *r, const char *path)
+static void print_header(struct trail_reader *r, const char *path, size_t max_streams)
 {
 	const struct trail_file_hdr *h = trail_reader_header(r);
 	const struct trail_rstream *const *st;
@@ -131,6 +131,12 @@ static void print_header(struct trail_reader *r, const char *path)
 	       "entries-in-buffer/entries-written", "lost");
 	for (size_t i = 0; i < n; i++) {
 		char task[64], counts[64];
+
+		if (i == max_streams) {
+			printf("# ... %zu more streams ('trail report --stat' lists them all)\n",
+			       n - i);
+			break;
+		}
 		uint64_t l = st[i]->dropped + st[i]->overwritten;
 
 		snprintf(task, sizeof(task), "%.16s-%u/%u", st[i]->comm, st[i]->pid, st[i]->tid);
@@ -211,7 +217,7 @@ int cmd_report(int argc, char **argv)
 	if (obuf)
 		setvbuf(stdout, obuf, _IOFBF, 1 << 20);
 	if (!quiet)
-		print_header(r, path);
+		print_header(r, path, stat_only ? (size_t)-1 : 64);
 	while (!stat_only && trail_reader_next(r, &rec) > 0) {
 		char buf[16384];
 		struct line l = {buf, buf + sizeof(buf) - 1};
