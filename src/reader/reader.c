@@ -40,8 +40,9 @@ struct cursor {
 	uint32_t pos, bytes, events, seen;
 	uint64_t ts;
 	uint32_t cpu;
-	int started, dead;
+	int started, dead, tail_lost_done;
 	uint64_t prev_seq;
+	uint64_t lost_marked; /* lost events already shown by LOST records */
 	struct trail_record rec; /* the pending record */
 	int have;
 };
@@ -585,6 +586,7 @@ static int open_chunk(struct trail_reader *r, struct cursor *c)
 	c->started = 1;
 	c->prev_seq = ch->seq;
 	if (h.lost_before) {
+		c->lost_marked += h.lost_before;
 		c->rec.type = TRAIL_RT_LOST;
 		c->rec.lost = h.lost_before;
 		c->rec.ts_raw = c->ts;
@@ -629,6 +631,21 @@ static int cursor_fill(struct trail_reader *r, struct cursor *c)
 				c->ci++;
 			if (c->ci >= c->nchunks) {
 				c->data = NULL;
+				/* drops after the stream's last chunk: shown at its end */
+				if (!c->tail_lost_done && c->started && c->st->final &&
+				    c->st->dropped > c->lost_marked) {
+					c->tail_lost_done = 1;
+					c->rec.type = TRAIL_RT_LOST;
+					c->rec.lost = c->st->dropped - c->lost_marked;
+					c->rec.ts_raw = c->ts;
+					c->rec.cpu = c->cpu;
+					c->rec.stream = c->st;
+					c->rec.event = NULL;
+					c->rec.payload = NULL;
+					c->rec.len = 0;
+					c->rec.file_off = 0;
+					return 1;
+				}
 				return 0;
 			}
 			if (open_chunk(r, c))
