@@ -125,7 +125,7 @@ file_size_limit_mid_recording() {
 	# a full disk, as the file size limit makes it: the recording stops
 	# cleanly, says so, and the file holds a readable prefix
 	rc=0
-	( ulimit -f 4096; exec $TRAIL record -q -b 1M --chunk-size 4K -e 'app:*' -o full.dat -- "$EXAMPLE" 4 100000 ) 2>err.txt || rc=$?
+	( ulimit -f 4096; exec $TRAIL record -q -b 1M --chunk-size 4K -e 'app:*' -o full.dat -- "$EXAMPLE" 4 300000 ) 2>err.txt || rc=$?
 	[ "$rc" -eq 1 ] || die "exit $rc: $(cat err.txt)"
 	has err.txt "File too large"
 	has err.txt "recording stopped"
