@@ -70,7 +70,8 @@ int trail__arena_geom(struct trail_arena_geom *g, uint64_t buffer_bytes,
 
 void trail__arena_format(void *base, const struct trail_arena_geom *g,
 			 uint64_t session_id, uint32_t flags, uint32_t clock,
-			 const char *spec, uint32_t recorder_pid)
+			 const char *spec, uint32_t recorder_pid,
+			 uint64_t recorder_start)
 {
 	struct trail_arena_hdr *h = base;
 
@@ -88,6 +89,7 @@ void trail__arena_format(void *base, const struct trail_arena_geom *g,
 	h->evdata_size = g->evdata_size;
 	h->spec_len = g->spec_len;
 	h->recorder_pid = recorder_pid;
+	h->recorder_start = recorder_start;
 	h->ctab_off = g->ctab_off;
 	h->streams_off = g->streams_off;
 	h->procs_off = g->procs_off;

@@ -91,6 +91,7 @@ struct trail_arena_hdr {
 	uint64_t evdata_off;
 	uint64_t spec_off;
 	uint64_t chunks_off;
+	uint64_t recorder_start; /* its /proc starttime: is it still alive? */
 
 	/* Shared counters, each group on its own cache line. */
 	__attribute__((aligned(TRAIL_CACHELINE))) uint64_t publish_seq;
@@ -226,7 +227,8 @@ int trail__arena_geom(struct trail_arena_geom *g, uint64_t buffer_bytes,
 /* Write the header of a zeroed arena. */
 void trail__arena_format(void *base, const struct trail_arena_geom *g,
 			 uint64_t session_id, uint32_t flags, uint32_t clock,
-			 const char *spec, uint32_t recorder_pid);
+			 const char *spec, uint32_t recorder_pid,
+			 uint64_t recorder_start);
 /* Check a mapped arena's header against its mapping size; fills g.
  * Returns 0 or -EPROTO / -EINVAL with *why set to a static message. */
 int trail__arena_check(const void *base, uint64_t map_size,

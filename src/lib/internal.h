@@ -61,6 +61,7 @@ struct psess {
 	uint32_t max_streams;
 	uint32_t overwrite;
 	uint32_t proc_idx;
+	uint32_t orphaned; /* the recorder died: writers turn their bit off */
 	uint8_t *base;
 	struct trail_arena_hdr *hdr;
 	uint64_t *ctab;
@@ -73,6 +74,7 @@ struct psess {
 	uint64_t session_id;
 	pid_t cli_pid;
 	int cli_fd;
+	uint64_t cli_start;
 	char spec[TRAIL_SPEC_MAX + 1];
 };
 
@@ -89,6 +91,7 @@ struct wctx {
 	uint64_t owned;   /* its OWNED state word, for the publishing CAS */
 	uint32_t stream;  /* stream slot + 1, 0: none */
 	uint32_t pending_lost; /* dropped since the last chunk was taken */
+	uint32_t checks;  /* chunk takes and failures, paces orphan checks */
 };
 
 struct writer {
@@ -110,6 +113,7 @@ extern uint32_t trail__clock HIDDEN;  /* TRAIL_CLOCK_* chosen at init */
 extern int trail__cpu_mode HIDDEN;    /* how to read the current CPU */
 extern pid_t trail__pid HIDDEN;
 HIDDEN struct writer *trail__writer_get(void);
+HIDDEN void trail__sess_check_orphan(struct psess *ps);
 HIDDEN void trail__init(void);
 
 HIDDEN void trail__ctx_publish(struct psess *ps, struct wctx *c);

@@ -264,8 +264,15 @@ static int next_chunk(struct psess *ps, struct wctx *c, struct writer *w,
 	st = &ps->streams[c->stream - 1];
 	seq = st->chunks;
 	word = TRAIL_CS_OWNED_WORD(c->stream - 1, seq);
-	if (!take_chunk(ps, word, &idx))
+	/* is anybody still reading? asked every 64th chunk, or every 4096th
+	 * failure to get one (a dead recorder frees nothing) */
+	if ((++c->checks & 63) == 0)
+		trail__sess_check_orphan(ps);
+	if (!take_chunk(ps, word, &idx)) {
+		if ((c->checks += 63) % 4096 < 63)
+			trail__sess_check_orphan(ps);
 		return 0;
+	}
 	st->chunks = seq + 1;
 	ch = (struct trail_chunk_hdr *)(ps->base + ps->g.chunks_off +
 					(uint64_t)idx * ps->chunk_size);
@@ -394,8 +401,11 @@ trail__write(struct trail_event *ev, const void *payload, uint32_t len)
 		do {
 			unsigned s = (unsigned)__builtin_ctz(mask);
 
-			write_one(&trail__sess[s], &w->ctx[s][d], w, d, rt->ids[s],
-				  payload, len, ts, cpu);
+			struct psess *ps = &trail__sess[s];
+
+			write_one(ps, &w->ctx[s][d], w, d, rt->ids[s], payload, len, ts, cpu);
+			if (TRAIL_UNLIKELY(__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED)))
+				__atomic_fetch_and(ev->state, ~(1u << s), __ATOMIC_RELAXED);
 			mask &= mask - 1;
 		} while (mask);
 	}

@@ -360,6 +360,8 @@ static int sess_attach(pid_t cli, int fd, uint32_t how)
 	ps->session_id = ps->hdr->session_id;
 	ps->cli_pid = cli;
 	ps->cli_fd = fd;
+	ps->cli_start = ps->hdr->recorder_start;
+	ps->orphaned = 0;
 	/* a private, bounded copy of the spec: the arena is shared */
 	{
 		uint32_t n = g.spec_len < TRAIL_SPEC_MAX ? g.spec_len : TRAIL_SPEC_MAX;
@@ -429,6 +431,32 @@ static int sess_detach(unsigned s)
 	return 0;
 }
 
+/*
+ * A recorder killed without detaching leaves its sessions mapped here.
+ * Writers notice it now and then (trail__sess_check_orphan) and turn their
+ * events' bits off; the mapping itself goes at the next control signal,
+ * when a grace period can be waited for.
+ */
+void trail__sess_check_orphan(struct psess *ps)
+{
+	if (!trail__proc_alive(ps->cli_pid, ps->cli_start))
+		__atomic_store_n(&ps->orphaned, 1, __ATOMIC_RELAXED);
+}
+
+static void reap_orphans(void)
+{
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
+		struct psess *ps = &trail__sess[s];
+
+		if (ps->state == PS_FREE)
+			continue;
+		if (!__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED))
+			trail__sess_check_orphan(ps);
+		if (__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED))
+			sess_detach(s); /* -EAGAIN: left for the next signal */
+	}
+}
+
 static void ctl_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
@@ -441,6 +469,7 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 		int fd = (int)(v & 0xffffff), s;
 
 		ctl_lock(NULL);
+		reap_orphans();
 		if (cmd == CMD_ATTACH) {
 			sess_attach(si->si_pid, fd, TRAIL_JOIN_ATTACH);
 		} else if (cmd == CMD_DETACH) {

@@ -88,3 +88,19 @@ t attach_to_preloaded_process attach_to_preloaded_process
 t two_sessions_do_not_interfere two_sessions_do_not_interfere
 t recorder_ends_when_process_exits recorder_ends_when_process_exits
 t list_registered_processes list_registered_processes
+
+killed_recorder_is_cleaned_up() {
+	start_loop
+	$TRAIL record -q -o k.dat -e 'app:*' -P $lp & rp=$!
+	wait_for "arena_mapped $lp"
+	sleep 0.3
+	kill -KILL $rp; wait $rp 2>/dev/null || true
+	arena_mapped $lp || die "arena gone before any cleanup?"
+	# the next attach first drops the orphaned session, then records
+	record_for 0.5 n.dat -e app:stop -P $lp
+	kill -0 $lp || die "the process died"
+	! arena_mapped $lp || die "a buffer is still mapped: $(grep trail-arena /proc/$lp/maps)"
+	kill $lp; wait $lp 2>/dev/null || true
+	[ "$($TRAIL report -q -i n.dat | grep -c app:stop)" -gt 3 ] || die "second session empty"
+}
+t killed_recorder_is_cleaned_up killed_recorder_is_cleaned_up

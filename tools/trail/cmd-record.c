@@ -220,7 +220,7 @@ static void free_known(struct known *k)
 static int arena_create(struct session *S)
 {
 	size_t len = 0;
-	uint64_t sid;
+	uint64_t sid, start = 0;
 	int r;
 
 	for (int i = 0; i < S->nevents; i++) {
@@ -263,8 +263,9 @@ static int arena_create(struct session *S)
 	r = (int)trail__read_file("/proc/sys/kernel/random/boot_id", (char *)S->syncs, 64);
 	sid = trail__mono_ns() ^ ((uint64_t)getpid() << 40) ^ (r > 0 ? ((uint64_t *)S->syncs)[0] : 0);
 	S->clock = trail__clock_detect();
+	trail__proc_stat(getpid(), &start, NULL, NULL);
 	trail__arena_format(S->base, &S->g, sid, S->overwrite ? TRAIL_ARENA_OVERWRITE : 0,
-			    S->clock, S->spec, (uint32_t)getpid());
+			    S->clock, S->spec, (uint32_t)getpid(), start);
 	S->hdr = (struct trail_arena_hdr *)S->base;
 	S->ctab = trail__arena_ctab(S->base, &S->g);
 	S->streams = trail__arena_streams(S->base, &S->g);
