@@ -40,7 +40,7 @@ int trail__arena_geom(struct trail_arena_geom *g, uint64_t buffer_bytes,
 	g->max_streams = g->nchunks * 8 < 1024 ? 1024 : g->nchunks * 8;
 	if (g->max_streams > 65536)
 		g->max_streams = 65536;
-	g->max_procs = 1024;
+	g->max_procs = 16384;
 	/* event descriptions: ~1/8 of the buffer, 64 KiB to 2 MiB */
 	g->evdata_size = (uint32_t)(n * chunk_size / 8);
 	if (g->evdata_size < (64u << 10))

@@ -113,6 +113,7 @@ struct trail_sec_end {
 	uint64_t bad_chunks;    /* chunks refused by the recorder */
 	uint32_t complete;      /* 1: recording ended normally */
 	uint32_t pad;
+	uint64_t procs_refused; /* processes that could not join: table full */
 };
 
 #endif /* TRAIL_COMMON_TRACEFILE_H */

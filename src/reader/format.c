@@ -145,6 +145,8 @@ size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
 	const struct trail_meta *m = &ev->meta;
 	uint32_t off = 0;
 
+	if (!n)
+		return 0;
 	for (uint32_t i = 0; i < m->nfields; i++) {
 		const struct trail_field *f = &m->fields[i];
 		uint16_t k;

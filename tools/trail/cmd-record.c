@@ -509,6 +509,14 @@ static void salvage(struct session *S, uint32_t p, int steal)
 
 static void recycle_streams(struct session *S, int dead_proc);
 
+/* processes that found the process table full (it counts on past it) */
+static uint64_t procs_refused(struct session *S)
+{
+	uint32_t n = __atomic_load_n(&S->hdr->nprocs, __ATOMIC_ACQUIRE);
+
+	return n > S->g.max_procs ? n - S->g.max_procs : 0;
+}
+
 static uint32_t nprocs(struct session *S)
 {
 	uint32_t n = __atomic_load_n(&S->hdr->nprocs, __ATOMIC_ACQUIRE);
@@ -935,6 +943,7 @@ static void finish(struct session *S)
 	end.noevent_lost = __atomic_load_n(&S->hdr->noevent_lost, __ATOMIC_RELAXED);
 	end.bad_chunks = S->bad_chunks;
 	end.complete = 1;
+	end.procs_refused = procs_refused(S);
 	tfw_section(&S->out, TRAIL_SEC_END, &end, sizeof(end), NULL, 0);
 }
 
@@ -1225,6 +1234,9 @@ int cmd_record(int argc, char **argv)
 		if (S->bad_chunks)
 			tool_warn("%llu malformed chunks were refused",
 				  (unsigned long long)S->bad_chunks);
+		if (procs_refused(S))
+			tool_warn("%llu processes could not join the session (more than %u)",
+				  (unsigned long long)procs_refused(S), S->g.max_procs);
 	}
 	rc = 0; /* the command's own exit status is not ours */
 	goto out;
