@@ -106,9 +106,21 @@ static inline uint32_t trail__strlen(const char *s)
 	return z ? (uint32_t)(z - s) : TRAIL_STRING_MAX;
 }
 
-static inline uint32_t trail__seqlen(size_t n)
+/* A sequence length: negative (a failed read()'s -1) or absurd means 0. */
+static inline uint32_t trail__seqlen(int64_t n)
 {
-	return n > TRAIL_SEQ_MAX ? TRAIL_SEQ_MAX : (uint32_t)n;
+	return n < 0 ? 0 : n > (int64_t)TRAIL_SEQ_MAX ? TRAIL_SEQ_MAX : (uint32_t)n;
+}
+
+/* A fixed array from a NULL pointer is stored as zeros. */
+static inline unsigned char *trail__put_array(unsigned char *p, const void *src,
+					      size_t size)
+{
+	if (src)
+		memcpy(p, src, size);
+	else
+		memset(p, 0, size);
+	return p + size;
 }
 
 /* ------------------------------------------------------------------------
@@ -307,12 +319,17 @@ template <typename T> struct trail__sgn<T, true> {
 #define TRAIL__CK_FLT(n, e, c)                                               \
 	TRAIL__SASSERT(TRAIL__IS_REAL(e) && (sizeof(e) == 4 || sizeof(e) == 8), \
 		       "trail field '" #n "' must be a float or a double");
+/* pointer-ness first, on its own: its message then comes before the
+ * compiler's own complaint about dereferencing a non-pointer */
 #define TRAIL__CK_STR(n, e, c)                                               \
-	TRAIL__SASSERT(TRAIL__IS_PTR(e) && sizeof(*(e)) == 1,                \
+	TRAIL__SASSERT(TRAIL__IS_PTR(e),                                     \
+		       "trail field '" #n "' must be a char pointer or array"); \
+	TRAIL__SASSERT(sizeof(*(e)) == 1,                                    \
 		       "trail field '" #n "' must be a char pointer or array");
 #define TRAIL__CK_ELEMS(n, e)                                                \
-	TRAIL__SASSERT(TRAIL__IS_PTR(e) && TRAIL__IS_INT((e)[0]) &&          \
-			       TRAIL__SZ_OK(sizeof((e)[0])),                 \
+	TRAIL__SASSERT(TRAIL__IS_PTR(e),                                     \
+		       "trail field '" #n "' must point to 1, 2, 4 or 8-byte integers"); \
+	TRAIL__SASSERT(TRAIL__IS_INT((e)[0]) && TRAIL__SZ_OK(sizeof((e)[0])), \
 		       "trail field '" #n "' must point to 1, 2, 4 or 8-byte integers");
 #define TRAIL__CK_ARR(n, e, c)                                               \
 	TRAIL__CK_ELEMS(n, e)                                                \
@@ -336,7 +353,7 @@ template <typename T> struct trail__sgn<T, true> {
 #define TRAIL__PR_ARRX(n, e, c) TRAIL__PR_ARR(n, e, c)
 #define TRAIL__PR_SEQ(n, e, c)                                               \
 	const TRAIL__ET(e) *trail__q_##n = (e);                              \
-	uint32_t trail__c_##n = trail__q_##n ? trail__seqlen(c) : 0;         \
+	uint32_t trail__c_##n = trail__q_##n ? trail__seqlen((int64_t)(c)) : 0; \
 	trail__len += 2 + trail__c_##n * sizeof(*trail__q_##n);
 #define TRAIL__PR_SEQX(n, e, c) TRAIL__PR_SEQ(n, e, c)
 
@@ -368,7 +385,8 @@ template <typename T> struct trail__sgn<T, true> {
 		if (trail__k != TRAIL_STRING_NULL)                           \
 			TRAIL__PUT(trail__s_##n, trail__k);                  \
 	}
-#define TRAIL__WR_ARR(n, e, c) TRAIL__PUT((e), sizeof((e)[0]) * (c));
+#define TRAIL__WR_ARR(n, e, c)                                               \
+	trail__p = trail__put_array(trail__p, (e), sizeof((e)[0]) * (c));
 #define TRAIL__WR_ARRX(n, e, c) TRAIL__WR_ARR(n, e, c)
 #define TRAIL__WR_SEQ(n, e, c)                                               \
 	{                                                                    \

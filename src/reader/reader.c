@@ -366,11 +366,13 @@ static void scan(struct trail_reader *r)
 		case TRAIL_SEC_END: {
 			struct trail_sec_end e;
 
-			if (s.len < sizeof(e)) {
+			/* sections only grow at the end: take what is there */
+			if (s.len < offsetof(struct trail_sec_end, pad)) {
 				bad = 1;
 				break;
 			}
-			memcpy(&e, p, sizeof(e));
+			memset(&e, 0, sizeof(e));
+			memcpy(&e, p, s.len < sizeof(e) ? (size_t)s.len : sizeof(e));
 			r->complete = e.complete == 1;
 			r->nostream_lost = e.nostream_lost;
 			break;
