@@ -125,3 +125,17 @@ thread_churn_reuses_stream_slots() {
 	[ "$($TRAIL report -q -i ch.dat | wc -l)" -eq 30000 ] || die "events missing"
 }
 t thread_churn_reuses_stream_slots thread_churn_reuses_stream_slots
+
+status_line_on_a_terminal() {
+	command -v script >/dev/null || die "script(1) missing"
+	script -qec "$TRAIL record -e 'app:*' -o st.dat -- $EXAMPLE 2 20000" /dev/null >tty.txt
+	# a live line redrawn in place (\r, clear to end of line), then the summary
+	grep -q $'\r\033\[Ktrail: [0-9,]* events' tty.txt || die "no status line: $(cat -v tty.txt)"
+	has tty.txt "trail: 80,004 events"
+	has tty.txt "0 lost"
+	# and none when not on a terminal
+	$TRAIL record -e 'app:*' -o st.dat -- "$EXAMPLE" 2 20000 2>plain.txt
+	! grep -q $'\r' plain.txt || die "status line written to a non-terminal"
+	has plain.txt "trail: 80,004 events"
+}
+t status_line_on_a_terminal status_line_on_a_terminal
