@@ -104,3 +104,23 @@ killed_recorder_is_cleaned_up() {
 	[ "$($TRAIL report -q -i n.dat | grep -c app:stop)" -gt 3 ] || die "second session empty"
 }
 t killed_recorder_is_cleaned_up killed_recorder_is_cleaned_up
+
+record_all_processes() {
+	start_loop; a=$lp
+	start_loop; b=$lp
+	$TRAIL record -q -a -e app:stop -o all.dat & rp=$!
+	sleep 0.5
+	start_loop; c=$lp # started while recording: joins too
+	sleep 0.7
+	kill -INT $rp; wait $rp
+	for p in $a $b $c; do
+		kill -0 $p || die "process $p died"
+		! arena_mapped $p || die "process $p still has the buffer"
+		kill $p; wait $p 2>/dev/null || true
+	done
+	$TRAIL report -q -i all.dat >out.txt
+	for p in $a $b $c; do
+		[ "$(grep -c -- "-$p .*app:stop" out.txt)" -gt 2 ] || die "no events of $p: $(head out.txt)"
+	done
+}
+t record_all_processes record_all_processes

@@ -27,7 +27,7 @@ usage_errors() {
 	expect_rc 2 $TRAIL record -e all 2>err.txt
 	has err.txt "nothing to record"
 	expect_rc 2 $TRAIL record -e all -P 1 -- "$EXAMPLE" 2>err.txt
-	has err.txt "not both"
+	has err.txt "give one of a COMMAND, -P PID and -a"
 	expect_rc 2 $TRAIL record --bogus -e all -- "$EXAMPLE" 2>err.txt
 	has err.txt "unknown option '--bogus'"
 	expect_rc 2 $TRAIL record -b 1 -e all -- "$EXAMPLE" 2>err.txt

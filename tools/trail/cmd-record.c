@@ -11,6 +11,7 @@
  * chunks are copied to private memory before their header is trusted, and
  * the arena is a sealed memfd so no process can shrink it under us.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -57,8 +58,10 @@ struct session {
 	uint32_t chunk_size;
 	pid_t *pids;
 	int npids;
-	int overwrite, quiet, allow_unknown;
+	int overwrite, quiet, allow_unknown, all;
 	char **cmd;
+	struct { pid_t pid; uint64_t start; } *tried; /* -a: processes asked */
+	size_t ntried, tried_cap;
 	char *cmd_path;
 
 	/* arena */
@@ -104,6 +107,7 @@ static void on_chld(int sig)
 static const char record_help[] =
 	"Usage: trail record [OPTIONS] -e EVENT [-e EVENT...] [--] COMMAND [ARGS...]\n"
 	"       trail record [OPTIONS] -e EVENT... -P PID [-P PID...]\n"
+	"       trail record [OPTIONS] -e EVENT... -a\n"
 	"\n"
 	"Record static tracepoints of a command (started with libtrail preloaded,\n"
 	"children and exec'd programs included) or of running processes that have\n"
@@ -113,6 +117,8 @@ static const char record_help[] =
 	"  -e, --event EVENT      events to record: SYS:EVENT, SYS, EVENT, globs, 'all'\n"
 	"  -o, --output FILE      trace file (default trace.dat)\n"
 	"  -P, --pid PID          attach to a running process (repeatable)\n"
+	"  -a, --all              every process of yours with libtrail loaded, and\n"
+	"                         those that start while recording (until Ctrl-C)\n"
 	"  -b, --buffer-size KB   shared buffer size in KiB, or with K/M/G (default 32M)\n"
 	"      --chunk-size SIZE  per-thread chunk size (default 64K)\n"
 	"      --overwrite        flight recorder: keep the newest events, overwrite\n"
@@ -769,6 +775,62 @@ static void detach_all(struct session *S)
 	}
 }
 
+/*
+ * -a: ask every registered process of ours that is not in the session yet.
+ * Asynchronous: a process that does not answer is simply not recorded.
+ */
+static void attach_new(struct session *S)
+{
+	char path[512];
+	struct dirent *d;
+	DIR *dir;
+	int dfd;
+
+	if (trail__registry_path(path, sizeof(path)) ||
+	    (dfd = trail__registry_open(path, 0)) < 0)
+		return;
+	dir = fdopendir(dfd);
+	if (!dir) {
+		close(dfd);
+		return;
+	}
+	while ((d = readdir(dir))) {
+		struct trail_reg reg;
+		struct stat st;
+		char *end, p2[64];
+		long pid = strtol(d->d_name, &end, 10);
+		size_t k;
+
+		if (*end || pid <= 0 || pid == getpid() ||
+		    trail__registry_get(dfd, (pid_t)pid, &reg) ||
+		    !trail__proc_alive((pid_t)pid, reg.start))
+			continue;
+		for (k = 0; k < S->ntried; k++)
+			if (S->tried[k].pid == (pid_t)pid && S->tried[k].start == reg.start)
+				break;
+		if (k < S->ntried)
+			continue;
+		if (S->ntried == S->tried_cap) {
+			size_t cap = S->tried_cap ? S->tried_cap * 2 : 64;
+			void *nt = realloc(S->tried, cap * sizeof(*S->tried));
+
+			if (!nt)
+				break;
+			S->tried = nt;
+			S->tried_cap = cap;
+		}
+		S->tried[S->ntried].pid = (pid_t)pid;
+		S->tried[S->ntried].start = reg.start;
+		S->ntried++;
+		snprintf(p2, sizeof(p2), "/proc/%ld", pid);
+		if (stat(p2, &st) || st.st_uid != geteuid() || !reg.signal ||
+		    !signal_caught((pid_t)pid, reg.signal) || !maps_libtrail((pid_t)pid))
+			continue;
+		send_cmd(S, (pid_t)pid, reg.signal, CMD_ATTACH);
+	}
+	closedir(dir);
+}
+
 /* ---------------------------------------------------------------- launch */
 
 static int launch(struct session *S, const char *libtrail)
@@ -970,6 +1032,7 @@ int cmd_record(int argc, char **argv)
 		{"chunk-size", required_argument, NULL, 'C'},
 		{"overwrite", no_argument, NULL, 'O'},
 		{"allow-unknown", no_argument, NULL, 'U'},
+		{"all", no_argument, NULL, 'a'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -993,7 +1056,7 @@ int cmd_record(int argc, char **argv)
 	if (!S->events || !S->pids)
 		return 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:o:P:b:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:o:P:b:aqh", opts, NULL)) != -1) {
 		uint64_t v;
 		char *end;
 		long pid;
@@ -1037,6 +1100,9 @@ int cmd_record(int argc, char **argv)
 		case 'U':
 			S->allow_unknown = 1;
 			break;
+		case 'a':
+			S->all = 1;
+			break;
 		case 'q':
 			S->quiet = 1;
 			break;
@@ -1052,10 +1118,10 @@ int cmd_record(int argc, char **argv)
 	S->cmd = argv + optind;
 	if (!S->nevents)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all)");
-	if (!*S->cmd && !S->npids)
-		return usage_err("%s", "nothing to record: give a COMMAND or -P PID");
-	if (*S->cmd && S->npids)
-		return usage_err("%s", "give either a COMMAND or -P PID, not both");
+	if (!*S->cmd && !S->npids && !S->all)
+		return usage_err("%s", "nothing to record: give a COMMAND, -P PID or -a");
+	if ((*S->cmd != NULL) + (S->npids > 0) + S->all > 1)
+		return usage_err("%s", "give one of a COMMAND, -P PID and -a");
 
 	/* Everything that can be checked is checked before anything runs. */
 	if (*S->cmd) {
@@ -1087,7 +1153,7 @@ int cmd_record(int argc, char **argv)
 			if (r)
 				return 1;
 		}
-	} else {
+	} else if (S->npids) {
 		sigs = calloc((size_t)S->npids, sizeof(int));
 		for (int i = 0; i < S->npids; i++)
 			if (check_pid(S, S->pids[i], &sigs[i]))
@@ -1136,7 +1202,12 @@ int cmd_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	S->tty = isatty(2);
 
-	if (*S->cmd ? launch(S, libtrail) : attach_all(S, sigs)) {
+	if (S->all) {
+		attach_new(S);
+		if (!S->quiet)
+			fprintf(stderr, "trail: recording every process of yours with libtrail "
+				"(%zu now, new ones as they start); Ctrl-C to stop\n", S->ntried);
+	} else if (*S->cmd ? launch(S, libtrail) : attach_all(S, sigs)) {
 		finish(S);
 		tfw_close(&S->out);
 		unlink(S->output);
@@ -1174,6 +1245,8 @@ int cmd_record(int argc, char **argv)
 			last_recycle = now;
 		}
 		if (now - last_procs > 100000000ull) {
+			if (S->all)
+				attach_new(S);
 			check_procs(S);
 			if (!S->overwrite)
 				write_events(S);
@@ -1249,6 +1322,7 @@ out:
 		waitpid(S->child, &st, 0);
 	}
 	free(sigs);
+	free(S->tried);
 	free(S->cmd_path);
 	return rc;
 }
