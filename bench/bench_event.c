@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_event.c - cost of one trail event, measured inside the process like
- * ../shared/peers/bench_lttng.c measures LTTng-UST: the same work() loop
+ * bench_event.c - cost of one trail event, measured inside the process the
+ * way peer_lttng.c measures LTTng-UST: the same work() loop (bench-common.h)
  * without and with a tracepoint bench:event(int a, long b) per iteration.
  *
  *   ns_per_event = (traced loop - untraced loop) / N
@@ -12,35 +12,15 @@
  * Optional pacing (BENCH_RATE=events/s) for loss tests at a fixed rate.
  * Prints one "RESULT key=value ..." line.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <sched.h>
-#include <stdint.h>
+#include "bench-common.h" /* first: it sets _GNU_SOURCE */
+
 #include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
 #include <trail/trail.h>
 
 TRAIL_EVENT(bench, event,
 	TRAIL_ARGS(int, a, long, b),
 	TRAIL_FIELDS(trail_field_int(a) trail_field_int(b)))
-
-__attribute__((noinline, noclone, used)) long work(long i)
-{
-	return (i * 3 + (i >> 2)) ^ 0x5a;
-}
-
-static volatile long sink;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static inline uint64_t rdtsc(void)
 {
@@ -52,30 +32,10 @@ static inline uint64_t rdtsc(void)
 
 int main(int argc, char **argv)
 {
-	long n = 10000000;
-	const char *e = getenv("BENCH_N"), *c = getenv("BENCH_CPU"),
-		   *rate = getenv("BENCH_RATE");
-	long acc = 0;
-	uint64_t t0, t1, t2, t3;
-	double ticks_per_event = 0, rdtsc_ns;
-
-	if (e && *e)
-		n = atol(e);
-	if (argc > 1)
-		n = atol(argv[1]);
-	if (c && *c && atoi(c) >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(atoi(c), &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
-	for (long i = 0; i < n / 100; i++)
-		acc += work(i);
-	t0 = now_ns();
-	for (long i = 0; i < n; i++)
-		acc += work(i);
-	t1 = now_ns();
+	long n = bench_setup(argc, argv), acc = 0;
+	const char *rate = getenv("BENCH_RATE");
+	double ticks_per_event = 0, rdtsc_ns, base = bench_base(n);
+	uint64_t t2, t3;
 
 	if (rate && atof(rate) > 0) { /* calibrate the TSC for pacing */
 		uint64_t a = rdtsc(), na = now_ns(), b, nb;
@@ -122,7 +82,7 @@ int main(int argc, char **argv)
 		rdtsc_ns = (double)(now_ns() - a) / (double)(n / 10 ? n / 10 : 1);
 	}
 	{
-		double base = (double)(t1 - t0) / n, traced = (double)(t3 - t2) / n;
+		double traced = (double)(t3 - t2) / n;
 #ifdef NO_TRACEPOINT
 		int enabled = -1;
 #else

@@ -565,6 +565,21 @@ static void stream_damage(struct trail_reader *r, struct cursor *c, uint64_t off
 	       (unsigned long long)r->chunks[c->chunks[c->ci]].seq, what);
 }
 
+/* The pending record becomes "n events lost here". */
+static void lost_record(struct cursor *c, uint64_t n, uint64_t off)
+{
+	c->lost_marked += n;
+	c->rec.type = TRAIL_RT_LOST;
+	c->rec.lost = n;
+	c->rec.ts_raw = c->ts;
+	c->rec.cpu = c->cpu;
+	c->rec.stream = c->st;
+	c->rec.event = NULL;
+	c->rec.payload = NULL;
+	c->rec.len = 0;
+	c->rec.file_off = off;
+}
+
 static int open_chunk(struct trail_reader *r, struct cursor *c)
 {
 	const struct rchunk *ch = &r->chunks[c->chunks[c->ci]];
@@ -588,16 +603,7 @@ static int open_chunk(struct trail_reader *r, struct cursor *c)
 	c->started = 1;
 	c->prev_seq = ch->seq;
 	if (h.lost_before) {
-		c->lost_marked += h.lost_before;
-		c->rec.type = TRAIL_RT_LOST;
-		c->rec.lost = h.lost_before;
-		c->rec.ts_raw = c->ts;
-		c->rec.cpu = c->cpu;
-		c->rec.stream = c->st;
-		c->rec.event = NULL;
-		c->rec.payload = NULL;
-		c->rec.len = 0;
-		c->rec.file_off = ch->off;
+		lost_record(c, h.lost_before, ch->off);
 		return 1;
 	}
 	return 0;
@@ -637,15 +643,7 @@ static int cursor_fill(struct trail_reader *r, struct cursor *c)
 				if (!c->tail_lost_done && c->started && c->st->final &&
 				    c->st->dropped > c->lost_marked) {
 					c->tail_lost_done = 1;
-					c->rec.type = TRAIL_RT_LOST;
-					c->rec.lost = c->st->dropped - c->lost_marked;
-					c->rec.ts_raw = c->ts;
-					c->rec.cpu = c->cpu;
-					c->rec.stream = c->st;
-					c->rec.event = NULL;
-					c->rec.payload = NULL;
-					c->rec.len = 0;
-					c->rec.file_off = 0;
+					lost_record(c, c->st->dropped - c->lost_marked, 0);
 					return 1;
 				}
 				return 0;
