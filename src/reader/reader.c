@@ -594,11 +594,17 @@ static int open_chunk(struct trail_reader *r, struct cursor *c)
 	c->seen = 0;
 	if (!c->started || h.base_ts > c->ts) /* a stream never goes back */
 		c->ts = h.base_ts;
-	if (c->started && ch->seq != c->prev_seq + 1 && !(r->hdr.flags & TRAIL_ARENA_OVERWRITE)) {
-		c->st->missing_chunks += ch->seq - c->prev_seq - 1;
-		damage(r, "stream %u (%s-%u): chunks %llu..%llu are missing from the file",
-		       c->st->order, c->st->comm, c->st->tid,
-		       (unsigned long long)c->prev_seq + 1, (unsigned long long)ch->seq - 1);
+	/* discard mode: chunks are numbered from 0 and never reclaimed, so a
+	 * gap (also before the first one) is chunks lost on the way */
+	if (!(r->hdr.flags & TRAIL_ARENA_OVERWRITE)) {
+		uint64_t want = c->started ? c->prev_seq + 1 : 0;
+
+		if (ch->seq > want) {
+			c->st->missing_chunks += ch->seq - want;
+			damage(r, "stream %u (%s-%u): chunks %llu..%llu are missing from the file",
+			       c->st->order, c->st->comm, c->st->tid,
+			       (unsigned long long)want, (unsigned long long)ch->seq - 1);
+		}
 	}
 	c->started = 1;
 	c->prev_seq = ch->seq;
