@@ -139,3 +139,12 @@ status_line_on_a_terminal() {
 	has plain.txt "trail: 80,004 events"
 }
 t status_line_on_a_terminal status_line_on_a_terminal
+
+script_command() {
+	# a script is not an ELF file: its events are known when it runs
+	printf '#!/bin/sh\nexec "%s" 1 1\n' "$EXAMPLE" >run.sh
+	chmod +x run.sh
+	$TRAIL record -q -e 'app:start' -o sc.dat -- ./run.sh
+	[ "$($TRAIL report -q -i sc.dat | grep -c app:start)" -eq 1 ] || die "no event"
+}
+t script_command script_command

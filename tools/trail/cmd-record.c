@@ -1143,12 +1143,16 @@ int cmd_record(int argc, char **argv)
 		}
 		if (!S->allow_unknown) {
 			r = elfscan_program(S->cmd_path, collect_event, &k, err, sizeof(err));
-			if (r < 0) {
+			if (r == -ENOEXEC) {
+				/* a script: what it runs is known only when it runs */
+				r = 0;
+			} else if (r < 0) {
 				tool_err("%s", err);
 				free_known(&k);
 				return 1;
+			} else {
+				r = check_events(S, &k, S->cmd_path);
 			}
-			r = check_events(S, &k, S->cmd_path);
 			free_known(&k);
 			if (r)
 				return 1;
