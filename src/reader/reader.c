@@ -161,6 +161,8 @@ static int sec_clock(struct trail_reader *r, const uint8_t *p, uint64_t len)
 		return -1;
 	r->mult = c.mult;
 	r->shift = c.shift;
+	if (!c.nsync)
+		return 0;
 	if (grow((void **)&r->syncs, &r->syncs_cap, r->nsyncs + c.nsync,
 		 sizeof(*r->syncs)))
 		return -1;
@@ -556,13 +558,17 @@ static int build_cursors(struct trail_reader *r)
 	return 0;
 }
 
+/* A bad record ends its stream (the records after it cannot be framed);
+ * a count mismatch is only reported. */
 static void stream_damage(struct trail_reader *r, struct cursor *c, uint64_t off,
 			  const char *what)
 {
-	damage(r, "offset %llu: stream %u (%s-%u) chunk %llu: %s; the rest of "
-	       "this stream's chunk is unreadable",
+	int fatal = strncmp(what, "header says", 11) != 0;
+
+	damage(r, "offset %llu: stream %u (%s-%u) chunk %llu: %s%s",
 	       (unsigned long long)off, c->st->order, c->st->comm, c->st->tid,
-	       (unsigned long long)r->chunks[c->chunks[c->ci]].seq, what);
+	       (unsigned long long)r->chunks[c->chunks[c->ci]].seq, what,
+	       fatal ? "; the rest of this stream is unreadable" : "");
 }
 
 /* The pending record becomes "n events lost here". */

@@ -142,6 +142,25 @@ TEST(geom_spec_length_moves_chunks)
 	CHECK_EQ(b.size - a.size, b.chunks_off - a.chunks_off);
 }
 
+TEST(geom_spec_nul_at_a_page_boundary)
+{
+	/* a spec ending exactly at a page boundary: its NUL needs one more
+	 * byte, so the chunks start a page later (spec_off does not depend
+	 * on the spec length, so the boundary can be aimed at) */
+	struct trail_arena_geom a, b;
+	uint32_t len;
+
+	CHECK_EQ(trail__arena_geom(&a, 1 << 20, 4096, 0), 0);
+	len = (uint32_t)(PAGE - a.spec_off % PAGE);
+	CHECK_EQ(trail__arena_geom(&b, 1 << 20, 4096, len), 0);
+	CHECK_EQ((b.spec_off + len) % PAGE, 0);
+	CHECK(b.chunks_off >= b.spec_off + len + 1);
+	CHECK_EQ(b.chunks_off, b.spec_off + len + PAGE);
+	/* one byte shorter: the NUL takes the last byte of the page */
+	CHECK_EQ(trail__arena_geom(&b, 1 << 20, 4096, len - 1), 0);
+	CHECK_EQ(b.chunks_off, b.spec_off + len);
+}
+
 /* ------------------------------------------------------- format + check */
 
 struct arena {
@@ -197,6 +216,7 @@ TEST(format_check_round_trip)
 	CHECK_EQ(h->flags, TRAIL_ARENA_OVERWRITE);
 	CHECK_EQ(h->clock, TRAIL_CLOCK_MONO);
 	CHECK_EQ(h->recorder_pid, 4242);
+	CHECK(h->recorder_start == 777);
 	CHECK_EQ(h->arena_size, a.g.size);
 	CHECK_EQ(h->nchunks, 128);
 	CHECK_EQ(h->nfree, 128);      /* every chunk starts FREE */
@@ -372,7 +392,8 @@ TEST(check_rejects_huge_consistent_claim)
 }
 
 TEST_MAIN(CHECK_T(geom_rejects_bad_parameters), CHECK_T(geom_layout_properties),
-	  CHECK_T(geom_spec_length_moves_chunks), CHECK_T(format_check_round_trip),
+	  CHECK_T(geom_spec_length_moves_chunks),
+	  CHECK_T(geom_spec_nul_at_a_page_boundary), CHECK_T(format_check_round_trip),
 	  CHECK_T(check_rejects_altered_headers),
 	  CHECK_T(check_rejects_small_mappings),
 	  CHECK_T(check_rejects_huge_consistent_claim))
