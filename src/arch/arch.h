@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch.h - the one header between libtrail's function hooks and the
+ * architecture: what a patchable site looks like, how to build the
+ * instruction that turns it into a call, where the trampolines are, and
+ * what they hand to C. Only src/arch/<arch>/ implements it.
+ *
+ * A site is the nop area the compiler leaves at a function's entry with
+ * -fpatchable-function-entry=N (N = TRAIL_ARCH_SITE_SIZE here). Patched,
+ * it calls an entry trampoline (directly, or through a stub placed near
+ * the code when the trampoline is out of reach), which saves the argument
+ * registers (the ftrace_regs idea), calls trail__arch_on_entry(), restores
+ * them and returns into the function body. The C side may redirect the
+ * function's return through the exit trampoline by swapping the return
+ * address (*ret); the exit trampoline saves the return registers, calls
+ * trail__arch_on_exit(), which gives back the address to return to.
+ */
+#ifndef TRAIL_ARCH_H
+#define TRAIL_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__x86_64__)
+
+#define TRAIL_ARCH_SITE_SIZE 5u  /* call rel32 */
+#define TRAIL_ARCH_STUB_SIZE 16u /* jmp *0(%rip); .quad target (+pad) */
+#define TRAIL_ARCH_REACH ((int64_t)1 << 31)
+
+/* Registers saved by the entry trampoline, in memory order. */
+struct trail_arch_regs {
+	uint64_t xmm[8][2]; /* xmm0..xmm7: float arguments */
+	uint64_t r11, r10, r9, r8, rcx, rdx, rsi, rdi, rax;
+};
+
+/* Registers saved by the exit trampoline. */
+struct trail_arch_ret_regs {
+	uint64_t xmm[2][2]; /* xmm0, xmm1: float return values */
+	uint64_t rdx, rax;  /* integer return values */
+};
+
+/* the n-th integer argument (0-based, n < 6) */
+static inline uint64_t trail_arch_arg(const struct trail_arch_regs *r, unsigned n)
+{
+	switch (n) {
+	case 0: return r->rdi;
+	case 1: return r->rsi;
+	case 2: return r->rdx;
+	case 3: return r->rcx;
+	case 4: return r->r8;
+	default: return r->r9;
+	}
+}
+
+static inline uint64_t trail_arch_retval(const struct trail_arch_ret_regs *r)
+{
+	return r->rax;
+}
+
+#else
+#error "trail: function hooks are implemented for x86_64 only (src/arch/)"
+#endif
+
+/* The assembly trampolines. Not functions to call from C. */
+extern const char trail__arch_tramp_entry[];
+extern const char trail__arch_tramp_exit[];
+
+/* Implemented by the C side (libtrail, or a test). */
+void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs);
+uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs);
+
+/* Is p (TRAIL_ARCH_SITE_SIZE bytes) an unpatched site: one-byte nops, or
+ * one multi-byte nop? */
+int trail_arch_site_is_nop(const uint8_t *p);
+/* Can code at site call target directly? */
+int trail_arch_reaches(uintptr_t site, uintptr_t target);
+/* The instruction a site becomes: a call from site to target (which must
+ * be in reach). */
+void trail_arch_call_insn(uint8_t out[TRAIL_ARCH_SITE_SIZE], uintptr_t site,
+			  uintptr_t target);
+/* Where a site that is patched to call something points, or 0. */
+uintptr_t trail_arch_call_target(const uint8_t *p, uintptr_t site);
+/* A jump stub to target, written at out (TRAIL_ARCH_STUB_SIZE bytes). */
+void trail_arch_stub(uint8_t out[TRAIL_ARCH_STUB_SIZE], uintptr_t target);
+
+/*
+ * Memory for stubs within reach of [lo, hi): an executable page mapped
+ * next to that range (first after it, else before it). Returns the page or
+ * NULL; *size gets its size. Async-signal-safe (mmap only).
+ */
+void *trail_arch_near_page(uintptr_t lo, uintptr_t hi, size_t *size);
+
+/*
+ * Write len bytes over code at addr, no thread running it (at process
+ * start-up, or sites no thread can be in): make the pages writable, copy,
+ * restore their protection (read + exec). Returns 0 or -errno.
+ */
+int trail_arch_text_write(void *addr, const void *src, size_t len);
+
+#endif /* TRAIL_ARCH_H */

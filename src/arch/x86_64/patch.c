@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * patch.c - x86_64 instruction helpers for function hooks: recognizing an
+ * unpatched site, building `call rel32` and far-jump stubs, finding room
+ * for stubs near the code, writing over code. See src/arch/arch.h.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../arch.h"
+
+/* the 5-byte nop: nopl 0x0(%rax,%rax,1) */
+static const uint8_t nop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+
+int trail_arch_site_is_nop(const uint8_t *p)
+{
+	static const uint8_t nop1x5[5] = {0x90, 0x90, 0x90, 0x90, 0x90};
+
+	return !memcmp(p, nop1x5, 5) || !memcmp(p, nop5, 5);
+}
+
+int trail_arch_reaches(uintptr_t site, uintptr_t target)
+{
+	int64_t d = (int64_t)(target - (site + 5));
+
+	return d >= -TRAIL_ARCH_REACH && d < TRAIL_ARCH_REACH;
+}
+
+void trail_arch_call_insn(uint8_t out[TRAIL_ARCH_SITE_SIZE], uintptr_t site,
+			  uintptr_t target)
+{
+	int32_t rel = (int32_t)(int64_t)(target - (site + 5));
+
+	out[0] = 0xe8;
+	memcpy(out + 1, &rel, 4);
+}
+
+uintptr_t trail_arch_call_target(const uint8_t *p, uintptr_t site)
+{
+	int32_t rel;
+
+	if (p[0] != 0xe8)
+		return 0;
+	memcpy(&rel, p + 1, 4);
+	return site + 5 + (uintptr_t)(intptr_t)rel;
+}
+
+void trail_arch_stub(uint8_t out[TRAIL_ARCH_STUB_SIZE], uintptr_t target)
+{
+	/* jmp *0(%rip) ; .quad target ; int3 int3 */
+	static const uint8_t jmp[6] = {0xff, 0x25, 0x00, 0x00, 0x00, 0x00};
+
+	memcpy(out, jmp, 6);
+	memcpy(out + 6, &target, 8);
+	out[14] = 0xcc;
+	out[15] = 0xcc;
+}
+
+static void *try_map(uintptr_t at, size_t size)
+{
+	void *p = mmap((void *)at, size, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void *trail_arch_near_page(uintptr_t lo, uintptr_t hi, size_t *size)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t at;
+	void *p;
+
+	*size = page;
+	/* after the range, in steps of 1 MiB, while everything in the range
+	 * can still reach the page */
+	for (at = (hi + page - 1) & ~(page - 1);
+	     at + page - lo < (uintptr_t)TRAIL_ARCH_REACH - page; at += 1u << 20)
+		if ((p = try_map(at, page)))
+			return p;
+	/* before it */
+	for (at = (lo & ~(page - 1)) - page;
+	     at > page && hi - at < (uintptr_t)TRAIL_ARCH_REACH - page;
+	     at -= 1u << 20)
+		if ((p = try_map(at, page)))
+			return p;
+	return NULL;
+}
+
+int trail_arch_text_write(void *addr, const void *src, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)addr & ~(page - 1);
+	size_t span = (((uintptr_t)addr + len + page - 1) & ~(page - 1)) - a;
+
+	if (mprotect((void *)a, span, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
+		return -errno;
+	memcpy(addr, src, len);
+	__builtin___clear_cache((char *)addr, (char *)addr + len);
+	if (mprotect((void *)a, span, PROT_READ | PROT_EXEC) < 0)
+		return -errno;
+	return 0;
+}

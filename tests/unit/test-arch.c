@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-arch.c - the x86_64 function hook layer (src/arch): functions of this
+ * program with patchable entries are patched in place to call the entry
+ * trampoline, directly and through a near stub; the handlers here count
+ * calls, read arguments and (graph mode) hook returns with a shadow stack.
+ * Arguments and return values (integer, vector, struct, variadic, x87)
+ * must come through untouched, recursion must balance, and unpatching must
+ * restore the exact bytes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "check.h"
+
+/* noipa: no cloning, const-folding or merging that would bypass a site */
+#define HOOK __attribute__((patchable_function_entry(5), noipa))
+
+struct big {
+	long a, b, c, d;
+};
+
+HOOK static int add(int a, int b) { return a + b; }
+HOOK static double mul(double a, double b) { return a * b; }
+HOOK static long double ld(long double x) { return x * 2; }
+HOOK static struct big mkbig(long a) { struct big r = {a, a + 1, a + 2, a + 3}; return r; }
+HOOK static long six(long a, long b, long c, long d, long e, long f) { return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f; }
+HOOK static double vsum(int n, ...)
+{
+	va_list ap;
+	double s = 0;
+
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		s += va_arg(ap, double);
+	va_end(ap);
+	return s;
+}
+HOOK static long fib(long n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+HOOK static long deep(long n) { return n ? 1 + deep(n - 1) : 0; }
+static jmp_buf jb;
+/* it does end, by longjmp, which gcc's recursion check does not count */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winfinite-recursion"
+HOOK static void jumper(int n)
+{
+	if (n <= 0)
+		longjmp(jb, 1);
+	jumper(n - 1);
+}
+#pragma GCC diagnostic pop
+
+/* ---------------------------------------------------------------- hooks */
+
+static int graph;
+static long entries, exits;
+static uint64_t last_args[6];
+static uintptr_t last_site;
+
+#define SHADOW 30000
+static struct {
+	uintptr_t ret;
+	uintptr_t *slot;
+} shadow[SHADOW];
+static int depth;
+
+void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs)
+{
+	entries++;
+	last_site = site;
+	for (unsigned i = 0; i < 6; i++)
+		last_args[i] = trail_arch_arg(regs, i);
+	if (graph && depth < SHADOW) {
+		shadow[depth].ret = *ret;
+		shadow[depth].slot = ret;
+		depth++;
+		*ret = (uintptr_t)trail__arch_tramp_exit;
+	}
+}
+
+uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
+{
+	(void)regs;
+	exits++;
+	return shadow[--depth].ret;
+}
+
+/* ---------------------------------------------------------------- patching */
+
+static void patch(void *fn, uintptr_t target)
+{
+	uint8_t insn[TRAIL_ARCH_SITE_SIZE];
+	uintptr_t site = (uintptr_t)fn;
+
+	CHECK(trail_arch_site_is_nop(fn));
+	CHECK(trail_arch_reaches(site, target));
+	trail_arch_call_insn(insn, site, target);
+	CHECK_EQ(trail_arch_text_write(fn, insn, sizeof(insn)), 0);
+	CHECK_EQ(trail_arch_call_target(fn, site), target);
+}
+
+static uint8_t saved[16][TRAIL_ARCH_SITE_SIZE];
+static void *fns[16];
+static int nfns;
+
+static void patch_all(uintptr_t target)
+{
+	void *list[] = {(void *)add, (void *)mul, (void *)ld, (void *)mkbig, (void *)six,
+			(void *)vsum, (void *)fib, (void *)deep, (void *)jumper};
+
+	nfns = (int)(sizeof(list) / sizeof(list[0]));
+	for (int i = 0; i < nfns; i++) {
+		fns[i] = list[i];
+		memcpy(saved[i], list[i], TRAIL_ARCH_SITE_SIZE);
+		patch(list[i], target);
+	}
+}
+
+static void unpatch_all(void)
+{
+	for (int i = 0; i < nfns; i++) {
+		CHECK_EQ(trail_arch_text_write(fns[i], saved[i], TRAIL_ARCH_SITE_SIZE), 0);
+		CHECK(memcmp(fns[i], saved[i], TRAIL_ARCH_SITE_SIZE) == 0);
+		CHECK(trail_arch_site_is_nop(fns[i]));
+	}
+}
+
+/* the calls, their results, and when hooked what the hook saw */
+static void exercise(int hooked)
+{
+	struct big b;
+
+	last_site = 0;
+	CHECK_EQ(add(40, 2), 42);
+	if (hooked) {
+		CHECK_EQ(last_site, (uintptr_t)add);
+		CHECK_EQ(last_args[0], 40);
+		CHECK_EQ(last_args[1], 2);
+	} else {
+		CHECK_EQ(last_site, 0);
+	}
+	CHECK(mul(1.5, -4.0) == -6.0);
+	CHECK(ld(1.25L) == 2.5L);
+	b = mkbig(10);
+	CHECK(b.a == 10 && b.b == 11 && b.c == 12 && b.d == 13);
+	CHECK_EQ(six(1, 2, 3, 4, 5, 6), 1 + 4 + 9 + 16 + 25 + 36);
+	if (hooked)
+		CHECK_EQ(last_args[5], 6);
+	CHECK(vsum(3, 1.0, 2.5, 4.0) == 7.5);
+	CHECK_EQ(fib(15), 610);
+}
+
+TEST(sites_start_as_nops)
+{
+	CHECK(trail_arch_site_is_nop((const uint8_t *)add));
+	CHECK(trail_arch_site_is_nop((const uint8_t *)fib));
+	CHECK_EQ(trail_arch_call_target((const uint8_t *)add, (uintptr_t)add), 0);
+}
+
+TEST(entry_hook_preserves_arguments_and_results)
+{
+	patch_all((uintptr_t)trail__arch_tramp_entry);
+	entries = 0;
+	exercise(1);
+	/* add mul ld mkbig six vsum, fib(15) = 1973 calls */
+	CHECK_EQ(entries, 6 + 1973);
+	unpatch_all();
+	entries = 0;
+	exercise(0);
+	CHECK_EQ(entries, 0);
+}
+
+TEST(graph_hook_balances_and_preserves_results)
+{
+	patch_all((uintptr_t)trail__arch_tramp_entry);
+	graph = 1;
+	entries = exits = 0;
+	exercise(1);
+	CHECK_EQ(entries, exits);
+	CHECK_EQ(depth, 0);
+	CHECK_EQ(deep(10000), 10000); /* 10001 nested hooked returns */
+	CHECK_EQ(entries, exits);
+	CHECK_EQ(depth, 0);
+	unpatch_all();
+}
+
+TEST(longjmp_out_of_hooked_frames)
+{
+	patch_all((uintptr_t)trail__arch_tramp_entry);
+	graph = 1;
+	depth = 0;
+	if (!setjmp(jb))
+		jumper(20);
+	/* 21 frames left without returning: their shadow entries are stale,
+	 * the hook layer's user must drop them (libtrail does by stack
+	 * address); the program itself is unharmed */
+	CHECK_EQ(depth, 21);
+	depth = 0;
+	CHECK_EQ(add(1, 2), 3);
+	CHECK_EQ(depth, 0);
+	unpatch_all();
+}
+
+TEST(through_a_near_stub)
+{
+	size_t size;
+	uint8_t *page = trail_arch_near_page((uintptr_t)add, (uintptr_t)add + 4096, &size);
+	uint8_t stub[TRAIL_ARCH_STUB_SIZE];
+
+	CHECK(page != NULL);
+	if (!page)
+		return;
+	CHECK(size >= TRAIL_ARCH_STUB_SIZE);
+	CHECK(trail_arch_reaches((uintptr_t)add, (uintptr_t)page));
+	trail_arch_stub(stub, (uintptr_t)trail__arch_tramp_entry);
+	memcpy(page, stub, sizeof(stub));
+	patch_all((uintptr_t)page);
+	graph = 0;
+	entries = 0;
+	exercise(1);
+	CHECK_EQ(entries, 6 + 1973);
+	unpatch_all();
+}
+
+TEST(call_insn_encoding)
+{
+	uint8_t insn[5];
+
+	trail_arch_call_insn(insn, 0x1000, 0x2000);
+	CHECK_EQ(insn[0], 0xe8);
+	CHECK_EQ(insn[1] | insn[2] << 8 | insn[3] << 16 | (uint32_t)insn[4] << 24,
+		 0x2000 - 0x1005);
+	CHECK_EQ(trail_arch_call_target(insn, 0x1000), 0x2000);
+	trail_arch_call_insn(insn, 0x5000, 0x1000); /* backwards */
+	CHECK_EQ(trail_arch_call_target(insn, 0x5000), 0x1000);
+	CHECK(trail_arch_reaches(0x7f0000000000ull, 0x7f0000000000ull + 0x7ffffff0ull));
+	CHECK(!trail_arch_reaches(0x7f0000000000ull, 0x7f0000000000ull + 0x80000005ull));
+	CHECK(!trail_arch_reaches(0x7f0000000000ull, 0x550000000000ull));
+	{
+		static const uint8_t n1[5] = {0x90, 0x90, 0x90, 0x90, 0x90};
+		static const uint8_t n5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+		static const uint8_t bad[5] = {0x90, 0x90, 0xcc, 0x90, 0x90};
+
+		CHECK(trail_arch_site_is_nop(n1));
+		CHECK(trail_arch_site_is_nop(n5));
+		CHECK(!trail_arch_site_is_nop(bad));
+	}
+}
+
+TEST_MAIN(CHECK_T(sites_start_as_nops), CHECK_T(entry_hook_preserves_arguments_and_results),
+	  CHECK_T(graph_hook_balances_and_preserves_results),
+	  CHECK_T(longjmp_out_of_hooked_frames), CHECK_T(through_a_near_stub),
+	  CHECK_T(call_insn_encoding))
