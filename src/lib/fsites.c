@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fsites.c - patchable function entries of a loaded object; see fsites.h.
+ * Async-signal-safe: open/pread/mmap only, and an in-place heapsort.
+ */
+#include "fsites.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../arch/arch.h"
+
+#define MAX_SECTIONS 65535u
+#define MAX_SYMTAB (256u << 20) /* bytes of symbols + names we accept */
+#define SITES_SECTION "__patchable_function_entries"
+
+struct buf {
+	void *p;
+	size_t len;
+};
+
+static void *amap(size_t len)
+{
+	void *p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void bfree(struct buf *b)
+{
+	if (b->p)
+		munmap(b->p, b->len ? b->len : 1);
+	b->p = NULL;
+}
+
+/* Read [off, off + len) of the file into fresh memory. */
+static int bread(int fd, uint64_t fsize, uint64_t off, uint64_t len, struct buf *b)
+{
+	size_t done = 0;
+
+	b->p = NULL;
+	if (off > fsize || len > fsize - off || len > MAX_SYMTAB)
+		return -EPROTO;
+	b->len = (size_t)len;
+	b->p = amap(b->len);
+	if (!b->p)
+		return -ENOMEM;
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)b->p + done, (size_t)len - done,
+				  (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			bfree(b);
+			return r < 0 ? -errno : -EPROTO;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* Is [addr, addr + len) inside a loaded segment with these flags? */
+static int in_segment(const struct dl_phdr_info *info, uintptr_t addr, size_t len,
+		      uint32_t flags)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags &&
+		    addr >= lo && addr - lo <= ph->p_memsz && len <= ph->p_memsz - (addr - lo))
+			return 1;
+	}
+	return 0;
+}
+
+struct fsym {
+	uintptr_t addr;
+	uint64_t size;
+	uint32_t name; /* offset in the string table */
+	uint32_t global;
+};
+
+/* heapsort: no allocation, no recursion */
+static int sym_before(const struct fsym *a, const struct fsym *b)
+{
+	if (a->addr != b->addr)
+		return a->addr < b->addr;
+	return a->global > b->global; /* at one address, global names first */
+}
+
+static void sift(struct fsym *v, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct fsym t;
+
+		if (l < n && sym_before(&v[m], &v[l]))
+			m = l;
+		if (l + 1 < n && sym_before(&v[m], &v[l + 1]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = v[i];
+		v[i] = v[m];
+		v[m] = t;
+		i = m;
+	}
+}
+
+static void sort_syms(struct fsym *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift(v, n, i);
+	for (size_t k = n; k > 1; k--) {
+		struct fsym t = v[0];
+
+		v[0] = v[k - 1];
+		v[k - 1] = t;
+		sift(v, k - 1, 0);
+	}
+}
+
+static void sort_addrs(uintptr_t *v, size_t n)
+{
+	/* sites come nearly sorted from the linker: a shell sort is quick on
+	 * that and needs no memory */
+	static const size_t gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
+
+	for (size_t g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++)
+		for (size_t i = gaps[g]; i < n; i++) {
+			uintptr_t t = v[i];
+			size_t j = i;
+
+			for (; j >= gaps[g] && v[j - gaps[g]] > t; j -= gaps[g])
+				v[j] = v[j - gaps[g]];
+			v[j] = t;
+		}
+}
+
+/* The function symbol whose range holds addr (endbr64 may precede the
+ * site), by binary search over symbols sorted by address. */
+static const struct fsym *sym_for(const struct fsym *v, size_t n, uintptr_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) { /* lo = how many symbols start at or below addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* the first (global, by the sort) of the symbols at that address */
+	while (lo > 1 && v[lo - 2].addr == v[lo - 1].addr)
+		lo--;
+	if (addr >= v[lo - 1].addr + (v[lo - 1].size ? v[lo - 1].size : 1))
+		return NULL;
+	return &v[lo - 1];
+}
+
+int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
+		     const struct dl_phdr_info *info)
+{
+	struct buf shdrs = {0}, shstr = {0}, syms = {0}, strs = {0}, tmp = {0};
+	ElfW(Ehdr) eh;
+	const ElfW(Shdr) *sh;
+	struct stat st;
+	uint64_t shnum, shstrndx, sites_addr = 0, sites_size = 0;
+	uintptr_t *addrs = NULL;
+	struct fsym *fs = NULL;
+	size_t fs_len = 0, nfs = 0, naddrs = 0, names_need = 1, nkeep = 0;
+	int fd, r = -EPROTO;
+
+	memset(o, 0, sizeof(*o));
+	o->base = base;
+	fd = open(path && *path ? path : "/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+		goto out;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(ElfW(Shdr)) || !eh.e_shoff)
+		goto out;
+	/* section count and name table, with the extended numbering */
+	shnum = eh.e_shnum;
+	shstrndx = eh.e_shstrndx;
+	if (!shnum || shstrndx == SHN_XINDEX) {
+		ElfW(Shdr) s0;
+
+		if (pread(fd, &s0, sizeof(s0), (off_t)eh.e_shoff) != (ssize_t)sizeof(s0))
+			goto out;
+		if (!shnum)
+			shnum = s0.sh_size;
+		if (shstrndx == SHN_XINDEX)
+			shstrndx = s0.sh_link;
+	}
+	if (!shnum || shnum > MAX_SECTIONS || shstrndx >= shnum)
+		goto out;
+	if ((r = bread(fd, (uint64_t)st.st_size, eh.e_shoff, shnum * sizeof(ElfW(Shdr)), &shdrs)))
+		goto out;
+	sh = shdrs.p;
+	r = -EPROTO;
+	if (bread(fd, (uint64_t)st.st_size, sh[shstrndx].sh_offset, sh[shstrndx].sh_size, &shstr))
+		goto out;
+	for (uint64_t i = 1; i < shnum; i++) {
+		const char *nm = (const char *)shstr.p + sh[i].sh_name;
+
+		if (sh[i].sh_name >= shstr.len ||
+		    strnlen(nm, shstr.len - sh[i].sh_name) == shstr.len - sh[i].sh_name)
+			continue;
+		if (!strcmp(nm, SITES_SECTION) && sh[i].sh_type == SHT_PROGBITS) {
+			sites_addr = sh[i].sh_addr;
+			sites_size = sh[i].sh_size;
+		}
+	}
+	/* the symbol table with its names: .symtab if kept, else .dynsym */
+	for (int pass = 0; pass < 2 && !syms.p; pass++)
+		for (uint64_t i = 1; i < shnum && !syms.p; i++) {
+			uint32_t want = pass ? SHT_DYNSYM : SHT_SYMTAB;
+
+			if (sh[i].sh_type != want || sh[i].sh_link >= shnum ||
+			    sh[i].sh_entsize != sizeof(ElfW(Sym)))
+				continue;
+			if (bread(fd, (uint64_t)st.st_size, sh[i].sh_offset, sh[i].sh_size, &syms) ||
+			    bread(fd, (uint64_t)st.st_size, sh[sh[i].sh_link].sh_offset,
+				  sh[sh[i].sh_link].sh_size, &strs)) {
+				bfree(&syms);
+				bfree(&strs);
+			}
+		}
+	r = 0;
+	if (!sites_size || sites_size % 8 ||
+	    !in_segment(info, base + sites_addr, sites_size, PF_R))
+		goto out; /* no sites: nothing to trace here */
+
+	/* the site addresses, relocated by the loader, from memory */
+	naddrs = sites_size / 8;
+	tmp.len = naddrs * sizeof(*addrs);
+	if (!(tmp.p = amap(tmp.len))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	addrs = tmp.p;
+	memcpy(addrs, (const void *)(base + sites_addr), tmp.len);
+	sort_addrs(addrs, naddrs);
+
+	/* function symbols, sorted */
+	if (syms.p) {
+		const ElfW(Sym) *sy = syms.p;
+		size_t n = syms.len / sizeof(*sy);
+
+		fs_len = n * sizeof(*fs);
+		fs = amap(fs_len);
+		if (!fs) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++) {
+			unsigned t = ELF64_ST_TYPE(sy[i].st_info);
+
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sy[i].st_shndx == SHN_UNDEF ||
+			    sy[i].st_name >= strs.len)
+				continue;
+			fs[nfs].addr = base + sy[i].st_value;
+			fs[nfs].size = sy[i].st_size;
+			fs[nfs].name = sy[i].st_name;
+			fs[nfs].global = ELF64_ST_BIND(sy[i].st_info) != STB_LOCAL;
+			nfs++;
+		}
+		sort_syms(fs, nfs);
+	}
+
+	/* keep the sites that are real, unpatched and in code; size names */
+	for (size_t i = 0; i < naddrs; i++) {
+		const struct fsym *s;
+
+		if ((i && addrs[i] == addrs[i - 1]) ||
+		    !in_segment(info, addrs[i], TRAIL_ARCH_SITE_SIZE, PF_X | PF_R) ||
+		    !trail_arch_site_is_nop((const uint8_t *)addrs[i])) {
+			o->skipped += !(i && addrs[i] == addrs[i - 1]);
+			addrs[i] = 0;
+			continue;
+		}
+		nkeep++;
+		s = fs ? sym_for(fs, nfs, addrs[i]) : NULL;
+		if (s)
+			names_need += strnlen((const char *)strs.p + s->name,
+					      strs.len - s->name) + 1;
+	}
+	o->mem_len = nkeep * sizeof(struct fsite) + names_need;
+	o->mem = amap(o->mem_len);
+	if (!o->mem) {
+		r = -ENOMEM;
+		goto out;
+	}
+	o->sites = o->mem;
+	o->names = (char *)o->mem + nkeep * sizeof(struct fsite);
+	o->names[0] = '\0';
+	o->names_len = 1;
+	for (size_t i = 0; i < naddrs; i++) {
+		struct fsite *f;
+		const struct fsym *s;
+
+		if (!addrs[i])
+			continue;
+		f = &o->sites[o->nsites++];
+		f->addr = addrs[i];
+		f->name = 0;
+		s = fs ? sym_for(fs, nfs, addrs[i]) : NULL;
+		if (s) {
+			const char *nm = (const char *)strs.p + s->name;
+			size_t len = strnlen(nm, strs.len - s->name);
+
+			f->name = (uint32_t)o->names_len;
+			memcpy(o->names + o->names_len, nm, len);
+			o->names[o->names_len + len] = '\0';
+			o->names_len += len + 1;
+		}
+		if (!o->lo || f->addr < o->lo)
+			o->lo = f->addr;
+		if (f->addr + TRAIL_ARCH_SITE_SIZE > o->hi)
+			o->hi = f->addr + TRAIL_ARCH_SITE_SIZE;
+	}
+out:
+	if (fs)
+		munmap(fs, fs_len ? fs_len : 1);
+	bfree(&tmp);
+	bfree(&shdrs);
+	bfree(&shstr);
+	bfree(&syms);
+	bfree(&strs);
+	close(fd);
+	if (r)
+		trail__fobj_free(o);
+	return r;
+}
+
+void trail__fobj_free(struct fobj *o)
+{
+	if (o->mem)
+		munmap(o->mem, o->mem_len ? o->mem_len : 1);
+	memset(o, 0, sizeof(*o));
+}
+
+const struct fsite *trail__fobj_find(const struct fobj *o, uintptr_t addr)
+{
+	size_t lo = 0, hi = o->nsites;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->sites[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < o->nsites && o->sites[lo].addr == addr ? &o->sites[lo] : NULL;
+}

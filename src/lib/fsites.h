@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fsites.h - libtrail's view of the patchable function entries of the
+ * objects loaded in this process (see doc/design/function-hooks.md).
+ *
+ * For one loaded object (the executable or a shared object, as
+ * dl_iterate_phdr reports it) the reader opens its file, finds the
+ * section __patchable_function_entries through the section headers (they
+ * are not mapped), and takes the site addresses from memory, where the
+ * dynamic loader has already relocated them. Each site gets the name of
+ * the function symbol (from .symtab, else .dynsym) that contains it, and is
+ * kept only if it lies in an executable segment of the object and its
+ * bytes are still an unpatched site.
+ *
+ * Memory comes from mmap, so a load can run where malloc cannot (the
+ * control signal handler). Every offset and size read from the file is
+ * bounded before use.
+ */
+#ifndef TRAIL_LIB_FSITES_H
+#define TRAIL_LIB_FSITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fsite {
+	uintptr_t addr;   /* run-time address of the site */
+	uint32_t name;    /* offset of its function's name in fobj.names */
+	uint32_t flags;
+};
+
+struct fobj {
+	uintptr_t base;   /* load bias */
+	uintptr_t lo, hi; /* executable range */
+	struct fsite *sites; /* sorted by addr */
+	uint32_t nsites;
+	uint32_t skipped; /* listed, but not nops or outside the code */
+	char *names;      /* NUL-terminated names, "" for none */
+	size_t names_len;
+	void *mem;        /* the mapping holding sites and names */
+	size_t mem_len;
+};
+
+struct dl_phdr_info;
+
+/* Load the sites of one object. path "" means the executable
+ * (/proc/self/exe). Returns 0 (nsites may be 0) or -errno. */
+int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
+		     const struct dl_phdr_info *info);
+void trail__fobj_free(struct fobj *o);
+
+/* The site at addr, or NULL. */
+const struct fsite *trail__fobj_find(const struct fobj *o, uintptr_t addr);
+
+static inline const char *trail__fsite_name(const struct fobj *o,
+					    const struct fsite *s)
+{
+	return o->names + s->name;
+}
+
+#endif /* TRAIL_LIB_FSITES_H */
