@@ -13,6 +13,7 @@ _Static_assert(sizeof(struct trail_chunk_hdr) == 64, "chunk header size");
 _Static_assert(sizeof(struct trail_stream) == 128, "stream slot size");
 _Static_assert(sizeof(struct trail_proc) == 64, "process slot size");
 _Static_assert(sizeof(struct trail_evrec) == 16, "event record size");
+_Static_assert(sizeof(struct trail_mod) == 512, "module slot size");
 
 #define PAGE 4096u
 
@@ -48,6 +49,7 @@ int trail__arena_geom(struct trail_arena_geom *g, uint64_t buffer_bytes,
 	if (g->evdata_size > (2u << 20))
 		g->evdata_size = 2u << 20;
 	g->max_events = g->evdata_size / 64;
+	g->max_mods = g->evdata_size / 512; /* 128 to 4096 */
 	g->spec_len = spec_len;
 
 	off = align_up(sizeof(struct trail_arena_hdr), TRAIL_CACHELINE);
@@ -61,6 +63,8 @@ int trail__arena_geom(struct trail_arena_geom *g, uint64_t buffer_bytes,
 	off = align_up(off + (uint64_t)g->max_events * 4, TRAIL_CACHELINE);
 	g->evdata_off = off;
 	off += g->evdata_size;
+	g->mods_off = off;
+	off += (uint64_t)g->max_mods * sizeof(struct trail_mod);
 	g->spec_off = off;
 	off = align_up(off + spec_len + 1, PAGE);
 	g->chunks_off = off;
@@ -87,6 +91,8 @@ void trail__arena_format(void *base, const struct trail_arena_geom *g,
 	h->max_procs = g->max_procs;
 	h->max_events = g->max_events;
 	h->evdata_size = g->evdata_size;
+	h->max_mods = g->max_mods;
+	h->mods_off = g->mods_off;
 	h->spec_len = g->spec_len;
 	h->recorder_pid = recorder_pid;
 	h->recorder_start = recorder_start;
@@ -131,7 +137,8 @@ int trail__arena_check(const void *base, uint64_t map_size,
 	if (want.max_streams != h->max_streams ||
 	    want.max_procs != h->max_procs ||
 	    want.max_events != h->max_events ||
-	    want.evdata_size != h->evdata_size ||
+	    want.evdata_size != h->evdata_size || want.max_mods != h->max_mods ||
+	    want.mods_off != h->mods_off ||
 	    want.ctab_off != h->ctab_off || want.streams_off != h->streams_off ||
 	    want.procs_off != h->procs_off || want.evidx_off != h->evidx_off ||
 	    want.evdata_off != h->evdata_off || want.spec_off != h->spec_off ||

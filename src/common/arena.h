@@ -19,6 +19,8 @@
  *   | process slots      |  one per process that joined
  *   +--------------------+ evidx_off / evdata_off
  *   | event table        |  id -> offset of a copy of the event's meta blob
+ *   +--------------------+ mods_off
+ *   | module slots       |  objects with patched functions, per process
  *   +--------------------+ spec_off
  *   | enable spec        |  the event globs, text, one per line
  *   +--------------------+ chunks_off (page aligned)
@@ -84,6 +86,8 @@ struct trail_arena_hdr {
 	uint32_t evdata_size;
 	uint32_t spec_len;
 	uint32_t recorder_pid;
+	uint32_t max_mods;
+	uint32_t pad0;
 	uint64_t ctab_off;
 	uint64_t streams_off;
 	uint64_t procs_off;
@@ -91,6 +95,7 @@ struct trail_arena_hdr {
 	uint64_t evdata_off;
 	uint64_t spec_off;
 	uint64_t chunks_off;
+	uint64_t mods_off;
 	uint64_t recorder_start; /* its /proc starttime: is it still alive? */
 
 	/* Shared counters, each group on its own cache line. */
@@ -102,6 +107,7 @@ struct trail_arena_hdr {
 	uint32_t nevents;
 	uint32_t evdata_used;
 	uint32_t stopping; /* set by the recorder when the session ends */
+	uint32_t nmods;
 	uint64_t nostream_lost; /* events lost with no stream to count them:
 				 * stream table full, nesting too deep */
 	uint64_t noevent_lost;  /* enables refused: event table full */
@@ -198,6 +204,18 @@ struct trail_proc {
 #define TRAIL_JOIN_ATTACH 2u /* by signal, trail record -P */
 #define TRAIL_JOIN_FORK 3u   /* inherited from a parent */
 
+/* Module slot: an object of process pid whose functions are hooked, so the
+ * recorder can turn addresses into names (it reads the file's symbols). */
+#define TRAIL_MS_READY 1u
+struct trail_mod {
+	uint32_t state;
+	uint32_t pid;
+	uint64_t base; /* load bias: file address = run-time address - base */
+	uint64_t lo, hi; /* hooked range */
+	uint64_t dev, ino;
+	char path[464];
+};
+
 /* Event table entry: evidx[id] is the offset in evdata of this, or 0. */
 struct trail_evrec {
 	uint32_t size; /* of the meta blob that follows */
@@ -211,9 +229,9 @@ struct trail_arena_geom {
 	uint64_t size;
 	uint32_t chunk_size, nchunks;
 	uint32_t max_streams, max_procs, max_events, evdata_size;
-	uint32_t spec_len;
+	uint32_t spec_len, max_mods;
 	uint64_t ctab_off, streams_off, procs_off, evidx_off, evdata_off;
-	uint64_t spec_off, chunks_off;
+	uint64_t mods_off, spec_off, chunks_off;
 };
 
 #define TRAIL_CHUNK_MIN 4096u

@@ -103,7 +103,7 @@ int trail__spec_match(const char *spec, const char *provider, const char *name)
 		const char *nl = strchr(spec, '\n');
 		size_t len = nl ? (size_t)(nl - spec) : strlen(spec);
 
-		if (len && trail__spec_match1(spec, len, provider, name))
+		if (len && spec[0] != '@' && trail__spec_match1(spec, len, provider, name))
 			return 1;
 		spec += len + (nl ? 1 : 0);
 	}
@@ -139,4 +139,54 @@ size_t trail__spec_check(const char *pat, const char **why)
 		}
 	}
 	return 0;
+}
+
+int trail__spec_opts(const char *spec, const char *key,
+		     int (*fn)(const char *value, size_t len, void *arg), void *arg)
+{
+	size_t kl = strlen(key);
+
+	while (*spec) {
+		const char *nl = strchr(spec, '\n');
+		size_t len = nl ? (size_t)(nl - spec) : strlen(spec);
+
+		if (len > kl + 1 && spec[0] == '@' && !memcmp(spec + 1, key, kl) &&
+		    spec[kl + 1] == ' ') {
+			int r = fn(spec + kl + 2, len - kl - 2, arg);
+
+			if (r)
+				return r;
+		}
+		spec += len + (nl ? 1 : 0);
+	}
+	return 0;
+}
+
+struct last_opt {
+	char *buf;
+	size_t n;
+	int found;
+};
+
+static int keep_last(const char *v, size_t len, void *arg)
+{
+	struct last_opt *l = arg;
+
+	if (len >= l->n)
+		len = l->n - 1;
+	memcpy(l->buf, v, len);
+	l->buf[len] = '\0';
+	l->found = 1;
+	return 0;
+}
+
+int trail__spec_opt(const char *spec, const char *key, char *buf, size_t n)
+{
+	struct last_opt l = {buf, n, 0};
+
+	if (!n)
+		return 0;
+	buf[0] = '\0';
+	trail__spec_opts(spec, key, keep_last, &l);
+	return l.found;
 }

@@ -7,8 +7,11 @@
  *   NAME               a system named NAME (all its events) or an event
  *                      named NAME in any system; NAME may be a glob
  *
- * A spec is such patterns, one per line. Matching allocates nothing and is
- * async-signal-safe: libtrail runs it in its control signal handler.
+ * A spec is such patterns, one per line. Lines starting with '@' are
+ * session options instead ("@tracer function_graph", "@l parse_*", ...:
+ * a key, one space, a value) and select no event. Matching allocates
+ * nothing and is async-signal-safe: libtrail runs it in its control signal
+ * handler.
  */
 #ifndef TRAIL_COMMON_SPEC_H
 #define TRAIL_COMMON_SPEC_H
@@ -26,6 +29,15 @@ int trail__spec_match1(const char *pat, size_t plen, const char *provider,
 
 /* Does any line of the spec select provider:name? */
 int trail__spec_match(const char *spec, const char *provider, const char *name);
+
+/* Calls fn(value, len, arg) for each "@key value" line of the spec, in
+ * order; stops and returns fn's value when it is not 0. */
+int trail__spec_opts(const char *spec, const char *key,
+		     int (*fn)(const char *value, size_t len, void *arg), void *arg);
+
+/* The value of the last "@key value" line into buf (NUL-terminated,
+ * truncated to n - 1); 1 if there was one, else 0. */
+int trail__spec_opt(const char *spec, const char *key, char *buf, size_t n);
 
 /* Is this a well-formed pattern? Returns 0, or the offset of the first bad
  * character + 1 (for a caret) with *why set. */

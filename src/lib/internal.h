@@ -117,6 +117,9 @@ HIDDEN void trail__sess_check_orphan(struct psess *ps);
 HIDDEN void trail__init(void);
 
 HIDDEN void trail__ctx_publish(struct psess *ps, struct wctx *c);
+/* trail__write limited to the sessions in allow (function hooks) */
+HIDDEN void trail__write_mask(struct trail_event *ev, uint32_t allow,
+			      const void *payload, uint32_t len);
 HIDDEN void trail__ctx_close(struct psess *ps, struct wctx *c);
 
 #define CPU_RSEQ 1

@@ -367,8 +367,10 @@ static inline void write_one(struct psess *ps, struct wctx *c,
 			 ((uint64_t)c->events << 32) | c->pos, __ATOMIC_RELEASE);
 }
 
-__attribute__((visibility("default"))) void
-trail__write(struct trail_event *ev, const void *payload, uint32_t len)
+/* The record path proper: the event into every session whose bit is set in
+ * its status word and in `allow`. */
+static inline __attribute__((always_inline)) void
+write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_t len)
 {
 	struct writer *w = trail__tls_w;
 	struct evrt *rt;
@@ -380,7 +382,7 @@ trail__write(struct trail_event *ev, const void *payload, uint32_t len)
 	d = w->depth;
 	if (TRAIL_UNLIKELY(d >= TRAIL_MAX_DEPTH)) {
 		/* nested deeper than we keep contexts for: counted per session */
-		mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) &
+		mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow &
 		       ((1u << TRAIL_MAX_SESSIONS) - 1);
 		for (; mask; mask &= mask - 1)
 			__atomic_fetch_add(&trail__sess[__builtin_ctz(mask)].hdr->nostream_lost,
@@ -393,14 +395,13 @@ trail__write(struct trail_event *ev, const void *payload, uint32_t len)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* acquire: pairs with the release that set the bit after the session
 	 * slot and rt->ids[] were filled in */
-	mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) &
+	mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow &
 	       ((1u << TRAIL_MAX_SESSIONS) - 1);
 	rt = ev->rt;
 	if (TRAIL_LIKELY(mask && rt)) {
 		ts = now_cpu(&cpu);
 		do {
 			unsigned s = (unsigned)__builtin_ctz(mask);
-
 			struct psess *ps = &trail__sess[s];
 
 			write_one(ps, &w->ctx[s][d], w, d, rt->ids[s], payload, len, ts, cpu);
@@ -413,4 +414,16 @@ trail__write(struct trail_event *ev, const void *payload, uint32_t len)
 	__atomic_store_n(&w->depth, d, __ATOMIC_RELAXED);
 	if (d == 0)
 		__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELAXED);
+}
+
+__attribute__((visibility("default"))) void
+trail__write(struct trail_event *ev, const void *payload, uint32_t len)
+{
+	write_event(ev, ~0u, payload, len);
+}
+
+void trail__write_mask(struct trail_event *ev, uint32_t allow, const void *payload,
+		       uint32_t len)
+{
+	write_event(ev, allow, payload, len);
 }

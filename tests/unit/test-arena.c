@@ -76,7 +76,9 @@ static int check_layout(const struct trail_arena_geom *g, uint64_t buffer,
 	CHECK(g->evidx_off >= g->procs_off +
 				      (uint64_t)g->max_procs * sizeof(struct trail_proc));
 	CHECK(g->evdata_off >= g->evidx_off + (uint64_t)g->max_events * 4);
-	CHECK(g->spec_off >= g->evdata_off + g->evdata_size);
+	CHECK(g->mods_off >= g->evdata_off + g->evdata_size);
+	CHECK(g->spec_off >= g->mods_off + (uint64_t)g->max_mods * sizeof(struct trail_mod));
+	CHECK(g->max_mods >= 128 && g->max_mods <= 4096);
 	CHECK(g->chunks_off >= g->spec_off + spec_len + 1); /* the NUL fits */
 	CHECK_EQ(g->size, g->chunks_off + (uint64_t)g->nchunks * chunk);
 	/* alignment: atomics and cache lines, chunks on pages */
@@ -375,6 +377,8 @@ TEST(check_rejects_huge_consistent_claim)
 	h->max_procs = want.max_procs;
 	h->max_events = want.max_events;
 	h->evdata_size = want.evdata_size;
+	h->max_mods = want.max_mods;
+	h->mods_off = want.mods_off;
 	h->spec_len = want.spec_len;
 	h->ctab_off = want.ctab_off;
 	h->streams_off = want.streams_off;
