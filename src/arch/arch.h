@@ -97,4 +97,25 @@ void *trail_arch_near_page(uintptr_t lo, uintptr_t hi, size_t *size);
  */
 int trail_arch_text_write(void *addr, const void *src, size_t len);
 
+/*
+ * Replace TRAIL_ARCH_SITE_SIZE bytes at each of n sites while other threads
+ * may be running them, provided each site currently holds ONE instruction
+ * starting at its first byte (a patched call: no thread can be inside it).
+ * The kernel's breakpoint-first technique: int3 on byte 0 of every site,
+ * serialize every core of the process, write bytes 1.., serialize, write
+ * byte 0, serialize. A thread that meets an int3 meanwhile is moved past
+ * the site when its new content is nops, or back to re-execute it once
+ * poked (trail_arch_trap_owner() says which sites are ours). Returns 0 or
+ * -errno. Not async-signal-safe across threads: callers serialize.
+ */
+struct trail_arch_poke {
+	uintptr_t addr;
+	uint8_t bytes[TRAIL_ARCH_SITE_SIZE];
+};
+int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n);
+
+/* Implemented by the caller: is addr a site it has patched or poked? The
+ * SIGTRAP handler asks; other traps go to the program's own handler. */
+int trail__arch_site_known(uintptr_t addr);
+
 #endif /* TRAIL_ARCH_H */

@@ -198,7 +198,8 @@ struct trail_proc {
 	uint32_t how;        /* TRAIL_JOIN_* */
 	char comm[16];
 	int32_t signal;      /* its control signal (detach), 0: none */
-	uint8_t pad[12];
+	uint32_t functions;  /* functions hooked for the session */
+	uint8_t pad[8];
 };
 #define TRAIL_JOIN_ENV 1u    /* at start-up, from TRAIL_SESSION */
 #define TRAIL_JOIN_ATTACH 2u /* by signal, trail record -P */

@@ -56,6 +56,8 @@ enum trail_sec_type {
 	TRAIL_SEC_STREAM = 5, /* struct trail_sec_stream */
 	TRAIL_SEC_CHUNK = 6,  /* struct trail_sec_chunk + chunk header + records */
 	TRAIL_SEC_END = 7,    /* struct trail_sec_end */
+	TRAIL_SEC_MODULE = 8, /* struct trail_sec_module + path */
+	TRAIL_SEC_SYMBOLS = 9, /* struct trail_sec_symbols + syms + names */
 };
 
 #define TRAIL_SEC_MAX_LEN (1ull << 28) /* sanity bound for any section */
@@ -96,6 +98,32 @@ struct trail_sec_stream {
 	uint64_t overwritten;
 	uint64_t chunks;
 	char comm[16];
+};
+
+/* An object of process pid with hooked functions: run-time address =
+ * file address + base. Its names are in the SYMBOLS section `symbols`. */
+#define TRAIL_NO_SYMBOLS 0xffffffffu
+struct trail_sec_module {
+	uint32_t pid;
+	uint32_t symbols;
+	uint64_t base;
+	uint64_t lo, hi; /* the hooked range, run-time addresses */
+	/* path, NUL-terminated */
+};
+
+/* Function symbols of one object file, sorted by address. */
+struct trail_sec_symbols {
+	uint32_t id;
+	uint32_t nsyms;
+	uint64_t names_len;
+	/* nsyms x struct trail_sym, then names_len bytes of NUL-terminated
+	 * names */
+};
+struct trail_sym {
+	uint64_t addr; /* file address */
+	uint64_t size;
+	uint32_t name; /* offset in the names */
+	uint32_t pad;
 };
 
 #define TRAIL_CHUNK_SALVAGED 0x1u /* taken from a dead or stuck writer */

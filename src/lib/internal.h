@@ -103,6 +103,10 @@ struct writer {
 	struct wctx ctx[TRAIL_MAX_SESSIONS][TRAIL_MAX_DEPTH];
 };
 
+/* ftrace.c */
+HIDDEN int trail__ftrace_join(unsigned s, struct psess *ps);
+HIDDEN void trail__ftrace_leave(unsigned s);
+
 /* record.c */
 extern __thread struct writer *trail__tls_w
 	__attribute__((tls_model("initial-exec"))) HIDDEN;

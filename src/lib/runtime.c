@@ -304,6 +304,8 @@ static int find_slot(pid_t cli, int fd)
 	return -1;
 }
 
+static void sess_unmap(unsigned s);
+
 /* Open, check and map the recorder's arena. Handler-safe. */
 static int sess_attach(pid_t cli, int fd, uint32_t how)
 {
@@ -383,6 +385,14 @@ static int sess_attach(pid_t cli, int fd, uint32_t how)
 	ps->state = PS_ACTIVE;
 	for (struct evrt *rt = events; rt; rt = rt->next)
 		matched += (uint32_t)enable_in((unsigned)s, rt);
+	r = trail__ftrace_join((unsigned)s, ps);
+	if (r < 0) { /* the session asked for hooks we cannot set: no join */
+		disable_in((unsigned)s);
+		proc_state(ps, TRAIL_PS_FAILED, r);
+		sess_unmap((unsigned)s);
+		return r;
+	}
+	ps->procs[ps->proc_idx].functions = (uint32_t)r;
 	proc_state(ps, TRAIL_PS_ACTIVE, (int32_t)matched);
 	return 0;
 }
@@ -425,6 +435,7 @@ static int sess_detach(unsigned s)
 	}
 	if (!grace_wait())
 		return -EAGAIN;
+	trail__ftrace_leave(s);
 	sess_flush(s);
 	proc_state(ps, TRAIL_PS_DETACHED, 0);
 	sess_unmap(s);

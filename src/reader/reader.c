@@ -31,6 +31,18 @@ struct rchunk {
 	uint32_t flags;
 };
 
+struct rmodule {
+	uint32_t pid, symbols;
+	uint64_t base, lo, hi;
+};
+
+struct rsymbols {
+	uint32_t id, n;
+	struct trail_sym *syms; /* copied: sections are not 8-byte aligned */
+	const char *names;
+	uint64_t names_len;
+};
+
 struct cursor {
 	struct trail_rstream *st;
 	uint32_t *chunks; /* indices into r->chunks, by seq */
@@ -75,6 +87,11 @@ struct trail_reader {
 
 	struct rchunk *chunks;
 	size_t nchunks, chunks_cap;
+
+	struct rmodule *mods;
+	size_t nmods, mods_cap;
+	struct rsymbols *symtabs;
+	size_t nsymtabs, symtabs_cap;
 
 	struct cursor *cur;
 	struct cursor **heap;
@@ -311,6 +328,59 @@ static int sec_chunk(struct trail_reader *r, uint64_t off, const uint8_t *p,
 	return 0;
 }
 
+static int sec_module(struct trail_reader *r, const uint8_t *p, uint64_t len)
+{
+	struct trail_sec_module sm;
+
+	if (len < sizeof(sm) + 1 || p[len - 1] != '\0')
+		return -1;
+	memcpy(&sm, p, sizeof(sm));
+	if (grow((void **)&r->mods, &r->mods_cap, r->nmods + 1, sizeof(*r->mods)))
+		return -1;
+	r->mods[r->nmods++] = (struct rmodule){sm.pid, sm.symbols, sm.base, sm.lo, sm.hi};
+	return 0;
+}
+
+static int sec_symbols(struct trail_reader *r, const uint8_t *p, uint64_t len,
+		       const char **why)
+{
+	struct trail_sec_symbols ss;
+	struct rsymbols *t;
+	struct trail_sym *v;
+
+	*why = "too short";
+	if (len < sizeof(ss))
+		return -1;
+	memcpy(&ss, p, sizeof(ss));
+	*why = "symbol table sizes disagree with the section";
+	if ((uint64_t)ss.nsyms * sizeof(struct trail_sym) > len - sizeof(ss) ||
+	    ss.names_len != len - sizeof(ss) - (uint64_t)ss.nsyms * sizeof(struct trail_sym) ||
+	    (ss.names_len && p[len - 1] != '\0'))
+		return -1;
+	v = malloc(ss.nsyms ? (size_t)ss.nsyms * sizeof(*v) : 1);
+	*why = "out of memory";
+	if (!v)
+		return -1;
+	memcpy(v, p + sizeof(ss), (size_t)ss.nsyms * sizeof(*v));
+	*why = "symbol out of order or name out of bounds";
+	for (uint32_t i = 0; i < ss.nsyms; i++)
+		if (v[i].name >= ss.names_len || (i && v[i].addr < v[i - 1].addr)) {
+			free(v);
+			return -1;
+		}
+	if (grow((void **)&r->symtabs, &r->symtabs_cap, r->nsymtabs + 1, sizeof(*r->symtabs))) {
+		free(v);
+		return -1;
+	}
+	t = &r->symtabs[r->nsymtabs++];
+	t->id = ss.id;
+	t->n = ss.nsyms;
+	t->syms = v;
+	t->names = (const char *)(p + sizeof(ss) + (uint64_t)ss.nsyms * sizeof(*v));
+	t->names_len = ss.names_len;
+	return 0;
+}
+
 static void scan(struct trail_reader *r)
 {
 	uint64_t off = sizeof(struct trail_file_hdr);
@@ -364,6 +434,12 @@ static void scan(struct trail_reader *r)
 			break;
 		case TRAIL_SEC_CHUNK:
 			bad = sec_chunk(r, off + sizeof(s), p, s.len, &why);
+			break;
+		case TRAIL_SEC_MODULE:
+			bad = sec_module(r, p, s.len);
+			break;
+		case TRAIL_SEC_SYMBOLS:
+			bad = sec_symbols(r, p, s.len, &why);
 			break;
 		case TRAIL_SEC_END: {
 			struct trail_sec_end e;
@@ -901,6 +977,10 @@ void trail_reader_close(struct trail_reader *r)
 		free(r->streams[s]);
 	free(r->streams);
 	free(r->chunks);
+	free(r->mods);
+	for (size_t i = 0; i < r->nsymtabs; i++)
+		free(r->symtabs[i].syms);
+	free(r->symtabs);
 	free(r->cur);
 	free(r->heap);
 	free(r);
@@ -966,4 +1046,39 @@ size_t trail_reader_errors(const struct trail_reader *r, const char *const **msg
 {
 	*msgs = (const char *const *)r->errs;
 	return r->nerrs;
+}
+
+const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
+				uint64_t ip, uint64_t *off)
+{
+	for (size_t m = 0; m < r->nmods; m++) {
+		const struct rmodule *mod = &r->mods[m];
+		const struct rsymbols *t = NULL;
+		uint64_t a;
+		size_t lo = 0, hi;
+
+		if (mod->pid != pid || ip < mod->base)
+			continue;
+		for (size_t k = 0; k < r->nsymtabs; k++)
+			if (r->symtabs[k].id == mod->symbols)
+				t = &r->symtabs[k];
+		if (!t || !t->n)
+			continue;
+		a = ip - mod->base;
+		hi = t->n;
+		while (lo < hi) { /* lo = symbols starting at or below a */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (t->syms[mid].addr <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && a < t->syms[lo - 1].addr + (t->syms[lo - 1].size ? t->syms[lo - 1].size : 1)) {
+			if (off)
+				*off = a - t->syms[lo - 1].addr;
+			return t->names + t->syms[lo - 1].name;
+		}
+	}
+	return NULL;
 }

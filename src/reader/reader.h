@@ -92,6 +92,11 @@ size_t trail_reader_errors(const struct trail_reader *r,
 			   const char *const **msgs);
 uint64_t trail_reader_to_ns(const struct trail_reader *r, uint64_t ticks);
 
+/* The function of process pid holding address ip (from the file's MODULE
+ * and SYMBOLS sections), with *off the offset into it; NULL if unknown. */
+const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
+				uint64_t ip, uint64_t *off);
+
 /* format.c: "name=value name=value ..." of an event payload into buf, as
  * ftrace prints fields (strings quoted, hex fields in hex). Returns the
  * length written (truncated at n - 1). */

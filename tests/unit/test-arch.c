@@ -205,6 +205,34 @@ TEST(longjmp_out_of_hooked_frames)
 	unpatch_all();
 }
 
+/* the call gcc makes to a same-unit function it knows needs no aligned
+ * stack: 8 bytes off the ABI's alignment at the callee's entry */
+static int call_misaligned(int a, int b)
+{
+	int r;
+
+	__asm__ volatile("subq $8, %%rsp\n\t"
+			 "call *%[f]\n\t"
+			 "addq $8, %%rsp"
+			 : "=a"(r), "+D"(a), "+S"(b)
+			 : [f] "r"((void *)add)
+			 : "rcx", "rdx", "r8", "r9", "r10", "r11", "memory", "cc",
+			   "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7");
+	return r;
+}
+
+TEST(misaligned_stack_at_entry)
+{
+	patch_all((uintptr_t)trail__arch_tramp_entry);
+	graph = 1;
+	entries = exits = 0;
+	depth = 0;
+	CHECK_EQ(call_misaligned(20, 22), 42);
+	CHECK_EQ(entries, 1);
+	CHECK_EQ(exits, 1);
+	unpatch_all();
+}
+
 TEST(through_a_near_stub)
 {
 	size_t size;
@@ -253,5 +281,6 @@ TEST(call_insn_encoding)
 
 TEST_MAIN(CHECK_T(sites_start_as_nops), CHECK_T(entry_hook_preserves_arguments_and_results),
 	  CHECK_T(graph_hook_balances_and_preserves_results),
-	  CHECK_T(longjmp_out_of_hooked_frames), CHECK_T(through_a_near_stub),
+	  CHECK_T(longjmp_out_of_hooked_frames), CHECK_T(misaligned_stack_at_entry),
+	  CHECK_T(through_a_near_stub),
 	  CHECK_T(call_insn_encoding))

@@ -2,14 +2,19 @@
 /*
  * cmd-list.c - `trail list`: the events a program (and the libraries it
  * needs) or a running process declares, read from their ELF files without
- * running anything; and `trail ps`: the processes trail can attach to.
+ * running anything; `trail list -f`: the functions they can have traced
+ * (their patchable function entries, funcscan.c); and `trail ps`: the
+ * processes trail can attach to.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../src/common/meta.h"
@@ -17,18 +22,28 @@
 #include "../../src/common/spec.h"
 #include "../../src/common/util.h"
 #include "elfscan.h"
+#include "funcscan.h"
 #include "tool.h"
 
 static const char list_help[] =
 	"Usage: trail list [OPTIONS] [-P PID | [--] PROGRAM] [PATTERN]\n"
+	"       trail list -f [-P PID | [--] PROGRAM] [GLOB]\n"
 	"\n"
 	"List the trail events a program and the shared libraries it needs\n"
 	"declare (read from their ELF files, nothing is run), or those of a\n"
 	"running process. PATTERN filters like 'trail record -e'.\n"
 	"\n"
-	"  -P, --pid PID    list the events of a running process\n"
-	"  -F, --fields     show each event's fields, like ftrace's format files\n"
-	"  -h, --help       this help\n";
+	"With -f, list the functions that can be traced instead, like ftrace's\n"
+	"available_filter_functions: those with a patchable entry (built with\n"
+	"-fpatchable-function-entry=5), one per line, 'NAME' for the program's,\n"
+	"'NAME [LIBRARY]' for a library's; C++ names demangled; a function\n"
+	"without a symbol shown as its address. GLOB (*, ?, [set]) filters the\n"
+	"names.\n"
+	"\n"
+	"  -P, --pid PID     list those of a running process\n"
+	"  -F, --fields      show each event's fields, like ftrace's format files\n"
+	"  -f, --functions   list the traceable functions, not the events\n"
+	"  -h, --help        this help\n";
 
 struct entry {
 	char *name;     /* provider:event */
@@ -117,21 +132,198 @@ static void print_fields(const struct entry *e)
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * trail list -f: each ELF object elfscan visits (the program and the
+ * libraries it needs, or what a process maps) is scanned by funcscan.
+ */
+struct fobj {
+	struct fscan fs;
+	char *name; /* as elfscan names it: the path given, found or mapped */
+	int exe;
+};
+
+struct flist {
+	struct fobj *o;
+	size_t n, cap;
+	size_t calls;   /* objects visited */
+	pid_t pid;      /* 0: a program, whose first object is the executable */
+	int have_exe;   /* exe_st is the process's executable */
+	struct stat exe_st;
+};
+
+static int fobject(const char *object, void *arg)
+{
+	struct flist *F = arg;
+	char path[PATH_MAX + 32], err[512];
+	struct stat st;
+	struct fobj *o;
+	int r;
+
+	F->calls++;
+	/* the process's own view of its files first (its mount namespace) */
+	if (F->pid)
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)F->pid, object);
+	if (!F->pid || access(path, R_OK))
+		snprintf(path, sizeof(path), "%s", object);
+	if (F->n == F->cap) {
+		size_t cap = F->cap ? 2 * F->cap : 16;
+		struct fobj *n = realloc(F->o, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		F->o = n;
+		F->cap = cap;
+	}
+	o = &F->o[F->n];
+	memset(o, 0, sizeof(*o));
+	r = funcscan_file(path, &o->fs, err, sizeof(err));
+	if (r) {
+		funcscan_free(&o->fs);
+		if (r == -ENOMEM)
+			return r;
+		tool_warn("%s", err);
+		return 0;
+	}
+	if (err[0])
+		tool_warn("%s", err);
+	o->name = strdup(object);
+	if (!o->name) {
+		funcscan_free(&o->fs);
+		return -ENOMEM;
+	}
+	if (F->pid)
+		o->exe = F->have_exe && !stat(path, &st) &&
+			 st.st_dev == F->exe_st.st_dev && st.st_ino == F->exe_st.st_ino;
+	else
+		o->exe = F->calls == 1;
+	F->n++;
+	return 0;
+}
+
+static void flist_free(struct flist *F)
+{
+	for (size_t i = 0; i < F->n; i++) {
+		funcscan_free(&F->o[i].fs);
+		free(F->o[i].name);
+	}
+	free(F->o);
+}
+
+/* Print the traceable functions of the objects, the executable's first.
+ * Returns how many were printed; *total gets how many there are. */
+static size_t print_functions(const struct flist *F, const char *glob,
+			      size_t *total)
+{
+	size_t shown = 0;
+
+	*total = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < F->n; i++) {
+			const struct fobj *o = &F->o[i];
+			const char *base = strrchr(o->name, '/');
+
+			if (o->exe != !pass)
+				continue;
+			base = base ? base + 1 : o->name;
+			for (size_t k = 0; k < o->fs.n; k++) {
+				const struct fsite *s = &o->fs.sites[k];
+				char addr[32];
+				const char *name = s->name;
+
+				if (!funcscan_usable(s))
+					continue;
+				++*total;
+				if (!*name) {
+					snprintf(addr, sizeof(addr), "0x%" PRIx64, s->addr);
+					name = addr;
+				}
+				if (glob && !trail__glob(glob, strlen(glob), name, strlen(name)))
+					continue;
+				if (o->exe)
+					printf("%s\n", name);
+				else
+					printf("%s [%s]\n", name, base);
+				shown++;
+			}
+		}
+	return shown;
+}
+
+static int list_functions(pid_t pid, const char *program, const char *what,
+			  const char *glob)
+{
+	struct elfscan_opts eo = {.sz = sizeof(eo), .object_cb = fobject};
+	struct flist F = {.pid = pid};
+	size_t raw = 0, total, shown;
+	char err[512] = "", exe[64];
+	int r, rc = 1;
+
+	if (pid) {
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+		F.have_exe = !stat(exe, &F.exe_st);
+		r = elfscan_pid_opts(pid, NULL, &F, &eo, err, sizeof(err));
+	} else {
+		r = elfscan_program_opts(program, NULL, &F, &eo, err, sizeof(err));
+	}
+	if (r < 0) {
+		tool_err("%s", err[0] ? err : strerror(-r));
+		goto out;
+	}
+	for (size_t i = 0; i < F.n; i++) {
+		const struct fobj *o = &F.o[i];
+		size_t unusable = 0;
+
+		raw += o->fs.n;
+		for (size_t k = 0; k < o->fs.n; k++)
+			unusable += !funcscan_usable(&o->fs.sites[k]);
+		if (o->fs.skipped)
+			tool_warn("%s: %zu patchable function entr%s skipped: not nops "
+				  "(a patched file?) or not in its code",
+				  o->name, o->fs.skipped, o->fs.skipped == 1 ? "y" : "ies");
+		if (unusable && unusable < o->fs.n)
+			tool_warn("%s: %zu patchable function entr%s cannot be hooked: "
+				  "nops before the entry or fewer than %d bytes",
+				  o->name, unusable, unusable == 1 ? "y" : "ies",
+				  FUNCSCAN_SITE_BYTES);
+	}
+	shown = print_functions(&F, glob, &total);
+	fflush(stdout);
+	if (!total && !raw) {
+		tool_err("%s has no patchable function entries: build it with "
+			 "-fpatchable-function-entry=5 (gcc or clang); nothing in it "
+			 "can be function-traced", what);
+	} else if (!total) {
+		tool_err("%s: none of its %zu patchable function entries can be "
+			 "hooked (nops before the function's entry, or fewer than %d "
+			 "bytes): build it with -fpatchable-function-entry=5 (gcc or "
+			 "clang), not =N,M", what, raw, FUNCSCAN_SITE_BYTES);
+	} else if (glob && !shown) {
+		tool_err("no function matches '%s' (%s has %zu traceable function%s)",
+			 glob, what, total, total == 1 ? "" : "s");
+	} else {
+		rc = 0;
+	}
+out:
+	flist_free(&F);
+	return rc;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'P'},
 		{"fields", no_argument, NULL, 'F'},
+		{"functions", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct listing L = {0};
 	char err[512] = "", *path = NULL;
 	long pid = 0;
-	int c, fields = 0, r;
+	int c, fields = 0, functions = 0, r;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+P:Fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+P:Ffh", opts, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -146,6 +338,9 @@ int cmd_list(int argc, char **argv)
 		case 'F':
 			fields = 1;
 			break;
+		case 'f':
+			functions = 1;
+			break;
 		case 'h':
 			fputs(list_help, stdout);
 			return 0;
@@ -153,6 +348,22 @@ int cmd_list(int argc, char **argv)
 			tool_usage_err("list", "unknown option '%s'", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
+	}
+	if (functions && fields) {
+		tool_usage_err("list", "-F is for events, not with -f");
+		return EXIT_USAGE;
+	}
+	if (functions && optind + (pid ? 0 : 1) + 1 < argc) {
+		tool_usage_err("list", "unexpected argument '%s'",
+			       argv[optind + (pid ? 0 : 1) + 1]);
+		return EXIT_USAGE;
+	}
+	if (functions && pid) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "process %ld", pid);
+		return list_functions((pid_t)pid, NULL, what,
+				      optind < argc ? argv[optind] : NULL);
 	}
 	if (pid) {
 		if (optind < argc)
@@ -171,6 +382,12 @@ int cmd_list(int argc, char **argv)
 			return 1;
 		}
 		optind++;
+		if (functions) {
+			r = list_functions(0, path, argv[optind - 1],
+					   optind < argc ? argv[optind] : NULL);
+			free(path);
+			return r;
+		}
 		if (optind < argc)
 			L.pattern = argv[optind++];
 		r = elfscan_program(path, collect, &L, err, sizeof(err));

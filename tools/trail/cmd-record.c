@@ -33,6 +33,7 @@
 #include "../../src/common/spec.h"
 #include "../../src/common/util.h"
 #include "elfscan.h"
+#include "symtab.h"
 #include "tool.h"
 #include "tracefile.h"
 
@@ -59,6 +60,12 @@ struct session {
 	pid_t *pids;
 	int npids;
 	int overwrite, quiet, allow_unknown, all;
+	const char *tracer; /* -p */
+	char **funcs;       /* -l / -n as "@l GLOB" / "@n GLOB" spec lines */
+	int nfuncs;
+	uint32_t mods_seen;
+	struct symcache { uint64_t dev, ino; char *path; uint32_t id; } *symc;
+	size_t nsymc;
 	char **cmd;
 	struct { pid_t pid; uint64_t start; } *tried; /* -a: processes asked */
 	size_t ntried, tried_cap;
@@ -116,6 +123,10 @@ static const char record_help[] =
 	"\n"
 	"  -e, --event EVENT      events to record: SYS:EVENT, SYS, EVENT, globs, 'all'\n"
 	"  -o, --output FILE      trace file (default trace.dat)\n"
+	"  -p, --plugin TRACER    a tracer: function (every call of a function with a\n"
+	"                         patchable entry: build with -fpatchable-function-entry=5)\n"
+	"  -l, --limit-func GLOB  trace only these functions (repeatable)\n"
+	"  -n, --notrace-func GLOB  not these (repeatable)\n"
 	"  -P, --pid PID          attach to a running process (repeatable)\n"
 	"  -a, --all              every process of yours with libtrail loaded, and\n"
 	"                         those that start while recording (until Ctrl-C)\n"
@@ -228,15 +239,22 @@ static int arena_create(struct session *S)
 	size_t len = 0;
 	uint64_t sid, start = 0;
 	int r;
+	char tracer[64] = "";
 
-	for (int i = 0; i < S->nevents; i++) {
-		size_t l = strlen(S->events[i]);
+	if (S->tracer)
+		snprintf(tracer, sizeof(tracer), "@tracer %s", S->tracer);
+	/* the -e patterns, then the tracer's options and events */
+	for (int i = 0; i < S->nevents + S->nfuncs + (S->tracer ? 2 : 0); i++) {
+		const char *line = i < S->nevents ? S->events[i]
+			: i < S->nevents + S->nfuncs ? S->funcs[i - S->nevents]
+			: i == S->nevents + S->nfuncs ? tracer : "ftrace:function";
+		size_t l = strlen(line);
 
 		if (len + l + 1 > TRAIL_SPEC_MAX) {
-			tool_err("too many -e patterns (%d bytes at most)", TRAIL_SPEC_MAX);
+			tool_err("too many -e/-l/-n patterns (%d bytes at most)", TRAIL_SPEC_MAX);
 			return -1;
 		}
-		memcpy(S->spec + len, S->events[i], l);
+		memcpy(S->spec + len, line, l);
 		len += l;
 		S->spec[len++] = '\n';
 	}
@@ -455,6 +473,8 @@ static int cmp_pub(const void *a, const void *b)
 	return x->pub < y->pub ? -1 : x->pub > y->pub;
 }
 
+static void write_modules(struct session *S);
+
 /* Take every published chunk, oldest publication first. */
 static uint32_t drain(struct session *S)
 {
@@ -477,6 +497,7 @@ static uint32_t drain(struct session *S)
 		return 0;
 	qsort(list, n, sizeof(*list), cmp_pub);
 	write_events(S);
+	write_modules(S);
 	for (uint32_t k = 0; k < n; k++) {
 		if (!out_err(S))
 			write_chunk(S, list[k].idx, 0);
@@ -489,6 +510,7 @@ static uint32_t drain(struct session *S)
 static void salvage(struct session *S, uint32_t p, int steal)
 {
 	write_events(S);
+	write_modules(S);
 	for (uint32_t i = 0; i < S->g.nchunks; i++) {
 		uint64_t w = __atomic_load_n(&S->ctab[i], __ATOMIC_ACQUIRE);
 		uint32_t st = TRAIL_CS_OWNER(w);
@@ -514,6 +536,86 @@ static void salvage(struct session *S, uint32_t p, int steal)
 }
 
 static void recycle_streams(struct session *S, int dead_proc);
+
+/* The SYMBOLS section of an object file, written once per file. */
+static uint32_t symbols_for(struct session *S, const char *path, uint64_t dev, uint64_t ino)
+{
+	struct trail_sec_symbols ss;
+	struct symtab t;
+	struct trail_sym *v;
+	char err[256];
+	void *nc;
+	uint32_t id;
+
+	for (size_t i = 0; i < S->nsymc; i++)
+		if (S->symc[i].dev == dev && S->symc[i].ino == ino &&
+		    !strcmp(S->symc[i].path, path))
+			return S->symc[i].id;
+	nc = realloc(S->symc, (S->nsymc + 1) * sizeof(*S->symc));
+	if (!nc)
+		return TRAIL_NO_SYMBOLS;
+	S->symc = nc;
+	id = (uint32_t)S->nsymc;
+	S->symc[S->nsymc++] = (struct symcache){dev, ino, strdup(path), TRAIL_NO_SYMBOLS};
+	if (symtab_load(path, &t, err, sizeof(err)))
+		return TRAIL_NO_SYMBOLS;
+	v = calloc(t.n ? t.n : 1, sizeof(*v));
+	if (v) {
+		for (size_t i = 0; i < t.n; i++) {
+			v[i].addr = t.syms[i].addr;
+			v[i].size = t.syms[i].size;
+			v[i].name = t.syms[i].name;
+		}
+		ss.id = id;
+		ss.nsyms = (uint32_t)t.n;
+		ss.names_len = t.names_len;
+		/* one section: header, symbols, names */
+		{
+			size_t len = sizeof(ss) + t.n * sizeof(*v) + t.names_len;
+			char *buf = malloc(len);
+
+			if (buf) {
+				memcpy(buf, &ss, sizeof(ss));
+				memcpy(buf + sizeof(ss), v, t.n * sizeof(*v));
+				memcpy(buf + sizeof(ss) + t.n * sizeof(*v), t.names, t.names_len);
+				if (!tfw_section(&S->out, TRAIL_SEC_SYMBOLS, buf, len, NULL, 0))
+					S->symc[id].id = id;
+				free(buf);
+			}
+		}
+		free(v);
+	}
+	symtab_free(&t);
+	return S->symc[id].id;
+}
+
+/* New entries of the module table: objects with hooked functions. */
+static void write_modules(struct session *S)
+{
+	const struct trail_mod *mods = (const struct trail_mod *)(S->base + S->g.mods_off);
+	uint32_t n = __atomic_load_n(&S->hdr->nmods, __ATOMIC_ACQUIRE);
+
+	if (n > S->g.max_mods)
+		n = S->g.max_mods;
+	for (; S->mods_seen < n && !out_err(S); S->mods_seen++) {
+		struct trail_mod m;
+		struct trail_sec_module sm;
+
+		if (__atomic_load_n(&mods[S->mods_seen].state, __ATOMIC_ACQUIRE) != TRAIL_MS_READY)
+			break; /* still being filled: next time */
+		memcpy(&m, &mods[S->mods_seen], sizeof(m));
+		m.path[sizeof(m.path) - 1] = '\0';
+		if (m.path[0] != '/')
+			continue;
+		memset(&sm, 0, sizeof(sm));
+		sm.pid = m.pid;
+		sm.base = m.base;
+		sm.lo = m.lo;
+		sm.hi = m.hi;
+		sm.symbols = symbols_for(S, m.path, m.dev, m.ino);
+		tfw_section(&S->out, TRAIL_SEC_MODULE, &sm, sizeof(sm), m.path, strlen(m.path) + 1);
+	}
+}
 
 /* processes that found the process table full (it counts on past it) */
 static uint64_t procs_refused(struct session *S)
@@ -995,6 +1097,7 @@ static void finish(struct session *S)
 		if (S->pt[i].announced)
 			write_proc(S, i, __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE));
 	write_events(S);
+	write_modules(S);
 	write_streams(S);
 	add_sync(S);
 	write_clock(S);
@@ -1033,6 +1136,9 @@ int cmd_record(int argc, char **argv)
 		{"overwrite", no_argument, NULL, 'O'},
 		{"allow-unknown", no_argument, NULL, 'U'},
 		{"all", no_argument, NULL, 'a'},
+		{"plugin", required_argument, NULL, 'p'},
+		{"limit-func", required_argument, NULL, 'l'},
+		{"notrace-func", required_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1056,7 +1162,10 @@ int cmd_record(int argc, char **argv)
 	if (!S->events || !S->pids)
 		return 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:o:P:b:aqh", opts, NULL)) != -1) {
+	S->funcs = calloc((size_t)argc, sizeof(char *));
+	if (!S->funcs)
+		return 1;
+	while ((c = getopt_long(argc, argv, "+e:o:P:b:ap:l:n:qh", opts, NULL)) != -1) {
 		uint64_t v;
 		char *end;
 		long pid;
@@ -1103,6 +1212,19 @@ int cmd_record(int argc, char **argv)
 		case 'a':
 			S->all = 1;
 			break;
+		case 'p':
+			if (strcmp(optarg, "function"))
+				return usage_err("unknown tracer '%s' (available: function)", optarg);
+			S->tracer = optarg;
+			break;
+		case 'l':
+		case 'n':
+			if (!*optarg || strpbrk(optarg, " \t\n"))
+				return usage_err("-l/-n need a function name or glob, not '%s'", optarg);
+			if (asprintf(&S->funcs[S->nfuncs], "@%c %s", c, optarg) < 0)
+				return 1;
+			S->nfuncs++;
+			break;
 		case 'q':
 			S->quiet = 1;
 			break;
@@ -1116,8 +1238,10 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	S->cmd = argv + optind;
-	if (!S->nevents)
-		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all)");
+	if (!S->nevents && !S->tracer)
+		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
+	if (S->nfuncs && !S->tracer)
+		return usage_err("%s", "-l and -n select functions for a tracer: give -p function");
 	if (!*S->cmd && !S->npids && !S->all)
 		return usage_err("%s", "nothing to record: give a COMMAND, -P PID or -a");
 	if ((*S->cmd != NULL) + (S->npids > 0) + S->all > 1)
@@ -1141,7 +1265,7 @@ int cmd_record(int argc, char **argv)
 			tool_err("cannot find libtrail.so.1 (install trail, or set TRAIL_LIBRARY)");
 			return 1;
 		}
-		if (!S->allow_unknown) {
+		if (!S->allow_unknown && S->nevents) {
 			r = elfscan_program(S->cmd_path, collect_event, &k, err, sizeof(err));
 			if (r == -ENOEXEC) {
 				/* a script: what it runs is known only when it runs */

@@ -97,6 +97,40 @@ static void prefix(struct line *l, const struct trail_record *rec, int ns_ts)
 	lput(l, ": ", 2);
 }
 
+static int is_function(const struct trail_record *rec)
+{
+	const struct trail_meta *m = &rec->event->meta;
+
+	return rec->len >= 16 && !strcmp(m->provider, "ftrace") && !strcmp(m->name, "function");
+}
+
+static void put_addr(struct line *l, struct trail_reader *r, uint32_t pid, uint64_t ip)
+{
+	uint64_t off = 0;
+	const char *name = trail_reader_symbol(r, pid, ip, &off);
+	char tmp[32];
+	int n;
+
+	if (name) {
+		lput(l, name, strlen(name)); /* as ftrace: the name, no offset */
+	} else {
+		n = snprintf(tmp, sizeof(tmp), "0x%llx", (unsigned long long)ip);
+		lput(l, tmp, (size_t)n);
+	}
+}
+
+/* ftrace's function tracer line: "func <-parent" */
+static void function_line(struct line *l, struct trail_reader *r, const struct trail_record *rec)
+{
+	uint64_t ip, parent;
+
+	memcpy(&ip, rec->payload, 8);
+	memcpy(&parent, rec->payload + 8, 8);
+	put_addr(l, r, rec->stream->pid, ip);
+	lput(l, " <-", 3);
+	put_addr(l, r, rec->stream->pid, parent);
+}
+
 static void print_header(struct trail_reader *r, const char *path, size_t max_streams)
 {
 	const struct trail_file_hdr *h = trail_reader_header(r);
@@ -228,6 +262,8 @@ int cmd_report(int argc, char **argv)
 			int k = snprintf(tmp, sizeof(tmp), "[LOST %llu EVENTS]",
 					 (unsigned long long)rec.lost);
 			lput(&l, tmp, (size_t)k);
+		} else if (is_function(&rec)) {
+			function_line(&l, r, &rec);
 		} else {
 			const struct trail_meta *m = &rec.event->meta;
 

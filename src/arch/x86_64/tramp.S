@@ -6,14 +6,17 @@
  * instruction (or after its endbr64), so on arrival
  *     0(%rsp) = site + 5          (our return: the function body)
  *     8(%rsp) = the caller's return address
- * and %rsp is 16-byte aligned. The integer and vector argument registers
+ * and nothing is known of %rsp's alignment: gcc calls functions of the same
+ * unit, which it knows need no alignment, with a stack 8 bytes off, so both
+ * trampolines realign through %rbp. The integer and vector argument registers
  * (plus %rax: vector count of a variadic call, %r10: static chain, %r11)
  * are saved as struct trail_arch_regs, the C handler is called with
  * (site, &caller's return address, regs), and everything is restored.
  *
  * Exit: the C side may have replaced the caller's return address by
  * trail__arch_tramp_exit; the function's `ret` lands here with %rsp where
- * the return address was popped from. The return registers are saved as
+ * the return address was popped from (anything below it is dead: the
+ * caller made a call). The return registers are saved as
  * struct trail_arch_ret_regs, the C handler returns the real return
  * address, and we jump there with the registers restored.
  */
@@ -25,29 +28,15 @@
 	.p2align 4
 trail__arch_tramp_entry:
 	.cfi_startproc
-	/* 8 pad + 9 x 8 gp + 128 xmm = 208: %rsp 16-byte aligned again */
-	subq $8, %rsp
+	pushq %rbp
 	.cfi_adjust_cfa_offset 8
-	pushq %rax
-	.cfi_adjust_cfa_offset 8
-	pushq %rdi
-	.cfi_adjust_cfa_offset 8
-	pushq %rsi
-	.cfi_adjust_cfa_offset 8
-	pushq %rdx
-	.cfi_adjust_cfa_offset 8
-	pushq %rcx
-	.cfi_adjust_cfa_offset 8
-	pushq %r8
-	.cfi_adjust_cfa_offset 8
-	pushq %r9
-	.cfi_adjust_cfa_offset 8
-	pushq %r10
-	.cfi_adjust_cfa_offset 8
-	pushq %r11
-	.cfi_adjust_cfa_offset 8
-	subq $128, %rsp
-	.cfi_adjust_cfa_offset 128
+	.cfi_rel_offset %rbp, 0
+	movq %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq $-16, %rsp
+	/* struct trail_arch_regs: xmm0-7, then r11 r10 r9 r8 rcx rdx rsi rdi
+	 * rax; 208 bytes keeps the alignment */
+	subq $208, %rsp
 	movdqu %xmm0, 0(%rsp)
 	movdqu %xmm1, 16(%rsp)
 	movdqu %xmm2, 32(%rsp)
@@ -56,9 +45,18 @@ trail__arch_tramp_entry:
 	movdqu %xmm5, 80(%rsp)
 	movdqu %xmm6, 96(%rsp)
 	movdqu %xmm7, 112(%rsp)
-	movq 208(%rsp), %rdi         /* site + 5 */
+	movq %r11, 128(%rsp)
+	movq %r10, 136(%rsp)
+	movq %r9, 144(%rsp)
+	movq %r8, 152(%rsp)
+	movq %rcx, 160(%rsp)
+	movq %rdx, 168(%rsp)
+	movq %rsi, 176(%rsp)
+	movq %rdi, 184(%rsp)
+	movq %rax, 192(%rsp)
+	movq 8(%rbp), %rdi           /* site + 5 */
 	subq $5, %rdi
-	leaq 216(%rsp), %rsi         /* &caller's return address */
+	leaq 16(%rbp), %rsi          /* &caller's return address */
 	movq %rsp, %rdx              /* struct trail_arch_regs */
 	call trail__arch_on_entry
 	movdqu 0(%rsp), %xmm0
@@ -69,28 +67,20 @@ trail__arch_tramp_entry:
 	movdqu 80(%rsp), %xmm5
 	movdqu 96(%rsp), %xmm6
 	movdqu 112(%rsp), %xmm7
-	addq $128, %rsp
-	.cfi_adjust_cfa_offset -128
-	popq %r11
+	movq 128(%rsp), %r11
+	movq 136(%rsp), %r10
+	movq 144(%rsp), %r9
+	movq 152(%rsp), %r8
+	movq 160(%rsp), %rcx
+	movq 168(%rsp), %rdx
+	movq 176(%rsp), %rsi
+	movq 184(%rsp), %rdi
+	movq 192(%rsp), %rax
+	movq %rbp, %rsp
+	.cfi_def_cfa_register %rsp
+	popq %rbp
 	.cfi_adjust_cfa_offset -8
-	popq %r10
-	.cfi_adjust_cfa_offset -8
-	popq %r9
-	.cfi_adjust_cfa_offset -8
-	popq %r8
-	.cfi_adjust_cfa_offset -8
-	popq %rcx
-	.cfi_adjust_cfa_offset -8
-	popq %rdx
-	.cfi_adjust_cfa_offset -8
-	popq %rsi
-	.cfi_adjust_cfa_offset -8
-	popq %rdi
-	.cfi_adjust_cfa_offset -8
-	popq %rax
-	.cfi_adjust_cfa_offset -8
-	addq $8, %rsp
-	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbp
 	ret
 	.cfi_endproc
 	.size trail__arch_tramp_entry, .-trail__arch_tramp_entry
@@ -100,21 +90,24 @@ trail__arch_tramp_entry:
 	.type trail__arch_tramp_exit, @function
 	.p2align 4
 trail__arch_tramp_exit:
-	/* the hooked function's `ret` popped our address: %rsp is 16-byte
-	 * aligned; 2 x 8 gp + 32 xmm keeps it so */
-	pushq %rax
-	pushq %rdx
-	subq $32, %rsp
+	pushq %rbp
+	movq %rsp, %rbp
+	andq $-16, %rsp
+	/* struct trail_arch_ret_regs: xmm0, xmm1, rdx, rax */
+	subq $48, %rsp
 	movdqu %xmm0, 0(%rsp)
 	movdqu %xmm1, 16(%rsp)
-	movq %rsp, %rdi              /* struct trail_arch_ret_regs */
+	movq %rdx, 32(%rsp)
+	movq %rax, 40(%rsp)
+	movq %rsp, %rdi
 	call trail__arch_on_exit     /* -> where to return */
 	movq %rax, %r11              /* scratch in the SysV ABI */
 	movdqu 0(%rsp), %xmm0
 	movdqu 16(%rsp), %xmm1
-	addq $32, %rsp
-	popq %rdx
-	popq %rax
+	movq 32(%rsp), %rdx
+	movq 40(%rsp), %rax
+	movq %rbp, %rsp
+	popq %rbp
 	jmp *%r11
 	.size trail__arch_tramp_exit, .-trail__arch_tramp_exit
 

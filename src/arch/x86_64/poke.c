@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * poke.c - changing code other threads may be executing (x86_64): the
+ * breakpoint-first sequence of trail_arch_poke_live() (see arch.h) and the
+ * SIGTRAP handler that keeps threads meeting a half-written site safe.
+ *
+ * Core serialization: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE)
+ * makes every thread of the process execute a serializing instruction, so
+ * none keeps a stale decoded copy of the bytes; without it (kernels before
+ * 4.16) we fall back to the plain membarrier plus a pause, which is what
+ * user-space JITs rely on in practice.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "../arch.h"
+
+#define INT3 0xcc
+
+static struct sigaction prev_trap;
+static int trap_installed;
+static int sync_core = -1; /* 1: SYNC_CORE registered, 0: not available */
+
+static void serialize(void)
+{
+	if (sync_core < 0)
+		sync_core = syscall(SYS_membarrier,
+				    MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0;
+	if (sync_core) {
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+	} else {
+		struct timespec ts = {0, 1000000};
+
+		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+
+	if (trail__arch_site_known(ip)) {
+		/* poked since: run what is there now; still mid-poke: skip the
+		 * site, which is what an unpatched site does (one event is
+		 * lost, never the thread) */
+		if (*(const volatile uint8_t *)ip != INT3)
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
+		else
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ip + TRAIL_ARCH_SITE_SIZE);
+		return;
+	}
+	/* not ours: whatever the program had */
+	if (prev_trap.sa_flags & SA_SIGINFO) {
+		prev_trap.sa_sigaction(sig, si, ucv);
+	} else if (prev_trap.sa_handler != SIG_IGN && prev_trap.sa_handler != SIG_DFL) {
+		prev_trap.sa_handler(sig);
+	} else {
+		sigaction(SIGTRAP, &prev_trap, NULL); /* and re-take the trap */
+	}
+}
+
+static int install_trap(void)
+{
+	struct sigaction sa;
+
+	if (trap_installed)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTRAP, &sa, &prev_trap) < 0)
+		return -errno;
+	trap_installed = 1;
+	return 0;
+}
+
+/* make [addr, addr + len) writable (or back to read + exec) */
+static int prot(uintptr_t addr, size_t len, int writable)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = addr & ~(page - 1);
+	size_t span = ((addr + len + page - 1) & ~(page - 1)) - a;
+
+	return mprotect((void *)a, span, PROT_READ | PROT_EXEC | (writable ? PROT_WRITE : 0))
+		       ? -errno : 0;
+}
+
+int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n)
+{
+	int r = install_trap();
+
+	if (r)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if ((r = prot(p[i].addr, TRAIL_ARCH_SITE_SIZE, 1)))
+			goto out;
+	/* 1: the breakpoints */
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n((uint8_t *)p[i].addr, INT3, __ATOMIC_RELEASE);
+	serialize();
+	/* 2: the tails, which no thread can be executing: each site held one
+	 * instruction starting at byte 0, now a breakpoint */
+	for (size_t i = 0; i < n; i++)
+		memcpy((uint8_t *)p[i].addr + 1, p[i].bytes + 1, TRAIL_ARCH_SITE_SIZE - 1);
+	serialize();
+	/* 3: the first bytes */
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n((uint8_t *)p[i].addr, p[i].bytes[0], __ATOMIC_RELEASE);
+	serialize();
+out:
+	for (size_t i = 0; i < n; i++)
+		prot(p[i].addr, TRAIL_ARCH_SITE_SIZE, 0);
+	return r;
+}

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ftrace.c - the function tracer: patched function entries turned into
+ * events on the one record path (see doc/design/function-hooks.md).
+ *
+ * A session whose spec says "@tracer function" selects functions with
+ * "@l GLOB" lines (none: all) minus "@n GLOB" lines. At join, libtrail
+ * finds the patchable entries of every loaded object (fsites.c), patches
+ * the selected ones to call the entry trampoline through a stub page next
+ * to each object, and publishes the objects in the arena's module table so
+ * the recorder can name addresses. The entry handler looks the site up in a
+ * hash table (address -> sessions that want it) and records
+ * ftrace:function {ip, parent_ip} into exactly those sessions.
+ *
+ * Patching code other threads may run is only done when this process has a
+ * single thread (at start-up, the TRAIL_SESSION join); a running
+ * multi-threaded process is refused for now (-EBUSY) rather than patched
+ * unsafely. Unpatching restores the original bytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <trail/trail.h>
+
+#include "../arch/arch.h"
+#include "../common/util.h"
+#include "fsites.h"
+#include "internal.h"
+
+#define MAX_OBJS 256
+
+/* ------------------------------------------------------------------ events
+ * Written by hand rather than with TRAIL_EVENT: the record path here needs
+ * the descriptor itself (trail__write_mask), which the macro keeps inside
+ * its emitter.
+ */
+static uint32_t state_function;
+
+static const struct __attribute__((packed)) {
+	struct trail_meta_hdr h;
+	char p[sizeof("ftrace")];
+	char e[sizeof("function")];
+	struct __attribute__((packed)) {
+		struct trail_meta_field f;
+		char s[sizeof("ip")];
+	} ip;
+	struct __attribute__((packed)) {
+		struct trail_meta_field f;
+		char s[sizeof("parent_ip")];
+	} parent_ip;
+} meta_function = { /* not in trail_meta: `trail list` shows programs' own events */
+	{TRAIL_META_MAGIC, sizeof(meta_function), 1, 2},
+	"ftrace",
+	"function",
+	{{TRAIL_FK_INT, 8, TRAIL_FF_HEX | TRAIL_FF_PTR, 2, 0}, "ip"},
+	{{TRAIL_FK_INT, 8, TRAIL_FF_HEX | TRAIL_FF_PTR, 9, 0}, "parent_ip"},
+};
+
+static struct trail_event ev_function = {
+	TRAIL_EVENT_ABI, sizeof(struct trail_event), &state_function, &meta_function, 0,
+};
+static struct trail_event *evp_function
+	__attribute__((section("trail_events"), used)) TRAIL__RETAIN = &ev_function;
+
+/* ------------------------------------------------------------------ sites */
+
+struct hsite {
+	uintptr_t addr;   /* 0: empty slot */
+	uint32_t mask;    /* sessions that want this function */
+	uint8_t orig[TRAIL_ARCH_SITE_SIZE];
+	uint8_t patched;
+};
+
+struct hobj {
+	struct fobj fo;
+	char path[464];
+	uint64_t dev, ino;
+	uint8_t *stubs;   /* page of stubs next to the object, or NULL */
+	size_t stubs_len;
+	uintptr_t target; /* what its sites call: a stub or the trampoline */
+	uint32_t published; /* sessions whose module table has it */
+};
+
+static struct hobj objs[MAX_OBJS];
+static unsigned nobjs;
+static int discovered;
+static struct hsite *htab; /* open addressing, power of two */
+static size_t hcap;
+
+static size_t hslot(uintptr_t a)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 17) & (hcap - 1);
+}
+
+static struct hsite *hfind(uintptr_t a)
+{
+	if (!hcap)
+		return NULL;
+	for (size_t i = hslot(a), n = 0; n < hcap; i = (i + 1) & (hcap - 1), n++) {
+		if (htab[i].addr == a)
+			return &htab[i];
+		if (!htab[i].addr)
+			return NULL;
+	}
+	return NULL;
+}
+
+static struct hsite *hinsert(uintptr_t a)
+{
+	for (size_t i = hslot(a), n = 0; n < hcap; i = (i + 1) & (hcap - 1), n++) {
+		if (htab[i].addr == a)
+			return &htab[i];
+		if (!htab[i].addr) {
+			htab[i].addr = a;
+			return &htab[i];
+		}
+	}
+	return NULL;
+}
+
+static int is_self(const struct dl_phdr_info *info)
+{
+	/* libtrail never traces itself: the object holding this function */
+	uintptr_t me = (uintptr_t)&is_self;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && me >= lo && me - lo < ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+static int discover_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct hobj *o;
+	struct stat st;
+	const char *path = info->dlpi_name;
+	char exe[464];
+	(void)size;
+	(void)arg;
+
+	if (nobjs == MAX_OBJS || is_self(info) || !strncmp(path, "linux-vdso", 10) ||
+	    !strncmp(path, "linux-gate", 10))
+		return 0;
+	if (!*path) { /* the executable */
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n <= 0)
+			return 0;
+		exe[n] = '\0';
+		path = exe;
+	}
+	o = &objs[nobjs];
+	if (trail__fobj_load(&o->fo, path, info->dlpi_addr, info) || !o->fo.nsites) {
+		trail__fobj_free(&o->fo);
+		return 0;
+	}
+	if (stat(path, &st) == 0) {
+		o->dev = st.st_dev;
+		o->ino = st.st_ino;
+	}
+	memcpy(o->path, path, strnlen(path, sizeof(o->path) - 1));
+	nobjs++;
+	return 0;
+}
+
+/* Find every object's sites once; size the hash table for all of them. */
+static int discover(void)
+{
+	size_t total = 0, cap = 64;
+
+	if (discovered)
+		return 0;
+	dl_iterate_phdr(discover_one, NULL);
+	for (unsigned i = 0; i < nobjs; i++)
+		total += objs[i].fo.nsites;
+	while (cap < total * 2)
+		cap *= 2;
+	htab = mmap(NULL, cap * sizeof(*htab), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (htab == MAP_FAILED) {
+		htab = NULL;
+		return -ENOMEM;
+	}
+	hcap = cap;
+	discovered = 1;
+	return 0;
+}
+
+/* What an object's sites call: the trampoline if in reach, else a stub. */
+static uintptr_t target_for(struct hobj *o)
+{
+	uintptr_t tramp = (uintptr_t)trail__arch_tramp_entry;
+
+	if (o->target)
+		return o->target;
+	if (trail_arch_reaches(o->fo.lo, tramp) &&
+	    trail_arch_reaches(o->fo.hi - TRAIL_ARCH_SITE_SIZE, tramp))
+		return o->target = tramp;
+	o->stubs = trail_arch_near_page(o->fo.lo, o->fo.hi, &o->stubs_len);
+	if (!o->stubs)
+		return 0;
+	trail_arch_stub(o->stubs, tramp);
+	mprotect(o->stubs, o->stubs_len, PROT_READ | PROT_EXEC);
+	return o->target = (uintptr_t)o->stubs;
+}
+
+/* ------------------------------------------------------------ selection */
+
+struct sel {
+	const char *name;
+	int hit;
+};
+
+static int glob_hit(const char *v, size_t len, void *arg)
+{
+	struct sel *s = arg;
+
+	if (trail__glob(v, len, s->name, strlen(s->name)))
+		s->hit = 1;
+	return s->hit;
+}
+
+static int has_opt(const char *v, size_t len, void *arg)
+{
+	(void)v;
+	(void)len;
+	*(int *)arg = 1;
+	return 1;
+}
+
+static int selected(const char *spec, const char *name, int any_l)
+{
+	struct sel s = {name, 0};
+
+	if (!*name)
+		return 0; /* a site without a symbol: nothing to select it by */
+	if (any_l) {
+		trail__spec_opts(spec, "l", glob_hit, &s);
+		if (!s.hit)
+			return 0;
+	}
+	s.hit = 0;
+	trail__spec_opts(spec, "n", glob_hit, &s);
+	return !s.hit;
+}
+
+static int single_threaded(void)
+{
+	char buf[2048], *p;
+
+	if (trail__read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "\nThreads:");
+	return p && strtol(p + 9, NULL, 10) == 1;
+}
+
+static void publish_module(struct psess *ps, unsigned s, struct hobj *o)
+{
+	struct trail_mod *mods = (struct trail_mod *)(ps->base + ps->g.mods_off);
+	uint32_t i;
+
+	if (o->published & (1u << s))
+		return;
+	i = __atomic_fetch_add(&ps->hdr->nmods, 1, __ATOMIC_RELAXED);
+	if (i >= ps->g.max_mods)
+		return;
+	mods[i].pid = (uint32_t)trail__pid;
+	mods[i].base = o->fo.base;
+	mods[i].lo = o->fo.lo;
+	mods[i].hi = o->fo.hi;
+	mods[i].dev = o->dev;
+	mods[i].ino = o->ino;
+	memcpy(mods[i].path, o->path, sizeof(mods[i].path));
+	mods[i].path[sizeof(mods[i].path) - 1] = '\0';
+	/* pairs with the recorder's acquire load */
+	__atomic_store_n(&mods[i].state, TRAIL_MS_READY, __ATOMIC_RELEASE);
+	o->published |= 1u << s;
+}
+
+static int patch(struct hsite *h, uintptr_t target)
+{
+	uint8_t insn[TRAIL_ARCH_SITE_SIZE];
+
+	memcpy(h->orig, (const void *)h->addr, sizeof(h->orig));
+	trail_arch_call_insn(insn, h->addr, target);
+	if (trail_arch_text_write((void *)h->addr, insn, sizeof(insn)))
+		return -1;
+	h->patched = 1;
+	return 0;
+}
+
+/*
+ * Session slot s joined with this spec: hook what it selects. Called under
+ * the control lock. Returns the number of functions hooked for it, or
+ * -errno (then nothing changed for this session).
+ */
+int trail__ftrace_join(unsigned s, struct psess *ps)
+{
+	char tracer[32];
+	int any_l = 0, n = 0;
+
+	if (!trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer)))
+		return 0;
+	if (strcmp(tracer, "function"))
+		return -EINVAL;
+	if (!single_threaded())
+		return -EBUSY;
+	if (discover())
+		return -ENOMEM;
+	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
+	for (unsigned i = 0; i < nobjs; i++) {
+		struct hobj *o = &objs[i];
+		int hooked = 0;
+
+		for (uint32_t k = 0; k < o->fo.nsites; k++) {
+			const struct fsite *f = &o->fo.sites[k];
+			struct hsite *h;
+			uintptr_t target;
+
+			if (!selected(ps->spec, trail__fsite_name(&o->fo, f), any_l))
+				continue;
+			h = hinsert(f->addr);
+			target = target_for(o);
+			if (!h || !target)
+				continue;
+			if (!h->patched && patch(h, target))
+				continue;
+			__atomic_fetch_or(&h->mask, 1u << s, __ATOMIC_RELEASE);
+			hooked = 1;
+			n++;
+		}
+		if (hooked)
+			publish_module(ps, s, o);
+	}
+	return n;
+}
+
+int trail__arch_site_known(uintptr_t addr)
+{
+	return hfind(addr) != NULL;
+}
+
+/* Session slot s is gone: unhook what only it wanted, restoring the
+ * original bytes while the program runs (a patched site is one call
+ * instruction, so the breakpoint-first poke applies). Under the control
+ * lock, after the grace period (no thread records for s any more). */
+void trail__ftrace_leave(unsigned s)
+{
+	struct trail_arch_poke batch[64];
+	struct hsite *which[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i <= hcap; i++) {
+		struct hsite *h = i < hcap ? &htab[i] : NULL;
+
+		if (h && h->addr && (h->mask & (1u << s))) {
+			__atomic_fetch_and(&h->mask, ~(1u << s), __ATOMIC_RELEASE);
+			if (!h->mask && h->patched) {
+				batch[n].addr = h->addr;
+				memcpy(batch[n].bytes, h->orig, sizeof(h->orig));
+				which[n++] = h;
+			}
+		}
+		if (n == 64 || (!h && n)) {
+			if (!trail_arch_poke_live(batch, n))
+				for (size_t k = 0; k < n; k++)
+					which[k]->patched = 0;
+			n = 0;
+		}
+	}
+	for (unsigned i = 0; i < nobjs; i++)
+		objs[i].published &= ~(1u << s);
+}
+
+/* --------------------------------------------------------------- handler */
+
+void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs)
+{
+	const struct hsite *h = hfind(site);
+	uint64_t payload[2];
+	uint32_t mask;
+	(void)regs;
+
+	if (!h)
+		return;
+	mask = __atomic_load_n(&h->mask, __ATOMIC_ACQUIRE);
+	if (!mask)
+		return;
+	payload[0] = site;
+	payload[1] = *ret;
+	trail__write_mask(&ev_function, mask, payload, sizeof(payload));
+}
+
+uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
+{
+	(void)regs;
+	__builtin_trap(); /* no return is hooked yet */
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# trail list -f: the functions a program and its libraries, or a running
+# process, can have traced (patchable function entries), from the fixtures
+# in tests/cli/funcs built here at -O0 and -O2. Expected listings come from
+# nm: the program's functions then the library's, each by address.
+. "$(dirname "$0")/lib.sh"
+
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+FX=$SRC/tests/cli/funcs
+PFE=-fpatchable-function-entry=5
+
+build() { # -O level -> $TMP/O<level>/{prog,libfn.so.1}
+	mkdir -p "O$1"
+	$CC "-O$1" $PFE -fPIC -shared -Wl,-soname,libfn.so.1 "$FX/libfn.c" -o "O$1/libfn.so.1"
+	$CC "-O$1" $PFE "$FX/prog.c" "O$1/libfn.so.1" -Wl,-rpath,'$ORIGIN' -o "O$1/prog"
+}
+
+build_fixtures() {
+	build 0
+	build 2
+	$CXX -O2 $PFE "$FX/cxx.cc" -o cxx
+	printf 'int main(void) { return 0; }\n' >plain.c
+	$CC -O2 plain.c -o plain
+	$CC -O2 -fpatchable-function-entry=5,2 plain.c -o before
+}
+
+# by_addr OBJECT SUFFIX NAME... : the names, ordered by their address
+by_addr() {
+	local obj=$1 sfx=$2; shift 2
+	nm --defined-only "$obj" |
+		awk -v s="$sfx" -v want=" $* " '$2 ~ /^[tTwW]$/ && index(want, " " $3 " ") { print $1, $3 s }' |
+		sort | cut -d' ' -f2-
+}
+
+want_prog() { # dir
+	by_addr "$1/prog" "" main prog_local prog_work
+	by_addr "$1/libfn.so.1" " [libfn.so.1]" fn_mix fn_add fn_twice
+}
+
+list_program() { # -O level
+	$TRAIL list -f "O$1/prog" >out.txt
+	want_prog "O$1" >want.txt
+	[ "$(wc -l <want.txt)" -eq 6 ] || die "fixture: $(cat want.txt)"
+	diff -u want.txt out.txt
+}
+list_program_O0() { list_program 0; }
+list_program_O2() { list_program 2; }
+
+list_glob() {
+	$TRAIL list -f O2/prog 'fn_*' >out.txt
+	by_addr O2/libfn.so.1 " [libfn.so.1]" fn_mix fn_add fn_twice >want.txt
+	diff -u want.txt out.txt
+	$TRAIL list -f -- O2/prog 'prog_[lw]*' >out.txt
+	by_addr O2/prog "" prog_local prog_work >want.txt
+	diff -u want.txt out.txt
+	$TRAIL list -f O2/prog main >out.txt
+	echo main >want.txt
+	diff -u want.txt out.txt
+	# a program found in PATH
+	PATH=$TMP/O2:$PATH $TRAIL list -f prog 'fn_tw?ce' >out.txt
+	echo 'fn_twice [libfn.so.1]' >want.txt
+	diff -u want.txt out.txt
+}
+
+list_cxx_demangled() {
+	$TRAIL list -f ./cxx >out.txt
+	[ "$(wc -l <out.txt)" -eq 4 ] || die "$(cat out.txt)"
+	has out.txt main
+	$TRAIL list -f ./cxx 'geo::*' >out.txt
+	sort out.txt >sorted.txt
+	printf '%s\n' 'geo::Box<long>::get() const' 'geo::area(double, double)' \
+		'geo::area(int, int)' | sort >want.txt
+	diff -u want.txt sorted.txt
+	# by address, as nm -C sorts them
+	nm -C --defined-only cxx | sort | sed -n 's/^[0-9a-f]* [tTwW] \(geo::.*\)/\1/p' >want.txt
+	diff -u want.txt out.txt
+	$TRAIL list -f ./cxx 'geo::area(int*' >out.txt
+	echo 'geo::area(int, int)' >want.txt
+	diff -u want.txt out.txt
+}
+
+list_running_process() {
+	O2/prog sleep >ready.txt &
+	pid=$!
+	wait_for "grep -q ready ready.txt" || die "the program never got ready"
+	rc=0
+	{ $TRAIL list -f -P "$pid" >out.txt && $TRAIL list -f -P "$pid" 'fn_t*' >glob.txt; } || rc=$?
+	kill "$pid"; wait "$pid" 2>/dev/null || true
+	[ "$rc" -eq 0 ] || die "trail list -f -P failed"
+	want_prog O2 >want.txt
+	diff -u want.txt out.txt
+	echo 'fn_twice [libfn.so.1]' >want.txt
+	diff -u want.txt glob.txt
+}
+
+no_patchable_entries() {
+	expect_rc 1 $TRAIL list -f ./plain >out.txt 2>err.txt
+	[ ! -s out.txt ] || die "output: $(cat out.txt)"
+	has err.txt "./plain has no patchable function entries: build it with -fpatchable-function-entry=5 (gcc or clang)"
+	has err.txt "nothing in it can be function-traced"
+	[ "$(wc -l <err.txt)" -eq 1 ] || die "more than one line: $(cat err.txt)"
+	# a process: sleep(1) is not built with the option
+	sleep 30 &
+	pid=$!
+	rc=0
+	$TRAIL list -f -P "$pid" 2>err.txt || rc=$?
+	kill "$pid"; wait "$pid" 2>/dev/null || true
+	[ "$rc" -eq 1 ] || die "exit status $rc"
+	has err.txt "process $pid has no patchable function entries"
+	# nops before the entry (=5,2): there are entries, none can be hooked
+	expect_rc 1 $TRAIL list -f ./before 2>err.txt
+	has err.txt "none of its 1 patchable function entries can be hooked"
+	has err.txt "-fpatchable-function-entry=5"
+}
+
+glob_matches_nothing() {
+	expect_rc 1 $TRAIL list -f O2/prog 'nope*' >out.txt 2>err.txt
+	[ ! -s out.txt ] || die "output: $(cat out.txt)"
+	has err.txt "no function matches 'nope*' (O2/prog has 6 traceable functions)"
+}
+
+usage() {
+	$TRAIL list --help >help.txt
+	has help.txt "-f, --functions"
+	has help.txt "trail list -f [-P PID | [--] PROGRAM] [GLOB]"
+	expect_rc 2 $TRAIL list -f -F O2/prog
+	expect_rc 2 $TRAIL list -f O2/prog 'a*' extra
+	expect_rc 2 $TRAIL list -f
+	expect_rc 1 $TRAIL list -f ./missing-program
+	# and without -f, the events as before
+	$TRAIL list O2/prog >out.txt
+	[ ! -s out.txt ] || die "events of a program without any: $(cat out.txt)"
+}
+
+t build_fixtures build_fixtures
+t list_program_O0 list_program_O0
+t list_program_O2 list_program_O2
+t list_glob list_glob
+t list_cxx_demangled list_cxx_demangled
+t list_running_process list_running_process
+t no_patchable_entries no_patchable_entries
+t glob_matches_nothing glob_matches_nothing
+t usage usage

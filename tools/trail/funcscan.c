@@ -1,0 +1,978 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * funcscan.c - patchable function entries of an ELF file; see funcscan.h.
+ *
+ * Four steps, each bounded against the file:
+ *   1. the entries: every __patchable_function_entries section, read as
+ *      address-sized little-endian words (what an ET_EXEC or a DT_RELR
+ *      object holds), then overridden by the relocations that target them
+ *      (.rela.dyn's RELATIVE for a PIE or shared object, the section's own
+ *      .rela for an ET_REL); sorted, duplicates dropped;
+ *   2. the code: each site must lie in an executable section whose bytes
+ *      can be read;
+ *   3. the function: from .symtab, else .dynsym, FUNC/IFUNC symbols first,
+ *      else NOTYPE labels: the one whose entry the area starts (or, for
+ *      =N,M, precedes through nops only), else the one containing it (the
+ *      area after an endbr64);
+ *   4. the nops at the site, counted as funcscan.h says; none: the site is
+ *      skipped and counted.
+ *
+ * Nothing is mmap'ed (ELF_C_READ: libelf preads what is asked for), so a
+ * file truncated under our feet gives a read error, not a SIGBUS.
+ */
+#include "funcscan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SITES_SECTION "__patchable_function_entries"
+
+/* Limits against hostile files; far above anything a real program has. */
+#define MAX_SITES_BYTES (64u << 20) /* all entry sections together */
+#define MAX_RELOC_BYTES (1u << 30)  /* all relocation sections read */
+#define MAX_SYMTAB (256u << 20)     /* bytes of the symbol table */
+#define MAX_AREA 64u                /* nop bytes counted at one site */
+#define MAX_MANGLED 65536u          /* longest name given to the demangler */
+
+/* libstdc++'s demangler (the Itanium C++ ABI's, extern "C") */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+			    int *status);
+
+/* One entry of a sites section. */
+struct ent {
+	uint64_t val;
+	uint32_t shndx; /* ET_REL: the section val is an offset in */
+	int ok;         /* val is known */
+};
+
+/* A sites section; its entries are w->ents[base, base + n). */
+struct psec {
+	size_t idx;
+	uint64_t addr, size;
+	size_t base, n;
+};
+
+/* An executable section of a linked file, for address lookups. */
+struct xsec {
+	uint64_t lo, hi;
+	size_t idx;
+};
+
+struct sym {
+	uint64_t value, size;
+	uint32_t shndx; /* ET_REL only; 0 for a linked file */
+	uint32_t rank;  /* binding: lower is a better name */
+	size_t order;   /* index in the table, the last tie-break */
+	const char *name;
+};
+
+struct strbuf {
+	char *p;
+	size_t len, cap;
+};
+
+struct work {
+	const char *path;
+	Elf *elf;
+	GElf_Ehdr eh;
+	size_t shnum, shstrndx;
+	int rel;       /* ET_REL */
+	size_t entsz;  /* 8, or 4 for x32 */
+	char *err;
+	size_t errlen;
+	int warned;
+	struct psec *ps;
+	size_t nps;
+	struct ent *ents;
+	size_t nents;
+	struct xsec *xs;
+	size_t nxs;
+	struct sym *syms[2]; /* [0] FUNC/IFUNC, [1] NOTYPE */
+	size_t nsyms[2];
+	struct strbuf str;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void set_err(struct work *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!w->errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(w->err, w->errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Something a user may want to hear about; the first one is kept. */
+__attribute__((format(printf, 2, 3)))
+static void warn(struct work *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!w->errlen || w->warned)
+		return;
+	w->warned = 1;
+	va_start(ap, fmt);
+	vsnprintf(w->err, w->errlen, fmt, ap);
+	va_end(ap);
+}
+
+static const char *sec_name(struct work *w, const GElf_Shdr *sh)
+{
+	const char *n = elf_strptr(w->elf, w->shstrndx, sh->sh_name);
+
+	return n ? n : "";
+}
+
+/* ------------------------------------------------------------------------
+ * x86 nops.
+ */
+
+/* Length of one multi-byte nop at p (at most n bytes readable), 0 if there
+ * is none: 0f 1f /0 with any ModRM/SIB/displacement, behind 66 and 2e
+ * prefixes, or 66.. 90 (xchg %ax,%ax). A bare 90 is not counted here. */
+static size_t multinop_len(const unsigned char *p, size_t n)
+{
+	size_t i = 0, end;
+	unsigned modrm, mod, rm;
+	int only66 = 1;
+
+	if (n > 15)
+		n = 15; /* the longest x86 instruction */
+	while (i < n && (p[i] == 0x66 || p[i] == 0x2e)) {
+		only66 &= p[i] == 0x66;
+		i++;
+	}
+	if (i >= n)
+		return 0;
+	if (p[i] == 0x90)
+		return i && only66 ? i + 1 : 0;
+	if (p[i] != 0x0f || i + 2 >= n || p[i + 1] != 0x1f)
+		return 0;
+	modrm = p[i + 2];
+	if ((modrm >> 3) & 7)
+		return 0; /* 0f 1f /0 only */
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	end = i + 3;
+	if (mod != 3 && rm == 4) { /* SIB */
+		if (end >= n)
+			return 0;
+		if (mod == 0 && (p[end] & 7) == 5)
+			end += 4;
+		end++;
+	}
+	if (mod == 1)
+		end += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5))
+		end += 4;
+	return end <= n ? end : 0;
+}
+
+static size_t run90(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && p[i] == 0x90)
+		i++;
+	return i;
+}
+
+/* gcc's area is 90s, clang's one multi-byte nop (or a few: the first is
+ * enough to know it). */
+static size_t nops_at(const unsigned char *p, size_t n)
+{
+	size_t k = run90(p, n);
+
+	return k ? k : multinop_len(p, n);
+}
+
+static int is_endbr(const unsigned char *p, size_t n)
+{
+	static const unsigned char endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	static const unsigned char endbr32[] = {0xf3, 0x0f, 0x1e, 0xfb};
+
+	return n >= 4 && (!memcmp(p, endbr64, 4) || !memcmp(p, endbr32, 4));
+}
+
+/* ------------------------------------------------------------------------
+ * Step 1: the entries.
+ */
+static uint64_t get_word(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = n; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static int find_sites_sections(struct work *w)
+{
+	size_t budget = MAX_SITES_BYTES;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(w->elf, scn))) {
+		struct psec *np;
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    strcmp(sec_name(w, &sh), SITES_SECTION))
+			continue;
+		if ((sh.sh_flags & SHF_COMPRESSED) || sh.sh_size > budget) {
+			warn(w, "%s: %s section %s", w->path, SITES_SECTION,
+			     sh.sh_size > budget ? "too large" : "compressed");
+			continue;
+		}
+		budget -= sh.sh_size;
+		d = elf_getdata(scn, NULL);
+		if (!d) {
+			set_err(w, "%s: %s section: %s", w->path, SITES_SECTION,
+				elf_errmsg(-1));
+			return -EINVAL;
+		}
+		if (!d->d_buf || d->d_size < w->entsz)
+			continue;
+		np = realloc(w->ps, (w->nps + 1) * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		w->ps = np;
+		np[w->nps++] = (struct psec){.idx = elf_ndxscn(scn),
+					     .addr = sh.sh_addr,
+					     .size = d->d_size,
+					     .base = w->nents,
+					     .n = d->d_size / w->entsz};
+		{
+			struct ent *ne = realloc(w->ents, (w->nents + d->d_size / w->entsz) *
+								  sizeof(*ne));
+			const unsigned char *b = d->d_buf;
+
+			if (!ne)
+				return -ENOMEM;
+			w->ents = ne;
+			for (size_t i = 0; i < d->d_size / w->entsz; i++)
+				/* in an ET_REL only a relocation says where */
+				ne[w->nents++] = (struct ent){
+					.val = get_word(b + i * w->entsz, w->entsz),
+					.ok = !w->rel,
+				};
+		}
+	}
+	return 0;
+}
+
+/*
+ * The entry a relocation writes, or NULL: in ET_REL, of the one sites
+ * section the relocation section applies to (target); in a linked file, of
+ * the sites section whose addresses hold r_offset (w->ps sorted by addr).
+ */
+static struct ent *reloc_target(struct work *w, const struct psec *target,
+				uint64_t r_offset)
+{
+	const struct psec *p = target;
+	uint64_t off;
+
+	if (!p) {
+		size_t lo = 0, hi = w->nps;
+
+		while (lo < hi) { /* lo = sections starting at or below */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (w->ps[mid].addr <= r_offset)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			return NULL;
+		p = &w->ps[lo - 1];
+	}
+	off = r_offset - p->addr;
+	if (r_offset < p->addr || off >= p->size || off % w->entsz ||
+	    off / w->entsz >= p->n)
+		return NULL;
+	return &w->ents[p->base + off / w->entsz];
+}
+
+static int cmp_psec(const void *a, const void *b)
+{
+	const struct psec *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* A symbol and its real section index (SHN_XINDEX resolved). */
+static int get_sym(Elf_Data *syms, Elf_Data *xndx, size_t i, GElf_Sym *s,
+		   uint32_t *shndx)
+{
+	Elf32_Word x = 0;
+
+	if (i > INT32_MAX)
+		return -1;
+	if (xndx ? !gelf_getsymshndx(syms, xndx, (int)i, s, &x)
+		 : !gelf_getsym(syms, (int)i, s))
+		return -1;
+	*shndx = s->st_shndx == SHN_XINDEX ? x : s->st_shndx;
+	return 0;
+}
+
+/* The data of a symbol table and of its SHT_SYMTAB_SHNDX companion. */
+static Elf_Data *symtab_data(struct work *w, size_t idx, Elf_Data **xndx,
+			     size_t *nsyms)
+{
+	Elf_Scn *scn = elf_getscn(w->elf, idx), *x = NULL;
+	size_t symsz = gelf_fsize(w->elf, ELF_T_SYM, 1, EV_CURRENT);
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	*xndx = NULL;
+	*nsyms = 0;
+	if (!scn || !gelf_getshdr(scn, &sh) || !symsz ||
+	    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+	    sh.sh_size > MAX_SYMTAB || (sh.sh_flags & SHF_COMPRESSED) ||
+	    !(d = elf_getdata(scn, NULL)) || d->d_type != ELF_T_SYM)
+		return NULL;
+	while ((x = elf_nextscn(w->elf, x))) {
+		GElf_Shdr xs;
+
+		if (gelf_getshdr(x, &xs) && xs.sh_type == SHT_SYMTAB_SHNDX &&
+		    xs.sh_link == idx) {
+			*xndx = elf_getdata(x, NULL);
+			break;
+		}
+	}
+	*nsyms = d->d_size / symsz;
+	return d;
+}
+
+static int apply_relocs(struct work *w)
+{
+	uint64_t budget = MAX_RELOC_BYTES;
+	Elf_Scn *scn = NULL;
+
+	if (!w->rel)
+		qsort(w->ps, w->nps, sizeof(*w->ps), cmp_psec);
+	while ((scn = elf_nextscn(w->elf, scn))) {
+		Elf_Data *d, *syms = NULL, *xndx = NULL;
+		size_t n, nsyms = 0, relsz;
+		struct psec *target = NULL;
+		GElf_Shdr sh;
+		int rela;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL))
+			continue;
+		rela = sh.sh_type == SHT_RELA;
+		/* a linked file: the loader's relocations only (not those
+		 * --emit-relocs keeps, already applied to the bytes) */
+		if (!w->rel && !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		if (w->rel) {
+			for (size_t i = 0; i < w->nps && !target; i++)
+				if (sh.sh_info == w->ps[i].idx)
+					target = &w->ps[i];
+			if (!target)
+				continue;
+		}
+		if (sh.sh_size > budget || (sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		budget -= sh.sh_size;
+		d = elf_getdata(scn, NULL);
+		relsz = gelf_fsize(w->elf, rela ? ELF_T_RELA : ELF_T_REL, 1,
+				   EV_CURRENT);
+		if (!d || !relsz) {
+			set_err(w, "%s: %s: %s", w->path, sec_name(w, &sh),
+				d ? "bad relocation size" : elf_errmsg(-1));
+			return -EINVAL;
+		}
+		n = d->d_size / relsz;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t off, addend, type, symi;
+			uint32_t shndx = 0;
+			struct ent *e;
+
+			if (i > INT32_MAX)
+				break;
+			if (rela) {
+				GElf_Rela r;
+
+				if (!gelf_getrela(d, (int)i, &r))
+					break;
+				off = r.r_offset;
+				addend = (uint64_t)r.r_addend;
+				type = GELF_R_TYPE(r.r_info);
+				symi = GELF_R_SYM(r.r_info);
+			} else {
+				GElf_Rel r;
+
+				if (!gelf_getrel(d, (int)i, &r))
+					break;
+				off = r.r_offset;
+				addend = 0;
+				type = GELF_R_TYPE(r.r_info);
+				symi = GELF_R_SYM(r.r_info);
+			}
+			e = reloc_target(w, target, off);
+			if (!e)
+				continue;
+			if (!rela)
+				addend = e->val; /* REL: the addend is in place */
+			switch (type) {
+			case R_X86_64_NONE:
+				continue;
+			case R_X86_64_RELATIVE:
+			case R_X86_64_RELATIVE64:
+				e->val = addend;
+				e->ok = !w->rel;
+				continue;
+			case R_X86_64_64:
+			case R_X86_64_32:
+				break;
+			default:
+				e->ok = 0; /* not a form we know: drop it */
+				continue;
+			}
+			/* S + A */
+			if (!syms)
+				syms = symtab_data(w, sh.sh_link, &xndx, &nsyms);
+			{
+				GElf_Sym s;
+
+				e->ok = 0;
+				if (!syms || symi >= nsyms ||
+				    get_sym(syms, xndx, symi, &s, &shndx) ||
+				    shndx == SHN_UNDEF || shndx == SHN_COMMON ||
+				    (shndx >= SHN_LORESERVE && shndx <= SHN_HIRESERVE &&
+				     shndx != SHN_ABS))
+					continue;
+				if (w->rel && shndx == SHN_ABS)
+					continue;
+				e->val = s.st_value + addend;
+				e->shndx = w->rel ? shndx : 0;
+				e->ok = 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Step 2: the code.
+ */
+static int cmp_xsec(const void *a, const void *b)
+{
+	const struct xsec *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int find_code_sections(struct work *w)
+{
+	Elf_Scn *scn = NULL;
+
+	if (w->rel)
+		return 0; /* looked up by index */
+	while ((scn = elf_nextscn(w->elf, scn))) {
+		struct xsec *nx;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !(sh.sh_flags & SHF_ALLOC) ||
+		    !sh.sh_size || sh.sh_addr + sh.sh_size < sh.sh_addr)
+			continue;
+		nx = realloc(w->xs, (w->nxs + 1) * sizeof(*nx));
+		if (!nx)
+			return -ENOMEM;
+		w->xs = nx;
+		nx[w->nxs++] = (struct xsec){sh.sh_addr, sh.sh_addr + sh.sh_size,
+					     elf_ndxscn(scn)};
+	}
+	if (w->nxs)
+		qsort(w->xs, w->nxs, sizeof(*w->xs), cmp_xsec);
+	return 0;
+}
+
+/* The executable section holding a site, 0 if none. */
+static size_t code_section(struct work *w, const struct ent *e)
+{
+	size_t lo = 0, hi = w->nxs;
+
+	if (w->rel) {
+		Elf_Scn *scn = elf_getscn(w->elf, e->shndx);
+		GElf_Shdr sh;
+
+		return scn && gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+				       (sh.sh_flags & SHF_EXECINSTR) && e->val < sh.sh_size
+			       ? e->shndx
+			       : 0;
+	}
+	while (lo < hi) { /* lo = sections starting at or below val */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->xs[mid].lo <= e->val)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* overlapping sections in a hostile file: any one that holds it */
+	while (lo-- > 0)
+		if (e->val < w->xs[lo].hi)
+			return w->xs[lo].idx;
+	return 0;
+}
+
+/* The bytes of a section: *base is its address (0 for ET_REL). */
+static int code_bytes(struct work *w, size_t idx, const unsigned char **p,
+		      size_t *n, uint64_t *base)
+{
+	Elf_Scn *scn = elf_getscn(w->elf, idx);
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || (sh.sh_flags & SHF_COMPRESSED))
+		return -1;
+	d = elf_getdata(scn, NULL);
+	if (!d) {
+		set_err(w, "%s: section %s: %s", w->path, sec_name(w, &sh),
+			elf_errmsg(-1));
+		return -EINVAL;
+	}
+	if (!d->d_buf)
+		return -1;
+	*p = d->d_buf;
+	*n = d->d_size < sh.sh_size ? d->d_size : sh.sh_size;
+	*base = w->rel ? 0 : sh.sh_addr;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Step 3: the symbols.
+ */
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->shndx != y->shndx)
+		return x->shndx < y->shndx ? -1 : 1;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int load_symbols(struct work *w)
+{
+	size_t idx = 0, nsyms, strndx = 0, cap[2] = {0, 0};
+	Elf_Data *d, *xndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	for (int pass = 0; pass < 2 && !idx; pass++)
+		while ((scn = elf_nextscn(w->elf, scn)))
+			if (gelf_getshdr(scn, &sh) &&
+			    sh.sh_type == (pass ? SHT_DYNSYM : SHT_SYMTAB)) {
+				idx = elf_ndxscn(scn);
+				strndx = sh.sh_link;
+				break;
+			}
+	if (!idx)
+		return 0;
+	d = symtab_data(w, idx, &xndx, &nsyms);
+	if (!d) {
+		warn(w, "%s: symbol table unreadable: functions are unnamed", w->path);
+		return 0;
+	}
+	for (size_t i = 1; i < nsyms; i++) {
+		unsigned type, bind;
+		const char *name;
+		uint32_t shndx;
+		GElf_Sym s;
+		int t;
+
+		if (get_sym(d, xndx, i, &s, &shndx))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		bind = GELF_ST_BIND(s.st_info);
+		if (type == STT_FUNC || type == STT_GNU_IFUNC)
+			t = 0;
+		else if (type == STT_NOTYPE)
+			t = 1;
+		else
+			continue;
+		if (shndx == SHN_UNDEF ||
+		    (shndx >= SHN_LORESERVE && shndx <= SHN_HIRESERVE))
+			continue;
+		name = elf_strptr(w->elf, strndx, s.st_name);
+		if (!name || !*name)
+			continue;
+		if (w->nsyms[t] == cap[t]) {
+			size_t c = cap[t] ? 2 * cap[t] : 256;
+			struct sym *v = realloc(w->syms[t], c * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			w->syms[t] = v;
+			cap[t] = c;
+		}
+		w->syms[t][w->nsyms[t]++] = (struct sym){
+			.value = s.st_value,
+			.size = s.st_size,
+			.shndx = w->rel ? shndx : 0,
+			.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 :
+				bind == STB_LOCAL ? 2 : 3,
+			.order = i,
+			.name = name,
+		};
+	}
+	for (int t = 0; t < 2; t++)
+		if (w->nsyms[t])
+			qsort(w->syms[t], w->nsyms[t], sizeof(struct sym), cmp_sym);
+	return 0;
+}
+
+/*
+ * The function of the area at (shndx, addr), whose first run0 bytes are
+ * 0x90: one whose entry is addr or lies within those nops (=N,M), else one
+ * that contains addr (the area after an endbr64). NULL if none.
+ */
+static const struct sym *sym_for(const struct sym *v, size_t n, uint32_t shndx,
+				 uint64_t addr, size_t run0)
+{
+	size_t lo = 0, hi = n, first;
+	const struct sym *best = NULL;
+
+	while (lo < hi) { /* lo = symbols at or below (shndx, addr) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].shndx < shndx ||
+		    (v[mid].shndx == shndx && v[mid].value <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the best-ranked symbol at the greatest value <= addr that holds
+	 * it (they are sorted by rank within one value) */
+	if (lo && v[lo - 1].shndx == shndx) {
+		first = lo - 1;
+		while (first && v[first - 1].shndx == shndx &&
+		       v[first - 1].value == v[lo - 1].value)
+			first--;
+		for (size_t i = first; i < lo; i++)
+			if (addr - v[i].value < (v[i].size ? v[i].size : 1)) {
+				best = &v[i];
+				break;
+			}
+		if (best && best->value == addr)
+			return best;
+	}
+	/* an entry reached through nops only */
+	if (lo < n && v[lo].shndx == shndx && v[lo].value - addr <= run0)
+		return &v[lo];
+	return best;
+}
+
+/* ------------------------------------------------------------------------
+ * Names.
+ */
+char *funcscan_demangle(const char *symbol)
+{
+	const char *at = strchr(symbol, '@');
+	size_t base = at ? (size_t)(at - symbol) : strlen(symbol);
+
+	if (base > 2 && base < MAX_MANGLED && symbol[0] == '_' &&
+	    symbol[1] == 'Z') {
+		char *m = strndup(symbol, base), *d;
+		int status = -1;
+
+		if (!m)
+			return NULL;
+		d = __cxa_demangle(m, NULL, NULL, &status);
+		free(m);
+		if (d && !status) {
+			char *full;
+
+			if (!at)
+				return d;
+			full = malloc(strlen(d) + strlen(at) + 1);
+			if (full)
+				sprintf(full, "%s%s", d, at);
+			free(d);
+			return full;
+		}
+		free(d);
+		if (status == -1)
+			return NULL; /* the demangler's ENOMEM */
+	}
+	return strdup(symbol);
+}
+
+/* Append a string; returns its offset, or (size_t)-1 on ENOMEM. */
+static size_t str_add(struct strbuf *b, const char *s)
+{
+	size_t len = strlen(s) + 1, off = b->len;
+
+	if (b->cap - b->len < len) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap - b->len < len)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return (size_t)-1;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + off, s, len);
+	b->len += len;
+	return off;
+}
+
+/* ------------------------------------------------------------------------
+ * The scan.
+ */
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+
+	if (x->shndx != y->shndx)
+		return x->shndx < y->shndx ? -1 : 1;
+	return x->val < y->val ? -1 : x->val > y->val;
+}
+
+static int open_file(struct work *w, int *fdp)
+{
+	struct stat st;
+	int fd, r;
+
+	fd = open(w->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st)) {
+		r = -errno;
+		set_err(w, "%s: %s", w->path, strerror(-r));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
+		set_err(w, "%s: %s", w->path,
+			r == -EISDIR ? strerror(EISDIR) : "not a regular file");
+		goto fail;
+	}
+	w->elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!w->elf) {
+		r = -EINVAL;
+		set_err(w, "%s: %s", w->path, elf_errmsg(-1));
+		goto fail;
+	}
+	if (elf_kind(w->elf) != ELF_K_ELF) {
+		r = -ENOEXEC;
+		set_err(w, "%s: %s", w->path,
+			elf_kind(w->elf) == ELF_K_AR ? "an archive, not an ELF object"
+						      : "not an ELF file");
+		goto fail;
+	}
+	if (!gelf_getehdr(w->elf, &w->eh)) {
+		r = -EINVAL;
+		set_err(w, "%s: %s", w->path, elf_errmsg(-1));
+		goto fail;
+	}
+	*fdp = fd;
+	return 0;
+fail:
+	if (w->elf)
+		elf_end(w->elf);
+	w->elf = NULL;
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/* Steps 2 to 4 for the distinct entries, sorted. */
+static int build_sites(struct work *w, struct fscan *out)
+{
+	size_t *name_off = NULL, *sym_off = NULL, nd = 0;
+	int r = 0;
+
+	/* distinct known entries */
+	for (size_t i = 0; i < w->nents; i++)
+		if (w->ents[i].ok)
+			w->ents[nd++] = w->ents[i];
+	if (nd)
+		qsort(w->ents, nd, sizeof(*w->ents), cmp_ent);
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < nd; i++)
+			if (!k || cmp_ent(&w->ents[k - 1], &w->ents[i]))
+				w->ents[k++] = w->ents[i];
+		nd = k;
+	}
+	if (!nd)
+		return 0;
+	out->sites = calloc(nd, sizeof(*out->sites));
+	name_off = calloc(nd, sizeof(*name_off));
+	sym_off = calloc(nd, sizeof(*sym_off));
+	if (!out->sites || !name_off || !sym_off ||
+	    str_add(&w->str, "") == (size_t)-1) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nd; i++) {
+		const struct ent *e = &w->ents[i];
+		const unsigned char *p;
+		const struct sym *s = NULL;
+		uint64_t base, off, limit;
+		size_t idx, n, run0, nops, before = 0;
+		struct fsite *f;
+
+		idx = code_section(w, e);
+		if (!idx || (r = code_bytes(w, idx, &p, &n, &base)) || e->val - base >= n) {
+			if (r == -EINVAL)
+				goto out;
+			r = 0;
+			out->skipped++;
+			continue;
+		}
+		off = e->val - base;
+		/* the area ends before the next one, the section's end, or
+		 * MAX_AREA bytes */
+		limit = n - off;
+		if (limit > MAX_AREA)
+			limit = MAX_AREA;
+		if (i + 1 < nd && w->ents[i + 1].shndx == e->shndx &&
+		    w->ents[i + 1].val - e->val < limit)
+			limit = w->ents[i + 1].val - e->val;
+		p += off;
+		run0 = run90(p, limit);
+		for (int t = 0; t < 2 && !s; t++)
+			s = sym_for(w->syms[t], w->nsyms[t], w->rel ? e->shndx : 0,
+				    e->val, run0);
+		nops = nops_at(p, limit);
+		if (s && s->value > e->val) {
+			before = s->value - e->val;
+			/* a 90 run that stops at the entry: clang's =N,M (90s,
+			 * then a multi-byte nop), or an endbr64 there (the
+			 * area is split around it: only the part before) */
+			if (nops == before && !is_endbr(p + before, limit - before))
+				nops += nops_at(p + before, limit - before);
+		}
+		if (!nops) {
+			out->skipped++;
+			continue;
+		}
+		f = &out->sites[out->n];
+		f->addr = e->val;
+		f->shndx = (uint32_t)idx;
+		f->nops = (uint32_t)nops;
+		f->before = (uint32_t)before;
+		if (s) {
+			char *dm = funcscan_demangle(s->name);
+
+			f->func = s->value;
+			sym_off[out->n] = str_add(&w->str, s->name);
+			name_off[out->n] = dm ? str_add(&w->str, dm) : (size_t)-1;
+			free(dm);
+			if (sym_off[out->n] == (size_t)-1 ||
+			    name_off[out->n] == (size_t)-1) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		out->n++;
+	}
+	/* the buffer has stopped moving: offsets become pointers */
+	out->strings = w->str.p;
+	w->str.p = NULL;
+	for (size_t i = 0; i < out->n; i++) {
+		out->sites[i].name = out->strings + name_off[i];
+		out->sites[i].symbol = out->strings + sym_off[i];
+	}
+out:
+	free(name_off);
+	free(sym_off);
+	return r;
+}
+
+int funcscan_file(const char *path, struct fscan *out, char *err,
+		  size_t errlen)
+{
+	struct work w = {.path = path, .err = err, .errlen = err ? errlen : 0};
+	int fd = -1, r;
+
+	memset(out, 0, sizeof(*out));
+	if (w.errlen)
+		err[0] = '\0';
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		set_err(&w, "libelf: %s", elf_errmsg(-1));
+		return -ENOSYS;
+	}
+	out->object = strdup(path);
+	if (!out->object) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = open_file(&w, &fd);
+	if (r)
+		goto out;
+	out->e_type = w.eh.e_type;
+	w.rel = w.eh.e_type == ET_REL;
+	if (w.eh.e_machine != EM_X86_64 || w.eh.e_ident[EI_DATA] != ELFDATA2LSB) {
+		r = -ENOTSUP;
+		set_err(&w, "%s: not an x86-64 object", path);
+		goto out;
+	}
+	w.entsz = w.eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
+	/* no section headers (sstrip): no sites to be found */
+	if (elf_getshdrnum(w.elf, &w.shnum) || elf_getshdrstrndx(w.elf, &w.shstrndx))
+		goto out;
+	if ((r = find_sites_sections(&w)) || !w.nps)
+		goto out;
+	for (size_t i = 0; i < w.nps; i++)
+		out->entries += w.ps[i].n;
+	if ((r = apply_relocs(&w)) || (r = find_code_sections(&w)) ||
+	    (r = load_symbols(&w)))
+		goto out;
+	r = build_sites(&w, out);
+out:
+	if (r == -ENOMEM)
+		set_err(&w, "%s: %s", path, strerror(ENOMEM));
+	if (r) {
+		/* nothing half-built for the caller but the object's name */
+		free(out->sites);
+		out->sites = NULL;
+		out->n = 0;
+		free(out->strings);
+		out->strings = NULL;
+	}
+	if (w.elf)
+		elf_end(w.elf);
+	if (fd >= 0)
+		close(fd);
+	free(w.ps);
+	free(w.ents);
+	free(w.xs);
+	free(w.syms[0]);
+	free(w.syms[1]);
+	free(w.str.p);
+	return r;
+}
+
+void funcscan_free(struct fscan *f)
+{
+	if (!f)
+		return;
+	free(f->sites);
+	free(f->strings);
+	free(f->object);
+	memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symtab.h - the function symbols of an ELF file (address, size, name,
+ * C++ names demangled), for the SYMBOLS sections the recorder writes so
+ * that a trace file names the functions it holds addresses of.
+ */
+#ifndef TRAIL_TOOL_SYMTAB_H
+#define TRAIL_TOOL_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symtab_sym {
+	uint64_t addr; /* file virtual address */
+	uint64_t size;
+	uint32_t name; /* offset in names */
+};
+
+struct symtab {
+	struct symtab_sym *syms; /* sorted by addr, one per address */
+	size_t n;
+	char *names;
+	size_t names_len;
+};
+
+/* Read .symtab (else .dynsym) FUNC symbols of path. 0 or -errno with a
+ * reason in err. */
+int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen);
+void symtab_free(struct symtab *t);
+
+#endif
