@@ -84,6 +84,8 @@ struct work {
 	Elf *elf;
 	GElf_Ehdr eh;
 	size_t shnum, shstrndx;
+	size_t xndx_idx, xndx_link; /* the SHT_SYMTAB_SHNDX section, if any */
+	int32_t *psec_of;           /* ET_REL: section index -> ps[], or -1 */
 	int rel;       /* ET_REL */
 	size_t entsz;  /* 8, or 4 for x32 */
 	char *err;
@@ -216,18 +218,51 @@ static uint64_t get_word(const unsigned char *p, size_t n)
 	return v;
 }
 
+/* One sites section: its words as entries, known unless in an ET_REL
+ * (where only a relocation says where they point). */
+static int add_entries(struct work *w, size_t idx, uint64_t addr,
+		       const Elf_Data *d)
+{
+	const unsigned char *b = d->d_buf;
+	size_t n = d->d_size / w->entsz;
+	struct psec *np;
+	struct ent *ne;
+
+	np = realloc(w->ps, (w->nps + 1) * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	w->ps = np;
+	ne = realloc(w->ents, (w->nents + n) * sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	w->ents = ne;
+	np[w->nps++] = (struct psec){.idx = idx, .addr = addr, .size = d->d_size,
+				     .base = w->nents, .n = n};
+	for (size_t i = 0; i < n; i++)
+		ne[w->nents++] = (struct ent){
+			.val = get_word(b + i * w->entsz, w->entsz),
+			.ok = !w->rel,
+		};
+	return 0;
+}
+
 static int find_sites_sections(struct work *w)
 {
 	size_t budget = MAX_SITES_BYTES;
 	Elf_Scn *scn = NULL;
+	int r;
 
 	while ((scn = elf_nextscn(w->elf, scn))) {
-		struct psec *np;
 		GElf_Shdr sh;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    strcmp(sec_name(w, &sh), SITES_SECTION))
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB_SHNDX && !w->xndx_idx) {
+			w->xndx_idx = elf_ndxscn(scn);
+			w->xndx_link = sh.sh_link;
+		}
+		if (sh.sh_type == SHT_NOBITS || strcmp(sec_name(w, &sh), SITES_SECTION))
 			continue;
 		if ((sh.sh_flags & SHF_COMPRESSED) || sh.sh_size > budget) {
 			warn(w, "%s: %s section %s", w->path, SITES_SECTION,
@@ -243,30 +278,9 @@ static int find_sites_sections(struct work *w)
 		}
 		if (!d->d_buf || d->d_size < w->entsz)
 			continue;
-		np = realloc(w->ps, (w->nps + 1) * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		w->ps = np;
-		np[w->nps++] = (struct psec){.idx = elf_ndxscn(scn),
-					     .addr = sh.sh_addr,
-					     .size = d->d_size,
-					     .base = w->nents,
-					     .n = d->d_size / w->entsz};
-		{
-			struct ent *ne = realloc(w->ents, (w->nents + d->d_size / w->entsz) *
-								  sizeof(*ne));
-			const unsigned char *b = d->d_buf;
-
-			if (!ne)
-				return -ENOMEM;
-			w->ents = ne;
-			for (size_t i = 0; i < d->d_size / w->entsz; i++)
-				/* in an ET_REL only a relocation says where */
-				ne[w->nents++] = (struct ent){
-					.val = get_word(b + i * w->entsz, w->entsz),
-					.ok = !w->rel,
-				};
-		}
+		r = add_entries(w, elf_ndxscn(scn), sh.sh_addr, d);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -342,17 +356,28 @@ static Elf_Data *symtab_data(struct work *w, size_t idx, Elf_Data **xndx,
 	    sh.sh_size > MAX_SYMTAB || (sh.sh_flags & SHF_COMPRESSED) ||
 	    !(d = elf_getdata(scn, NULL)) || d->d_type != ELF_T_SYM)
 		return NULL;
-	while ((x = elf_nextscn(w->elf, x))) {
-		GElf_Shdr xs;
-
-		if (gelf_getshdr(x, &xs) && xs.sh_type == SHT_SYMTAB_SHNDX &&
-		    xs.sh_link == idx) {
-			*xndx = elf_getdata(x, NULL);
-			break;
-		}
-	}
+	if (w->xndx_idx && w->xndx_link == idx && (x = elf_getscn(w->elf, w->xndx_idx)))
+		*xndx = elf_getdata(x, NULL);
 	*nsyms = d->d_size / symsz;
 	return d;
+}
+
+/* e = S + A for symbol symi of a relocation's symbol table; -1 if the
+ * symbol is unusable (undefined, common, absolute in an ET_REL...). */
+static int resolve(struct work *w, Elf_Data *syms, Elf_Data *xndx,
+		   size_t nsyms, uint64_t symi, uint64_t addend, struct ent *e)
+{
+	uint32_t shndx;
+	GElf_Sym s;
+
+	if (!syms || symi >= nsyms || get_sym(syms, xndx, symi, &s, &shndx) ||
+	    shndx == SHN_UNDEF || shndx == SHN_COMMON ||
+	    (shndx >= SHN_LORESERVE && shndx <= SHN_HIRESERVE && shndx != SHN_ABS) ||
+	    (w->rel && shndx == SHN_ABS))
+		return -1;
+	e->val = s.st_value + addend;
+	e->shndx = w->rel ? shndx : 0;
+	return 0;
 }
 
 static int apply_relocs(struct work *w)
@@ -360,14 +385,24 @@ static int apply_relocs(struct work *w)
 	uint64_t budget = MAX_RELOC_BYTES;
 	Elf_Scn *scn = NULL;
 
-	if (!w->rel)
+	if (!w->rel) {
 		qsort(w->ps, w->nps, sizeof(*w->ps), cmp_psec);
+	} else {
+		w->psec_of = malloc(w->shnum * sizeof(*w->psec_of));
+		if (!w->psec_of)
+			return -ENOMEM;
+		for (size_t i = 0; i < w->shnum; i++)
+			w->psec_of[i] = -1;
+		for (size_t i = 0; i < w->nps; i++)
+			if (w->ps[i].idx < w->shnum)
+				w->psec_of[w->ps[i].idx] = (int32_t)i;
+	}
 	while ((scn = elf_nextscn(w->elf, scn))) {
 		Elf_Data *d, *syms = NULL, *xndx = NULL;
 		size_t n, nsyms = 0, relsz;
 		struct psec *target = NULL;
 		GElf_Shdr sh;
-		int rela;
+		int rela, tried = 0;
 
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL))
@@ -378,11 +413,9 @@ static int apply_relocs(struct work *w)
 		if (!w->rel && !(sh.sh_flags & SHF_ALLOC))
 			continue;
 		if (w->rel) {
-			for (size_t i = 0; i < w->nps && !target; i++)
-				if (sh.sh_info == w->ps[i].idx)
-					target = &w->ps[i];
-			if (!target)
+			if (sh.sh_info >= w->shnum || w->psec_of[sh.sh_info] < 0)
 				continue;
+			target = &w->ps[w->psec_of[sh.sh_info]];
 		}
 		if (sh.sh_size > budget || (sh.sh_flags & SHF_COMPRESSED))
 			continue;
@@ -398,7 +431,6 @@ static int apply_relocs(struct work *w)
 		n = d->d_size / relsz;
 		for (size_t i = 0; i < n; i++) {
 			uint64_t off, addend, type, symi;
-			uint32_t shndx = 0;
 			struct ent *e;
 
 			if (i > INT32_MAX)
@@ -443,24 +475,11 @@ static int apply_relocs(struct work *w)
 				continue;
 			}
 			/* S + A */
-			if (!syms)
+			if (!tried) {
 				syms = symtab_data(w, sh.sh_link, &xndx, &nsyms);
-			{
-				GElf_Sym s;
-
-				e->ok = 0;
-				if (!syms || symi >= nsyms ||
-				    get_sym(syms, xndx, symi, &s, &shndx) ||
-				    shndx == SHN_UNDEF || shndx == SHN_COMMON ||
-				    (shndx >= SHN_LORESERVE && shndx <= SHN_HIRESERVE &&
-				     shndx != SHN_ABS))
-					continue;
-				if (w->rel && shndx == SHN_ABS)
-					continue;
-				e->val = s.st_value + addend;
-				e->shndx = w->rel ? shndx : 0;
-				e->ok = 1;
+				tried = 1;
 			}
+			e->ok = !resolve(w, syms, xndx, nsyms, symi, addend, e);
 		}
 	}
 	return 0;
@@ -649,7 +668,7 @@ static int load_symbols(struct work *w)
 static const struct sym *sym_for(const struct sym *v, size_t n, uint32_t shndx,
 				 uint64_t addr, size_t run0)
 {
-	size_t lo = 0, hi = n, first;
+	size_t lo = 0, hi = n;
 	const struct sym *best = NULL;
 
 	while (lo < hi) { /* lo = symbols at or below (shndx, addr) */
@@ -664,11 +683,18 @@ static const struct sym *sym_for(const struct sym *v, size_t n, uint32_t shndx,
 	/* the best-ranked symbol at the greatest value <= addr that holds
 	 * it (they are sorted by rank within one value) */
 	if (lo && v[lo - 1].shndx == shndx) {
-		first = lo - 1;
-		while (first && v[first - 1].shndx == shndx &&
-		       v[first - 1].value == v[lo - 1].value)
-			first--;
-		for (size_t i = first; i < lo; i++)
+		size_t a = 0, b = lo - 1;
+
+		while (a < b) { /* a = the first symbol at that value */
+			size_t mid = a + (b - a) / 2;
+
+			if (v[mid].shndx < shndx || v[mid].value < v[lo - 1].value)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		/* best rank first; a few aliases at most in a real file */
+		for (size_t i = a; i < lo && i - a < 64; i++)
 			if (addr - v[i].value < (v[i].size ? v[i].size : 1)) {
 				best = &v[i];
 				break;
@@ -961,6 +987,7 @@ out:
 	free(w.ps);
 	free(w.ents);
 	free(w.xs);
+	free(w.psec_of);
 	free(w.syms[0]);
 	free(w.syms[1]);
 	free(w.str.p);
