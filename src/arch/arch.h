@@ -37,6 +37,9 @@ struct trail_arch_regs {
 struct trail_arch_ret_regs {
 	uint64_t xmm[2][2]; /* xmm0, xmm1: float return values */
 	uint64_t rdx, rax;  /* integer return values */
+	uint64_t sp;        /* %rsp after the hooked function returned: its
+			     * return address slot was at sp - 8 */
+	uint64_t pad;
 };
 
 /* the n-th integer argument (0-based, n < 6) */

@@ -294,8 +294,15 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			addrs[i] = 0;
 			continue;
 		}
-		nkeep++;
 		s = fs ? sym_for(fs, nfs, addrs[i]) : NULL;
+		/* an area starting before its function's entry (=N,M) is
+		 * entered in its middle by every caller: never a site */
+		if (fs && !s) {
+			o->skipped++;
+			addrs[i] = 0;
+			continue;
+		}
+		nkeep++;
 		if (s)
 			names_need += strnlen((const char *)strs.p + s->name,
 					      strs.len - s->name) + 1;

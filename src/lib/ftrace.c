@@ -29,6 +29,7 @@
 #include <trail/trail.h>
 
 #include "../arch/arch.h"
+#include "../common/clock.h"
 #include "../common/util.h"
 #include "fsites.h"
 #include "internal.h"
@@ -68,11 +69,61 @@ static struct trail_event ev_function = {
 static struct trail_event *evp_function
 	__attribute__((section("trail_events"), used)) TRAIL__RETAIN = &ev_function;
 
+/* function_graph: entry {func}, exit {} or {retval}, and, with a time
+ * threshold, one record per long call {func, duration} */
+#define ONE_FIELD_META(var, ev, fld, flags)                                    \
+	static const struct __attribute__((packed)) {                          \
+		struct trail_meta_hdr h;                                       \
+		char p[sizeof("ftrace")];                                      \
+		char e[sizeof(ev)];                                            \
+		struct __attribute__((packed)) {                               \
+			struct trail_meta_field f;                             \
+			char s[sizeof(fld)];                                   \
+		} f0;                                                          \
+	} var = {{TRAIL_META_MAGIC, sizeof(var), 1, 1}, "ftrace", ev,          \
+		 {{TRAIL_FK_INT, 8, flags, sizeof(fld) - 1, 0}, fld}}
+ONE_FIELD_META(meta_gentry, "funcgraph_entry", "func", TRAIL_FF_HEX | TRAIL_FF_PTR);
+ONE_FIELD_META(meta_gexit_ret, "funcgraph_exit_ret", "retval", TRAIL_FF_HEX);
+static const struct __attribute__((packed)) {
+	struct trail_meta_hdr h;
+	char p[sizeof("ftrace")];
+	char e[sizeof("funcgraph_exit")];
+} meta_gexit = {{TRAIL_META_MAGIC, sizeof(meta_gexit), 1, 0}, "ftrace", "funcgraph_exit"};
+static const struct __attribute__((packed)) {
+	struct trail_meta_hdr h;
+	char p[sizeof("ftrace")];
+	char e[sizeof("funcgraph_call")];
+	struct __attribute__((packed)) {
+		struct trail_meta_field f;
+		char s[sizeof("func")];
+	} f0;
+	struct __attribute__((packed)) {
+		struct trail_meta_field f;
+		char s[sizeof("duration")];
+	} f1;
+} meta_gcall = {{TRAIL_META_MAGIC, sizeof(meta_gcall), 1, 2}, "ftrace", "funcgraph_call",
+		{{TRAIL_FK_INT, 8, TRAIL_FF_HEX | TRAIL_FF_PTR, 4, 0}, "func"},
+		{{TRAIL_FK_INT, 8, 0, 8, 0}, "duration"}};
+
+#define INTERNAL_EVENT(name, meta)                                             \
+	static uint32_t state_##name;                                          \
+	static struct trail_event ev_##name = {                                \
+		TRAIL_EVENT_ABI, sizeof(struct trail_event), &state_##name,    \
+		&meta, 0};                                                     \
+	static struct trail_event *evp_##name                                  \
+		__attribute__((section("trail_events"), used)) TRAIL__RETAIN = \
+			&ev_##name
+INTERNAL_EVENT(gentry, meta_gentry);
+INTERNAL_EVENT(gexit, meta_gexit);
+INTERNAL_EVENT(gexit_ret, meta_gexit_ret);
+INTERNAL_EVENT(gcall, meta_gcall);
+
 /* ------------------------------------------------------------------ sites */
 
 struct hsite {
 	uintptr_t addr;   /* 0: empty slot */
 	uint32_t mask;    /* sessions that want this function */
+	uint32_t root;    /* sessions for which it is a -g graph root */
 	uint8_t orig[TRAIL_ARCH_SITE_SIZE];
 	uint8_t patched;
 };
@@ -86,6 +137,17 @@ struct hobj {
 	uintptr_t target; /* what its sites call: a stub or the trampoline */
 	uint32_t published; /* sessions whose module table has it */
 };
+
+/* per session slot: what its tracer does */
+static struct gconf {
+	uint32_t graph;     /* function_graph (else function) */
+	uint32_t has_roots; /* -g given: record only below a root */
+	uint32_t max_depth; /* 0: none */
+	uint32_t retval;
+	uint64_t thresh;    /* ticks; 0: record every call */
+} gconf[TRAIL_MAX_SESSIONS];
+static uint32_t graph_sessions; /* bits: sessions with function_graph */
+static uint32_t thresh_sessions;
 
 static struct hobj objs[MAX_OBJS];
 static unsigned nobjs;
@@ -309,15 +371,34 @@ int trail__ftrace_join(unsigned s, struct psess *ps)
 	char tracer[32];
 	int any_l = 0, n = 0;
 
+	struct gconf gc = {0};
+	char v[32];
+	int any_g = 0;
+
 	if (!trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer)))
 		return 0;
-	if (strcmp(tracer, "function"))
+	if (!strcmp(tracer, "function_graph"))
+		gc.graph = 1;
+	else if (strcmp(tracer, "function"))
 		return -EINVAL;
 	if (!single_threaded())
 		return -EBUSY;
 	if (discover())
 		return -ENOMEM;
 	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
+	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
+	gc.has_roots = (uint32_t)any_g;
+	if (trail__spec_opt(ps->spec, "depth", v, sizeof(v)))
+		gc.max_depth = (uint32_t)strtoul(v, NULL, 10);
+	if (trail__spec_opt(ps->spec, "retval", v, sizeof(v)))
+		gc.retval = 1;
+	if (trail__spec_opt(ps->spec, "thresh", v, sizeof(v)))
+		gc.thresh = strtoull(v, NULL, 10); /* the recorder converted ns to ticks */
+	gconf[s] = gc;
+	if (gc.graph)
+		__atomic_fetch_or(&graph_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (gc.thresh)
+		__atomic_fetch_or(&thresh_sessions, 1u << s, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < nobjs; i++) {
 		struct hobj *o = &objs[i];
 		int hooked = 0;
@@ -327,7 +408,12 @@ int trail__ftrace_join(unsigned s, struct psess *ps)
 			struct hsite *h;
 			uintptr_t target;
 
-			if (!selected(ps->spec, trail__fsite_name(&o->fo, f), any_l))
+			struct sel root = {trail__fsite_name(&o->fo, f), 0};
+
+			if (any_g)
+				trail__spec_opts(ps->spec, "g", glob_hit, &root);
+			/* a graph root is traced even when -l leaves it out */
+			if (!root.hit && !selected(ps->spec, root.name, any_l))
 				continue;
 			h = hinsert(f->addr);
 			target = target_for(o);
@@ -335,6 +421,8 @@ int trail__ftrace_join(unsigned s, struct psess *ps)
 				continue;
 			if (!h->patched && patch(h, target))
 				continue;
+			if (root.hit)
+				__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);
 			__atomic_fetch_or(&h->mask, 1u << s, __ATOMIC_RELEASE);
 			hooked = 1;
 			n++;
@@ -343,6 +431,17 @@ int trail__ftrace_join(unsigned s, struct psess *ps)
 			publish_module(ps, s, o);
 	}
 	return n;
+}
+
+/* In a forked child: its objects are the parent's, at the same addresses,
+ * but the recorder names addresses per process. */
+void trail__ftrace_forked(unsigned s, struct psess *ps)
+{
+	for (unsigned i = 0; i < nobjs; i++)
+		if (objs[i].published & (1u << s)) {
+			objs[i].published &= ~(1u << s);
+			publish_module(ps, s, &objs[i]);
+		}
 }
 
 int trail__arch_site_known(uintptr_t addr)
@@ -365,6 +464,7 @@ void trail__ftrace_leave(unsigned s)
 
 		if (h && h->addr && (h->mask & (1u << s))) {
 			__atomic_fetch_and(&h->mask, ~(1u << s), __ATOMIC_RELEASE);
+			__atomic_fetch_and(&h->root, ~(1u << s), __ATOMIC_RELEASE);
 			if (!h->mask && h->patched) {
 				batch[n].addr = h->addr;
 				memcpy(batch[n].bytes, h->orig, sizeof(h->orig));
@@ -380,15 +480,118 @@ void trail__ftrace_leave(unsigned s)
 	}
 	for (unsigned i = 0; i < nobjs; i++)
 		objs[i].published &= ~(1u << s);
+	__atomic_fetch_and(&graph_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&thresh_sessions, ~(1u << s), __ATOMIC_RELEASE);
 }
 
 /* --------------------------------------------------------------- handler */
 
+/*
+ * The shadow stack of a thread: one frame per hooked return, holding what
+ * the return address was. Frames are pushed and popped in LIFO order also
+ * by signal handlers that run hooked functions (a frame is filled before
+ * depth counts it, and read before depth forgets it). A frame whose return
+ * slot lies below the stack pointer at an exit was left by longjmp or an
+ * exception: it is popped then, with an exit record so nesting stays whole.
+ * When the stack is full, calls are no longer hooked (and counted).
+ */
+#define GSTACK_FRAMES 16384u
+
+struct gframe {
+	uintptr_t ret;   /* the real return address */
+	uintptr_t slot;  /* where it was on the stack */
+	uintptr_t func;
+	uint64_t ts;     /* entry time (threshold mode) */
+	uint32_t mask;   /* sessions that recorded the entry */
+	uint32_t roots;  /* sessions for which this frame is a root */
+};
+
+struct gstack {
+	uint32_t depth;
+	uint32_t full;   /* calls not hooked: stack full */
+	uint32_t below_root[TRAIL_MAX_SESSIONS]; /* root frames open */
+	struct gframe f[GSTACK_FRAMES];
+};
+
+static __thread struct gstack *gstk __attribute__((tls_model("initial-exec")));
+
+static struct gstack *gstack_get(void)
+{
+	struct gstack *g = gstk;
+
+	if (TRAIL_LIKELY(g != NULL))
+		return g;
+	/* pages are touched only as deep as the calls go */
+	g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g == MAP_FAILED)
+		return NULL;
+	gstk = g;
+	return g;
+}
+
+static inline uint64_t ticks(void)
+{
+	return trail__clock_now(trail__clock);
+}
+
+/* sessions of mask that record at this depth and below a root if needed */
+static uint32_t graph_allow(const struct gstack *g, uint32_t mask, uint32_t roots)
+{
+	uint32_t allow = 0;
+
+	for (uint32_t m = mask; m; m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctz(m);
+		const struct gconf *c = &gconf[s];
+
+		if (c->max_depth && g->depth >= c->max_depth)
+			continue;
+		if (c->has_roots && !g->below_root[s] && !(roots & (1u << s)))
+			continue;
+		allow |= 1u << s;
+	}
+	return allow;
+}
+
+/* returned: the function returned (with retval); else it was unwound by
+ * longjmp or an exception, and has no return value */
+static void exit_record(const struct gframe *fr, int returned, uint64_t retval, uint64_t now)
+{
+	uint32_t plain = fr->mask & ~thresh_sessions, timed = fr->mask & thresh_sessions;
+
+	if (plain) {
+		uint32_t ret = 0;
+
+		for (uint32_t m = plain; m && returned; m &= m - 1)
+			if (gconf[__builtin_ctz(m)].retval)
+				ret |= m & -m;
+		if (plain & ~ret)
+			trail__write_mask(&ev_gexit, plain & ~ret, NULL, 0);
+		if (ret)
+			trail__write_mask(&ev_gexit_ret, ret, &retval, sizeof(retval));
+	}
+	for (uint32_t m = timed; m; m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctz(m);
+
+		if (now - fr->ts >= gconf[s].thresh) {
+			uint64_t p[2] = {fr->func, now - fr->ts};
+
+			trail__write_mask(&ev_gcall, 1u << s, p, sizeof(p));
+		}
+	}
+}
+
+static void pop(struct gstack *g, const struct gframe *fr)
+{
+	for (uint32_t m = fr->roots; m; m &= m - 1)
+		g->below_root[__builtin_ctz(m)]--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	g->depth--;
+}
+
 void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs)
 {
 	const struct hsite *h = hfind(site);
-	uint64_t payload[2];
-	uint32_t mask;
+	uint32_t mask, gmask, fmask;
 	(void)regs;
 
 	if (!h)
@@ -396,13 +599,161 @@ void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs
 	mask = __atomic_load_n(&h->mask, __ATOMIC_ACQUIRE);
 	if (!mask)
 		return;
-	payload[0] = site;
-	payload[1] = *ret;
-	trail__write_mask(&ev_function, mask, payload, sizeof(payload));
+	gmask = mask & __atomic_load_n(&graph_sessions, __ATOMIC_ACQUIRE);
+	fmask = mask & ~gmask;
+	if (fmask) {
+		uint64_t payload[2] = {site, *ret};
+
+		trail__write_mask(&ev_function, fmask, payload, sizeof(payload));
+	}
+	if (gmask) {
+		struct gstack *g = gstack_get();
+		uint32_t roots = __atomic_load_n(&h->root, __ATOMIC_RELAXED) & gmask;
+		uint32_t allow;
+		struct gframe *fr;
+
+		if (!g)
+			return;
+		/* frames this call's return slot shows to be gone (left by
+		 * longjmp): deeper than it, or in its very slot unless that
+		 * still holds our hook (a tail call shares its caller's slot) */
+		while (g->depth && (g->f[g->depth - 1].slot < (uintptr_t)ret ||
+				    (g->f[g->depth - 1].slot == (uintptr_t)ret &&
+				     *ret != (uintptr_t)trail__arch_tramp_exit))) {
+			struct gframe fr = g->f[g->depth - 1];
+
+			pop(g, &fr);
+			exit_record(&fr, 0, 0, thresh_sessions ? ticks() : 0);
+		}
+		allow = graph_allow(g, gmask, roots);
+		if (!allow)
+			return;
+		if (g->depth >= GSTACK_FRAMES) {
+			g->full++;
+			return;
+		}
+		fr = &g->f[g->depth];
+		fr->ret = *ret;
+		fr->slot = (uintptr_t)ret;
+		fr->func = site;
+		fr->mask = allow;
+		fr->roots = roots & allow;
+		fr->ts = (allow & thresh_sessions) ? ticks() : 0;
+		for (uint32_t m = fr->roots; m; m &= m - 1)
+			g->below_root[__builtin_ctz(m)]++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		g->depth++;
+		*ret = (uintptr_t)trail__arch_tramp_exit;
+		if (allow & ~thresh_sessions) {
+			uint64_t func = site;
+
+			trail__write_mask(&ev_gentry, allow & ~thresh_sessions, &func, sizeof(func));
+		}
+	}
 }
+
 
 uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
 {
-	(void)regs;
-	__builtin_trap(); /* no return is hooked yet */
+	struct gstack *g = gstk;
+	uintptr_t slot = (uintptr_t)regs->sp - 8, ret;
+	uint64_t now = thresh_sessions ? ticks() : 0;
+
+	/* frames below this one were skipped by longjmp or an exception */
+	while (g->depth > 1 && g->f[g->depth - 1].slot < slot) {
+		struct gframe fr = g->f[g->depth - 1];
+
+		pop(g, &fr);
+		exit_record(&fr, 0, 0, now);
+	}
+	{
+		struct gframe fr = g->f[g->depth - 1];
+
+		ret = fr.ret;
+		pop(g, &fr);
+		exit_record(&fr, 1, trail_arch_retval(regs), now);
+	}
+	return ret;
+}
+
+/* --------------------------------------------------------------- unwinding
+ *
+ * The unwinder finds a frame's caller through its return address: a swapped
+ * one (the exit trampoline) has no unwind information and the exception
+ * ends in std::terminate. So before any unwind starts, every hooked return
+ * address of the thread is put back; when a handler catches
+ * (__cxa_begin_catch, called from the catching frame), the frames below its
+ * stack pointer were unwound: they are closed (an exit record each), and
+ * the others hooked again. libtrail comes first in symbol lookup when it is
+ * preloaded (trail record does), so these definitions are the ones used.
+ */
+#include <dlfcn.h>
+
+static void unhook_returns(void)
+{
+	struct gstack *g = gstk;
+
+	if (!g)
+		return;
+	/* deepest first: a tail call shares its caller's slot, and the
+	 * shallowest frame holds the real address */
+	for (uint32_t i = g->depth; i-- > 0;)
+		*(uintptr_t *)g->f[i].slot = g->f[i].ret;
+}
+
+static void rehook_returns(uintptr_t sp)
+{
+	struct gstack *g = gstk;
+	uint64_t now;
+
+	if (!g || !g->depth)
+		return;
+	now = thresh_sessions ? ticks() : 0;
+	while (g->depth && g->f[g->depth - 1].slot < sp) {
+		struct gframe fr = g->f[g->depth - 1];
+
+		pop(g, &fr);
+		exit_record(&fr, 0, 0, now);
+	}
+	for (uint32_t i = 0; i < g->depth; i++)
+		*(uintptr_t *)g->f[i].slot = (uintptr_t)trail__arch_tramp_exit;
+}
+
+#define REAL(ret, name, ...)                                                   \
+	static ret (*real_##name)(__VA_ARGS__);                                \
+	if (!real_##name)                                                      \
+		real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name)
+
+struct _Unwind_Exception;
+
+__attribute__((visibility("default"))) int
+_Unwind_RaiseException(struct _Unwind_Exception *e)
+{
+	REAL(int, _Unwind_RaiseException, struct _Unwind_Exception *);
+	unhook_returns();
+	return real__Unwind_RaiseException(e);
+}
+
+__attribute__((visibility("default"))) int
+_Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
+{
+	REAL(int, _Unwind_Resume_or_Rethrow, struct _Unwind_Exception *);
+	unhook_returns();
+	return real__Unwind_Resume_or_Rethrow(e);
+}
+
+__attribute__((visibility("default"))) int
+_Unwind_ForcedUnwind(struct _Unwind_Exception *e, void *stop, void *arg)
+{
+	REAL(int, _Unwind_ForcedUnwind, struct _Unwind_Exception *, void *, void *);
+	unhook_returns();
+	return real__Unwind_ForcedUnwind(e, stop, arg);
+}
+
+__attribute__((visibility("default"), noinline)) void *__cxa_begin_catch(void *e)
+{
+	REAL(void *, __cxa_begin_catch, void *);
+	/* our caller is the catching frame: everything deeper is gone */
+	rehook_returns((uintptr_t)__builtin_frame_address(0) + 16);
+	return real___cxa_begin_catch(e);
 }

@@ -106,6 +106,7 @@ struct writer {
 /* ftrace.c */
 HIDDEN int trail__ftrace_join(unsigned s, struct psess *ps);
 HIDDEN void trail__ftrace_leave(unsigned s);
+HIDDEN void trail__ftrace_forked(unsigned s, struct psess *ps);
 
 /* record.c */
 extern __thread struct writer *trail__tls_w

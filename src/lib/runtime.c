@@ -685,6 +685,7 @@ static void fork_child(void)
 			continue;
 		}
 		ps->gen++; /* the inherited contexts are the parent's */
+		trail__ftrace_forked(s, ps);
 		proc_state(ps, TRAIL_PS_ACTIVE, 0);
 	}
 	registry_announce();

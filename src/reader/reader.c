@@ -1082,3 +1082,16 @@ const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
 	}
 	return NULL;
 }
+
+int trail_reader_peek(const struct trail_reader *r, const struct trail_rstream *st,
+		      struct trail_record *rec)
+{
+	/* a stream's cursor is in the heap exactly while it has a record */
+	for (size_t i = 0; i < r->nheap; i++)
+		if (r->heap[i]->st == st) {
+			*rec = r->heap[i]->rec;
+			rec->ts_ns = trail_reader_to_ns(r, rec->ts_raw);
+			return 1;
+		}
+	return 0;
+}

@@ -92,6 +92,11 @@ size_t trail_reader_errors(const struct trail_reader *r,
 			   const char *const **msgs);
 uint64_t trail_reader_to_ns(const struct trail_reader *r, uint64_t ticks);
 
+/* The record trail_reader_next() will give for this stream, without
+ * taking it: 1 and *rec filled, or 0 if the stream has no more. */
+int trail_reader_peek(const struct trail_reader *r, const struct trail_rstream *st,
+		      struct trail_record *rec);
+
 /* The function of process pid holding address ip (from the file's MODULE
  * and SYMBOLS sections), with *off the offset into it; NULL if unknown. */
 const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,

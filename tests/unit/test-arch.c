@@ -272,9 +272,11 @@ TEST(call_insn_encoding)
 		static const uint8_t n1[5] = {0x90, 0x90, 0x90, 0x90, 0x90};
 		static const uint8_t n5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
 		static const uint8_t bad[5] = {0x90, 0x90, 0xcc, 0x90, 0x90};
+		static const uint8_t clang5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x08};
 
 		CHECK(trail_arch_site_is_nop(n1));
 		CHECK(trail_arch_site_is_nop(n5));
+		CHECK(trail_arch_site_is_nop(clang5));
 		CHECK(!trail_arch_site_is_nop(bad));
 	}
 }

@@ -33,6 +33,7 @@
 #include "../../src/common/spec.h"
 #include "../../src/common/util.h"
 #include "elfscan.h"
+#include "funcscan.h"
 #include "symtab.h"
 #include "tool.h"
 #include "tracefile.h"
@@ -61,6 +62,8 @@ struct session {
 	int npids;
 	int overwrite, quiet, allow_unknown, all;
 	const char *tracer; /* -p */
+	uint32_t max_depth, retval;
+	uint64_t thresh_ns;
 	char **funcs;       /* -l / -n as "@l GLOB" / "@n GLOB" spec lines */
 	int nfuncs;
 	uint32_t mods_seen;
@@ -125,8 +128,13 @@ static const char record_help[] =
 	"  -o, --output FILE      trace file (default trace.dat)\n"
 	"  -p, --plugin TRACER    a tracer: function (every call of a function with a\n"
 	"                         patchable entry: build with -fpatchable-function-entry=5)\n"
+	"                         or function_graph (calls and returns, with durations)\n"
 	"  -l, --limit-func GLOB  trace only these functions (repeatable)\n"
 	"  -n, --notrace-func GLOB  not these (repeatable)\n"
+	"  -g, --graph-func GLOB  function_graph: only what these call (repeatable)\n"
+	"      --max-graph-depth N  function_graph: no deeper than N calls\n"
+	"      --graph-time-thresh T  function_graph: only calls longer than T (50us)\n"
+	"      --retval           function_graph: record return values\n"
 	"  -P, --pid PID          attach to a running process (repeatable)\n"
 	"  -a, --all              every process of yours with libtrail loaded, and\n"
 	"                         those that start while recording (until Ctrl-C)\n"
@@ -232,6 +240,126 @@ static void free_known(struct known *k)
 	free(k->names);
 }
 
+/* ------------------------------------------------------ function checks */
+
+struct fcheck {
+	struct session *S;
+	size_t sites, unusable;
+	int *hits;        /* per S->funcs entry */
+	int nbase;        /* S->funcs entries given by the user */
+	size_t spec_room;
+};
+
+static int no_blob(const char *object, const void *blob, size_t size, void *arg)
+{
+	(void)object;
+	(void)blob;
+	(void)size;
+	(void)arg;
+	return 0;
+}
+
+static int fcheck_object(const char *object, void *arg)
+{
+	struct fcheck *fc = arg;
+	struct session *S = fc->S;
+	struct fscan f;
+	char err[256];
+
+	if (funcscan_file(object, &f, err, sizeof(err))) {
+		funcscan_free(&f);
+		return 0;
+	}
+	for (size_t k = 0; k < f.n; k++) {
+		const struct fsite *site = &f.sites[k];
+
+		if (!funcscan_usable(site) || !*site->symbol) {
+			fc->unusable++;
+			continue;
+		}
+		fc->sites++;
+		for (int i = 0; i < fc->nbase; i++) {
+			const char *pat = S->funcs[i] + 3; /* "@l GLOB" */
+			int raw = trail__glob(pat, strlen(pat), site->symbol, strlen(site->symbol));
+			int dem = trail__glob(pat, strlen(pat), site->name, strlen(site->name));
+
+			if (!raw && !dem)
+				continue;
+			fc->hits[i]++;
+			/* libtrail matches raw symbol names: a C++ function the
+			 * pattern names demangled goes in by its mangled name */
+			if (!raw && strcmp(site->symbol, site->name)) {
+				char *line = NULL;
+
+				if (asprintf(&line, "@%c %s", S->funcs[i][1], site->symbol) < 0)
+					continue;
+				if (strlen(line) + 1 > fc->spec_room) {
+					free(line);
+					continue;
+				}
+				fc->spec_room -= strlen(line) + 1;
+				S->funcs[S->nfuncs++] = line;
+			}
+		}
+	}
+	funcscan_free(&f);
+	return 0;
+}
+
+/* -p: the program (or process) must have patchable entries, and every -l
+ * and -g pattern must name some of them. */
+static int check_functions(struct session *S, pid_t pid, const char *where)
+{
+	struct elfscan_opts o;
+	struct fcheck fc = {.S = S, .nbase = S->nfuncs, .spec_room = TRAIL_SPEC_MAX / 2};
+	char err[512] = "";
+	char **grown;
+	int r, bad = 0;
+
+	grown = realloc(S->funcs, (size_t)(S->nfuncs + 4096) * sizeof(*S->funcs));
+	fc.hits = calloc((size_t)S->nfuncs + 1, sizeof(int));
+	if (!grown || !fc.hits)
+		return -1;
+	S->funcs = grown;
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.object_cb = fcheck_object;
+	r = pid ? elfscan_pid_opts(pid, no_blob, &fc, &o, err, sizeof(err))
+		: elfscan_program_opts(S->cmd_path, no_blob, &fc, &o, err, sizeof(err));
+	if (r < 0 && r != -ENOEXEC) {
+		tool_err("%s", err);
+		free(fc.hits);
+		return -1;
+	}
+	if (r == -ENOEXEC) { /* a script: what it runs is known when it runs */
+		free(fc.hits);
+		return 0;
+	}
+	if (!fc.sites && fc.unusable) {
+		tool_err("%s has patchable entries, but none trail can use (they start before "
+			 "their function, as with -fpatchable-function-entry=N,M): build it with "
+			 "-fpatchable-function-entry=5", where);
+		free(fc.hits);
+		return -1;
+	}
+	if (!fc.sites) {
+		tool_err("%s has no patchable function entries: build it with "
+			 "-fpatchable-function-entry=5 (gcc or clang); nothing in it can be "
+			 "function-traced", where);
+		free(fc.hits);
+		return -1;
+	}
+	for (int i = 0; i < fc.nbase; i++)
+		if (S->funcs[i][1] != 'n' && !fc.hits[i]) {
+			tool_err("no function matches '-%c %s' in %s (%zu functions can be traced: "
+				 "'trail list -f' lists them)",
+				 S->funcs[i][1], S->funcs[i] + 3, where, fc.sites);
+			bad = 1;
+		}
+	free(fc.hits);
+	return bad ? -1 : 0;
+}
+
 /* ---------------------------------------------------------------- arena */
 
 static int arena_create(struct session *S)
@@ -239,15 +367,32 @@ static int arena_create(struct session *S)
 	size_t len = 0;
 	uint64_t sid, start = 0;
 	int r;
-	char tracer[64] = "";
+	char tracer[512] = "";
 
-	if (S->tracer)
-		snprintf(tracer, sizeof(tracer), "@tracer %s", S->tracer);
+	S->clock = trail__clock_detect();
+	trail__clock_calibrate(S->clock, &S->mult, &S->shift, 20);
+	if (S->tracer) {
+		int graph = !strcmp(S->tracer, "function_graph");
+		size_t o = (size_t)snprintf(tracer, sizeof(tracer), "@tracer %s\n%s", S->tracer,
+					    graph ? "ftrace:funcgraph_*" : "ftrace:function");
+
+		if (S->max_depth)
+			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@depth %u",
+					      S->max_depth);
+		if (S->retval)
+			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@retval 1");
+		if (S->thresh_ns) { /* in the writers' clock ticks */
+			unsigned __int128 t = ((unsigned __int128)S->thresh_ns << S->shift) /
+					      (S->mult ? S->mult : 1);
+
+			snprintf(tracer + o, sizeof(tracer) - o, "\n@thresh %llu",
+				 (unsigned long long)(t ? t : 1));
+		}
+	}
 	/* the -e patterns, then the tracer's options and events */
-	for (int i = 0; i < S->nevents + S->nfuncs + (S->tracer ? 2 : 0); i++) {
+	for (int i = 0; i < S->nevents + S->nfuncs + (S->tracer ? 1 : 0); i++) {
 		const char *line = i < S->nevents ? S->events[i]
-			: i < S->nevents + S->nfuncs ? S->funcs[i - S->nevents]
-			: i == S->nevents + S->nfuncs ? tracer : "ftrace:function";
+			: i < S->nevents + S->nfuncs ? S->funcs[i - S->nevents] : tracer;
 		size_t l = strlen(line);
 
 		if (len + l + 1 > TRAIL_SPEC_MAX) {
@@ -286,7 +431,6 @@ static int arena_create(struct session *S)
 	}
 	r = (int)trail__read_file("/proc/sys/kernel/random/boot_id", (char *)S->syncs, 64);
 	sid = trail__mono_ns() ^ ((uint64_t)getpid() << 40) ^ (r > 0 ? ((uint64_t *)S->syncs)[0] : 0);
-	S->clock = trail__clock_detect();
 	trail__proc_stat(getpid(), &start, NULL, NULL);
 	trail__arena_format(S->base, &S->g, sid, S->overwrite ? TRAIL_ARENA_OVERWRITE : 0,
 			    S->clock, S->spec, (uint32_t)getpid(), start);
@@ -1139,6 +1283,10 @@ int cmd_record(int argc, char **argv)
 		{"plugin", required_argument, NULL, 'p'},
 		{"limit-func", required_argument, NULL, 'l'},
 		{"notrace-func", required_argument, NULL, 'n'},
+		{"graph-func", required_argument, NULL, 'g'},
+		{"max-graph-depth", required_argument, NULL, 'D'},
+		{"graph-time-thresh", required_argument, NULL, 'T'},
+		{"retval", no_argument, NULL, 'R'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1165,7 +1313,7 @@ int cmd_record(int argc, char **argv)
 	S->funcs = calloc((size_t)argc, sizeof(char *));
 	if (!S->funcs)
 		return 1;
-	while ((c = getopt_long(argc, argv, "+e:o:P:b:ap:l:n:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:o:P:b:ap:l:n:g:qh", opts, NULL)) != -1) {
 		uint64_t v;
 		char *end;
 		long pid;
@@ -1213,14 +1361,36 @@ int cmd_record(int argc, char **argv)
 			S->all = 1;
 			break;
 		case 'p':
-			if (strcmp(optarg, "function"))
-				return usage_err("unknown tracer '%s' (available: function)", optarg);
+			if (strcmp(optarg, "function") && strcmp(optarg, "function_graph"))
+				return usage_err("unknown tracer '%s' (available: function function_graph)",
+						 optarg);
 			S->tracer = optarg;
+			break;
+		case 'D': {
+			char *end;
+			unsigned long d;
+
+			errno = 0;
+			d = strtoul(optarg, &end, 10);
+			if (errno || *end || !d || d > 100000)
+				return usage_err("--max-graph-depth needs a depth from 1, not '%s'", optarg);
+			S->max_depth = (uint32_t)d;
+			break;
+		}
+		case 'T':
+			if (tool_parse_duration(optarg, &v) || !v)
+				return usage_err("--graph-time-thresh needs a duration like 50us, not '%s'",
+						 optarg);
+			S->thresh_ns = v;
+			break;
+		case 'R':
+			S->retval = 1;
 			break;
 		case 'l':
 		case 'n':
+		case 'g':
 			if (!*optarg || strpbrk(optarg, " \t\n"))
-				return usage_err("-l/-n need a function name or glob, not '%s'", optarg);
+				return usage_err("-l/-n/-g need a function name or glob, not '%s'", optarg);
 			if (asprintf(&S->funcs[S->nfuncs], "@%c %s", c, optarg) < 0)
 				return 1;
 			S->nfuncs++;
@@ -1241,7 +1411,10 @@ int cmd_record(int argc, char **argv)
 	if (!S->nevents && !S->tracer)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
-		return usage_err("%s", "-l and -n select functions for a tracer: give -p function");
+		return usage_err("%s", "-l, -n and -g select functions for a tracer: give -p function or -p function_graph");
+	if ((S->max_depth || S->thresh_ns || S->retval) &&
+	    (!S->tracer || strcmp(S->tracer, "function_graph")))
+		return usage_err("%s", "--max-graph-depth, --graph-time-thresh and --retval go with -p function_graph");
 	if (!*S->cmd && !S->npids && !S->all)
 		return usage_err("%s", "nothing to record: give a COMMAND, -P PID or -a");
 	if ((*S->cmd != NULL) + (S->npids > 0) + S->all > 1)
@@ -1281,6 +1454,9 @@ int cmd_record(int argc, char **argv)
 			if (r)
 				return 1;
 		}
+		if (S->tracer && !S->allow_unknown && check_functions(S, 0, S->cmd_path)) {
+			return 1;
+		}
 	} else if (S->npids) {
 		sigs = calloc((size_t)S->npids, sizeof(int));
 		for (int i = 0; i < S->npids; i++)
@@ -1310,7 +1486,6 @@ int cmd_record(int argc, char **argv)
 		clock_gettime(CLOCK_REALTIME, &rt);
 		fh.created_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
 	}
-	trail__clock_calibrate(S->clock, &S->mult, &S->shift, 20);
 	add_sync(S);
 	if (tfw_header(&S->out, &fh))
 		goto write_error;

@@ -19,6 +19,7 @@
 
 #include "../../src/common/arena.h"
 #include "../../src/reader/reader.h"
+#include "fgraph.h"
 #include "tool.h"
 
 static const char report_help[] =
@@ -29,6 +30,7 @@ static const char report_help[] =
 	"\n"
 	"  -i, --input FILE   trace file (default trace.dat)\n"
 	"  -t                 nanosecond timestamps (default: microseconds)\n"
+	"  -O fgraph:proc     function_graph: a TASK-TID column\n"
 	"  -q, --quiet        no header, events only\n"
 	"      --stat         only the header and accounting, no events\n"
 	"  -h, --help         this help\n";
@@ -209,11 +211,12 @@ int cmd_report(int argc, char **argv)
 	struct trail_record rec;
 	const char *const *errs;
 	char err[512], *obuf;
-	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0;
+	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, graph = -1;
+	struct fgraph *fg = NULL;
 	size_t nerr;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:tqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:tqO:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -226,6 +229,14 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'S':
 			stat_only = 1;
+			break;
+		case 'O':
+			if (strcmp(optarg, "fgraph:proc")) {
+				tool_usage_err("report", "unknown -O option '%s' (known: fgraph:proc)",
+					       optarg);
+				return EXIT_USAGE;
+			}
+			graph_proc = 1;
 			break;
 		case 'h':
 			fputs(report_help, stdout);
@@ -256,6 +267,22 @@ int cmd_report(int argc, char **argv)
 		char buf[16384];
 		struct line l = {buf, buf + sizeof(buf) - 1};
 
+		/* a function_graph recording is shown in its own layout */
+		if (graph < 0) {
+			graph = rec.type == TRAIL_RT_EVENT && fgraph_is_graph(&rec);
+			if (graph) {
+				fg = fgraph_new(r, graph_proc);
+				if (!quiet)
+					printf("# tracer: function_graph\n#\n# CPU)%s  DURATION      |  FUNCTION CALLS\n"
+					       "#  |  %s   |   |          |   |   |   |\n",
+					       graph_proc ? "           TASK-TID     " : "",
+					       graph_proc ? "              |         " : "");
+			}
+		}
+		if (fg) {
+			fgraph_record(fg, &rec, stdout);
+			continue;
+		}
 		prefix(&l, &rec, ns_ts);
 		if (rec.type == TRAIL_RT_LOST) {
 			char tmp[64];
@@ -277,6 +304,7 @@ int cmd_report(int argc, char **argv)
 		*l.p++ = '\n';
 		fwrite(buf, 1, (size_t)(l.p - buf), stdout);
 	}
+	fgraph_free(fg);
 	fflush(stdout);
 	nerr = trail_reader_errors(r, &errs);
 	for (size_t i = 0; i < nerr; i++)

@@ -18,7 +18,9 @@ int trail_arch_site_is_nop(const uint8_t *p)
 {
 	static const uint8_t nop1x5[5] = {0x90, 0x90, 0x90, 0x90, 0x90};
 
-	return !memcmp(p, nop1x5, 5) || !memcmp(p, nop5, 5);
+	/* gcc: five one-byte nops; clang: nopl disp8(%rax,%rax,1), whatever
+	 * the displacement (it emits 08) */
+	return !memcmp(p, nop1x5, 5) || !memcmp(p, nop5, 4);
 }
 
 int trail_arch_reaches(uintptr_t site, uintptr_t target)

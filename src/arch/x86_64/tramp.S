@@ -93,12 +93,14 @@ trail__arch_tramp_exit:
 	pushq %rbp
 	movq %rsp, %rbp
 	andq $-16, %rsp
-	/* struct trail_arch_ret_regs: xmm0, xmm1, rdx, rax */
-	subq $48, %rsp
+	/* struct trail_arch_ret_regs: xmm0, xmm1, rdx, rax, sp, pad */
+	subq $64, %rsp
 	movdqu %xmm0, 0(%rsp)
 	movdqu %xmm1, 16(%rsp)
 	movq %rdx, 32(%rsp)
 	movq %rax, 40(%rsp)
+	leaq 8(%rbp), %rdx           /* %rsp on arrival */
+	movq %rdx, 48(%rsp)
 	movq %rsp, %rdi
 	call trail__arch_on_exit     /* -> where to return */
 	movq %rax, %r11              /* scratch in the SysV ABI */

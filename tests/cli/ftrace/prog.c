@@ -5,10 +5,24 @@
  * Every function is noinline and works on volatile data, so each call in
  * the source is a call in the binary at any optimization level.
  *
- *   prog [ROUNDS]
+ *   prog [ROUNDS]        the request loop (default 2 rounds)
+ *   prog deep N          recursion N deep
+ *   prog jump            longjmp out of 3 nested functions
+ *   prog threads         4 threads x 3 requests
+ *   prog signal          a signal handler calling hash() mid-call
+ *   prog fork            a child process makes requests too
+ *   prog exit            exit(3) from inside nested calls
+ *   prog nap             one request that sleeps 3 ms inside lookup
  */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #define F __attribute__((noinline, noclone))
 
@@ -50,12 +64,118 @@ F int handle_request(const char *line)
 	return n + lookup(line);
 }
 
+F long deep(long n)
+{
+	long r = n ? deep(n - 1) : -1;
+
+	sink = (unsigned)n; /* after the call: no tail call, no loop */
+	return r + 1;
+}
+
+static jmp_buf jb;
+
+/* it ends by longjmp, which gcc's recursion check does not count */
+#pragma GCC diagnostic ignored "-Winfinite-recursion"
+F void jump_in(int n)
+{
+	if (!n)
+		longjmp(jb, 1);
+	jump_in(n - 1);
+	sink = (unsigned)n; /* not a tail call */
+}
+
+F void nap(void)
+{
+	struct timespec ts = {0, 3000000};
+
+	nanosleep(&ts, NULL);
+}
+
+F int slow_request(void)
+{
+	nap();
+	return lookup("slow");
+}
+
+static void *thread_main(void *arg)
+{
+	for (int i = 0; i < 3; i++)
+		handle_request(arg);
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	hash("from a signal handler");
+}
+
+F int raiser(void)
+{
+	raise(SIGUSR1);
+	return (int)hash("after");
+}
+
+F void leave(void)
+{
+	exit(3);
+}
+
+F void about_to_leave(void)
+{
+	leave();
+	sink = 1;
+}
+
+static int modes(int argc, char **argv)
+{
+	const char *m = argv[1];
+
+	if (!strcmp(m, "deep")) {
+		long n = argc > 2 ? atol(argv[2]) : 10000;
+
+		printf("%ld\n", deep(n));
+	} else if (!strcmp(m, "jump")) {
+		if (!setjmp(jb))
+			jump_in(3);
+		printf("%d\n", handle_request("y7"));
+	} else if (!strcmp(m, "threads")) {
+		pthread_t t[4];
+
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, thread_main, (void *)"x1");
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+	} else if (!strcmp(m, "signal")) {
+		signal(SIGUSR1, on_usr1);
+		printf("%d\n", raiser() != 0);
+	} else if (!strcmp(m, "fork")) {
+		pid_t p = fork();
+
+		handle_request(p ? "y1" : "x2");
+		if (!p)
+			_exit(0);
+		waitpid(p, NULL, 0);
+	} else if (!strcmp(m, "exit")) {
+		about_to_leave();
+	} else if (!strcmp(m, "nap")) {
+		printf("%d\n", slow_request() + handle_request("y7"));
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int rounds = argc > 1 ? atoi(argv[1]) : 2, total = 0;
+	int rounds = argc > 1 ? atoi(argv[1]) : 2;
+	unsigned total = 0; /* wraps on long runs: defined for unsigned */
+
+	if (argc > 1 && argv[1][0] > '9')
+		return modes(argc, argv);
 
 	for (int i = 0; i < rounds; i++)
-		total += handle_request(i % 2 ? "x42" : "y7");
-	printf("%d\n", total);
+		total += (unsigned)handle_request(i % 2 ? "x42" : "y7");
+	printf("%u\n", total);
 	return 0;
 }

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# trail record -p function_graph: calls and returns of a C and a C++ program
+# at -O0 and -O2, in ftrace's function_graph layout (golden, durations and
+# CPUs normalized), with the options and the hard cases: recursion 10000
+# deep, longjmp, C++ exceptions, threads, signal handlers, fork, exit.
+. "$(dirname "$0")/lib.sh"
+# sanitizer builds add module constructors (_sub_I_*, _sub_D_*) with
+# patchable entries of their own: never part of the expected output
+NOSAN="-n _sub_I_* -n _sub_D_*"
+P0=$BUILD/tests/cli/ftrace-prog-O0
+P2=$BUILD/tests/cli/ftrace-prog-O2
+CXX=$BUILD/tests/cli/ftrace-cxx
+
+graph() { # file -> the layout with CPU and durations normalized
+	$TRAIL report -q -i "$1" | sed -E 's/^ *[0-9?]+\) .* us +\|/C) D |/; s/^ *[0-9?]+\) +\|/C) - |/'
+}
+
+golden_call_tree() {
+	cat >want.txt <<-'W'
+	C) - |  main() {
+	C) - |    handle_request() {
+	C) - |      parse_header() {
+	C) D |        parse_int(); /* = 0x7 */
+	C) D |      } /* parse_header = 0x7 */
+	C) - |      lookup() {
+	C) D |        hash(); /* = 0x597a15 */
+	C) D |      } /* lookup = 0x1 */
+	C) D |    } /* handle_request = 0x8 */
+	C) - |    handle_request() {
+	C) - |      parse_header() {
+	C) D |        parse_int(); /* = 0x2a */
+	C) D |      } /* parse_header = 0x2a */
+	C) - |      lookup() {
+	C) D |        hash(); /* = 0xb88b843 */
+	C) D |      } /* lookup = 0x1 */
+	C) D |    } /* handle_request = 0x2b */
+	C) D |  } /* main = 0x0 */
+	W
+	for p in "$P0" "$P2"; do # -O2: parse_header tail-calls parse_int, same tree
+		$TRAIL record -q -p function_graph $NOSAN --retval -o g.dat -- "$p" 2 >out.txt
+		"$p" 2 >plain.txt
+		diff -u plain.txt out.txt
+		graph g.dat >got.txt
+		diff -u want.txt got.txt
+	done
+	$TRAIL report -i g.dat >full.txt
+	has full.txt "# tracer: function_graph"
+	has full.txt "entries-in-buffer/entries-written: 22/22" # 11 calls, entry + exit
+}
+
+max_depth() {
+	$TRAIL record -q -p function_graph $NOSAN --max-graph-depth 2 -o g.dat -- "$P2" 2 >/dev/null
+	graph g.dat >got.txt
+	printf '%s\n' 'C) - |  main() {' 'C) D |    handle_request();' 'C) D |    handle_request();' \
+		'C) D |  } /* main */' >want.txt
+	diff -u want.txt got.txt
+}
+
+graph_roots() {
+	$TRAIL record -q -p function_graph $NOSAN -g lookup -o g.dat -- "$P2" 2 >/dev/null
+	graph g.dat | sort | uniq -c | sed 's/^ *//' >got.txt
+	printf '%s\n' '2 C) - |  lookup() {' '2 C) D |    hash();' '2 C) D |  } /* lookup */' >want.txt
+	diff -u want.txt got.txt
+}
+
+time_threshold() {
+	# only calls longer than 1 ms: nap (3 ms) and the ones around it
+	$TRAIL record -q -p function_graph $NOSAN --graph-time-thresh 1ms -o g.dat -- "$P2" nap >/dev/null
+	$TRAIL report -q -i g.dat | sed -E 's/.*\|  //' >got.txt
+	printf '%s\n' '} /* nap */' '} /* slow_request */' '} /* modes */' '} /* main */' >want.txt
+	diff -u want.txt got.txt
+	# and the durations say so (the '#' marker: over 1 ms)
+	[ "$($TRAIL report -q -i g.dat | grep -c '# ')" -eq 4 ] || die "durations: $(cat got.txt)"
+}
+
+recursion_10000_deep() {
+	$TRAIL record -q -p function_graph $NOSAN -l deep -o g.dat -- "$P2" deep 10000 >out.txt
+	has out.txt 10000
+	graph g.dat >got.txt
+	[ "$(grep -c 'deep() {' got.txt)" -eq 10000 ] || die "opens: $(grep -c 'deep() {' got.txt)"
+	[ "$(grep -c 'deep();' got.txt)" -eq 1 ] || die "leaf"
+	[ "$(grep -c '} /\* deep \*/' got.txt)" -eq 10000 ] || die "closes"
+	# the innermost call is indented 10000 levels
+	awk '/deep\(\);/ { match($0, /\|  +/); if (RLENGTH - 3 != 20000) exit 1 }' got.txt
+}
+
+longjmp_out() {
+	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" jump >out.txt
+	"$P2" jump >plain.txt
+	diff -u plain.txt out.txt
+	graph g.dat >got.txt
+	# four jump_in frames left by longjmp, each closed, then a normal tree
+	[ "$(grep -c 'jump_in() {' got.txt)" -eq 3 ] || die "$(cat got.txt)"
+	[ "$(grep -c 'jump_in();' got.txt)" -eq 1 ] || die "$(cat got.txt)"
+	[ "$(grep -c '} /\* jump_in \*/' got.txt)" -eq 3 ] || die "$(cat got.txt)"
+	has got.txt "handle_request() {"
+	[ "$(grep -c '{' got.txt)" -eq "$(grep -c '} /\*' got.txt)" ] || die "unbalanced"
+}
+
+cxx_exceptions() {
+	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$CXX" >out.txt
+	"$CXX" >plain.txt
+	diff -u plain.txt out.txt # caught, rethrown: the same result as untraced
+	graph g.dat >got.txt
+	cat >want.txt <<-'W'
+	C) - |  main() {
+	C) - |    app::top(int) {
+	C) - |      app::middle(int) {
+	C) D |        app::leaf(int);
+	C) D |      } /* app::middle */
+	C) D |    } /* app::top */
+	C) - |    app::top(int) {
+	C) - |      app::middle(int) {
+	C) D |        app::leaf(int);
+	C) D |      } /* app::middle */
+	C) D |    } /* app::top */
+	C) - |    app::top(int) {
+	C) - |      app::middle(int) {
+	C) D |        app::leaf(int);
+	C) D |      } /* app::middle */
+	C) D |    } /* app::top */
+	C) - |    app::rethrower(int) {
+	C) - |      app::middle(int) {
+	C) D |        app::leaf(int);
+	C) D |      } /* app::middle */
+	C) D |    } /* app::rethrower */
+	C) D |    int app::twice<int>(int);
+	C) D |  } /* main */
+	W
+	diff -u want.txt got.txt
+}
+
+threads() {
+	$TRAIL record -q -p function_graph $NOSAN -l handle_request -l hash -o g.dat -- "$P2" threads
+	$TRAIL report -q -i g.dat >got.txt
+	[ "$(grep -c 'handle_request() {' got.txt)" -eq 12 ] || die "$(cat got.txt)"
+	[ "$(grep -c 'hash();' got.txt)" -eq 12 ] || die "hash"
+	has got.txt "------------------------------------------" # thread switches marked
+	$TRAIL report -i g.dat --stat >stat.txt
+	has stat.txt "entries-in-buffer/entries-written: 48/48"
+}
+
+signal_handler_call() {
+	$TRAIL record -q -p function_graph $NOSAN -l raiser -l hash -o g.dat -- "$P2" signal >/dev/null
+	graph g.dat >got.txt
+	printf '%s\n' 'C) - |  raiser() {' 'C) D |    hash();' 'C) D |    hash();' 'C) D |  } /* raiser */' >want.txt
+	diff -u want.txt got.txt
+}
+
+fork_child() {
+	$TRAIL record -q -p function_graph $NOSAN -l handle_request -o g.dat -- "$P2" fork
+	$TRAIL report -q -i g.dat >got.txt
+	[ "$(grep -c 'handle_request();' got.txt)" -eq 2 ] || die "$(cat got.txt)"
+	$TRAIL report -i g.dat --stat | grep -c '^# ftrace-prog' >n.txt
+	[ "$(cat n.txt)" -eq 2 ] || die "two processes expected"
+}
+
+exit_inside() {
+	rc=0
+	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" exit || rc=$?
+	[ "$rc" -eq 0 ] || die "trail record: $rc"
+	graph g.dat >got.txt
+	printf '%s\n' 'C) - |  main() {' 'C) - |    modes() {' 'C) - |      about_to_leave() {' \
+		'C) - |        leave() {' >want.txt
+	diff -u want.txt got.txt
+}
+
+bytes_per_call() {
+	$TRAIL record -q -p function_graph $NOSAN -l hash -l lookup -o g.dat -- "$P2" 200000 >/dev/null
+	n=$($TRAIL report -i g.dat --stat | sed -n 's/.*entries-written: \([0-9]*\)\/.*/\1/p')
+	calls=$((n / 2))
+	size=$(stat -c %s g.dat)
+	# entry 12 bytes + exit 4 bytes, plus the file's metadata
+	[ $((size / calls)) -le 17 ] || die "$((size / calls)) bytes per call"
+}
+
+no_patchable_entries() {
+	expect_rc 1 $TRAIL record -p function_graph -o g.dat -- "$BUILD/tests/cli/ftrace-prog-noflag" 2>err.txt
+	has err.txt "has no patchable function entries: build it with -fpatchable-function-entry=5"
+	expect_rc 1 $TRAIL record -p function -l 'nothing_*' -o g.dat -- "$P2" 2>err.txt
+	has err.txt "no function matches '-l nothing_*'"
+	expect_rc 2 $TRAIL record -p tracing -o g.dat -- "$P2" 2>err.txt
+	has err.txt "unknown tracer 'tracing'"
+	expect_rc 2 $TRAIL record --retval -e all -o g.dat -- "$P2" 2>err.txt
+	has err.txt "go with -p function_graph"
+}
+
+t golden_call_tree golden_call_tree
+t max_depth max_depth
+t graph_roots graph_roots
+t time_threshold time_threshold
+t recursion_10000_deep recursion_10000_deep
+t longjmp_out longjmp_out
+t cxx_exceptions cxx_exceptions
+t threads threads
+t signal_handler_call signal_handler_call
+t fork_child fork_child
+t exit_inside exit_inside
+t bytes_per_call bytes_per_call
+t no_patchable_entries no_patchable_entries
