@@ -13,6 +13,8 @@
 #   bytes/event        trace file size / events
 #   lost @ 10M/s       events lost when paced at 10 M events/s
 #   report ev/s        trail report -i of the enabled run's file
+#   function_graph     ns per traced call (entry + exit) of bench_fgraph
+#                      under trail and uftrace, minus the untraced run
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 RUNS=${RUNS:-3}
@@ -54,6 +56,24 @@ for r in $(seq "$RUNS"); do
 	lost10+=("$(awk '{print $2 - $1}' <<<"$w")")
 done
 
+# function_graph: the same -fpatchable-function-entry=5 binary untraced,
+# under trail, under uftrace; the unpatched build as the reference
+declare -a fg_plain fg_pfe fg_trail fg_bytes uf uf_bytes
+for r in $(seq "$RUNS"); do
+	l=$("$BUILD/bench/bench_fgraph_plain"); fg_plain+=("$(field ns_per_iter "$l")")
+	l=$("$BUILD/bench/bench_fgraph"); base=$(field ns_per_iter "$l"); fg_pfe+=("$base")
+	l=$("$TRAIL" record -q -p function_graph -l work -o "$TMP/g.dat" -- "$BUILD/bench/bench_fgraph")
+	calls=$(field calls "$l")
+	fg_trail+=("$(awk -v a="$(field ns_per_iter "$l")" -v b="$base" 'BEGIN{printf "%.2f", a-b}')")
+	fg_bytes+=("$(awk -v s="$(stat -c %s "$TMP/g.dat")" -v n="$calls" 'BEGIN{printf "%.2f", s/n}')")
+	if command -v uftrace >/dev/null; then
+		l=$(cd "$TMP" && uftrace record -P work -d "$TMP/uf" "$BUILD/bench/bench_fgraph")
+		uf+=("$(awk -v a="$(field ns_per_iter "$l")" -v b="$base" 'BEGIN{printf "%.2f", a-b}')")
+		uf_bytes+=("$(du -sb "$TMP/uf" | awk -v n="$calls" '{printf "%.2f", $1/n}')")
+		rm -rf "$TMP/uf"
+	fi
+done
+
 have_lttng=0
 if [ -x "$BUILD/bench/peer_lttng" ] && command -v lttng >/dev/null; then
 	have_lttng=1
@@ -87,6 +107,16 @@ printf '%-44s %s\n' "no tracepoint compiled in, ns/event" "$(stats "${notp[@]}")
 printf '%-44s %s\n' "trail bytes/event in the file" "$(stats "${bytes[@]}")"
 printf '%-44s %s\n' "trail events lost at 10 M events/s" "$(stats "${lost10[@]}")"
 printf '%-44s %s\n' "trail report, M events/s" "$(stats "${repspeed[@]}")"
+printf '%-44s %s\n' "untraced call, unpatched build, ns" "$(stats "${fg_plain[@]}")"
+printf '%-44s %s\n' "untraced call, patchable build, ns" "$(stats "${fg_pfe[@]}")"
+printf '%-44s %s\n' "trail function_graph, ns per call" "$(stats "${fg_trail[@]}")"
+printf '%-44s %s\n' "trail function_graph, bytes per call" "$(stats "${fg_bytes[@]}")"
+if [ ${#uf[@]} -gt 0 ]; then
+	printf '%-44s %s\n' "uftrace function graph, ns per call" "$(stats "${uf[@]}")"
+	printf '%-44s %s\n' "uftrace bytes per call" "$(stats "${uf_bytes[@]}")"
+	printf '%-44s %s\n' "ratio uftrace / trail (function_graph)" \
+		"$(awk -v a="$(median "${uf[@]}")" -v b="$(median "${fg_trail[@]}")" 'BEGIN{printf "%.1fx", a/b}')"
+fi
 if [ "$have_lttng" = 1 ]; then
 	printf '%-44s %s\n' "LTTng-UST enabled, ns/event" "$(stats "${lt[@]}")"
 	printf '%-44s %s\n' "LTTng-UST bytes/event (trace dir)" "$(stats "${ltbytes[@]}")"

@@ -591,10 +591,13 @@ static void pop(struct gstack *g, const struct gframe *fr)
 void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs)
 {
 	const struct hsite *h = hfind(site);
+	struct writer *w = trail__tls_w;
 	uint32_t mask, gmask, fmask;
 	(void)regs;
 
-	if (!h)
+	/* recursion guard: a hooked function reached from inside the record
+	 * path (a patchable libc, say) is not traced */
+	if (!h || (w && __atomic_load_n(&w->depth, __ATOMIC_RELAXED)))
 		return;
 	mask = __atomic_load_n(&h->mask, __ATOMIC_ACQUIRE);
 	if (!mask)

@@ -66,6 +66,7 @@ struct session {
 	uint64_t thresh_ns;
 	char **funcs;       /* -l / -n as "@l GLOB" / "@n GLOB" spec lines */
 	int nfuncs;
+	int nfuncs_user;    /* of those, given on the command line */
 	uint32_t mods_seen;
 	struct symcache { uint64_t dev, ino; char *path; uint32_t id; } *symc;
 	size_t nsymc;
@@ -311,7 +312,7 @@ static int fcheck_object(const char *object, void *arg)
 static int check_functions(struct session *S, pid_t pid, const char *where)
 {
 	struct elfscan_opts o;
-	struct fcheck fc = {.S = S, .nbase = S->nfuncs, .spec_room = TRAIL_SPEC_MAX / 2};
+	struct fcheck fc = {.S = S, .nbase = S->nfuncs_user, .spec_room = TRAIL_SPEC_MAX / 2};
 	char err[512] = "";
 	char **grown;
 	int r, bad = 0;
@@ -909,7 +910,14 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		return -1;
 	}
 	*sig = reg.signal;
-	if (!S->allow_unknown) {
+	if (S->tracer && !S->allow_unknown) {
+		char where[128];
+
+		snprintf(where, sizeof(where), "process %d (%s)", (int)pid, comm);
+		if (check_functions(S, pid, where))
+			return -1;
+	}
+	if (!S->allow_unknown && S->nevents) {
 		char err[512] = "", where[128];
 
 		r = elfscan_pid(pid, collect_event, &k, err, sizeof(err));
@@ -962,11 +970,20 @@ static int attach_all(struct session *S, const int *sigs)
 			return -1;
 		}
 		if (__atomic_load_n(&pr->state, __ATOMIC_ACQUIRE) == TRAIL_PS_FAILED) {
-			tool_err("process %d could not join: %s", (int)S->pids[i],
-				 strerror(-pr->result));
+			if (S->tracer && pr->result == -EBUSY)
+				tool_err("process %d has several threads: patching function entries "
+					 "of a running multi-threaded process is not done yet (start "
+					 "it under trail record, or trace its static events)",
+					 (int)S->pids[i]);
+			else
+				tool_err("process %d could not join: %s", (int)S->pids[i],
+					 strerror(-pr->result));
 			return -1;
 		}
-		if (!S->quiet)
+		if (!S->quiet && S->tracer)
+			fprintf(stderr, "trail: attached to process %d (%.16s): %u function%s hooked\n",
+				(int)S->pids[i], pr->comm, pr->functions, pr->functions == 1 ? "" : "s");
+		else if (!S->quiet)
 			fprintf(stderr, "trail: attached to process %d (%.16s): %d event%s enabled\n",
 				(int)S->pids[i], pr->comm, pr->result, pr->result == 1 ? "" : "s");
 	}
@@ -1408,6 +1425,7 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	S->cmd = argv + optind;
+	S->nfuncs_user = S->nfuncs;
 	if (!S->nevents && !S->tracer)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
