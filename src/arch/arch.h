@@ -117,6 +117,14 @@ struct trail_arch_poke {
 };
 int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n);
 
+/*
+ * The same for sites whose current content is several instructions (the
+ * five one-byte nops of an unpatched site): after the breakpoints, step()
+ * must get every other thread out of the sites (see ftrace.c); if it fails
+ * the breakpoints are taken back and its error returned.
+ */
+int trail_arch_poke_stepped(const struct trail_arch_poke *p, size_t n, int (*step)(void));
+
 /* Implemented by the caller: is addr a site it has patched or poked? The
  * SIGTRAP handler asks; other traps go to the program's own handler. */
 int trail__arch_site_known(uintptr_t addr);

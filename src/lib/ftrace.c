@@ -33,6 +33,7 @@
 #include "../common/util.h"
 #include "fsites.h"
 #include "internal.h"
+#include "record.h"
 
 #define MAX_OBJS 256
 
@@ -361,19 +362,186 @@ static int patch(struct hsite *h, uintptr_t target)
 	return 0;
 }
 
+/* --------------------------------------------------- live patching
+ *
+ * A site is five one-byte nops: a running thread may be between two of
+ * them, where a call written over them would be entered in its middle.
+ * So, while other threads run: int3 on the first byte of every site of the
+ * batch (a thread reaching one is moved past the site by the SIGTRAP
+ * handler of poke.c), serialize, then ask every other thread, by signal,
+ * to look at where it was stopped and step past the site if inside one
+ * (they are nops: skipping them is what running them does); once all have
+ * answered, no thread is inside a site, and the tail and then the first
+ * byte are written. A thread that does not answer in time (it blocks the
+ * signal) makes the batch fail and fall back to the nops.
+ */
+#include <signal.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+
+static const uintptr_t *step_sites; /* sorted, during a live patch */
+static size_t step_n;
+static uint32_t step_acks;
+
+void trail__ftrace_step(void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	const uintptr_t *v = __atomic_load_n(&step_sites, __ATOMIC_ACQUIRE);
+	size_t lo = 0, hi = __atomic_load_n(&step_n, __ATOMIC_ACQUIRE);
+
+	while (v && lo < hi) { /* the last site at or below ip */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (v && lo && ip > v[lo - 1] && ip < v[lo - 1] + TRAIL_ARCH_SITE_SIZE)
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(v[lo - 1] + TRAIL_ARCH_SITE_SIZE);
+	__atomic_fetch_add(&step_acks, 1, __ATOMIC_RELEASE);
+}
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* Signal every other thread to step out of the sites; 0 when all did. */
+static int step_all_threads(void)
+{
+	char buf[4096];
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	uint32_t sent = 0;
+	int sig = trail__ctl_signal(), fd;
+	long n;
+
+	if (!sig)
+		return -ENOTSUP;
+	fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	__atomic_store_n(&step_acks, 0, __ATOMIC_RELEASE);
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
+			long tid = strtol(d->d_name, NULL, 10);
+
+			off += d->d_reclen;
+			if (tid <= 0 || tid == self)
+				continue;
+			{
+				siginfo_t si;
+
+				memset(&si, 0, sizeof(si));
+				si.si_signo = sig;
+				si.si_code = SI_QUEUE;
+				si.si_pid = trail__pid;
+				si.si_uid = getuid();
+				si.si_value.sival_int = (int)(3u << 24);
+				if (syscall(SYS_rt_tgsigqueueinfo, trail__pid, (pid_t)tid, sig, &si) == 0)
+					sent++;
+			}
+		}
+	}
+	close(fd);
+	/* every thread answers, or has exited (it then cannot be in a site) */
+	for (int i = 0; i < 20000 && __atomic_load_n(&step_acks, __ATOMIC_ACQUIRE) < sent; i++) {
+		struct timespec ts = {0, 50000};
+
+		if (i > 100) {
+			/* a thread may have exited after being counted */
+			int f2 = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+			char st[2048], *p;
+			ssize_t k = f2 < 0 ? -1 : read(f2, st, sizeof(st) - 1);
+
+			if (f2 >= 0)
+				close(f2);
+			if (k > 0) {
+				st[k] = '\0';
+				p = strstr(st, "\nThreads:");
+				if (p && (uint32_t)strtol(p + 9, NULL, 10) - 1 <=
+						 __atomic_load_n(&step_acks, __ATOMIC_ACQUIRE))
+					break;
+			}
+		}
+		nanosleep(&ts, NULL);
+	}
+	return __atomic_load_n(&step_acks, __ATOMIC_ACQUIRE) >= sent ? 0 : -EBUSY;
+}
+
+/* Patch a batch of sites while other threads run. */
+static int patch_live(struct hsite **hs, size_t n, uintptr_t *addrs, const uintptr_t *targets)
+{
+	struct trail_arch_poke *pk;
+	size_t len = n * sizeof(*pk);
+	int r;
+
+	pk = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pk == MAP_FAILED)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pk[i].addr = hs[i]->addr;
+		memcpy(hs[i]->orig, (const void *)hs[i]->addr, TRAIL_ARCH_SITE_SIZE);
+		trail_arch_call_insn(pk[i].bytes, hs[i]->addr, targets[i]);
+		addrs[i] = hs[i]->addr;
+	}
+	/* the step handler needs them sorted: hsite order is by hash */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && addrs[j - 1] > addrs[j]; j--) {
+			uintptr_t t = addrs[j];
+
+			addrs[j] = addrs[j - 1];
+			addrs[j - 1] = t;
+		}
+	__atomic_store_n(&step_n, n, __ATOMIC_RELEASE);
+	__atomic_store_n(&step_sites, addrs, __ATOMIC_RELEASE);
+	r = trail_arch_poke_stepped(pk, n, step_all_threads);
+	__atomic_store_n(&step_sites, NULL, __ATOMIC_RELEASE);
+	if (!r)
+		for (size_t i = 0; i < n; i++)
+			hs[i]->patched = 1;
+	munmap(pk, len ? len : 1);
+	return r;
+}
+
 /*
  * Session slot s joined with this spec: hook what it selects. Called under
  * the control lock. Returns the number of functions hooked for it, or
  * -errno (then nothing changed for this session).
  */
-int trail__ftrace_join(unsigned s, struct psess *ps)
+/* The thread a control signal interrupted may have been inside a site
+ * just patched: move it past (the nops it skips did nothing). */
+static void step_self(void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+
+	for (uintptr_t k = 1; k < TRAIL_ARCH_SITE_SIZE; k++) {
+		const struct hsite *h = hfind(ip - k);
+
+		if (h && h->patched) {
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ip - k + TRAIL_ARCH_SITE_SIZE);
+			return;
+		}
+	}
+}
+
+int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 {
 	char tracer[32];
 	int any_l = 0, n = 0;
 
 	struct gconf gc = {0};
 	char v[32];
-	int any_g = 0;
+	int any_g = 0, live;
+	struct hsite *batch[64];
+	uintptr_t targets[64], addrs[64];
+	size_t nb = 0;
 
 	if (!trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer)))
 		return 0;
@@ -381,8 +549,7 @@ int trail__ftrace_join(unsigned s, struct psess *ps)
 		gc.graph = 1;
 	else if (strcmp(tracer, "function"))
 		return -EINVAL;
-	if (!single_threaded())
-		return -EBUSY;
+	live = !single_threaded();
 	if (discover())
 		return -ENOMEM;
 	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
@@ -419,8 +586,23 @@ int trail__ftrace_join(unsigned s, struct psess *ps)
 			target = target_for(o);
 			if (!h || !target)
 				continue;
-			if (!h->patched && patch(h, target))
-				continue;
+			if (!h->patched) {
+				if (!live) {
+					if (patch(h, target))
+						continue;
+				} else {
+					/* other threads run: patched in batches below,
+					 * the masks set first are harmless until then */
+					batch[nb] = h;
+					targets[nb++] = target;
+					if (nb == 64 && patch_live(batch, nb, addrs, targets)) {
+						trail__ftrace_leave(s);
+						return -EBUSY;
+					}
+					if (nb == 64)
+						nb = 0;
+				}
+			}
 			if (root.hit)
 				__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);
 			__atomic_fetch_or(&h->mask, 1u << s, __ATOMIC_RELEASE);
@@ -430,6 +612,12 @@ int trail__ftrace_join(unsigned s, struct psess *ps)
 		if (hooked)
 			publish_module(ps, s, o);
 	}
+	if (nb && patch_live(batch, nb, addrs, targets)) {
+		trail__ftrace_leave(s);
+		return -EBUSY;
+	}
+	if (uc)
+		step_self(uc);
 	return n;
 }
 
@@ -565,9 +753,9 @@ static void exit_record(const struct gframe *fr, int returned, uint64_t retval, 
 			if (gconf[__builtin_ctz(m)].retval)
 				ret |= m & -m;
 		if (plain & ~ret)
-			trail__write_mask(&ev_gexit, plain & ~ret, NULL, 0);
+			write_event(&ev_gexit, plain & ~ret, NULL, 0);
 		if (ret)
-			trail__write_mask(&ev_gexit_ret, ret, &retval, sizeof(retval));
+			write_event(&ev_gexit_ret, ret, &retval, sizeof(retval));
 	}
 	for (uint32_t m = timed; m; m &= m - 1) {
 		unsigned s = (unsigned)__builtin_ctz(m);
@@ -575,7 +763,7 @@ static void exit_record(const struct gframe *fr, int returned, uint64_t retval, 
 		if (now - fr->ts >= gconf[s].thresh) {
 			uint64_t p[2] = {fr->func, now - fr->ts};
 
-			trail__write_mask(&ev_gcall, 1u << s, p, sizeof(p));
+			write_event(&ev_gcall, 1u << s, p, sizeof(p));
 		}
 	}
 }
@@ -607,7 +795,7 @@ void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs
 	if (fmask) {
 		uint64_t payload[2] = {site, *ret};
 
-		trail__write_mask(&ev_function, fmask, payload, sizeof(payload));
+		write_event(&ev_function, fmask, payload, sizeof(payload));
 	}
 	if (gmask) {
 		struct gstack *g = gstack_get();
@@ -650,7 +838,7 @@ void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs
 		if (allow & ~thresh_sessions) {
 			uint64_t func = site;
 
-			trail__write_mask(&ev_gentry, allow & ~thresh_sessions, &func, sizeof(func));
+			write_event(&ev_gentry, allow & ~thresh_sessions, &func, sizeof(func));
 		}
 	}
 }

@@ -104,9 +104,11 @@ struct writer {
 };
 
 /* ftrace.c */
-HIDDEN int trail__ftrace_join(unsigned s, struct psess *ps);
+HIDDEN int trail__ftrace_join(unsigned s, struct psess *ps, void *uc);
 HIDDEN void trail__ftrace_leave(unsigned s);
 HIDDEN void trail__ftrace_forked(unsigned s, struct psess *ps);
+HIDDEN void trail__ftrace_step(void *ucontext);
+HIDDEN int trail__ctl_signal(void);
 
 /* record.c */
 extern __thread struct writer *trail__tls_w

@@ -54,6 +54,7 @@
 
 #define CMD_ATTACH 1u
 #define CMD_DETACH 2u
+#define CMD_STEP 3u /* from this process: leave any site being patched */
 
 struct psess trail__sess[TRAIL_MAX_SESSIONS];
 uint32_t trail__clock = TRAIL_CLOCK_MONO;
@@ -63,6 +64,11 @@ pid_t trail__pid;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int disabled;
 static int ctl_signal;          /* 0: attach disabled */
+
+int trail__ctl_signal(void)
+{
+	return ctl_signal;
+}
 static int ctl_lock_word;
 static int have_membarrier;
 static int registry_fd = -1;
@@ -306,8 +312,9 @@ static int find_slot(pid_t cli, int fd)
 
 static void sess_unmap(unsigned s);
 
-/* Open, check and map the recorder's arena. Handler-safe. */
-static int sess_attach(pid_t cli, int fd, uint32_t how)
+/* Open, check and map the recorder's arena. Handler-safe: uc is then the
+ * interrupted context (else NULL). */
+static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 {
 	char path[64] = "/proc/", *e;
 	struct trail_arena_geom g;
@@ -385,7 +392,7 @@ static int sess_attach(pid_t cli, int fd, uint32_t how)
 	ps->state = PS_ACTIVE;
 	for (struct evrt *rt = events; rt; rt = rt->next)
 		matched += (uint32_t)enable_in((unsigned)s, rt);
-	r = trail__ftrace_join((unsigned)s, ps);
+	r = trail__ftrace_join((unsigned)s, ps, uc);
 	if (r < 0) { /* the session asked for hooks we cannot set: no join */
 		disable_in((unsigned)s);
 		proc_state(ps, TRAIL_PS_FAILED, r);
@@ -472,17 +479,22 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
 	(void)sig;
-	(void)uc;
 
 	if (si->si_code == SI_QUEUE && si->si_uid == getuid()) {
 		uint32_t v = (uint32_t)si->si_value.sival_int;
 		uint32_t cmd = v >> 24;
 		int fd = (int)(v & 0xffffff), s;
 
+		if (cmd == CMD_STEP && si->si_pid == trail__pid) {
+			/* another thread of ours is patching and holds the lock */
+			trail__ftrace_step(uc);
+			errno = saved_errno;
+			return;
+		}
 		ctl_lock(NULL);
 		reap_orphans();
 		if (cmd == CMD_ATTACH) {
-			sess_attach(si->si_pid, fd, TRAIL_JOIN_ATTACH);
+			sess_attach(si->si_pid, fd, TRAIL_JOIN_ATTACH, uc);
 		} else if (cmd == CMD_DETACH) {
 			s = find_slot(si->si_pid, fd);
 			if (s >= 0)
@@ -721,7 +733,7 @@ static void join_from_env(void)
 		if (fd < 0)
 			break;
 		ctl_lock(NULL);
-		r = sess_attach(pid, fd, TRAIL_JOIN_ENV);
+		r = sess_attach(pid, fd, TRAIL_JOIN_ENV, NULL);
 		ctl_unlock(NULL);
 		if (r && r != -ENOENT)
 			fprintf(stderr, "trail: pid %d cannot join session %d:%d: %s\n",

@@ -97,7 +97,32 @@ attach_then_code_restored() {
 	[ "$($TRAIL report -q -i b.dat | grep -c 'hash <-lookup')" -gt 100 ] || die "no calls the second time"
 }
 
+attach_multithreaded() {
+	# threads run through the sites while they are patched (breakpoint
+	# first, threads stepped out of the nops), then unpatched
+	env LD_PRELOAD=$LIBTRAIL "$P2" spin &
+	pid=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	sleep 0.2
+	before=$(site_bytes $pid hash || true)
+	for round in 1 2 3; do
+		$TRAIL record -q -b 4M -p function_graph -l hash -l lookup -o m.dat -P $pid & rp=$!
+		sleep 0.3
+		kill -INT $rp; wait $rp
+		kill -0 $pid || die "the process died (round $round)"
+		$TRAIL report -i m.dat --stat >stat.txt
+		[ "$(grep -c '^# ftrace-prog' stat.txt)" -ge 3 ] || die "not every thread traced: $(cat stat.txt)"
+		n=$(sed -n 's/.*entries-in-buffer\/entries-written: \([0-9]*\)\/.*/\1/p' stat.txt)
+		[ "$n" -gt 1000 ] || die "round $round: $n events"
+	done
+	if [ -n "$before" ]; then
+		[ "$(site_bytes $pid hash)" = "$before" ] || die "code not restored"
+	fi
+	kill $pid; wait $pid 2>/dev/null || true
+}
+
 t golden_all_functions golden_all_functions
 t limit_and_notrace limit_and_notrace
 t with_events_and_accounting with_events_and_accounting
 t attach_then_code_restored attach_then_code_restored
+t attach_multithreaded attach_multithreaded

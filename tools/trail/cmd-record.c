@@ -971,10 +971,9 @@ static int attach_all(struct session *S, const int *sigs)
 		}
 		if (__atomic_load_n(&pr->state, __ATOMIC_ACQUIRE) == TRAIL_PS_FAILED) {
 			if (S->tracer && pr->result == -EBUSY)
-				tool_err("process %d has several threads: patching function entries "
-					 "of a running multi-threaded process is not done yet (start "
-					 "it under trail record, or trace its static events)",
-					 (int)S->pids[i]);
+				tool_err("process %d: a thread did not answer while its function "
+					 "entries were being patched (it blocks signal %d?); nothing "
+					 "was changed", (int)S->pids[i], sigs[i]);
 			else
 				tool_err("process %d could not join: %s", (int)S->pids[i],
 					 strerror(-pr->result));

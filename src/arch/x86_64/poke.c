@@ -95,8 +95,21 @@ static int prot(uintptr_t addr, size_t len, int writable)
 		       ? -errno : 0;
 }
 
+static int poke(const struct trail_arch_poke *p, size_t n, int (*step)(void));
+
 int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n)
 {
+	return poke(p, n, NULL);
+}
+
+int trail_arch_poke_stepped(const struct trail_arch_poke *p, size_t n, int (*step)(void))
+{
+	return poke(p, n, step);
+}
+
+static int poke(const struct trail_arch_poke *p, size_t n, int (*step)(void))
+{
+	uint8_t first[64];
 	int r = install_trap();
 
 	if (r)
@@ -104,10 +117,24 @@ int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if ((r = prot(p[i].addr, TRAIL_ARCH_SITE_SIZE, 1)))
 			goto out;
+	if (step && n > sizeof(first)) {
+		r = -E2BIG;
+		goto out;
+	}
 	/* 1: the breakpoints */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (step)
+			first[i] = *(const uint8_t *)p[i].addr;
 		__atomic_store_n((uint8_t *)p[i].addr, INT3, __ATOMIC_RELEASE);
+	}
 	serialize();
+	/* 1b: nobody left inside a multi-instruction site */
+	if (step && (r = step())) {
+		for (size_t i = 0; i < n; i++)
+			__atomic_store_n((uint8_t *)p[i].addr, first[i], __ATOMIC_RELEASE);
+		serialize();
+		goto out;
+	}
 	/* 2: the tails, which no thread can be executing: each site held one
 	 * instruction starting at byte 0, now a breakpoint */
 	for (size_t i = 0; i < n; i++)

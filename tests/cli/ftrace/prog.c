@@ -13,6 +13,7 @@
  *   prog fork            a child process makes requests too
  *   prog exit            exit(3) from inside nested calls
  *   prog nap             one request that sleeps 3 ms inside lookup
+ *   prog spin            3 threads making requests forever (attach tests)
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -97,6 +98,13 @@ F int slow_request(void)
 	return lookup("slow");
 }
 
+static void *spin_main(void *arg)
+{
+	for (;;)
+		handle_request(arg);
+	return NULL;
+}
+
 static void *thread_main(void *arg)
 {
 	for (int i = 0; i < 3; i++)
@@ -158,6 +166,12 @@ static int modes(int argc, char **argv)
 		waitpid(p, NULL, 0);
 	} else if (!strcmp(m, "exit")) {
 		about_to_leave();
+	} else if (!strcmp(m, "spin")) {
+		pthread_t t[3];
+
+		for (int i = 0; i < 3; i++)
+			pthread_create(&t[i], NULL, spin_main, (void *)"x9");
+		pthread_join(t[0], NULL);
 	} else if (!strcmp(m, "nap")) {
 		printf("%d\n", slow_request() + handle_request("y7"));
 	} else {

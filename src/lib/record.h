@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record.h - the record path's inline part, shared by record.c
+ * (trail__write, the tracepoints' entry) and ftrace.c (function hooks,
+ * which inline it with their constant payload sizes). See record.c for the
+ * protocol; the slow paths (taking a chunk, resetting a context) stay
+ * out of line there.
+ */
+#ifndef TRAIL_LIB_RECORD_H
+#define TRAIL_LIB_RECORD_H
+
+#include <sched.h>
+#include <string.h>
+#include <x86intrin.h>
+
+#include "../common/clock.h"
+#include "../common/util.h"
+#include "internal.h"
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
+#include <sys/rseq.h>
+#define HAVE_RSEQ 1
+#endif
+
+HIDDEN int trail__next_chunk(struct psess *ps, struct wctx *c, struct writer *w,
+			     unsigned depth, uint64_t ts, uint32_t len);
+HIDDEN void trail__ctx_reset(struct wctx *c, uint32_t gen);
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* Payloads are mostly a few words: avoid the call into memcpy for them. */
+static inline void copy_payload(uint8_t *d, const uint8_t *s, uint32_t n)
+{
+	uint64_t a, b, c, e;
+
+	if (TRAIL_LIKELY(n >= 8 && n <= 16)) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n > 16 && n <= 32) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + 8, 8);
+		memcpy(&c, s + n - 16, 8);
+		memcpy(&e, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + 8, &b, 8);
+		memcpy(d + n - 16, &c, 8);
+		memcpy(d + n - 8, &e, 8);
+	} else if (n >= 4 && n < 8) {
+		uint32_t x, y;
+
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy(d + n - 4, &y, 4);
+	} else if (n > 32) {
+		memcpy(d, s, n);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			d[i] = s[i];
+	}
+}
+
+static inline uint64_t now_cpu(uint32_t *cpu)
+{
+#if defined(__x86_64__)
+	if (TRAIL_LIKELY(trail__clock == TRAIL_CLOCK_TSC)) {
+#ifdef HAVE_RSEQ
+		if (TRAIL_LIKELY(trail__cpu_mode == CPU_RSEQ)) {
+			const struct rseq *rs =
+				(const struct rseq *)((char *)__builtin_thread_pointer() +
+						      __rseq_offset);
+
+			*cpu = __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+			return trail__rdtsc();
+		}
+#endif
+		unsigned aux;
+		uint64_t t = __rdtscp(&aux);
+
+		*cpu = aux & 0xfff;
+		return t;
+	}
+#endif
+	*cpu = (uint32_t)sched_getcpu();
+	return trail__mono_ns();
+}
+
+static inline struct trail_chunk_hdr *ctx_hdr(const struct wctx *c)
+{
+	return (struct trail_chunk_hdr *)(c->data - sizeof(struct trail_chunk_hdr));
+}
+
+static inline void write_one(struct psess *ps, struct wctx *c,
+			     struct writer *w, unsigned depth, uint32_t id,
+			     const void *payload, uint32_t len, uint64_t ts,
+			     uint32_t cpu)
+{
+	uint64_t delta;
+	uint8_t *p;
+
+	if (TRAIL_UNLIKELY(c->gen != ps->gen))
+		trail__ctx_reset(c, ps->gen);
+	if (TRAIL_UNLIKELY(!c->data ||
+			   c->pos + len + TRAIL_REC_MAX_OVERHEAD > c->cap)) {
+		int r = trail__next_chunk(ps, c, w, depth, ts, len);
+
+		if (r <= 0) {
+			if (r == 0) {
+				struct trail_stream *st = &ps->streams[c->stream - 1];
+
+				__atomic_store_n(&st->dropped, st->dropped + 1,
+						 __ATOMIC_RELEASE);
+				c->pending_lost++;
+			}
+			return;
+		}
+	}
+	p = c->data + c->pos;
+	if (TRAIL_UNLIKELY(ts < c->last_ts))
+		ts = c->last_ts; /* keep each stream monotonic */
+	delta = ts - c->last_ts;
+	if (TRAIL_UNLIKELY(delta > TRAIL_REC_DELTA_MAX)) {
+		put32(p, TRAIL_REC_TIME);
+		put64(p + 4, ts);
+		p += 12;
+		delta = 0;
+	}
+	if (TRAIL_UNLIKELY(cpu != c->cpu)) {
+		put32(p, (uint32_t)(delta << TRAIL_REC_TYPE_BITS) | TRAIL_REC_CPU);
+		put32(p + 4, cpu);
+		p += 8;
+		delta = 0;
+		c->cpu = cpu;
+	}
+	if (TRAIL_LIKELY(id < TRAIL_REC_DIRECT_IDS)) {
+		put32(p, (uint32_t)(delta << TRAIL_REC_TYPE_BITS) |
+				 (id + TRAIL_REC_FIRST_EVENT));
+		p += 4;
+	} else {
+		put32(p, (uint32_t)(delta << TRAIL_REC_TYPE_BITS) |
+				 TRAIL_REC_LONGID);
+		put32(p + 4, id);
+		p += 8;
+	}
+	copy_payload(p, payload, len);
+	p += len;
+	c->pos = (uint32_t)(p - c->data);
+	c->events++;
+	c->last_ts = ts;
+	/* pairs with the recorder's acquire load: records below pos are whole */
+	__atomic_store_n(&ctx_hdr(c)->commit,
+			 ((uint64_t)c->events << 32) | c->pos, __ATOMIC_RELEASE);
+}
+
+/* The record path proper: the event into every session whose bit is set in
+ * its status word and in `allow`. */
+static inline __attribute__((always_inline)) void
+write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_t len)
+{
+	struct writer *w = trail__tls_w;
+	struct evrt *rt;
+	uint32_t d, mask, cpu;
+	uint64_t ts;
+
+	if (TRAIL_UNLIKELY(!w) && !(w = trail__writer_get()))
+		return;
+	d = w->depth;
+	if (TRAIL_UNLIKELY(d >= TRAIL_MAX_DEPTH)) {
+		/* nested deeper than we keep contexts for: counted per session */
+		mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow &
+		       ((1u << TRAIL_MAX_SESSIONS) - 1);
+		for (; mask; mask &= mask - 1)
+			__atomic_fetch_add(&trail__sess[__builtin_ctz(mask)].hdr->nostream_lost,
+					   1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_store_n(&w->depth, d + 1, __ATOMIC_RELAXED);
+	/* the depth store before the status load: a detaching thread pairs
+	 * this compiler barrier with membarrier() (see grace_wait()) */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* acquire: pairs with the release that set the bit after the session
+	 * slot and rt->ids[] were filled in */
+	mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow &
+	       ((1u << TRAIL_MAX_SESSIONS) - 1);
+	rt = ev->rt;
+	if (TRAIL_LIKELY(mask && rt)) {
+		ts = now_cpu(&cpu);
+		do {
+			unsigned s = (unsigned)__builtin_ctz(mask);
+			struct psess *ps = &trail__sess[s];
+
+			write_one(ps, &w->ctx[s][d], w, d, rt->ids[s], payload, len, ts, cpu);
+			if (TRAIL_UNLIKELY(__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED)))
+				__atomic_fetch_and(ev->state, ~(1u << s), __ATOMIC_RELAXED);
+			mask &= mask - 1;
+		} while (mask);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->depth, d, __ATOMIC_RELAXED);
+	if (d == 0)
+		__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELAXED);
+}
+
+#endif /* TRAIL_LIB_RECORD_H */
