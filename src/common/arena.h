@@ -111,6 +111,7 @@ struct trail_arena_hdr {
 	uint64_t nostream_lost; /* events lost with no stream to count them:
 				 * stream table full, nesting too deep */
 	uint64_t noevent_lost;  /* enables refused: event table full */
+	uint64_t graph_unhooked; /* calls not hooked: shadow stack full */
 } __attribute__((aligned(TRAIL_CACHELINE)));
 
 /* Chunk state word. */

@@ -142,6 +142,8 @@ struct trail_sec_end {
 	uint32_t complete;      /* 1: recording ended normally */
 	uint32_t pad;
 	uint64_t procs_refused; /* processes that could not join: table full */
+	uint64_t graph_unhooked; /* function_graph calls not hooked: a thread's
+				  * shadow stack was full (16384 frames) */
 };
 
 #endif /* TRAIL_COMMON_TRACEFILE_H */

@@ -819,8 +819,11 @@ void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs
 		allow = graph_allow(g, gmask, roots);
 		if (!allow)
 			return;
-		if (g->depth >= GSTACK_FRAMES) {
+		if (g->depth >= GSTACK_FRAMES) { /* degrade: not hooked, counted */
 			g->full++;
+			for (uint32_t m = allow; m; m &= m - 1)
+				__atomic_fetch_add(&trail__sess[__builtin_ctz(m)].hdr->graph_unhooked,
+						   1, __ATOMIC_RELAXED);
 			return;
 		}
 		fr = &g->f[g->depth];

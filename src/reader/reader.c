@@ -64,7 +64,7 @@ struct trail_reader {
 	size_t size;
 	struct trail_file_hdr hdr;
 	int complete;
-	uint64_t nostream_lost;
+	uint64_t nostream_lost, graph_unhooked;
 
 	char *errs[MAX_ERRORS];
 	size_t nerrs;
@@ -453,6 +453,7 @@ static void scan(struct trail_reader *r)
 			memcpy(&e, p, s.len < sizeof(e) ? (size_t)s.len : sizeof(e));
 			r->complete = e.complete == 1;
 			r->nostream_lost = e.nostream_lost;
+			r->graph_unhooked = e.graph_unhooked;
 			break;
 		}
 		default:
@@ -1040,6 +1041,11 @@ int trail_reader_complete(const struct trail_reader *r)
 uint64_t trail_reader_nostream_lost(const struct trail_reader *r)
 {
 	return r->nostream_lost;
+}
+
+uint64_t trail_reader_graph_unhooked(const struct trail_reader *r)
+{
+	return r->graph_unhooked;
 }
 
 size_t trail_reader_errors(const struct trail_reader *r, const char *const **msgs)

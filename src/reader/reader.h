@@ -87,6 +87,8 @@ const struct trail_revent *trail_reader_event(const struct trail_reader *r,
 const char *trail_reader_info(const struct trail_reader *r, const char *key);
 int trail_reader_complete(const struct trail_reader *r);
 uint64_t trail_reader_nostream_lost(const struct trail_reader *r);
+/* function_graph calls left unhooked (shadow stack full), from END */
+uint64_t trail_reader_graph_unhooked(const struct trail_reader *r);
 /* Damage found so far (grows while records are read). */
 size_t trail_reader_errors(const struct trail_reader *r,
 			   const char *const **msgs);

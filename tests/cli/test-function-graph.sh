@@ -185,7 +185,19 @@ no_patchable_entries() {
 	has err.txt "go with -p function_graph"
 }
 
+shadow_stack_full_degrades() {
+	# 20001 nested calls, 16384 frames per thread: the deepest 3617 calls
+	# are not traced, the count says so, the program is unharmed
+	$TRAIL record -q -p function_graph $NOSAN -l deep -o g.dat -- "$P2" deep 20000 >out.txt
+	has out.txt 20000
+	$TRAIL report -i g.dat >got.txt
+	has got.txt "function_graph: 3617 calls deeper than a thread's shadow stack"
+	[ "$(grep -c 'deep() {' got.txt)" -eq 16383 ] || die "opens: $(grep -c 'deep() {' got.txt)"
+	[ "$(grep -c 'deep();' got.txt)" -eq 1 ] || die "leaf"
+}
+
 t golden_call_tree golden_call_tree
+t shadow_stack_full_degrades shadow_stack_full_degrades
 t max_depth max_depth
 t graph_roots graph_roots
 t time_threshold time_threshold

@@ -1269,6 +1269,7 @@ static void finish(struct session *S)
 	end.bad_chunks = S->bad_chunks;
 	end.complete = 1;
 	end.procs_refused = procs_refused(S);
+	end.graph_unhooked = __atomic_load_n(&S->hdr->graph_unhooked, __ATOMIC_RELAXED);
 	tfw_section(&S->out, TRAIL_SEC_END, &end, sizeof(end), NULL, 0);
 }
 

@@ -160,6 +160,10 @@ static void print_header(struct trail_reader *r, const char *path, size_t max_st
 	lost += nostream;
 	printf("# entries-in-buffer/entries-written: %llu/%llu   #P:%u\n",
 	       (unsigned long long)in, (unsigned long long)(in + lost), h->ncpus);
+	if (trail_reader_graph_unhooked(r))
+		printf("# function_graph: %llu calls deeper than a thread's shadow stack "
+		       "(16384 frames) were not traced\n",
+		       (unsigned long long)trail_reader_graph_unhooked(r));
 	if (nostream)
 		printf("# LOST %llu EVENTS with no stream (stream table full, or nested > 4 deep)\n",
 		       (unsigned long long)nostream);
