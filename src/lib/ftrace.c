@@ -149,6 +149,9 @@ static struct gconf {
 } gconf[TRAIL_MAX_SESSIONS];
 static uint32_t graph_sessions; /* bits: sessions with function_graph */
 static uint32_t thresh_sessions;
+static uint32_t retval_sessions;
+static uint32_t simple_sessions; /* function_graph without roots, depth
+				  * limit or threshold: nothing to decide */
 
 static struct hobj objs[MAX_OBJS];
 static unsigned nobjs;
@@ -566,6 +569,10 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 		__atomic_fetch_or(&graph_sessions, 1u << s, __ATOMIC_RELEASE);
 	if (gc.thresh)
 		__atomic_fetch_or(&thresh_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (gc.retval)
+		__atomic_fetch_or(&retval_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (gc.graph && !gc.has_roots && !gc.max_depth && !gc.thresh)
+		__atomic_fetch_or(&simple_sessions, 1u << s, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < nobjs; i++) {
 		struct hobj *o = &objs[i];
 		int hooked = 0;
@@ -670,6 +677,8 @@ void trail__ftrace_leave(unsigned s)
 		objs[i].published &= ~(1u << s);
 	__atomic_fetch_and(&graph_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&thresh_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&retval_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&simple_sessions, ~(1u << s), __ATOMIC_RELEASE);
 }
 
 /* --------------------------------------------------------------- handler */
@@ -725,9 +734,10 @@ static inline uint64_t ticks(void)
 /* sessions of mask that record at this depth and below a root if needed */
 static uint32_t graph_allow(const struct gstack *g, uint32_t mask, uint32_t roots)
 {
-	uint32_t allow = 0;
+	uint32_t simple = mask & __atomic_load_n(&simple_sessions, __ATOMIC_RELAXED);
+	uint32_t allow = simple;
 
-	for (uint32_t m = mask; m; m &= m - 1) {
+	for (uint32_t m = mask & ~simple; m; m &= m - 1) {
 		unsigned s = (unsigned)__builtin_ctz(m);
 		const struct gconf *c = &gconf[s];
 
@@ -747,11 +757,8 @@ static void exit_record(const struct gframe *fr, int returned, uint64_t retval, 
 	uint32_t plain = fr->mask & ~thresh_sessions, timed = fr->mask & thresh_sessions;
 
 	if (plain) {
-		uint32_t ret = 0;
+		uint32_t ret = returned ? plain & retval_sessions : 0;
 
-		for (uint32_t m = plain; m && returned; m &= m - 1)
-			if (gconf[__builtin_ctz(m)].retval)
-				ret |= m & -m;
 		if (plain & ~ret)
 			write_event(&ev_gexit, plain & ~ret, NULL, 0);
 		if (ret)
