@@ -105,11 +105,12 @@ static inline void write_one(struct psess *ps, struct wctx *c,
 			     const void *payload, uint32_t len, uint64_t ts,
 			     uint32_t cpu)
 {
+	uint32_t gen = __atomic_load_n(&ps->gen, __ATOMIC_RELAXED);
 	uint64_t delta;
 	uint8_t *p;
 
-	if (TRAIL_UNLIKELY(c->gen != ps->gen))
-		trail__ctx_reset(c, ps->gen);
+	if (TRAIL_UNLIKELY(c->gen != gen))
+		trail__ctx_reset(c, gen);
 	if (TRAIL_UNLIKELY(!c->data ||
 			   c->pos + len + TRAIL_REC_MAX_OVERHEAD > c->cap)) {
 		int r = trail__next_chunk(ps, c, w, depth, ts, len);
@@ -206,9 +207,11 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 		} while (mask);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&w->depth, d, __ATOMIC_RELAXED);
+	/* release (a plain store on x86): pairs with grace_wait()'s acquire
+	 * loads, so a detach that saw us leave sees our context writes */
+	__atomic_store_n(&w->depth, d, __ATOMIC_RELEASE);
 	if (d == 0)
-		__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
 }
 
 #endif /* TRAIL_LIB_RECORD_H */

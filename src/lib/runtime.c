@@ -165,7 +165,7 @@ static int grace_wait(void)
 				return 0;
 			continue;
 		}
-		e = __atomic_load_n(&w->epoch, __ATOMIC_RELAXED);
+		e = __atomic_load_n(&w->epoch, __ATOMIC_ACQUIRE);
 		for (long spins = 0;
 		     __atomic_load_n(&w->depth, __ATOMIC_ACQUIRE) &&
 		     __atomic_load_n(&w->epoch, __ATOMIC_ACQUIRE) == e;
@@ -388,8 +388,9 @@ static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 		munmap(base, (size_t)st.st_size);
 		return -EPROTO;
 	}
-	ps->gen++;
-	ps->state = PS_ACTIVE;
+	__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELAXED);
+	/* pairs with the acquire loads of exiting threads (writer_dtor) */
+	__atomic_store_n(&ps->state, PS_ACTIVE, __ATOMIC_RELEASE);
 	for (struct evrt *rt = events; rt; rt = rt->next)
 		matched += (uint32_t)enable_in((unsigned)s, rt);
 	r = trail__ftrace_join((unsigned)s, ps, uc);
@@ -426,8 +427,8 @@ static void sess_unmap(unsigned s)
 	munmap(ps->base, ps->map_size);
 	ps->base = NULL;
 	ps->hdr = NULL;
-	ps->gen++;
-	ps->state = PS_FREE;
+	__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ps->state, PS_FREE, __ATOMIC_RELEASE);
 }
 
 /* Returns 0 when detached, -EAGAIN when it must be retried. */
@@ -437,7 +438,7 @@ static int sess_detach(unsigned s)
 
 	if (ps->state == PS_ACTIVE) {
 		disable_in(s);
-		ps->state = PS_DETACHING;
+		__atomic_store_n(&ps->state, PS_DETACHING, __ATOMIC_RELEASE);
 		proc_state(ps, TRAIL_PS_DETACH_PENDING, 0);
 	}
 	if (!grace_wait())
@@ -625,12 +626,12 @@ static void writer_dtor(void *arg)
 		if (__atomic_load_n(&ps->state, __ATOMIC_ACQUIRE) != PS_ACTIVE)
 			continue;
 		for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++)
-			if (w->ctx[s][d].gen == ps->gen)
+			if (w->ctx[s][d].gen == __atomic_load_n(&ps->gen, __ATOMIC_RELAXED))
 				trail__ctx_close(ps, &w->ctx[s][d]);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&w->depth, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
 	trail__tls_w = NULL;
 	__atomic_store_n(&w->in_use, 0, __ATOMIC_RELEASE);
 }
@@ -696,7 +697,8 @@ static void fork_child(void)
 			sess_unmap(s);
 			continue;
 		}
-		ps->gen++; /* the inherited contexts are the parent's */
+		/* the inherited contexts are the parent's */
+		__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELAXED);
 		trail__ftrace_forked(s, ps);
 		proc_state(ps, TRAIL_PS_ACTIVE, 0);
 	}
