@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -26,6 +28,152 @@ uint32_t trail__clock_detect(void)
 	close(fd);
 	if (n >= 3 && !strncmp(buf, "tsc", 3) && (n == 3 || buf[3] == '\n'))
 		return TRAIL_CLOCK_TSC;
+#endif
+	return TRAIL_CLOCK_MONO;
+}
+
+#if defined(__x86_64__)
+/* The CPU's own word: the TSC ticks at a constant rate and does not stop in
+ * deep idle states (invariant TSC). */
+static int tsc_invariant(void)
+{
+	char buf[8192], *flags, *eol;
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	flags = strstr(buf, "\nflags");
+	if (!flags)
+		return 0;
+	eol = strchr(flags + 1, '\n');
+	if (eol)
+		*eol = '\0';
+	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
+}
+
+/*
+ * Are the TSCs of all our CPUs in step? Two threads, one on the first
+ * allowed CPU and one on each other in turn, hand a token back and forth;
+ * each reads its TSC after seeing the other's reading, which happened
+ * before: a reading below it is a TSC behind the other's. 20000 hand-overs
+ * per pair, at most ~100 ms per pair on a busy machine.
+ */
+struct tsc_pair {
+	int cpu[2];
+	volatile uint64_t last;
+	volatile int turn;
+	volatile int stop;
+	long rounds, backwards;
+};
+
+static void *tsc_side(void *arg)
+{
+	struct tsc_pair *p = ((void **)arg)[0];
+	int me = (int)(intptr_t)((void **)arg)[1];
+	cpu_set_t set;
+	uint64_t t0 = trail__mono_ns();
+
+	CPU_ZERO(&set);
+	CPU_SET(p->cpu[me], &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set)) {
+		p->stop = 1;
+		return NULL;
+	}
+	for (long i = 0; i < 20000 && !p->stop; i++) {
+		uint64_t seen, t;
+
+		while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != me) {
+			if (p->stop)
+				return NULL;
+			if (trail__mono_ns() - t0 > 100000000ull) {
+				p->stop = 1;
+				return NULL;
+			}
+		}
+		seen = p->last;
+		__asm__ __volatile__("lfence" ::: "memory");
+		t = trail__rdtsc();
+		if (t < seen)
+			p->backwards++;
+		p->last = trail__rdtsc();
+		if (me == 0)
+			p->rounds++;
+		__atomic_store_n(&p->turn, !me, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static int tsc_synced(void)
+{
+	cpu_set_t set;
+	int first = -1, ok = 1;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE && ok; c++) {
+		struct tsc_pair p = {{first, c}, 0, 0, 0, 0, 0};
+		void *a0[2] = {&p, (void *)(intptr_t)0}, *a1[2] = {&p, (void *)(intptr_t)1};
+		pthread_t t0, t1;
+
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (first < 0) {
+			first = c;
+			continue;
+		}
+		p.last = trail__rdtsc();
+		if (pthread_create(&t0, NULL, tsc_side, a0))
+			return 0;
+		if (pthread_create(&t1, NULL, tsc_side, a1)) {
+			p.stop = 1;
+			pthread_join(t0, NULL);
+			return 0;
+		}
+		pthread_join(t0, NULL);
+		pthread_join(t1, NULL);
+		/* too few hand-overs to tell (a starved CPU) counts as out of step */
+		ok = !p.backwards && p.rounds >= 1000;
+	}
+	return ok;
+}
+#endif
+
+uint32_t trail__clock_choose(const char *want, const char **why)
+{
+	*why = "";
+	if (want && !strcmp(want, "mono")) {
+		*why = "asked for";
+		return TRAIL_CLOCK_MONO;
+	}
+#if defined(__x86_64__)
+	if (want && strcmp(want, "auto") && !tsc_invariant()) {
+		*why = "this CPU's TSC is not invariant (no constant_tsc/nonstop_tsc)";
+		return TRAIL_CLOCK_NONE;
+	}
+	if (want && strcmp(want, "auto")) {
+		*why = "asked for";
+		return TRAIL_CLOCK_TSC;
+	}
+	if (trail__clock_detect() == TRAIL_CLOCK_TSC) {
+		*why = "the kernel's clocksource";
+		return TRAIL_CLOCK_TSC;
+	}
+	if (tsc_invariant() && tsc_synced()) {
+		*why = "invariant and in step on every CPU";
+		return TRAIL_CLOCK_TSC;
+	}
+	*why = "the TSC is not invariant or not in step across CPUs";
+#else
+	if (want && strcmp(want, "auto")) {
+		*why = "no TSC on this architecture";
+		return TRAIL_CLOCK_NONE;
+	}
 #endif
 	return TRAIL_CLOCK_MONO;
 }

@@ -2,9 +2,10 @@
 /*
  * clock.h - the timestamp source of the record path and its conversion.
  *
- * Writers stamp records with raw ticks: the TSC on x86_64 when the kernel
- * itself uses it as clocksource (then it is invariant and synchronized across
- * CPUs), else CLOCK_MONOTONIC nanoseconds. The recorder stores in the trace
+ * Writers stamp records with raw ticks: the TSC on x86_64 when it is
+ * invariant and synchronized across CPUs (trail__clock_choose), else
+ * CLOCK_MONOTONIC nanoseconds; the recorder chooses, and the arena header
+ * tells the processes. The recorder stores in the trace
  * file the kernel's TSC calibration (perf_event_mmap_page time_mult /
  * time_shift) and pairs (ticks, CLOCK_MONOTONIC ns) sampled during the
  * recording; the reader maps ticks to CLOCK_MONOTONIC by piecewise-linear
@@ -39,6 +40,18 @@ static inline uint64_t trail__rdtsc(void)
 /* TRAIL_CLOCK_TSC if this machine's TSC is usable as a trace clock, else
  * TRAIL_CLOCK_MONO. Reads sysfs: call outside the record path. */
 uint32_t trail__clock_detect(void);
+
+/*
+ * The recorder's choice, which every process of its session follows:
+ * want is "tsc" (x86-tsc), "mono" or NULL/"auto". Auto takes the TSC when
+ * the kernel uses it as clocksource, or when the CPU says it is invariant
+ * and a hand-over test between every pair of CPUs finds them in step (a
+ * virtual machine whose kernel keeps a paravirtual clocksource); else
+ * CLOCK_MONOTONIC. TRAIL_CLOCK_NONE: the asked clock cannot be had; *why
+ * says why (or how auto decided). Takes up to ~100 ms per CPU.
+ */
+#define TRAIL_CLOCK_NONE 0u
+uint32_t trail__clock_choose(const char *want, const char **why);
 
 /* Ticks now in the given clock. */
 static inline uint64_t trail__clock_now(uint32_t clock)

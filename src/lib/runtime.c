@@ -384,6 +384,20 @@ static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 		return r;
 	}
 	if (ps->hdr->clock != trail__clock) {
+		/* the recorder chose the clock: follow it, unless another
+		 * session records with the one we have */
+		int others = 0;
+
+		for (unsigned k = 0; k < TRAIL_MAX_SESSIONS; k++)
+			others |= k != (unsigned)s && trail__sess[k].state != PS_FREE;
+		if (!others && (ps->hdr->clock == TRAIL_CLOCK_TSC ||
+				ps->hdr->clock == TRAIL_CLOCK_MONO)) {
+			trail__clock = ps->hdr->clock;
+			if (trail__cpu_mode != CPU_RSEQ)
+				trail__cpu_mode = trail__clock == TRAIL_CLOCK_TSC ? CPU_TSCP : CPU_GETCPU;
+		}
+	}
+	if (ps->hdr->clock != trail__clock) {
 		proc_state(ps, TRAIL_PS_FAILED, -EPROTO);
 		munmap(base, (size_t)st.st_size);
 		return -EPROTO;

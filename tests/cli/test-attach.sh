@@ -36,6 +36,21 @@ attach_then_detach() {
 	kill $lp; wait $lp 2>/dev/null || true
 }
 
+attach_follows_each_recorders_clock() {
+	# the clock is the recorder's choice: a process that recorded for a
+	# CLOCK_MONOTONIC session follows the next one's TSC, and back
+	start_loop
+	record_for 0.5 m.dat -C mono -e app:start -P $lp
+	record_for 0.5 a.dat -e app:start -P $lp
+	record_for 0.5 m2.dat -C mono -e app:start -P $lp
+	kill $lp; wait $lp 2>/dev/null || true
+	for f in m.dat a.dat m2.dat; do
+		[ "$($TRAIL report -q -i $f | grep -c app:start)" -gt 3 ] || die "$f: few events"
+	done
+	$TRAIL report -i m2.dat | grep -q '# clock: CLOCK_MONOTONIC,' || die "m2.dat not mono"
+}
+t attach_follows_each_recorders_clock attach_follows_each_recorders_clock
+
 attach_to_preloaded_process() {
 	env LD_PRELOAD=$LIBTRAIL "$EXAMPLE" --loop >/dev/null &
 	lp=$!

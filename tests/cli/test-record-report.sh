@@ -110,6 +110,30 @@ t golden_selected_events golden_selected_events
 t ns_timestamps ns_timestamps
 t timestamps_sorted_monotonic timestamps_sorted_monotonic
 t timestamps_are_monotonic_clock timestamps_are_monotonic_clock
+
+clock_choice() {
+	# -C mono: CLOCK_MONOTONIC stamps, said so in the header, and they lie
+	# in the recording's span like the TSC's converted ones
+	before=$(awk '{print $1}' /proc/uptime)
+	$TRAIL record -q -C mono -e app:start -o mono.dat -- "$EXAMPLE" 1 1
+	after=$(awk '{print $1}' /proc/uptime)
+	$TRAIL report -i mono.dat >out.txt
+	has out.txt "# clock: CLOCK_MONOTONIC,"
+	ts=$($TRAIL report -q -i mono.dat | sed -E 's/.*\] +([0-9.]+):.*/\1/')
+	awk -v b="$before" -v a="$after" -v t="$ts" 'BEGIN { exit !(t >= b - 1 && t <= a + 1) }' ||
+		die "timestamp $ts not within [$before, $after]"
+	expect_rc 2 $TRAIL record -C sundial -e app:start -- "$EXAMPLE" 2>err.txt
+	has err.txt "unknown clock 'sundial' (available: auto x86-tsc mono)"
+	if grep -q ' constant_tsc' /proc/cpuinfo && grep -q ' nonstop_tsc' /proc/cpuinfo; then
+		$TRAIL record -q -C x86-tsc -e app:start -o tsc.dat -- "$EXAMPLE" 1 1
+		$TRAIL report -i tsc.dat >out.txt
+		has out.txt "# clock: tsc (shown as CLOCK_MONOTONIC)"
+	else
+		expect_rc 1 $TRAIL record -q -C x86-tsc -e app:start -o tsc.dat -- "$EXAMPLE" 1 1 2>err.txt
+		has err.txt "TSC is not invariant"
+	fi
+}
+t clock_choice clock_choice
 t follows_fork_and_exec follows_fork_and_exec
 t dlopen_dlclose dlopen_dlclose
 t cxx_program cxx_program

@@ -92,6 +92,7 @@ struct session {
 	uint8_t *stream_seen;
 	struct proc_track *pt;
 	uint32_t clock, mult, shift;
+	const char *clock_want; /* -C */
 	struct trail_clock_sync syncs[MAX_SYNCS];
 	uint32_t nsyncs, syncs_written;
 
@@ -141,6 +142,9 @@ static const char record_help[] =
 	"                         those that start while recording (until Ctrl-C)\n"
 	"  -b, --buffer-size KB   shared buffer size in KiB, or with K/M/G (default 32M)\n"
 	"      --chunk-size SIZE  per-thread chunk size (default 64K)\n"
+	"  -C, --clock CLOCK      timestamps: auto (default: the TSC when it is\n"
+	"                         invariant and in step on every CPU, else mono),\n"
+	"                         x86-tsc, or mono (CLOCK_MONOTONIC)\n"
 	"      --overwrite        flight recorder: keep the newest events, overwrite\n"
 	"                         the oldest, write the file at the end\n"
 	"      --allow-unknown    accept event names the binary does not declare\n"
@@ -370,7 +374,6 @@ static int arena_create(struct session *S)
 	int r;
 	char tracer[512] = "";
 
-	S->clock = trail__clock_detect();
 	trail__clock_calibrate(S->clock, &S->mult, &S->shift, 20);
 	if (S->tracer) {
 		int graph = !strcmp(S->tracer, "function_graph");
@@ -1293,7 +1296,8 @@ int cmd_record(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"pid", required_argument, NULL, 'P'},
 		{"buffer-size", required_argument, NULL, 'b'},
-		{"chunk-size", required_argument, NULL, 'C'},
+		{"chunk-size", required_argument, NULL, 'K'},
+		{"clock", required_argument, NULL, 'C'},
 		{"overwrite", no_argument, NULL, 'O'},
 		{"allow-unknown", no_argument, NULL, 'U'},
 		{"all", no_argument, NULL, 'a'},
@@ -1330,7 +1334,7 @@ int cmd_record(int argc, char **argv)
 	S->funcs = calloc((size_t)argc, sizeof(char *));
 	if (!S->funcs)
 		return 1;
-	while ((c = getopt_long(argc, argv, "+e:o:P:b:ap:l:n:g:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:o:P:b:C:ap:l:n:g:qh", opts, NULL)) != -1) {
 		uint64_t v;
 		char *end;
 		long pid;
@@ -1362,6 +1366,12 @@ int cmd_record(int argc, char **argv)
 			S->buffer_bytes = v;
 			break;
 		case 'C':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "mono") &&
+			    strcmp(optarg, "tsc") && strcmp(optarg, "x86-tsc"))
+				return usage_err("unknown clock '%s' (available: auto x86-tsc mono)", optarg);
+			S->clock_want = optarg;
+			break;
+		case 'K':
 			if (tool_parse_kb(optarg, &v) || v < TRAIL_CHUNK_MIN ||
 			    v > TRAIL_CHUNK_MAX || (v & (v - 1)))
 				return usage_err("--chunk-size needs a power of two between 4K and 16M, not '%s'",
@@ -1419,7 +1429,7 @@ int cmd_record(int argc, char **argv)
 			fputs(record_help, stdout);
 			return 0;
 		default:
-			if (optopt && strchr("eoPb", optopt))
+			if (optopt && strchr("eoPbCplng", optopt))
 				return usage_err("option -%s needs a value", (char[]){(char)optopt, 0});
 			return usage_err("unknown option '%s'", argv[optind - 1]);
 		}
@@ -1480,6 +1490,15 @@ int cmd_record(int argc, char **argv)
 		for (int i = 0; i < S->npids; i++)
 			if (check_pid(S, S->pids[i], &sigs[i]))
 				return 1;
+	}
+	{
+		const char *why;
+
+		S->clock = trail__clock_choose(S->clock_want, &why);
+		if (S->clock == TRAIL_CLOCK_NONE) {
+			tool_err("-C %s: %s", S->clock_want, why);
+			return 1;
+		}
 	}
 	if (tfw_open(&S->out, S->output)) {
 		tool_err("cannot write %s: %s", S->output, strerror(-S->out.err));
