@@ -125,6 +125,17 @@ int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n);
  */
 int trail_arch_poke_stepped(const struct trail_arch_poke *p, size_t n, int (*step)(void));
 
+/*
+ * A breakpoint on a function that only returns (the dynamic loader's
+ * _dl_debug_state, called at every change of the list of loaded objects):
+ * each call to fn runs cb(uc) in the calling thread, from the SIGTRAP
+ * handler, then returns to fn's caller. Returns 0, -ENOTSUP if fn is not
+ * a bare return (then nothing is written), or -errno. One watch at a time;
+ * trail_arch_unwatch() puts the byte back.
+ */
+int trail_arch_watch(uintptr_t fn, void (*cb)(void *uc));
+void trail_arch_unwatch(void);
+
 /* Implemented by the caller: is addr a site it has patched or poked? The
  * SIGTRAP handler asks; other traps go to the program's own handler. */
 int trail__arch_site_known(uintptr_t addr);

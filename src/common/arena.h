@@ -56,7 +56,7 @@
 #include <stdint.h>
 
 #define TRAIL_ARENA_MAGIC 0x414e455241525254ull /* "TRRARENA" */
-#define TRAIL_ARENA_VERSION 1u
+#define TRAIL_ARENA_VERSION 2u
 
 #define TRAIL_ARENA_OVERWRITE 0x1u /* flags: flight-recorder mode */
 
@@ -209,13 +209,15 @@ struct trail_proc {
 /* Module slot: an object of process pid whose functions are hooked, so the
  * recorder can turn addresses into names (it reads the file's symbols). */
 #define TRAIL_MS_READY 1u
+#define TRAIL_MS_GONE 2u /* unloaded (dlclose) at `gone` */
 struct trail_mod {
 	uint32_t state;
 	uint32_t pid;
 	uint64_t base; /* load bias: file address = run-time address - base */
-	uint64_t lo, hi; /* hooked range */
+	uint64_t lo, hi; /* its executable segments, run-time addresses */
 	uint64_t dev, ino;
-	char path[464];
+	uint64_t gone; /* writer clock ticks, with TRAIL_MS_GONE */
+	char path[456];
 };
 
 /* Event table entry: evidx[id] is the offset in evdata of this, or 0. */

@@ -58,6 +58,7 @@ enum trail_sec_type {
 	TRAIL_SEC_END = 7,    /* struct trail_sec_end */
 	TRAIL_SEC_MODULE = 8, /* struct trail_sec_module + path */
 	TRAIL_SEC_SYMBOLS = 9, /* struct trail_sec_symbols + syms + names */
+	TRAIL_SEC_MODGONE = 10, /* struct trail_sec_modgone */
 };
 
 #define TRAIL_SEC_MAX_LEN (1ull << 28) /* sanity bound for any section */
@@ -107,8 +108,18 @@ struct trail_sec_module {
 	uint32_t pid;
 	uint32_t symbols;
 	uint64_t base;
-	uint64_t lo, hi; /* the hooked range, run-time addresses */
+	uint64_t lo, hi; /* its executable segments, run-time addresses */
 	/* path, NUL-terminated */
+};
+
+/* The module last announced with these pid, base, lo and hi was unloaded
+ * at `gone` (raw clock ticks): later events at its addresses are another
+ * object's. */
+struct trail_sec_modgone {
+	uint32_t pid;
+	uint32_t pad;
+	uint64_t base, lo, hi;
+	uint64_t gone;
 };
 
 /* Function symbols of one object file, sorted by address. */

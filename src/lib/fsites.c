@@ -255,6 +255,12 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 	}
 	addrs = tmp.p;
 	memcpy(addrs, (const void *)(base + sites_addr), tmp.len);
+	/* an object seen while dlopen maps it (the loader's debug hook runs
+	 * before relocation) still holds link-time addresses there */
+	for (size_t i = 0; base && i < naddrs; i++)
+		if (!in_segment(info, addrs[i], TRAIL_ARCH_SITE_SIZE, PF_X | PF_R) &&
+		    in_segment(info, addrs[i] + base, TRAIL_ARCH_SITE_SIZE, PF_X | PF_R))
+			addrs[i] += base;
 	sort_addrs(addrs, naddrs);
 
 	/* function symbols, sorted */

@@ -7,7 +7,8 @@
  * dl_iterate_phdr reports it) the reader opens its file, finds the
  * section __patchable_function_entries through the section headers (they
  * are not mapped), and takes the site addresses from memory, where the
- * dynamic loader has already relocated them. Each site gets the name of
+ * dynamic loader has relocated them (or is about to, for an object seen
+ * in the middle of dlopen: link-time addresses are moved by the bias). Each site gets the name of
  * the function symbol (from .symtab, else .dynsym) that contains it, and is
  * kept only if it lies in an executable segment of the object and its
  * bytes are still an unpatched site.

@@ -12,10 +12,10 @@
  * hash table (address -> sessions that want it) and records
  * ftrace:function {ip, parent_ip} into exactly those sessions.
  *
- * Patching code other threads may run is only done when this process has a
- * single thread (at start-up, the TRAIL_SESSION join); a running
- * multi-threaded process is refused for now (-EBUSY) rather than patched
- * unsafely. Unpatching restores the original bytes.
+ * Code other threads may run is patched breakpoint-first, every thread
+ * stepped out of the nops (see "live patching" below); objects loaded and
+ * unloaded later are followed through the loader's debug hook ("objects
+ * coming and going"). Unpatching restores the original bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -127,16 +127,30 @@ struct hsite {
 	uint32_t root;    /* sessions for which it is a -g graph root */
 	uint8_t orig[TRAIL_ARCH_SITE_SIZE];
 	uint8_t patched;
+	uint8_t dead;     /* its object was unloaded (a tombstone) */
+};
+
+/* Open addressing, a power of two. Lock-free readers (the hooks, the trap
+ * and step handlers) load the pointer; a grown table is published whole
+ * and the old one stays mapped (a reader may still be probing it). */
+struct htable {
+	size_t cap;
+	size_t used; /* slots with an address, tombstones included */
+	struct hsite slot[];
 };
 
 struct hobj {
-	struct fobj fo;
+	struct fobj fo;   /* nsites 0: an object without sites, known */
 	char path[464];
+	char dlname[64];  /* what dl_iterate_phdr called it (truncated) */
 	uint64_t dev, ino;
+	uintptr_t xlo, xhi; /* its executable segments: where its code is */
 	uint8_t *stubs;   /* page of stubs next to the object, or NULL */
 	size_t stubs_len;
 	uintptr_t target; /* what its sites call: a stub or the trampoline */
 	uint32_t published; /* sessions whose module table has it */
+	uint32_t modslot[TRAIL_MAX_SESSIONS]; /* its slot there */
+	uint32_t seen;    /* rescan: still loaded */
 };
 
 /* per session slot: what its tracer does */
@@ -152,42 +166,91 @@ static uint32_t thresh_sessions;
 static uint32_t retval_sessions;
 static uint32_t simple_sessions; /* function_graph without roots, depth
 				  * limit or threshold: nothing to decide */
+static uint32_t tracer_sessions; /* sessions with a tracer at all */
 
 static struct hobj objs[MAX_OBJS];
 static unsigned nobjs;
 static int discovered;
-static struct hsite *htab; /* open addressing, power of two */
-static size_t hcap;
+static struct htable *htab;
 
-static size_t hslot(uintptr_t a)
+static size_t hslot(uintptr_t a, size_t cap)
 {
-	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 17) & (hcap - 1);
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
 }
 
 static struct hsite *hfind(uintptr_t a)
 {
-	if (!hcap)
+	struct htable *t = __atomic_load_n(&htab, __ATOMIC_ACQUIRE);
+
+	if (!t)
 		return NULL;
-	for (size_t i = hslot(a), n = 0; n < hcap; i = (i + 1) & (hcap - 1), n++) {
-		if (htab[i].addr == a)
-			return &htab[i];
-		if (!htab[i].addr)
+	for (size_t i = hslot(a, t->cap), n = 0; n < t->cap; i = (i + 1) & (t->cap - 1), n++) {
+		if (t->slot[i].addr == a)
+			return &t->slot[i];
+		if (!t->slot[i].addr)
 			return NULL;
 	}
 	return NULL;
 }
 
+/* Under the control lock, with room reserved (hreserve). */
 static struct hsite *hinsert(uintptr_t a)
 {
-	for (size_t i = hslot(a), n = 0; n < hcap; i = (i + 1) & (hcap - 1), n++) {
-		if (htab[i].addr == a)
-			return &htab[i];
-		if (!htab[i].addr) {
-			htab[i].addr = a;
-			return &htab[i];
+	struct htable *t = htab;
+
+	for (size_t i = hslot(a, t->cap), n = 0; n < t->cap; i = (i + 1) & (t->cap - 1), n++) {
+		struct hsite *h = &t->slot[i];
+
+		if (h->addr == a) {
+			if (h->dead) { /* a new object where an old one was */
+				h->mask = h->root = 0;
+				h->patched = 0;
+				__atomic_store_n(&h->dead, 0, __ATOMIC_RELEASE);
+			}
+			return h;
+		}
+		if (!h->addr) {
+			h->addr = a;
+			t->used++;
+			return h;
 		}
 	}
 	return NULL;
+}
+
+/* Room for `more` sites: a table at most half full, grown by copying the
+ * live entries (tombstones are dropped then). Under the control lock. */
+static int hreserve(size_t more)
+{
+	struct htable *t = htab, *nt;
+	size_t cap = 64, live = 0;
+
+	if (t && (t->used + more) * 2 <= t->cap)
+		return 0;
+	for (size_t i = 0; t && i < t->cap; i++)
+		live += t->slot[i].addr && !t->slot[i].dead;
+	while (cap < (live + more) * 2)
+		cap *= 2;
+	nt = mmap(NULL, sizeof(*nt) + cap * sizeof(nt->slot[0]), PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (nt == MAP_FAILED)
+		return -ENOMEM;
+	nt->cap = cap;
+	for (size_t i = 0; t && i < t->cap; i++) {
+		const struct hsite *h = &t->slot[i];
+
+		if (h->addr && !h->dead) {
+			size_t k = hslot(h->addr, cap);
+
+			while (nt->slot[k].addr)
+				k = (k + 1) & (cap - 1);
+			nt->slot[k] = *h;
+			nt->used++;
+		}
+	}
+	/* pairs with hfind's acquire: the entries are there before the table */
+	__atomic_store_n(&htab, nt, __ATOMIC_RELEASE);
+	return 0;
 }
 
 static int is_self(const struct dl_phdr_info *info)
@@ -205,6 +268,16 @@ static int is_self(const struct dl_phdr_info *info)
 	return 0;
 }
 
+/* The object dl_iterate_phdr reports, if we know it (same bias, same name). */
+static struct hobj *obj_known(const struct dl_phdr_info *info)
+{
+	for (unsigned i = 0; i < nobjs; i++)
+		if (objs[i].fo.base == info->dlpi_addr &&
+		    !strncmp(objs[i].dlname, info->dlpi_name, sizeof(objs[i].dlname) - 1))
+			return &objs[i];
+	return NULL;
+}
+
 static int discover_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct hobj *o;
@@ -214,6 +287,10 @@ static int discover_one(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	(void)arg;
 
+	if ((o = obj_known(info)) != NULL) {
+		o->seen = 1;
+		return 0;
+	}
 	if (nobjs == MAX_OBJS || is_self(info) || !strncmp(path, "linux-vdso", 10) ||
 	    !strncmp(path, "linux-gate", 10))
 		return 0;
@@ -226,15 +303,31 @@ static int discover_one(struct dl_phdr_info *info, size_t size, void *arg)
 		path = exe;
 	}
 	o = &objs[nobjs];
+	memset(o, 0, sizeof(*o));
 	if (trail__fobj_load(&o->fo, path, info->dlpi_addr, info) || !o->fo.nsites) {
+		/* known, with nothing to hook: not opened again at each rescan */
 		trail__fobj_free(&o->fo);
-		return 0;
+		memset(&o->fo, 0, sizeof(o->fo));
+	}
+	o->fo.base = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (!o->xlo || lo < o->xlo)
+			o->xlo = lo;
+		if (lo + ph->p_memsz > o->xhi)
+			o->xhi = lo + ph->p_memsz;
 	}
 	if (stat(path, &st) == 0) {
 		o->dev = st.st_dev;
 		o->ino = st.st_ino;
 	}
 	memcpy(o->path, path, strnlen(path, sizeof(o->path) - 1));
+	memcpy(o->dlname, info->dlpi_name, strnlen(info->dlpi_name, sizeof(o->dlname) - 1));
+	o->seen = 1;
 	nobjs++;
 	return 0;
 }
@@ -242,22 +335,15 @@ static int discover_one(struct dl_phdr_info *info, size_t size, void *arg)
 /* Find every object's sites once; size the hash table for all of them. */
 static int discover(void)
 {
-	size_t total = 0, cap = 64;
+	size_t total = 0;
 
 	if (discovered)
 		return 0;
 	dl_iterate_phdr(discover_one, NULL);
 	for (unsigned i = 0; i < nobjs; i++)
 		total += objs[i].fo.nsites;
-	while (cap < total * 2)
-		cap *= 2;
-	htab = mmap(NULL, cap * sizeof(*htab), PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (htab == MAP_FAILED) {
-		htab = NULL;
+	if (hreserve(total))
 		return -ENOMEM;
-	}
-	hcap = cap;
 	discovered = 1;
 	return 0;
 }
@@ -342,8 +428,8 @@ static void publish_module(struct psess *ps, unsigned s, struct hobj *o)
 		return;
 	mods[i].pid = (uint32_t)trail__pid;
 	mods[i].base = o->fo.base;
-	mods[i].lo = o->fo.lo;
-	mods[i].hi = o->fo.hi;
+	mods[i].lo = o->xlo;
+	mods[i].hi = o->xhi;
 	mods[i].dev = o->dev;
 	mods[i].ino = o->ino;
 	memcpy(mods[i].path, o->path, sizeof(mods[i].path));
@@ -351,6 +437,7 @@ static void publish_module(struct psess *ps, unsigned s, struct hobj *o)
 	/* pairs with the recorder's acquire load */
 	__atomic_store_n(&mods[i].state, TRAIL_MS_READY, __ATOMIC_RELEASE);
 	o->published |= 1u << s;
+	o->modslot[s] = i;
 }
 
 static int patch(struct hsite *h, uintptr_t target)
@@ -512,11 +599,6 @@ static int patch_live(struct hsite **hs, size_t n, uintptr_t *addrs, const uintp
 	return r;
 }
 
-/*
- * Session slot s joined with this spec: hook what it selects. Called under
- * the control lock. Returns the number of functions hooked for it, or
- * -errno (then nothing changed for this session).
- */
 /* The thread a control signal interrupted may have been inside a site
  * just patched: move it past (the nops it skips did nothing). */
 static void step_self(void *ucv)
@@ -527,24 +609,215 @@ static void step_self(void *ucv)
 	for (uintptr_t k = 1; k < TRAIL_ARCH_SITE_SIZE; k++) {
 		const struct hsite *h = hfind(ip - k);
 
-		if (h && h->patched) {
+		if (h && h->patched && !h->dead) {
 			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ip - k + TRAIL_ARCH_SITE_SIZE);
 			return;
 		}
 	}
 }
 
+/* Sites waiting to be patched while other threads run, 64 at a time. */
+struct batch {
+	struct hsite *h[64];
+	uintptr_t target[64], addrs[64];
+	size_t n;
+};
+
+static int batch_flush(struct batch *b)
+{
+	int r = b->n ? patch_live(b->h, b->n, b->addrs, b->target) : 0;
+
+	b->n = 0;
+	return r;
+}
+
+/*
+ * Hook in object o what session s selects (under the control lock, room
+ * reserved in the table). live: other threads may run o's code, so sites
+ * go through b; else they are written directly. Returns the number of
+ * functions hooked, or -EBUSY when a live batch failed.
+ */
+static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
+{
+	int any_l = 0, any_g = 0, n = 0;
+
+	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
+	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
+	for (uint32_t k = 0; k < o->fo.nsites; k++) {
+		const struct fsite *f = &o->fo.sites[k];
+		struct sel root = {trail__fsite_name(&o->fo, f), 0};
+		struct hsite *h;
+		uintptr_t target;
+
+		if (any_g)
+			trail__spec_opts(ps->spec, "g", glob_hit, &root);
+		/* a graph root is traced even when -l leaves it out */
+		if (!root.hit && !selected(ps->spec, root.name, any_l))
+			continue;
+		h = hinsert(f->addr);
+		target = target_for(o);
+		if (!h || !target)
+			continue;
+		if (!h->patched) {
+			if (!live) {
+				if (patch(h, target))
+					continue;
+			} else {
+				/* the masks set first are harmless until then */
+				b->h[b->n] = h;
+				b->target[b->n++] = target;
+				if (b->n == 64 && batch_flush(b))
+					return -EBUSY;
+			}
+		}
+		if (root.hit)
+			__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);
+		__atomic_fetch_or(&h->mask, 1u << s, __ATOMIC_RELEASE);
+		n++;
+	}
+	if (n)
+		publish_module(ps, s, o);
+	return n;
+}
+
+/* ------------------------------------------------ objects coming and going
+ *
+ * The dynamic loader calls _dl_debug_state() (r_debug.r_brk) at every
+ * change of its list of objects, as debuggers know: RT_ADD or RT_DELETE
+ * before, RT_CONSISTENT after. A breakpoint there (trail_arch_watch) runs
+ * linkmap_changed() in the thread doing dlopen/dlclose, with the loader's
+ * lock held. After an add, the new objects are mapped but neither
+ * relocated nor initialized: no thread can run their code yet, so their
+ * sites are written directly. After a delete, the objects are unmapped:
+ * their sites become tombstones. The breakpoint stays while a session has
+ * a tracer.
+ */
+static int find_debug(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	/* the first object is the executable: its DT_DEBUG points at the
+	 * loader's own r_debug (_r_debug may be a stale copy-relocated one) */
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
+			const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr +
+								 info->dlpi_phdr[i].p_vaddr);
+
+			for (; d->d_tag != DT_NULL; d++)
+				if (d->d_tag == DT_DEBUG)
+					*(struct r_debug **)arg = (struct r_debug *)d->d_un.d_ptr;
+		}
+	return 1;
+}
+
+static struct r_debug *loader_debug;
+static int watching;
+
+/*
+ * Under the control lock: bring objs[] up to date with the loaded objects.
+ * The gone ones leave tombstones for their sites and free their stubs; the
+ * new ones are appended, with room in the table for their sites, and when
+ * hook_new is set hooked for every session with a tracer.
+ */
+static int sync_objects(int hook_new)
+{
+	unsigned before = nobjs, keep = 0;
+	uint32_t tracers = __atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED);
+	size_t more = 0;
+	int r = 0;
+
+	for (unsigned i = 0; i < nobjs; i++)
+		objs[i].seen = 0;
+	dl_iterate_phdr(discover_one, NULL);
+	for (unsigned i = 0; i < before; i++) {
+		struct hobj *o = &objs[i];
+
+		if (o->seen)
+			continue;
+		for (uint32_t k = 0; k < o->fo.nsites; k++) {
+			struct hsite *h = hfind(o->fo.sites[k].addr);
+
+			if (h && !h->dead) {
+				__atomic_store_n(&h->mask, 0, __ATOMIC_RELEASE);
+				h->root = 0;
+				h->patched = 0;
+				__atomic_store_n(&h->dead, 1, __ATOMIC_RELEASE);
+			}
+		}
+		if (o->stubs)
+			munmap(o->stubs, o->stubs_len);
+		trail__fobj_free(&o->fo);
+		/* tell the recorders: events after now at these addresses
+		 * are another object's */
+		for (uint32_t m = o->published; m; m &= m - 1) {
+			unsigned s = (unsigned)__builtin_ctz(m);
+			struct psess *ps = &trail__sess[s];
+			struct trail_mod *mods = (struct trail_mod *)(ps->base + ps->g.mods_off);
+
+			if (__atomic_load_n(&ps->state, __ATOMIC_ACQUIRE) != PS_ACTIVE ||
+			    o->modslot[s] >= ps->g.max_mods)
+				continue;
+			mods[o->modslot[s]].gone = trail__clock_now(trail__clock);
+			__atomic_store_n(&mods[o->modslot[s]].state, TRAIL_MS_GONE, __ATOMIC_RELEASE);
+		}
+	}
+	for (unsigned i = before; i < nobjs; i++)
+		more += objs[i].fo.nsites;
+	if (more && hreserve(more))
+		r = -ENOMEM;
+	for (unsigned i = before; !r && hook_new && i < nobjs; i++)
+		for (uint32_t m = tracers; m; m &= m - 1) {
+			unsigned s = (unsigned)__builtin_ctz(m);
+
+			if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE)
+				hook_obj(s, &trail__sess[s], &objs[i], 0, NULL);
+		}
+	for (unsigned i = 0; i < nobjs; i++) /* the slots of the gone ones */
+		if (objs[i].seen) {
+			if (keep != i)
+				objs[keep] = objs[i];
+			keep++;
+		}
+	nobjs = keep;
+	return r;
+}
+
+static void rescan(void)
+{
+	if (discovered && __atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED))
+		sync_objects(1);
+}
+
+static void linkmap_changed(void *uc)
+{
+	(void)uc;
+	if (loader_debug &&
+	    __atomic_load_n(&loader_debug->r_state, __ATOMIC_RELAXED) == RT_CONSISTENT &&
+	    __atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED))
+		trail__ctl_locked(rescan);
+}
+
+static void watch_start(void)
+{
+	if (watching)
+		return;
+	if (!loader_debug)
+		dl_iterate_phdr(find_debug, &loader_debug);
+	if (loader_debug && !trail_arch_watch(loader_debug->r_brk, linkmap_changed))
+		watching = 1;
+}
+
+/*
+ * Session slot s joined with this spec: hook what it selects. Called under
+ * the control lock; uc is the interrupted context when called from the
+ * control signal handler. Returns the number of functions hooked for it,
+ * or -errno (then nothing changed for this session).
+ */
 int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 {
-	char tracer[32];
-	int any_l = 0, n = 0;
-
+	char tracer[32], v[32];
 	struct gconf gc = {0};
-	char v[32];
-	int any_g = 0, live;
-	struct hsite *batch[64];
-	uintptr_t targets[64], addrs[64];
-	size_t nb = 0;
+	struct batch b;
+	int any_g = 0, live, n = 0;
 
 	if (!trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer)))
 		return 0;
@@ -555,7 +828,9 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 	live = !single_threaded();
 	if (discover())
 		return -ENOMEM;
-	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
+	/* objects loaded or unloaded while no tracer watched */
+	if (sync_objects(0))
+		return -ENOMEM;
 	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
 	gc.has_roots = (uint32_t)any_g;
 	if (trail__spec_opt(ps->spec, "depth", v, sizeof(v)))
@@ -573,58 +848,24 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 		__atomic_fetch_or(&retval_sessions, 1u << s, __ATOMIC_RELEASE);
 	if (gc.graph && !gc.has_roots && !gc.max_depth && !gc.thresh)
 		__atomic_fetch_or(&simple_sessions, 1u << s, __ATOMIC_RELEASE);
+	b.n = 0;
 	for (unsigned i = 0; i < nobjs; i++) {
-		struct hobj *o = &objs[i];
-		int hooked = 0;
+		int k = hook_obj(s, ps, &objs[i], live, &b);
 
-		for (uint32_t k = 0; k < o->fo.nsites; k++) {
-			const struct fsite *f = &o->fo.sites[k];
-			struct hsite *h;
-			uintptr_t target;
-
-			struct sel root = {trail__fsite_name(&o->fo, f), 0};
-
-			if (any_g)
-				trail__spec_opts(ps->spec, "g", glob_hit, &root);
-			/* a graph root is traced even when -l leaves it out */
-			if (!root.hit && !selected(ps->spec, root.name, any_l))
-				continue;
-			h = hinsert(f->addr);
-			target = target_for(o);
-			if (!h || !target)
-				continue;
-			if (!h->patched) {
-				if (!live) {
-					if (patch(h, target))
-						continue;
-				} else {
-					/* other threads run: patched in batches below,
-					 * the masks set first are harmless until then */
-					batch[nb] = h;
-					targets[nb++] = target;
-					if (nb == 64 && patch_live(batch, nb, addrs, targets)) {
-						trail__ftrace_leave(s);
-						return -EBUSY;
-					}
-					if (nb == 64)
-						nb = 0;
-				}
-			}
-			if (root.hit)
-				__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);
-			__atomic_fetch_or(&h->mask, 1u << s, __ATOMIC_RELEASE);
-			hooked = 1;
-			n++;
+		if (k < 0) {
+			trail__ftrace_leave(s);
+			return k;
 		}
-		if (hooked)
-			publish_module(ps, s, o);
+		n += k;
 	}
-	if (nb && patch_live(batch, nb, addrs, targets)) {
+	if (batch_flush(&b)) {
 		trail__ftrace_leave(s);
 		return -EBUSY;
 	}
 	if (uc)
 		step_self(uc);
+	__atomic_fetch_or(&tracer_sessions, 1u << s, __ATOMIC_RELEASE);
+	watch_start();
 	return n;
 }
 
@@ -641,7 +882,9 @@ void trail__ftrace_forked(unsigned s, struct psess *ps)
 
 int trail__arch_site_known(uintptr_t addr)
 {
-	return hfind(addr) != NULL;
+	const struct hsite *h = hfind(addr);
+
+	return h && !__atomic_load_n(&h->dead, __ATOMIC_ACQUIRE);
 }
 
 /* Session slot s is gone: unhook what only it wanted, restoring the
@@ -652,12 +895,13 @@ void trail__ftrace_leave(unsigned s)
 {
 	struct trail_arch_poke batch[64];
 	struct hsite *which[64];
-	size_t n = 0;
+	struct htable *t = htab;
+	size_t n = 0, cap = t ? t->cap : 0;
 
-	for (size_t i = 0; i <= hcap; i++) {
-		struct hsite *h = i < hcap ? &htab[i] : NULL;
+	for (size_t i = 0; i <= cap; i++) {
+		struct hsite *h = i < cap ? &t->slot[i] : NULL;
 
-		if (h && h->addr && (h->mask & (1u << s))) {
+		if (h && h->addr && !h->dead && (h->mask & (1u << s))) {
 			__atomic_fetch_and(&h->mask, ~(1u << s), __ATOMIC_RELEASE);
 			__atomic_fetch_and(&h->root, ~(1u << s), __ATOMIC_RELEASE);
 			if (!h->mask && h->patched) {
@@ -679,6 +923,10 @@ void trail__ftrace_leave(unsigned s)
 	__atomic_fetch_and(&thresh_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&retval_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&simple_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	if (!__atomic_and_fetch(&tracer_sessions, ~(1u << s), __ATOMIC_RELEASE) && watching) {
+		trail_arch_unwatch();
+		watching = 0;
+	}
 }
 
 /* --------------------------------------------------------------- handler */

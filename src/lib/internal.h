@@ -109,6 +109,8 @@ HIDDEN void trail__ftrace_leave(unsigned s);
 HIDDEN void trail__ftrace_forked(unsigned s, struct psess *ps);
 HIDDEN void trail__ftrace_step(void *ucontext);
 HIDDEN int trail__ctl_signal(void);
+/* fn() under the control lock, the control signal blocked meanwhile */
+HIDDEN void trail__ctl_locked(void (*fn)(void));
 
 /* record.c */
 extern __thread struct writer *trail__tls_w

@@ -520,6 +520,15 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 	errno = saved_errno;
 }
 
+void trail__ctl_locked(void (*fn)(void))
+{
+	sigset_t saved;
+
+	ctl_lock(&saved);
+	fn();
+	ctl_unlock(&saved);
+}
+
 /* ----------------------------------------------------------- registration */
 
 static void register_locked(struct trail_event **start, struct trail_event **stop)

@@ -34,6 +34,7 @@ struct rchunk {
 struct rmodule {
 	uint32_t pid, symbols;
 	uint64_t base, lo, hi;
+	uint64_t gone; /* raw ticks it was unloaded at, or UINT64_MAX */
 };
 
 struct rsymbols {
@@ -142,6 +143,7 @@ static const char *sec_name(uint32_t type)
 {
 	static const char *const names[] = {
 		"?", "INFO", "CLOCK", "EVENT", "PROC", "STREAM", "CHUNK", "END",
+		"MODULE", "SYMBOLS", "MODGONE",
 	};
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
 }
@@ -337,8 +339,28 @@ static int sec_module(struct trail_reader *r, const uint8_t *p, uint64_t len)
 	memcpy(&sm, p, sizeof(sm));
 	if (grow((void **)&r->mods, &r->mods_cap, r->nmods + 1, sizeof(*r->mods)))
 		return -1;
-	r->mods[r->nmods++] = (struct rmodule){sm.pid, sm.symbols, sm.base, sm.lo, sm.hi};
+	r->mods[r->nmods++] = (struct rmodule){sm.pid, sm.symbols, sm.base, sm.lo, sm.hi, UINT64_MAX};
 	return 0;
+}
+
+static int sec_modgone(struct trail_reader *r, const uint8_t *p, uint64_t len)
+{
+	struct trail_sec_modgone g;
+
+	if (len < sizeof(g))
+		return -1;
+	memcpy(&g, p, sizeof(g));
+	/* objects at one place come and go in turn: the oldest still there */
+	for (size_t m = 0; m < r->nmods; m++) {
+		struct rmodule *mod = &r->mods[m];
+
+		if (mod->pid == g.pid && mod->base == g.base && mod->lo == g.lo &&
+		    mod->hi == g.hi && mod->gone == UINT64_MAX) {
+			mod->gone = g.gone;
+			return 0;
+		}
+	}
+	return 0; /* its module is not in the file (a failed write): nothing to end */
 }
 
 static int sec_symbols(struct trail_reader *r, const uint8_t *p, uint64_t len,
@@ -440,6 +462,9 @@ static void scan(struct trail_reader *r)
 			break;
 		case TRAIL_SEC_SYMBOLS:
 			bad = sec_symbols(r, p, s.len, &why);
+			break;
+		case TRAIL_SEC_MODGONE:
+			bad = sec_modgone(r, p, s.len);
 			break;
 		case TRAIL_SEC_END: {
 			struct trail_sec_end e;
@@ -1055,15 +1080,18 @@ size_t trail_reader_errors(const struct trail_reader *r, const char *const **msg
 }
 
 const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
-				uint64_t ip, uint64_t *off)
+				uint64_t ip, uint64_t ts_raw, uint64_t *off)
 {
+	/* in load order, the first not unloaded by ts: objects loaded one
+	 * after the other at the same addresses each get their events */
 	for (size_t m = 0; m < r->nmods; m++) {
 		const struct rmodule *mod = &r->mods[m];
 		const struct rsymbols *t = NULL;
 		uint64_t a;
 		size_t lo = 0, hi;
 
-		if (mod->pid != pid || ip < mod->base)
+		if (mod->pid != pid || ip < mod->base || ts_raw >= mod->gone ||
+		    (mod->hi > mod->lo && (ip < mod->lo || ip >= mod->hi)))
 			continue;
 		for (size_t k = 0; k < r->nsymtabs; k++)
 			if (r->symtabs[k].id == mod->symbols)

@@ -99,10 +99,12 @@ uint64_t trail_reader_to_ns(const struct trail_reader *r, uint64_t ticks);
 int trail_reader_peek(const struct trail_reader *r, const struct trail_rstream *st,
 		      struct trail_record *rec);
 
-/* The function of process pid holding address ip (from the file's MODULE
- * and SYMBOLS sections), with *off the offset into it; NULL if unknown. */
+/* The function of process pid holding address ip at time ts_raw (a
+ * record's raw timestamp: objects come and go), from the file's MODULE,
+ * MODGONE and SYMBOLS sections, with *off the offset into it; NULL if
+ * unknown. */
 const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
-				uint64_t ip, uint64_t *off);
+				uint64_t ip, uint64_t ts_raw, uint64_t *off);
 
 /* format.c: "name=value name=value ..." of an event payload into buf, as
  * ftrace prints fields (strings quoted, hex fields in hex). Returns the

@@ -196,7 +196,76 @@ shadow_stack_full_degrades() {
 	[ "$(grep -c 'deep();' got.txt)" -eq 1 ] || die "leaf"
 }
 
+DLHOST=$BUILD/tests/cli/ftrace-dlhost
+PA=$BUILD/tests/cli/dlplug_a.so
+PB=$BUILD/tests/cli/dlplug_b.so
+
+dlopen_dlclose() {
+	# objects loaded after the start are hooked at dlopen, forgotten at
+	# dlclose; two plugins taking turns at one address are each named
+	# for their own calls
+	$TRAIL record -q -p function_graph $NOSAN -o d.dat -- "$DLHOST" "$PA" "$PB" 4
+	graph d.dat >got.txt
+	{
+		echo 'C) - |  main() {'
+		for v in a b a b; do
+			printf '%s\n' 'C) - |    host_call() {' 'C) - |      plug_entry() {' \
+				"C) D |        inner_$v();" 'C) D |      } /* plug_entry */' \
+				'C) D |    } /* host_call */'
+		done
+		echo 'C) D |  } /* main */'
+	} >want.txt
+	diff -u want.txt got.txt || die "call tree differs"
+	# -l applies to the objects loaded later too
+	expect_rc 1 $TRAIL record -q -p function -l inner_b -o l.dat -- "$DLHOST" "$PA" "$PB" 6 2>err.txt
+	has err.txt "no function matches '-l inner_b'"
+	has err.txt "(--allow-unknown accepts functions of libraries loaded later)"
+	$TRAIL record -q -p function -l inner_b --allow-unknown -o l.dat -- "$DLHOST" "$PA" "$PB" 6
+	$TRAIL report -q -i l.dat | sed -E 's/.*: +//' >got.txt
+	printf 'inner_b <-plug_entry\n%.0s' 1 2 3 >want.txt
+	diff -u want.txt got.txt || die "-l inner_b"
+}
+
+dl_state_bytes() { # pid -> the first byte of the loader's _dl_debug_state
+	local ld base off
+	ld=$(awk '$6 ~ /ld-linux/ && $3 == "00000000" { print $6; exit }' /proc/$1/maps)
+	base=$(awk -v ld="$ld" '$6 == ld && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' /proc/$1/maps)
+	off=$(nm -D "$ld" | awk '$3 ~ /^_dl_debug_state/ { print $1 }')
+	[ -n "$off" ] || return 1
+	dd if=/proc/$1/mem bs=1 count=1 skip=$(( 0x$base + 0x$off )) iflag=skip_bytes status=none | od -An -tx1 | tr -d ' \n'
+}
+
+attach_then_dlopen() {
+	# attached to a running process: the plugins it loads while recorded
+	# are hooked; after detach the loader's breakpoint is gone and the
+	# process goes on loading plugins untraced
+	env LD_PRELOAD=$LIBTRAIL "$DLHOST" "$PA" "$PB" 0 &
+	pid=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	before=$(dl_state_bytes $pid || true)
+	$TRAIL record -q -p function_graph -l 'inner_*' -l plug_entry --allow-unknown -o at.dat -P $pid & rp=$!
+	sleep 1
+	kill -INT $rp; wait $rp
+	sleep 0.2
+	kill -0 $pid || die "the process died"
+	$TRAIL report -q -i at.dat >got.txt
+	[ "$(grep -c 'inner_a();' got.txt)" -gt 5 ] || die "inner_a: $(head got.txt)"
+	[ "$(grep -c 'inner_b();' got.txt)" -gt 5 ] || die "inner_b: $(head got.txt)"
+	! grep -q '0x[0-9a-f]*()' got.txt || die "unnamed functions: $(grep -m3 '0x' got.txt)"
+	if [ -n "$before" ]; then
+		[ "$before" = "c3" ] || die "_dl_debug_state began with $before"
+		[ "$(dl_state_bytes $pid)" = "$before" ] || die "the loader's breakpoint stayed"
+	else
+		echo "note: /proc/$pid/mem or nm unavailable, bytes not compared" >&2
+	fi
+	sleep 0.3
+	kill -0 $pid || die "the process died after detach"
+	kill $pid; wait $pid 2>/dev/null || true
+}
+
 t golden_call_tree golden_call_tree
+t dlopen_dlclose dlopen_dlclose
+t attach_then_dlopen attach_then_dlopen
 t shadow_stack_full_degrades shadow_stack_full_degrades
 t max_depth max_depth
 t graph_roots graph_roots

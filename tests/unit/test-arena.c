@@ -249,7 +249,7 @@ static const struct chk_row {
 } chk_rows[] = {
 	{"magic", offsetof(struct trail_arena_hdr, magic), ADD64, 1, "bad arena magic"},
 	{"magic zero", offsetof(struct trail_arena_hdr, magic), SET64, 0, "bad arena magic"},
-	{"version 2", offsetof(struct trail_arena_hdr, version), SET32, 2, "unsupported arena version"},
+	{"version next", offsetof(struct trail_arena_hdr, version), SET32, TRAIL_ARENA_VERSION + 1, "unsupported arena version"},
 	{"version 0", offsetof(struct trail_arena_hdr, version), SET32, 0, "unsupported arena version"},
 	{"hdr_size", offsetof(struct trail_arena_hdr, hdr_size), ADD32, 64, "unsupported arena version"},
 	{"arena_size", offsetof(struct trail_arena_hdr, arena_size), ADD64, PAGE, "inconsistent arena geometry"},

@@ -1100,6 +1100,99 @@ TEST(reader_missing_leading_chunks)
 	tw_free(&w);
 }
 
+/* MODULE, SYMBOLS and MODGONE sections: addresses are named by the object
+ * that was loaded there at the record's time (dlopen/dlclose in turns). */
+static void tw_symbols(struct tw *w, uint32_t id, uint64_t addr, uint64_t size, const char *name)
+{
+	uint8_t b[16 + 24 + 64] = {0};
+	size_t nl = strlen(name) + 1;
+
+	put32(b, id);
+	put32(b + 4, 1);
+	put64(b + 8, nl);
+	put64(b + 16, addr);
+	put64(b + 24, size);
+	put32(b + 32, 0);
+	memcpy(b + 40, name, nl);
+	tw_sec(w, 9, b, 40 + nl);
+}
+
+static void tw_module(struct tw *w, uint32_t pid, uint32_t syms, uint64_t base, uint64_t lo,
+		      uint64_t hi, const char *path)
+{
+	uint8_t b[32 + 64] = {0};
+	size_t pl = strlen(path) + 1;
+
+	put32(b, pid);
+	put32(b + 4, syms);
+	put64(b + 8, base);
+	put64(b + 16, lo);
+	put64(b + 24, hi);
+	memcpy(b + 32, path, pl);
+	tw_sec(w, 8, b, 32 + pl);
+}
+
+static void tw_modgone(struct tw *w, uint32_t pid, uint64_t base, uint64_t lo, uint64_t hi,
+		       uint64_t gone)
+{
+	uint8_t b[40] = {0};
+
+	put32(b, pid);
+	put64(b + 8, base);
+	put64(b + 16, lo);
+	put64(b + 24, hi);
+	put64(b + 32, gone);
+	tw_sec(w, 10, b, sizeof(b));
+}
+
+TEST(reader_modules_come_and_go)
+{
+	struct tw w = {0};
+	struct trail_reader *r;
+	const char *s;
+	uint64_t off = 99;
+
+	tw_header(&w, CLOCK_MONO, 0);
+	tw_std_events(&w);
+	tw_symbols(&w, 1, 0x1100, 0x20, "main");
+	tw_symbols(&w, 2, 0x1100, 0x20, "inner_a");
+	tw_symbols(&w, 3, 0x1100, 0x20, "inner_b");
+	/* the program, and two plugins in turn at one address: A, B, A */
+	tw_module(&w, 42, 1, 0x400000, 0x401000, 0x402000, "/bin/host");
+	tw_module(&w, 42, 2, 0x7000000, 0x7001000, 0x7002000, "/p/a.so");
+	tw_module(&w, 42, 3, 0x7000000, 0x7001000, 0x7002000, "/p/b.so");
+	tw_module(&w, 42, 2, 0x7000000, 0x7001000, 0x7002000, "/p/a.so");
+	/* the recorder may write the unloadings after all the loadings */
+	tw_modgone(&w, 42, 0x7000000, 0x7001000, 0x7002000, 2000);
+	tw_modgone(&w, 42, 0x7000000, 0x7001000, 0x7002000, 3000);
+	/* an unloading of something not in the file changes nothing */
+	tw_modgone(&w, 42, 0x9000000, 0x9001000, 0x9002000, 1500);
+	tw_end(&w, 1, 0);
+	r = open_tw(&w);
+	if (!r)
+		return;
+	CHECK_EQ(nerrors(r), 0);
+	s = trail_reader_symbol(r, 42, 0x7001108, 1999, &off);
+	CHECK(s && !strcmp(s, "inner_a"));
+	CHECK_EQ(off, 8);
+	s = trail_reader_symbol(r, 42, 0x7001108, 2000, NULL);
+	CHECK(s && !strcmp(s, "inner_b"));
+	s = trail_reader_symbol(r, 42, 0x7001100, 2999, NULL);
+	CHECK(s && !strcmp(s, "inner_b"));
+	s = trail_reader_symbol(r, 42, 0x7001100, 3000, NULL);
+	CHECK(s && !strcmp(s, "inner_a"));
+	s = trail_reader_symbol(r, 42, 0x7001100, UINT64_MAX - 1, NULL);
+	CHECK(s && !strcmp(s, "inner_a"));
+	s = trail_reader_symbol(r, 42, 0x401110, 5000, NULL);
+	CHECK(s && !strcmp(s, "main"));
+	/* outside every object, past a symbol's end, another process */
+	CHECK(!trail_reader_symbol(r, 42, 0x7003100, 10, NULL));
+	CHECK(!trail_reader_symbol(r, 42, 0x7001120, 10, NULL));
+	CHECK(!trail_reader_symbol(r, 43, 0x401110, 10, NULL));
+	trail_reader_close(r);
+	free(w.b);
+}
+
 TEST(reader_stream_sections)
 {
 	struct tw w = {0};
@@ -1965,6 +2058,7 @@ TEST_MAIN(CHECK_T(reader_minimal_file), CHECK_T(reader_empty_file_and_no_chunks)
 	  CHECK_T(reader_chunks_read_in_seq_order),
 	  CHECK_T(reader_duplicate_chunk_keeps_fuller_copy),
 	  CHECK_T(reader_missing_chunks), CHECK_T(reader_missing_leading_chunks),
+	  CHECK_T(reader_modules_come_and_go),
 	  CHECK_T(reader_stream_sections),
 	  CHECK_T(reader_stream_not_final_has_no_tail_loss),
 	  CHECK_T(reader_end_section), CHECK_T(reader_skips_unknown_sections),

@@ -68,6 +68,7 @@ struct session {
 	int nfuncs;
 	int nfuncs_user;    /* of those, given on the command line */
 	uint32_t mods_seen;
+	uint8_t *mods_gone; /* per module slot: its unloading was written */
 	struct symcache { uint64_t dev, ino; char *path; uint32_t id; } *symc;
 	size_t nsymc;
 	char **cmd;
@@ -361,6 +362,8 @@ static int check_functions(struct session *S, pid_t pid, const char *where)
 				 S->funcs[i][1], S->funcs[i] + 3, where, fc.sites);
 			bad = 1;
 		}
+	if (bad)
+		fprintf(stderr, "  (--allow-unknown accepts functions of libraries loaded later)\n");
 	free(fc.hits);
 	return bad ? -1 : 0;
 }
@@ -749,7 +752,9 @@ static void write_modules(struct session *S)
 		struct trail_mod m;
 		struct trail_sec_module sm;
 
-		if (__atomic_load_n(&mods[S->mods_seen].state, __ATOMIC_ACQUIRE) != TRAIL_MS_READY)
+		uint32_t st = __atomic_load_n(&mods[S->mods_seen].state, __ATOMIC_ACQUIRE);
+
+		if (st != TRAIL_MS_READY && st != TRAIL_MS_GONE)
 			break; /* still being filled: next time */
 		memcpy(&m, &mods[S->mods_seen], sizeof(m));
 		m.path[sizeof(m.path) - 1] = '\0';
@@ -762,6 +767,29 @@ static void write_modules(struct session *S)
 		sm.hi = m.hi;
 		sm.symbols = symbols_for(S, m.path, m.dev, m.ino);
 		tfw_section(&S->out, TRAIL_SEC_MODULE, &sm, sizeof(sm), m.path, strlen(m.path) + 1);
+	}
+	/* objects unloaded since (dlclose): later events at their addresses
+	 * are another object's */
+	for (uint32_t i = 0; i < S->mods_seen && !out_err(S); i++) {
+		struct trail_mod m;
+		struct trail_sec_modgone g;
+
+		if ((S->mods_gone && S->mods_gone[i]) ||
+		    __atomic_load_n(&mods[i].state, __ATOMIC_ACQUIRE) != TRAIL_MS_GONE)
+			continue;
+		if (!S->mods_gone && !(S->mods_gone = calloc(S->g.max_mods, 1)))
+			return;
+		memcpy(&m, &mods[i], sizeof(m));
+		S->mods_gone[i] = 1;
+		if (m.path[0] != '/')
+			continue;
+		memset(&g, 0, sizeof(g));
+		g.pid = m.pid;
+		g.base = m.base;
+		g.lo = m.lo;
+		g.hi = m.hi;
+		g.gone = m.gone;
+		tfw_section(&S->out, TRAIL_SEC_MODGONE, &g, sizeof(g), NULL, 0);
 	}
 }
 

@@ -106,10 +106,11 @@ static int is_function(const struct trail_record *rec)
 	return rec->len >= 16 && !strcmp(m->provider, "ftrace") && !strcmp(m->name, "function");
 }
 
-static void put_addr(struct line *l, struct trail_reader *r, uint32_t pid, uint64_t ip)
+static void put_addr(struct line *l, struct trail_reader *r, uint32_t pid, uint64_t ip,
+		     uint64_t ts)
 {
 	uint64_t off = 0;
-	const char *name = trail_reader_symbol(r, pid, ip, &off);
+	const char *name = trail_reader_symbol(r, pid, ip, ts, &off);
 	char tmp[32];
 	int n;
 
@@ -128,9 +129,9 @@ static void function_line(struct line *l, struct trail_reader *r, const struct t
 
 	memcpy(&ip, rec->payload, 8);
 	memcpy(&parent, rec->payload + 8, 8);
-	put_addr(l, r, rec->stream->pid, ip);
+	put_addr(l, r, rec->stream->pid, ip, rec->ts_raw);
 	lput(l, " <-", 3);
-	put_addr(l, r, rec->stream->pid, parent);
+	put_addr(l, r, rec->stream->pid, parent, rec->ts_raw);
 }
 
 static void print_header(struct trail_reader *r, const char *path, size_t max_streams)

@@ -100,7 +100,7 @@ static uint64_t u64at(const struct trail_record *rec, unsigned i)
 static void name_of(struct fgraph *g, const struct trail_record *rec, uint64_t ip,
 		    char *buf, size_t n)
 {
-	const char *name = trail_reader_symbol(g->r, rec->stream->pid, ip, NULL);
+	const char *name = trail_reader_symbol(g->r, rec->stream->pid, ip, rec->ts_raw, NULL);
 
 	if (name)
 		snprintf(buf, n, "%s%s", name, strchr(name, '(') ? "" : "()");

@@ -43,10 +43,23 @@ static void serialize(void)
 	}
 }
 
+static uintptr_t watch_at; /* the int3 of trail_arch_watch, or 0 */
+static void (*watch_cb)(void *uc);
+
 static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+
+	if (ip == __atomic_load_n(&watch_at, __ATOMIC_ACQUIRE) && ip) {
+		/* the watched function: our callback, then its `ret` */
+		uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+
+		watch_cb(ucv);
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t) * (const uintptr_t *)sp;
+		uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 8);
+		return;
+	}
 
 	if (trail__arch_site_known(ip)) {
 		/* poked since: run what is there now; still mid-poke: skip the
@@ -82,6 +95,49 @@ static int install_trap(void)
 		return -errno;
 	trap_installed = 1;
 	return 0;
+}
+
+static int prot(uintptr_t addr, size_t len, int writable);
+
+int trail_arch_watch(uintptr_t fn, void (*cb)(void *uc))
+{
+	const uint8_t *p = (const uint8_t *)fn;
+	uintptr_t at;
+	int r;
+
+	if (!fn)
+		return -ENOTSUP;
+	/* endbr64, then ret: nothing but a return to emulate */
+	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+		p += 4;
+	if (p[0] != 0xc3)
+		return -ENOTSUP;
+	at = (uintptr_t)p;
+	if (watch_at && watch_at != at)
+		return -EBUSY; /* one watch: the loader has one such function */
+	if ((r = install_trap()))
+		return r;
+	if ((r = prot(at, 1, 1)))
+		return r;
+	watch_cb = cb;
+	__atomic_store_n(&watch_at, at, __ATOMIC_RELEASE);
+	__atomic_store_n((uint8_t *)at, INT3, __ATOMIC_RELEASE);
+	prot(at, 1, 0);
+	serialize();
+	return 0;
+}
+
+void trail_arch_unwatch(void)
+{
+	uintptr_t at = watch_at;
+
+	if (!at || prot(at, 1, 1))
+		return;
+	__atomic_store_n((uint8_t *)at, 0xc3, __ATOMIC_RELEASE);
+	prot(at, 1, 0);
+	serialize();
+	/* watch_at stays: a thread that met the int3 before the ret came
+	 * back is still handled (the callback then has nothing to do) */
 }
 
 /* make [addr, addr + len) writable (or back to read + exec) */
