@@ -160,6 +160,8 @@ static struct gconf {
 	uint32_t max_depth; /* 0: none */
 	uint32_t retval;
 	uint64_t thresh;    /* ticks; 0: record every call */
+	uint32_t ntids;     /* --tid: only these threads (0: all) */
+	int32_t tids[32];
 } gconf[TRAIL_MAX_SESSIONS];
 static uint32_t graph_sessions; /* bits: sessions with function_graph */
 static uint32_t thresh_sessions;
@@ -167,6 +169,8 @@ static uint32_t retval_sessions;
 static uint32_t simple_sessions; /* function_graph without roots, depth
 				  * limit or threshold: nothing to decide */
 static uint32_t tracer_sessions; /* sessions with a tracer at all */
+static uint32_t tid_sessions;    /* sessions limited to some threads */
+static uint32_t tid_gen;         /* changes when those lists do */
 
 static struct hobj objs[MAX_OBJS];
 static unsigned nobjs;
@@ -388,6 +392,18 @@ static int has_opt(const char *v, size_t len, void *arg)
 	(void)len;
 	*(int *)arg = 1;
 	return 1;
+}
+
+static int add_tid(const char *v, size_t len, void *arg)
+{
+	struct gconf *gc = arg;
+	long t = 0;
+
+	for (size_t i = 0; i < len && v[i] >= '0' && v[i] <= '9' && t < 1L << 31; i++)
+		t = t * 10 + (v[i] - '0');
+	if (t > 0 && t < 1L << 31 && gc->ntids < sizeof(gc->tids) / sizeof(gc->tids[0]))
+		gc->tids[gc->ntids++] = (int32_t)t;
+	return 0;
 }
 
 static int selected(const char *spec, const char *name, int any_l)
@@ -839,7 +855,12 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 		gc.retval = 1;
 	if (trail__spec_opt(ps->spec, "thresh", v, sizeof(v)))
 		gc.thresh = strtoull(v, NULL, 10); /* the recorder converted ns to ticks */
+	trail__spec_opts(ps->spec, "tid", add_tid, &gc);
 	gconf[s] = gc;
+	if (gc.ntids) {
+		__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_or(&tid_sessions, 1u << s, __ATOMIC_RELEASE);
+	}
 	if (gc.graph)
 		__atomic_fetch_or(&graph_sessions, 1u << s, __ATOMIC_RELEASE);
 	if (gc.thresh)
@@ -873,6 +894,7 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
  * but the recorder names addresses per process. */
 void trail__ftrace_forked(unsigned s, struct psess *ps)
 {
+	__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE); /* new thread ids */
 	for (unsigned i = 0; i < nobjs; i++)
 		if (objs[i].published & (1u << s)) {
 			objs[i].published &= ~(1u << s);
@@ -923,6 +945,8 @@ void trail__ftrace_leave(unsigned s)
 	__atomic_fetch_and(&thresh_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&retval_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&simple_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	if (__atomic_fetch_and(&tid_sessions, ~(1u << s), __ATOMIC_RELEASE) & (1u << s))
+		__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE);
 	if (!__atomic_and_fetch(&tracer_sessions, ~(1u << s), __ATOMIC_RELEASE) && watching) {
 		trail_arch_unwatch();
 		watching = 0;
@@ -977,6 +1001,39 @@ static struct gstack *gstack_get(void)
 static inline uint64_t ticks(void)
 {
 	return trail__clock_now(trail__clock);
+}
+
+/* --tid: the sessions limited to some threads that include this one,
+ * worked out again when the lists change (or after a fork: new tids) */
+static __thread uint32_t t_gen, t_sel;
+
+static __attribute__((noinline)) uint32_t thread_sessions(uint32_t limited)
+{
+	uint32_t gen = __atomic_load_n(&tid_gen, __ATOMIC_ACQUIRE);
+
+	if (t_gen != gen + 1) { /* +1: 0 is "never worked out" */
+		int32_t tid = (int32_t)syscall(SYS_gettid);
+
+		t_sel = 0;
+		for (uint32_t m = __atomic_load_n(&tid_sessions, __ATOMIC_ACQUIRE); m; m &= m - 1) {
+			unsigned s = (unsigned)__builtin_ctz(m);
+
+			for (uint32_t i = 0; i < gconf[s].ntids; i++)
+				if (gconf[s].tids[i] == tid)
+					t_sel |= 1u << s;
+		}
+		t_gen = gen + 1;
+	}
+	return t_sel & limited;
+}
+
+static inline uint32_t thread_allow(uint32_t mask)
+{
+	uint32_t limited = mask & __atomic_load_n(&tid_sessions, __ATOMIC_RELAXED);
+
+	if (TRAIL_LIKELY(!limited))
+		return mask;
+	return (mask & ~limited) | thread_sessions(limited);
 }
 
 /* sessions of mask that record at this depth and below a root if needed */
@@ -1042,7 +1099,7 @@ void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs
 	 * path (a patchable libc, say) is not traced */
 	if (!h || (w && __atomic_load_n(&w->depth, __ATOMIC_RELAXED)))
 		return;
-	mask = __atomic_load_n(&h->mask, __ATOMIC_ACQUIRE);
+	mask = thread_allow(__atomic_load_n(&h->mask, __ATOMIC_ACQUIRE));
 	if (!mask)
 		return;
 	gmask = mask & __atomic_load_n(&graph_sessions, __ATOMIC_ACQUIRE);

@@ -121,7 +121,34 @@ attach_multithreaded() {
 	kill $pid; wait $pid 2>/dev/null || true
 }
 
+per_thread_selection() {
+	# --tid: only the chosen threads are traced, the others run hooked
+	# code without recording
+	env LD_PRELOAD=$LIBTRAIL "$P2" spin &
+	pid=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	wait_for "[ \$(ls /proc/$pid/task | wc -l) -ge 4 ]" || die "threads never started"
+	tids=$(ls /proc/$pid/task | sort -n | tail -3)
+	t1=$(echo "$tids" | sed -n 1p)
+	t3=$(echo "$tids" | sed -n 3p)
+	$TRAIL record -q -b 4M -p function -l hash --tid "$t1,$t3" -o t.dat -P $pid & rp=$!
+	sleep 0.5
+	kill -INT $rp; wait $rp
+	$TRAIL report -q -i t.dat | sed -E 's/^ *[^ ]*-([0-9]+) +\[.*/\1/' | sort -u >got.txt
+	printf '%s\n' "$t1" "$t3" | sort >want.txt
+	diff -u want.txt got.txt || die "threads recorded differ"
+	# a thread of another process, a bad list
+	expect_rc 1 $TRAIL record -q -p function -l hash --tid 1 -o x.dat -P $pid 2>err.txt
+	has err.txt "--tid 1: not a thread of process $pid"
+	expect_rc 2 $TRAIL record -q -p function --tid 12,x -P $pid 2>err.txt
+	has err.txt "--tid needs thread ids (TID[,TID...]), not '12,x'"
+	expect_rc 2 $TRAIL record -q -p function --tid $t1 -- "$P2" 2>err.txt
+	has err.txt "--tid selects threads of running processes: give -P PID"
+	kill $pid; wait $pid 2>/dev/null || true
+}
+
 t golden_all_functions golden_all_functions
+t per_thread_selection per_thread_selection
 t limit_and_notrace limit_and_notrace
 t with_events_and_accounting with_events_and_accounting
 t attach_then_code_restored attach_then_code_restored

@@ -63,6 +63,8 @@ struct session {
 	int overwrite, quiet, allow_unknown, all;
 	const char *tracer; /* -p */
 	uint32_t max_depth, retval;
+	long tids[32]; /* --tid: function tracers in these threads only */
+	int ntids;
 	uint64_t thresh_ns;
 	char **funcs;       /* -l / -n as "@l GLOB" / "@n GLOB" spec lines */
 	int nfuncs;
@@ -138,6 +140,8 @@ static const char record_help[] =
 	"      --max-graph-depth N  function_graph: no deeper than N calls\n"
 	"      --graph-time-thresh T  function_graph: only calls longer than T (50us)\n"
 	"      --retval           function_graph: record return values\n"
+	"      --tid TID[,TID...]  function tracers: only in these threads of the\n"
+	"                         -P processes (ftrace's set_ftrace_pid)\n"
 	"  -P, --pid PID          attach to a running process (repeatable)\n"
 	"  -a, --all              every process of yours with libtrail loaded, and\n"
 	"                         those that start while recording (until Ctrl-C)\n"
@@ -392,9 +396,11 @@ static int arena_create(struct session *S)
 			unsigned __int128 t = ((unsigned __int128)S->thresh_ns << S->shift) /
 					      (S->mult ? S->mult : 1);
 
-			snprintf(tracer + o, sizeof(tracer) - o, "\n@thresh %llu",
-				 (unsigned long long)(t ? t : 1));
+			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@thresh %llu",
+					      (unsigned long long)(t ? t : 1));
 		}
+		for (int i = 0; i < S->ntids; i++)
+			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@tid %ld", S->tids[i]);
 	}
 	/* the -e patterns, then the tracer's options and events */
 	for (int i = 0; i < S->nevents + S->nfuncs + (S->tracer ? 1 : 0); i++) {
@@ -1336,6 +1342,7 @@ int cmd_record(int argc, char **argv)
 		{"max-graph-depth", required_argument, NULL, 'D'},
 		{"graph-time-thresh", required_argument, NULL, 'T'},
 		{"retval", no_argument, NULL, 'R'},
+		{"tid", required_argument, NULL, 'I'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1441,6 +1448,26 @@ int cmd_record(int argc, char **argv)
 		case 'R':
 			S->retval = 1;
 			break;
+		case 'I': {
+			char *p = optarg, *end;
+
+			for (;;) {
+				long t;
+
+				errno = 0;
+				t = strtol(p, &end, 10);
+				if (errno || end == p || t <= 0 || t > INT_MAX || (*end && *end != ','))
+					return usage_err("--tid needs thread ids (TID[,TID...]), not '%s'",
+							 optarg);
+				if (S->ntids == (int)(sizeof(S->tids) / sizeof(S->tids[0])))
+					return usage_err("%s", "--tid: 32 threads at most");
+				S->tids[S->ntids++] = t;
+				if (!*end)
+					break;
+				p = end + 1;
+			}
+			break;
+		}
 		case 'l':
 		case 'n':
 		case 'g':
@@ -1468,6 +1495,10 @@ int cmd_record(int argc, char **argv)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
 		return usage_err("%s", "-l, -n and -g select functions for a tracer: give -p function or -p function_graph");
+	if (S->ntids && !S->tracer)
+		return usage_err("%s", "--tid selects threads for a tracer: give -p function or -p function_graph");
+	if (S->ntids && !S->npids)
+		return usage_err("%s", "--tid selects threads of running processes: give -P PID");
 	if ((S->max_depth || S->thresh_ns || S->retval) &&
 	    (!S->tracer || strcmp(S->tracer, "function_graph")))
 		return usage_err("%s", "--max-graph-depth, --graph-time-thresh and --retval go with -p function_graph");
@@ -1518,6 +1549,24 @@ int cmd_record(int argc, char **argv)
 		for (int i = 0; i < S->npids; i++)
 			if (check_pid(S, S->pids[i], &sigs[i]))
 				return 1;
+		for (int i = 0; i < S->ntids; i++) {
+			int found = 0;
+
+			for (int k = 0; k < S->npids && !found; k++) {
+				char task[64];
+
+				snprintf(task, sizeof(task), "/proc/%d/task/%ld", (int)S->pids[k], S->tids[i]);
+				found = access(task, F_OK) == 0;
+			}
+			if (!found) {
+				if (S->npids > 1)
+					tool_err("--tid %ld: not a thread of any -P process", S->tids[i]);
+				else
+					tool_err("--tid %ld: not a thread of process %d", S->tids[i],
+						 (int)S->pids[0]);
+				return 1;
+			}
+		}
 	}
 	{
 		const char *why;
