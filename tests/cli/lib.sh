@@ -10,9 +10,23 @@ EXAMPLE_LINKED=$BUILD/examples/example-linked
 TMP=$(mktemp -d "${TRAIL_TEST_TMP:-/tmp}/cli.XXXXXX")
 LIBTRAIL=$BUILD/libtrail.so.1
 
+# processes a test left running (it failed before killing them): found by
+# the marker every process it started inherits, and killed
+reap_leftovers() { # marker
+	local p
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" != "$$" ] || continue
+		if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "TRAIL_TEST_MARK=$1"; then
+			kill -9 "${p#/proc/}" 2>/dev/null || true
+		fi
+	done
+}
+
 t() { # name, function
-	local name=$1; shift
-	if ( set -e; cd "$TMP"; "$@" ) >"$TMP/.log" 2>&1; then
+	local name=$1 mark=$$.$RANDOM.$RANDOM rc=0; shift
+	( set -e; export TRAIL_TEST_MARK=$mark; cd "$TMP"; "$@" ) >"$TMP/.log" 2>&1 || rc=$?
+	reap_leftovers "$mark"
+	if [ $rc -eq 0 ]; then
 		echo "ok - $name"
 	else
 		echo "not ok - $name"
