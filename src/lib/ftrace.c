@@ -1163,7 +1163,23 @@ uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
 {
 	struct gstack *g = gstk;
 	uintptr_t slot = (uintptr_t)regs->sp - 8, ret;
-	uint64_t now = thresh_sessions ? ticks() : 0;
+	uint32_t d = g->depth;
+	const struct gframe *top = &g->f[d - 1];
+	uint64_t now;
+
+	/* the common case: the top frame returns, no threshold, return
+	 * value or root to account for */
+	if (TRAIL_LIKELY((d == 1 || top->slot >= slot) && !top->roots &&
+			 !(top->mask & (thresh_sessions | retval_sessions)))) {
+		uint32_t mask = top->mask;
+
+		ret = top->ret;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* read before popped */
+		g->depth = d - 1;
+		write_event(&ev_gexit, mask, NULL, 0);
+		return ret;
+	}
+	now = thresh_sessions ? ticks() : 0;
 
 	/* frames below this one were skipped by longjmp or an exception */
 	while (g->depth > 1 && g->f[g->depth - 1].slot < slot) {

@@ -100,7 +100,7 @@ static inline struct trail_chunk_hdr *ctx_hdr(const struct wctx *c)
 	return (struct trail_chunk_hdr *)(c->data - sizeof(struct trail_chunk_hdr));
 }
 
-static inline void write_one(struct psess *ps, struct wctx *c,
+static inline __attribute__((always_inline)) void write_one(struct psess *ps, struct wctx *c,
 			     struct writer *w, unsigned depth, uint32_t id,
 			     const void *payload, uint32_t len, uint64_t ts,
 			     uint32_t cpu)
