@@ -7,13 +7,15 @@
  *
  * A site is the nop area the compiler leaves at a function's entry with
  * -fpatchable-function-entry=N (N = TRAIL_ARCH_SITE_SIZE here). Patched,
- * it calls an entry trampoline (directly, or through a stub placed near
- * the code when the trampoline is out of reach), which saves the argument
- * registers (the ftrace_regs idea), calls trail__arch_on_entry(), restores
- * them and returns into the function body. The C side may redirect the
- * function's return through the exit trampoline by swapping the return
- * address (*ret); the exit trampoline saves the return registers, calls
- * trail__arch_on_exit(), which gives back the address to return to.
+ * it jumps to its own stub in a stub area mapped next to the code; the
+ * stub calls the entry trampoline, which saves the argument registers
+ * (the ftrace_regs idea), calls trail__arch_on_entry(), and restores them.
+ * If that says so, the stub runs the function body with its own return
+ * address, so the function returns into the stub and through the exit
+ * trampoline, which saves the return registers and calls
+ * trail__arch_on_exit() for the address to return to (the C side keeps
+ * the real one); else the stub jumps into the body. Every return stays
+ * paired with its call: the return stack buffer predicts them all.
  */
 #ifndef TRAIL_ARCH_H
 #define TRAIL_ARCH_H
@@ -23,8 +25,10 @@
 
 #if defined(__x86_64__)
 
-#define TRAIL_ARCH_SITE_SIZE 5u  /* call rel32 */
-#define TRAIL_ARCH_STUB_SIZE 16u /* jmp *0(%rip); .quad target (+pad) */
+#define TRAIL_ARCH_SITE_SIZE 5u  /* jmp rel32, to the site's stub */
+#define TRAIL_ARCH_STUB_SIZE 32u /* one per site (tramp.S shows it) */
+#define TRAIL_ARCH_STUBS_HDR 16u /* a stub area starts with the two
+				  * trampolines' addresses */
 #define TRAIL_ARCH_REACH ((int64_t)1 << 31)
 
 /* Registers saved by the entry trampoline, in memory order. */
@@ -68,30 +72,43 @@ static inline uint64_t trail_arch_retval(const struct trail_arch_ret_regs *r)
 extern const char trail__arch_tramp_entry[];
 extern const char trail__arch_tramp_exit[];
 
-/* Implemented by the C side (libtrail, or a test). */
-void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs);
+/*
+ * Implemented by the C side (libtrail, or a test). on_entry: site was
+ * entered, *ret is the caller's return address (in its stack slot).
+ * Returning nonzero hooks the return: the slot will hold `hook` while the
+ * function runs (the C side keeps the real address, and puts hook back in
+ * the slot if it ever restores the real one there), and on_exit() is
+ * called when it returns, to give the real address back.
+ */
+int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
+			 uintptr_t hook);
 uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs);
 
 /* Is p (TRAIL_ARCH_SITE_SIZE bytes) an unpatched site: one-byte nops, or
  * one multi-byte nop? */
 int trail_arch_site_is_nop(const uint8_t *p);
-/* Can code at site call target directly? */
+/* Can code at site jump to target directly? */
 int trail_arch_reaches(uintptr_t site, uintptr_t target);
-/* The instruction a site becomes: a call from site to target (which must
- * be in reach). */
-void trail_arch_call_insn(uint8_t out[TRAIL_ARCH_SITE_SIZE], uintptr_t site,
+/* The instruction a site becomes: a jump from site to target (its stub,
+ * which must be in reach). */
+void trail_arch_jump_insn(uint8_t out[TRAIL_ARCH_SITE_SIZE], uintptr_t site,
 			  uintptr_t target);
-/* Where a site that is patched to call something points, or 0. */
-uintptr_t trail_arch_call_target(const uint8_t *p, uintptr_t site);
-/* A jump stub to target, written at out (TRAIL_ARCH_STUB_SIZE bytes). */
-void trail_arch_stub(uint8_t out[TRAIL_ARCH_STUB_SIZE], uintptr_t target);
+/* Where a site that is patched to jump somewhere points, or 0. */
+uintptr_t trail_arch_jump_target(const uint8_t *p, uintptr_t site);
 
 /*
- * Memory for stubs within reach of [lo, hi): an executable page mapped
- * next to that range (first after it, else before it). Returns the page or
- * NULL; *size gets its size. Async-signal-safe (mmap only).
+ * Memory for a stub area of len bytes within reach of [lo, hi), mapped
+ * next to that range (first after it, else before it), read-write-exec
+ * until the caller seals it. Returns it or NULL; *size gets its size.
+ * Async-signal-safe (mmap only).
  */
-void *trail_arch_near_page(uintptr_t lo, uintptr_t hi, size_t *size);
+void *trail_arch_near_map(uintptr_t lo, uintptr_t hi, size_t len, size_t *size);
+/* A stub area of n stubs takes TRAIL_ARCH_STUBS_HDR + n * STUB_SIZE bytes;
+ * its header holds the trampolines' addresses (init writes them), stub k
+ * is written for one site and lives at trail_arch_stub_at(area, k). */
+void trail_arch_stub_area_init(uint8_t *area);
+void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site);
+uintptr_t trail_arch_stub_at(const uint8_t *area, size_t k);
 
 /*
  * Write len bytes over code at addr, no thread running it (at process

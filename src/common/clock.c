@@ -66,10 +66,11 @@ static int tsc_invariant(void)
  */
 struct tsc_pair {
 	int cpu[2];
-	volatile uint64_t last;
-	volatile int turn;
-	volatile int stop;
-	long rounds, backwards;
+	uint64_t last; /* the last reading, handed over with turn */
+	int turn;
+	int stop;
+	long rounds;    /* side 0's, read after the join */
+	long backwards;
 };
 
 static void *tsc_side(void *arg)
@@ -82,26 +83,26 @@ static void *tsc_side(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(p->cpu[me], &set);
 	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set)) {
-		p->stop = 1;
+		__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	for (long i = 0; i < 20000 && !p->stop; i++) {
+	for (long i = 0; i < 20000 && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED); i++) {
 		uint64_t seen, t;
 
 		while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != me) {
-			if (p->stop)
+			if (__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
 				return NULL;
 			if (trail__mono_ns() - t0 > 100000000ull) {
-				p->stop = 1;
+				__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
 				return NULL;
 			}
 		}
-		seen = p->last;
+		seen = __atomic_load_n(&p->last, __ATOMIC_RELAXED);
 		__asm__ __volatile__("lfence" ::: "memory");
 		t = trail__rdtsc();
 		if (t < seen)
-			p->backwards++;
-		p->last = trail__rdtsc();
+			__atomic_fetch_add(&p->backwards, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->last, trail__rdtsc(), __ATOMIC_RELAXED);
 		if (me == 0)
 			p->rounds++;
 		__atomic_store_n(&p->turn, !me, __ATOMIC_RELEASE);

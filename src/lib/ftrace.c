@@ -145,9 +145,8 @@ struct hobj {
 	char dlname[64];  /* what dl_iterate_phdr called it (truncated) */
 	uint64_t dev, ino;
 	uintptr_t xlo, xhi; /* its executable segments: where its code is */
-	uint8_t *stubs;   /* page of stubs next to the object, or NULL */
+	uint8_t *stubs;   /* its stub area (one stub per site), or NULL */
 	size_t stubs_len;
-	uintptr_t target; /* what its sites call: a stub or the trampoline */
 	uint32_t published; /* sessions whose module table has it */
 	uint32_t modslot[TRAIL_MAX_SESSIONS]; /* its slot there */
 	uint32_t seen;    /* rescan: still loaded */
@@ -352,22 +351,28 @@ static int discover(void)
 	return 0;
 }
 
-/* What an object's sites call: the trampoline if in reach, else a stub. */
-static uintptr_t target_for(struct hobj *o)
+/* Where site k of an object jumps: its stub, in the object's stub area
+ * (made for all its sites at the first hook), or 0. */
+static uintptr_t target_for(struct hobj *o, uint32_t k)
 {
-	uintptr_t tramp = (uintptr_t)trail__arch_tramp_entry;
+	if (!o->stubs) {
+		uint8_t *a = trail_arch_near_map(o->fo.lo, o->fo.hi,
+						 TRAIL_ARCH_STUBS_HDR +
+							 (size_t)o->fo.nsites * TRAIL_ARCH_STUB_SIZE,
+						 &o->stubs_len);
 
-	if (o->target)
-		return o->target;
-	if (trail_arch_reaches(o->fo.lo, tramp) &&
-	    trail_arch_reaches(o->fo.hi - TRAIL_ARCH_SITE_SIZE, tramp))
-		return o->target = tramp;
-	o->stubs = trail_arch_near_page(o->fo.lo, o->fo.hi, &o->stubs_len);
-	if (!o->stubs)
-		return 0;
-	trail_arch_stub(o->stubs, tramp);
-	mprotect(o->stubs, o->stubs_len, PROT_READ | PROT_EXEC);
-	return o->target = (uintptr_t)o->stubs;
+		if (!a)
+			return 0;
+		trail_arch_stub_area_init(a);
+		for (uint32_t i = 0; i < o->fo.nsites; i++)
+			trail_arch_site_stub(a, i, o->fo.sites[i].addr);
+		if (mprotect(a, o->stubs_len, PROT_READ | PROT_EXEC)) {
+			munmap(a, o->stubs_len);
+			return 0;
+		}
+		o->stubs = a;
+	}
+	return trail_arch_stub_at(o->stubs, k);
 }
 
 /* ------------------------------------------------------------ selection */
@@ -461,7 +466,7 @@ static int patch(struct hsite *h, uintptr_t target)
 	uint8_t insn[TRAIL_ARCH_SITE_SIZE];
 
 	memcpy(h->orig, (const void *)h->addr, sizeof(h->orig));
-	trail_arch_call_insn(insn, h->addr, target);
+	trail_arch_jump_insn(insn, h->addr, target);
 	if (trail_arch_text_write((void *)h->addr, insn, sizeof(insn)))
 		return -1;
 	h->patched = 1;
@@ -593,7 +598,7 @@ static int patch_live(struct hsite **hs, size_t n, uintptr_t *addrs, const uintp
 	for (size_t i = 0; i < n; i++) {
 		pk[i].addr = hs[i]->addr;
 		memcpy(hs[i]->orig, (const void *)hs[i]->addr, TRAIL_ARCH_SITE_SIZE);
-		trail_arch_call_insn(pk[i].bytes, hs[i]->addr, targets[i]);
+		trail_arch_jump_insn(pk[i].bytes, hs[i]->addr, targets[i]);
 		addrs[i] = hs[i]->addr;
 	}
 	/* the step handler needs them sorted: hsite order is by hash */
@@ -671,7 +676,7 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 		if (!root.hit && !selected(ps->spec, root.name, any_l))
 			continue;
 		h = hinsert(f->addr);
-		target = target_for(o);
+		target = target_for(o, k);
 		if (!h || !target)
 			continue;
 		if (!h->patched) {
@@ -969,6 +974,7 @@ void trail__ftrace_leave(unsigned s)
 struct gframe {
 	uintptr_t ret;   /* the real return address */
 	uintptr_t slot;  /* where it was on the stack */
+	uintptr_t hook;  /* what the slot holds meanwhile (the site's stub) */
 	uintptr_t func;
 	uint64_t ts;     /* entry time (threshold mode) */
 	uint32_t mask;   /* sessions that recorded the entry */
@@ -1088,7 +1094,8 @@ static void pop(struct gstack *g, const struct gframe *fr)
 	g->depth--;
 }
 
-void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs)
+int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
+			 uintptr_t hook)
 {
 	const struct hsite *h = hfind(site);
 	struct writer *w = trail__tls_w;
@@ -1098,10 +1105,10 @@ void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs
 	/* recursion guard: a hooked function reached from inside the record
 	 * path (a patchable libc, say) is not traced */
 	if (!h || (w && __atomic_load_n(&w->depth, __ATOMIC_RELAXED)))
-		return;
+		return 0;
 	mask = thread_allow(__atomic_load_n(&h->mask, __ATOMIC_ACQUIRE));
 	if (!mask)
-		return;
+		return 0;
 	gmask = mask & __atomic_load_n(&graph_sessions, __ATOMIC_ACQUIRE);
 	fmask = mask & ~gmask;
 	if (fmask) {
@@ -1116,13 +1123,13 @@ void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs
 		struct gframe *fr;
 
 		if (!g)
-			return;
+			return 0;
 		/* frames this call's return slot shows to be gone (left by
 		 * longjmp): deeper than it, or in its very slot unless that
-		 * still holds our hook (a tail call shares its caller's slot) */
+		 * still holds their hook (a tail call shares its caller's slot) */
 		while (g->depth && (g->f[g->depth - 1].slot < (uintptr_t)ret ||
 				    (g->f[g->depth - 1].slot == (uintptr_t)ret &&
-				     *ret != (uintptr_t)trail__arch_tramp_exit))) {
+				     *ret != g->f[g->depth - 1].hook))) {
 			struct gframe fr = g->f[g->depth - 1];
 
 			pop(g, &fr);
@@ -1130,17 +1137,18 @@ void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs
 		}
 		allow = graph_allow(g, gmask, roots);
 		if (!allow)
-			return;
+			return 0;
 		if (g->depth >= GSTACK_FRAMES) { /* degrade: not hooked, counted */
 			g->full++;
 			for (uint32_t m = allow; m; m &= m - 1)
 				__atomic_fetch_add(&trail__sess[__builtin_ctz(m)].hdr->graph_unhooked,
 						   1, __ATOMIC_RELAXED);
-			return;
+			return 0;
 		}
 		fr = &g->f[g->depth];
 		fr->ret = *ret;
 		fr->slot = (uintptr_t)ret;
+		fr->hook = hook;
 		fr->func = site;
 		fr->mask = allow;
 		fr->roots = roots & allow;
@@ -1149,13 +1157,14 @@ void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs
 			g->below_root[__builtin_ctz(m)]++;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		g->depth++;
-		*ret = (uintptr_t)trail__arch_tramp_exit;
 		if (allow & ~thresh_sessions) {
 			uint64_t func = site;
 
 			write_event(&ev_gentry, allow & ~thresh_sessions, &func, sizeof(func));
 		}
+		return 1; /* the stub puts hook in *ret and runs the body */
 	}
+	return 0;
 }
 
 
@@ -1238,7 +1247,7 @@ static void rehook_returns(uintptr_t sp)
 		exit_record(&fr, 0, 0, now);
 	}
 	for (uint32_t i = 0; i < g->depth; i++)
-		*(uintptr_t *)g->f[i].slot = (uintptr_t)trail__arch_tramp_exit;
+		*(uintptr_t *)g->f[i].slot = g->f[i].hook;
 }
 
 #define REAL(ret, name, ...)                                                   \

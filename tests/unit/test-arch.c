@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-arch.c - the x86_64 function hook layer (src/arch): functions of this
- * program with patchable entries are patched in place to call the entry
- * trampoline, directly and through a near stub; the handlers here count
+ * program with patchable entries are patched in place to jump to their
+ * stubs in a stub area mapped next to the code; the handlers here count
  * calls, read arguments and (graph mode) hook returns with a shadow stack.
  * Arguments and return values (integer, vector, struct, variadic, x87)
  * must come through untouched, recursion must balance, and unpatching must
@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch/arch.h"
@@ -68,18 +69,23 @@ static struct {
 } shadow[SHADOW];
 static int depth;
 
-void trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs)
+static uintptr_t last_hook;
+
+int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
+			 uintptr_t hook)
 {
 	entries++;
 	last_site = site;
+	last_hook = hook;
 	for (unsigned i = 0; i < 6; i++)
 		last_args[i] = trail_arch_arg(regs, i);
 	if (graph && depth < SHADOW) {
 		shadow[depth].ret = *ret;
 		shadow[depth].slot = ret;
 		depth++;
-		*ret = (uintptr_t)trail__arch_tramp_exit;
+		return 1;
 	}
+	return 0;
 }
 
 uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
@@ -98,25 +104,42 @@ static void patch(void *fn, uintptr_t target)
 
 	CHECK(trail_arch_site_is_nop(fn));
 	CHECK(trail_arch_reaches(site, target));
-	trail_arch_call_insn(insn, site, target);
+	trail_arch_jump_insn(insn, site, target);
 	CHECK_EQ(trail_arch_text_write(fn, insn, sizeof(insn)), 0);
-	CHECK_EQ(trail_arch_call_target(fn, site), target);
+	CHECK_EQ(trail_arch_jump_target(fn, site), target);
 }
 
 static uint8_t saved[16][TRAIL_ARCH_SITE_SIZE];
 static void *fns[16];
 static int nfns;
+static uint8_t *area; /* the stub area, made once */
+static size_t area_len;
 
-static void patch_all(uintptr_t target)
+/* every hooked function of this file jumps to its stub */
+static void patch_all(void)
 {
 	void *list[] = {(void *)add, (void *)mul, (void *)ld, (void *)mkbig, (void *)six,
 			(void *)vsum, (void *)fib, (void *)deep, (void *)jumper};
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 
 	nfns = (int)(sizeof(list) / sizeof(list[0]));
 	for (int i = 0; i < nfns; i++) {
+		lo = (uintptr_t)list[i] < lo ? (uintptr_t)list[i] : lo;
+		hi = (uintptr_t)list[i] + 5 > hi ? (uintptr_t)list[i] + 5 : hi;
+	}
+	if (!area) {
+		area = trail_arch_near_map(lo, hi, TRAIL_ARCH_STUBS_HDR + 16 * TRAIL_ARCH_STUB_SIZE,
+					   &area_len);
+		if (!area)
+			abort();
+		trail_arch_stub_area_init(area);
+		for (int i = 0; i < nfns; i++)
+			trail_arch_site_stub(area, (size_t)i, (uintptr_t)list[i]);
+	}
+	for (int i = 0; i < nfns; i++) {
 		fns[i] = list[i];
 		memcpy(saved[i], list[i], TRAIL_ARCH_SITE_SIZE);
-		patch(list[i], target);
+		patch(list[i], trail_arch_stub_at(area, (size_t)i));
 	}
 }
 
@@ -158,12 +181,12 @@ TEST(sites_start_as_nops)
 {
 	CHECK(trail_arch_site_is_nop((const uint8_t *)add));
 	CHECK(trail_arch_site_is_nop((const uint8_t *)fib));
-	CHECK_EQ(trail_arch_call_target((const uint8_t *)add, (uintptr_t)add), 0);
+	CHECK_EQ(trail_arch_jump_target((const uint8_t *)add, (uintptr_t)add), 0);
 }
 
 TEST(entry_hook_preserves_arguments_and_results)
 {
-	patch_all((uintptr_t)trail__arch_tramp_entry);
+	patch_all();
 	entries = 0;
 	exercise(1);
 	/* add mul ld mkbig six vsum, fib(15) = 1973 calls */
@@ -176,7 +199,7 @@ TEST(entry_hook_preserves_arguments_and_results)
 
 TEST(graph_hook_balances_and_preserves_results)
 {
-	patch_all((uintptr_t)trail__arch_tramp_entry);
+	patch_all();
 	graph = 1;
 	entries = exits = 0;
 	exercise(1);
@@ -190,7 +213,7 @@ TEST(graph_hook_balances_and_preserves_results)
 
 TEST(longjmp_out_of_hooked_frames)
 {
-	patch_all((uintptr_t)trail__arch_tramp_entry);
+	patch_all();
 	graph = 1;
 	depth = 0;
 	if (!setjmp(jb))
@@ -223,7 +246,7 @@ static int call_misaligned(int a, int b)
 
 TEST(misaligned_stack_at_entry)
 {
-	patch_all((uintptr_t)trail__arch_tramp_entry);
+	patch_all();
 	graph = 1;
 	entries = exits = 0;
 	depth = 0;
@@ -233,38 +256,75 @@ TEST(misaligned_stack_at_entry)
 	unpatch_all();
 }
 
-TEST(through_a_near_stub)
+TEST(stub_area_near_the_code)
 {
-	size_t size;
-	uint8_t *page = trail_arch_near_page((uintptr_t)add, (uintptr_t)add + 4096, &size);
-	uint8_t stub[TRAIL_ARCH_STUB_SIZE];
+	uintptr_t st;
 
-	CHECK(page != NULL);
-	if (!page)
-		return;
-	CHECK(size >= TRAIL_ARCH_STUB_SIZE);
-	CHECK(trail_arch_reaches((uintptr_t)add, (uintptr_t)page));
-	trail_arch_stub(stub, (uintptr_t)trail__arch_tramp_entry);
-	memcpy(page, stub, sizeof(stub));
-	patch_all((uintptr_t)page);
+	patch_all();
+	/* the area is in reach of every site, stub k is where the site jumps,
+	 * and a hooked call's return address is inside that stub */
+	CHECK(area != NULL);
+	CHECK(area_len >= TRAIL_ARCH_STUBS_HDR + 16 * TRAIL_ARCH_STUB_SIZE);
+	st = trail_arch_stub_at(area, 0);
+	CHECK_EQ(st, (uintptr_t)area + TRAIL_ARCH_STUBS_HDR);
+	CHECK_EQ(trail_arch_jump_target((const uint8_t *)add, (uintptr_t)add), st);
+	CHECK(trail_arch_reaches((uintptr_t)add, st));
+	graph = 1;
+	depth = 0;
+	CHECK_EQ(add(1, 2), 3);
+	CHECK(last_hook > st && last_hook < st + TRAIL_ARCH_STUB_SIZE);
 	graph = 0;
-	entries = 0;
-	exercise(1);
-	CHECK_EQ(entries, 6 + 1973);
 	unpatch_all();
 }
 
-TEST(call_insn_encoding)
+/* the return addresses of hooked calls pair with their calls: a hooked
+ * function returns into its stub, the exit trampoline returns to the
+ * caller; the stack a hooked function sees is the one its caller made,
+ * its return address aside (stack-passed arguments are where they were) */
+HOOK static long many(long a, long b, long c, long d, long e, long f, long g, long h,
+		      long i)
+{
+	return a + b + c + d + e + f + g * 10 + h * 100 + i * 1000;
+}
+
+TEST(stack_arguments_through_the_stub)
+{
+	uint8_t *a2;
+	size_t len;
+	uint8_t keep[TRAIL_ARCH_SITE_SIZE];
+
+	a2 = trail_arch_near_map((uintptr_t)many, (uintptr_t)many + 5,
+				 TRAIL_ARCH_STUBS_HDR + TRAIL_ARCH_STUB_SIZE, &len);
+	CHECK(a2 != NULL);
+	if (!a2)
+		return;
+	trail_arch_stub_area_init(a2);
+	trail_arch_site_stub(a2, 0, (uintptr_t)many);
+	memcpy(keep, (const void *)many, sizeof(keep));
+	patch((void *)many, trail_arch_stub_at(a2, 0));
+	for (graph = 0; graph < 2; graph++) {
+		entries = exits = 0;
+		depth = 0;
+		CHECK_EQ(many(1, 2, 3, 4, 5, 6, 7, 8, 9), 21 + 70 + 800 + 9000);
+		CHECK_EQ(entries, 1);
+		CHECK_EQ(exits, graph);
+	}
+	graph = 0;
+	CHECK_EQ(trail_arch_text_write((void *)many, keep, sizeof(keep)), 0);
+	CHECK(trail_arch_site_is_nop((const uint8_t *)many));
+}
+
+TEST(jump_insn_encoding)
 {
 	uint8_t insn[5];
 
-	trail_arch_call_insn(insn, 0x1000, 0x2000);
-	CHECK_EQ(insn[0], 0xe8);
+	trail_arch_jump_insn(insn, 0x1000, 0x2000);
+	CHECK_EQ(insn[0], 0xe9);
 	CHECK_EQ(insn[1] | insn[2] << 8 | insn[3] << 16 | (uint32_t)insn[4] << 24,
 		 0x2000 - 0x1005);
-	CHECK_EQ(trail_arch_call_target(insn, 0x1000), 0x2000);
-	trail_arch_call_insn(insn, 0x5000, 0x1000); /* backwards */
-	CHECK_EQ(trail_arch_call_target(insn, 0x5000), 0x1000);
+	CHECK_EQ(trail_arch_jump_target(insn, 0x1000), 0x2000);
+	trail_arch_jump_insn(insn, 0x5000, 0x1000); /* backwards */
+	CHECK_EQ(trail_arch_jump_target(insn, 0x5000), 0x1000);
 	CHECK(trail_arch_reaches(0x7f0000000000ull, 0x7f0000000000ull + 0x7ffffff0ull));
 	CHECK(!trail_arch_reaches(0x7f0000000000ull, 0x7f0000000000ull + 0x80000005ull));
 	CHECK(!trail_arch_reaches(0x7f0000000000ull, 0x550000000000ull));
@@ -284,5 +344,5 @@ TEST(call_insn_encoding)
 TEST_MAIN(CHECK_T(sites_start_as_nops), CHECK_T(entry_hook_preserves_arguments_and_results),
 	  CHECK_T(graph_hook_balances_and_preserves_results),
 	  CHECK_T(longjmp_out_of_hooked_frames), CHECK_T(misaligned_stack_at_entry),
-	  CHECK_T(through_a_near_stub),
-	  CHECK_T(call_insn_encoding))
+	  CHECK_T(stub_area_near_the_code), CHECK_T(stack_arguments_through_the_stub),
+	  CHECK_T(jump_insn_encoding))

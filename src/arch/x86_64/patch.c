@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * patch.c - x86_64 instruction helpers for function hooks: recognizing an
- * unpatched site, building `call rel32` and far-jump stubs, finding room
- * for stubs near the code, writing over code. See src/arch/arch.h.
+ * unpatched site, building the `jmp rel32` a site becomes and the stub
+ * it jumps to, finding room for stubs near the code, writing over code. See src/arch/arch.h.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,34 +30,22 @@ int trail_arch_reaches(uintptr_t site, uintptr_t target)
 	return d >= -TRAIL_ARCH_REACH && d < TRAIL_ARCH_REACH;
 }
 
-void trail_arch_call_insn(uint8_t out[TRAIL_ARCH_SITE_SIZE], uintptr_t site,
-			  uintptr_t target)
+void trail_arch_jump_insn(uint8_t out[TRAIL_ARCH_SITE_SIZE], uintptr_t site, uintptr_t target)
 {
 	int32_t rel = (int32_t)(int64_t)(target - (site + 5));
 
-	out[0] = 0xe8;
+	out[0] = 0xe9;
 	memcpy(out + 1, &rel, 4);
 }
 
-uintptr_t trail_arch_call_target(const uint8_t *p, uintptr_t site)
+uintptr_t trail_arch_jump_target(const uint8_t *p, uintptr_t site)
 {
 	int32_t rel;
 
-	if (p[0] != 0xe8)
+	if (p[0] != 0xe9)
 		return 0;
 	memcpy(&rel, p + 1, 4);
 	return site + 5 + (uintptr_t)(intptr_t)rel;
-}
-
-void trail_arch_stub(uint8_t out[TRAIL_ARCH_STUB_SIZE], uintptr_t target)
-{
-	/* jmp *0(%rip) ; .quad target ; int3 int3 */
-	static const uint8_t jmp[6] = {0xff, 0x25, 0x00, 0x00, 0x00, 0x00};
-
-	memcpy(out, jmp, 6);
-	memcpy(out + 6, &target, 8);
-	out[14] = 0xcc;
-	out[15] = 0xcc;
 }
 
 static void *try_map(uintptr_t at, size_t size)
@@ -68,24 +56,27 @@ static void *try_map(uintptr_t at, size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-void *trail_arch_near_page(uintptr_t lo, uintptr_t hi, size_t *size)
+void *trail_arch_near_map(uintptr_t lo, uintptr_t hi, size_t len, size_t *size)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t span = (len + page - 1) & ~(page - 1);
 	uintptr_t at;
 	void *p;
 
-	*size = page;
+	*size = span;
+	if (span >= (uintptr_t)TRAIL_ARCH_REACH / 2)
+		return NULL;
 	/* after the range, in steps of 1 MiB, while everything in the range
-	 * can still reach the page */
+	 * can still reach all of it */
 	for (at = (hi + page - 1) & ~(page - 1);
-	     at + page - lo < (uintptr_t)TRAIL_ARCH_REACH - page; at += 1u << 20)
-		if ((p = try_map(at, page)))
+	     at + span - lo < (uintptr_t)TRAIL_ARCH_REACH - page; at += 1u << 20)
+		if ((p = try_map(at, span)))
 			return p;
 	/* before it */
-	for (at = (lo & ~(page - 1)) - page;
+	for (at = (lo & ~(page - 1)) - span;
 	     at > page && hi - at < (uintptr_t)TRAIL_ARCH_REACH - page;
 	     at -= 1u << 20)
-		if ((p = try_map(at, page)))
+		if ((p = try_map(at, span)))
 			return p;
 	return NULL;
 }

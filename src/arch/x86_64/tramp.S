@@ -2,23 +2,35 @@
 /*
  * tramp.S - x86_64 function hook trampolines (see src/arch/arch.h).
  *
- * Entry: reached by `call` from a patched site at the function's first
- * instruction (or after its endbr64), so on arrival
- *     0(%rsp) = site + 5          (our return: the function body)
- *     8(%rsp) = the caller's return address
- * and nothing is known of %rsp's alignment: gcc calls functions of the same
- * unit, which it knows need no alignment, with a stack 8 bytes off, so both
- * trampolines realign through %rbp. The integer and vector argument registers
- * (plus %rax: vector count of a variadic call, %r10: static chain, %r11)
- * are saved as struct trail_arch_regs, the C handler is called with
- * (site, &caller's return address, regs), and everything is restored.
+ * A patched site is `jmp` to its own stub (patch.c, trail_arch_site_stub),
+ * 32 bytes next to the code:
  *
- * Exit: the C side may have replaced the caller's return address by
- * trail__arch_tramp_exit; the function's `ret` lands here with %rsp where
- * the return address was popped from (anything below it is dead: the
- * caller made a call). The return registers are saved as
- * struct trail_arch_ret_regs, the C handler returns the real return
- * address, and we jump there with the registers restored.
+ *    0: call *entry(%rip)     -> trail__arch_tramp_entry, pushes stub+6
+ *    6: test %r11, %r11       its answer: hook the return or not
+ *    9: jz   26
+ *   11: add  $8, %rsp         drop the caller's return address (the C
+ *                             side keeps it on its shadow stack) ...
+ *   15: call site+5           ... and run the body with stub+20 as its
+ *                             return address: the return stack buffer
+ *                             predicts that return, and the one to the
+ *                             real caller from the exit trampoline
+ *   20: jmp  *exit(%rip)      -> trail__arch_tramp_exit
+ *   26: jmp  site+5           not hooked: straight into the body
+ *
+ * Entry: on arrival 0(%rsp) = stub+6, 8(%rsp) = the caller's return
+ * address, and nothing is known of %rsp's alignment (gcc calls functions
+ * of the same unit, which it knows need no alignment, with a stack 8
+ * bytes off), so both trampolines realign through %rbp. The integer and
+ * vector argument registers (plus %rax: vector count of a variadic call,
+ * %r10: static chain) are saved as struct trail_arch_regs, the C handler
+ * is called with (site, &caller's return address, regs, stub+20), and
+ * everything is restored but %r11 (scratch at a function's entry), which
+ * carries the handler's answer back to the stub.
+ *
+ * Exit: the body returned to stub+20, which jumped here with %rsp just
+ * above the slot that held the return address. The return registers are
+ * saved as struct trail_arch_ret_regs, the C handler returns the real
+ * return address, which goes back into that slot, and we `ret` to it.
  */
 	.text
 
@@ -54,11 +66,14 @@ trail__arch_tramp_entry:
 	movq %rsi, 176(%rsp)
 	movq %rdi, 184(%rsp)
 	movq %rax, 192(%rsp)
-	movq 8(%rbp), %rdi           /* site + 5 */
-	subq $5, %rdi
+	movq 8(%rbp), %rcx           /* stub+6 */
+	movslq 21(%rcx), %rdi        /* the rel32 of the jmp at stub+26 */
+	leaq 20(%rcx, %rdi), %rdi    /* site = stub+26 + 5 + rel32 - 5 */
 	leaq 16(%rbp), %rsi          /* &caller's return address */
 	movq %rsp, %rdx              /* struct trail_arch_regs */
+	addq $14, %rcx               /* stub+20: the hooked return address */
 	call trail__arch_on_entry
+	movl %eax, %r11d             /* the answer (an int), for the stub */
 	movdqu 0(%rsp), %xmm0
 	movdqu 16(%rsp), %xmm1
 	movdqu 32(%rsp), %xmm2
@@ -67,7 +82,6 @@ trail__arch_tramp_entry:
 	movdqu 80(%rsp), %xmm5
 	movdqu 96(%rsp), %xmm6
 	movdqu 112(%rsp), %xmm7
-	movq 128(%rsp), %r11
 	movq 136(%rsp), %r10
 	movq 144(%rsp), %r9
 	movq 152(%rsp), %r8
@@ -108,9 +122,10 @@ trail__arch_tramp_exit:
 	movdqu 16(%rsp), %xmm1
 	movq 32(%rsp), %rdx
 	movq 40(%rsp), %rax
-	movq %rbp, %rsp
-	popq %rbp
-	jmp *%r11
+	movq %rbp, %rsp              /* the slot, where %rbp was pushed */
+	movq (%rsp), %rbp
+	movq %r11, (%rsp)            /* the real return address in it */
+	ret                          /* the return the caller's call predicted */
 	.size trail__arch_tramp_exit, .-trail__arch_tramp_exit
 
 	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stubs.c - the x86_64 per-site stubs of function hooks (layout and
+ * purpose in tramp.S): a stub area starts with the addresses of the two
+ * trampolines, then one 32-byte stub per site. Apart from patch.c so that
+ * code needing only the instruction helpers does not pull the trampolines.
+ */
+#include <string.h>
+
+#include "../arch.h"
+
+/* rel32 from the end of an instruction at `at`, `len` bytes long */
+static void put_rel(uint8_t *p, uintptr_t at, size_t len, uintptr_t target)
+{
+	int32_t rel = (int32_t)(int64_t)(target - (at + len));
+
+	memcpy(p + len - 4, &rel, 4);
+}
+
+void trail_arch_stub_area_init(uint8_t *area)
+{
+	uintptr_t entry = (uintptr_t)trail__arch_tramp_entry;
+	uintptr_t exit = (uintptr_t)trail__arch_tramp_exit;
+
+	memcpy(area, &entry, 8);
+	memcpy(area + 8, &exit, 8);
+}
+
+void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site)
+{
+	/* see tramp.S for what each piece does */
+	static const uint8_t tmpl[TRAIL_ARCH_STUB_SIZE] = {
+		0xff, 0x15, 0, 0, 0, 0,       /*  0: call *entry(%rip) */
+		0x4d, 0x85, 0xdb,             /*  6: test %r11, %r11 */
+		0x74, 0x0f,                   /*  9: jz 26 */
+		0x48, 0x83, 0xc4, 0x08,       /* 11: add $8, %rsp */
+		0xe8, 0, 0, 0, 0,             /* 15: call site+5 */
+		0xff, 0x25, 0, 0, 0, 0,       /* 20: jmp *exit(%rip) */
+		0xe9, 0, 0, 0, 0,             /* 26: jmp site+5 */
+		0xcc,                         /* 31 */
+	};
+	uint8_t *p = area + TRAIL_ARCH_STUBS_HDR + k * TRAIL_ARCH_STUB_SIZE;
+	uintptr_t at = (uintptr_t)p;
+
+	memcpy(p, tmpl, sizeof(tmpl));
+	put_rel(p, at, 6, (uintptr_t)area);          /* the entry pointer */
+	put_rel(p + 15, at + 15, 5, site + 5);
+	put_rel(p + 20, at + 20, 6, (uintptr_t)area + 8); /* the exit pointer */
+	put_rel(p + 26, at + 26, 5, site + 5);
+}
+
+uintptr_t trail_arch_stub_at(const uint8_t *area, size_t k)
+{
+	return (uintptr_t)area + TRAIL_ARCH_STUBS_HDR + k * TRAIL_ARCH_STUB_SIZE;
+}
