@@ -120,7 +120,7 @@ int trail_arch_text_write(void *addr, const void *src, size_t len);
 /*
  * Replace TRAIL_ARCH_SITE_SIZE bytes at each of n sites while other threads
  * may be running them, provided each site currently holds ONE instruction
- * starting at its first byte (a patched call: no thread can be inside it).
+ * starting at its first byte (a patched jump: no thread can be inside it).
  * The kernel's breakpoint-first technique: int3 on byte 0 of every site,
  * serialize every core of the process, write bytes 1.., serialize, write
  * byte 0, serialize. A thread that meets an int3 meanwhile is moved past

@@ -915,7 +915,7 @@ int trail__arch_site_known(uintptr_t addr)
 }
 
 /* Session slot s is gone: unhook what only it wanted, restoring the
- * original bytes while the program runs (a patched site is one call
+ * original bytes while the program runs (a patched site is one jump
  * instruction, so the breakpoint-first poke applies). Under the control
  * lock, after the grace period (no thread records for s any more). */
 void trail__ftrace_leave(unsigned s)
