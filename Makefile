@@ -39,6 +39,7 @@ check: deps
 bench: deps all
 	scripts/install-deps.sh --bench
 	bench/run.sh $(BUILD)
+	bench/real.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-tsan

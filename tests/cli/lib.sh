@@ -16,7 +16,7 @@ reap_leftovers() { # marker
 	local p
 	for p in /proc/[0-9]*; do
 		[ "${p#/proc/}" != "$$" ] || continue
-		if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "TRAIL_TEST_MARK=$1"; then
+		if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "TRAIL_TEST_MARK=$1"; then
 			kill -9 "${p#/proc/}" 2>/dev/null || true
 		fi
 	done

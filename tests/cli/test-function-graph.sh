@@ -177,6 +177,13 @@ bytes_per_call() {
 no_patchable_entries() {
 	expect_rc 1 $TRAIL record -p function_graph -o g.dat -- "$BUILD/tests/cli/ftrace-prog-noflag" 2>err.txt
 	has err.txt "has no patchable function entries: build it with -fpatchable-function-entry=5"
+	# a launcher has none, the program it runs may: --allow-unknown
+	expect_rc 1 $TRAIL record -p function_graph -o g.dat -- env "$P2" 1 2>err.txt
+	has err.txt "(a launcher such as taskset or env: --allow-unknown traces the program it executes)"
+	$TRAIL record -q --allow-unknown -p function_graph -l lookup -o g.dat -- env "$P2" 1
+	$TRAIL report -i g.dat >out.txt
+	has out.txt "tracer: function_graph -l lookup"
+	has out.txt "lookup();"
 	expect_rc 1 $TRAIL record -p function -l 'nothing_*' -o g.dat -- "$P2" 2>err.txt
 	has err.txt "no function matches '-l nothing_*'"
 	expect_rc 2 $TRAIL record -p tracing -o g.dat -- "$P2" 2>err.txt

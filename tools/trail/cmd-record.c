@@ -356,6 +356,9 @@ static int check_functions(struct session *S, pid_t pid, const char *where)
 		tool_err("%s has no patchable function entries: build it with "
 			 "-fpatchable-function-entry=5 (gcc or clang); nothing in it can be "
 			 "function-traced", where);
+		if (!pid)
+			fprintf(stderr, "  (a launcher such as taskset or env: --allow-unknown "
+					"traces the program it executes)\n");
 		free(fc.hits);
 		return -1;
 	}
@@ -503,6 +506,13 @@ static void write_info(struct session *S, int argc, char **argv)
 	for (int i = 0; i < S->nevents && o < sizeof(text) - 1; i++)
 		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", i ? "," : "",
 				      S->events[i]);
+	if (S->tracer && o < sizeof(text) - 1) {
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "\ntracer=%s\nfunctions=",
+				      S->tracer);
+		for (int i = 0; i < S->nfuncs_user && o < sizeof(text) - 1; i++)
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s-%c %s", i ? " " : "",
+					      S->funcs[i][1], S->funcs[i] + 3);
+	}
 	if (o < sizeof(text) - 1)
 		o += (size_t)snprintf(text + o, sizeof(text) - o, "\ncommand=");
 	for (int i = 0; i < argc && o < sizeof(text) - 1; i++)

