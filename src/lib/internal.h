@@ -67,6 +67,8 @@ struct psess {
 	uint64_t *ctab;
 	struct trail_stream *streams;
 	struct trail_proc *procs;
+	uint64_t *populated; /* chunks whose pages this process has mapped */
+	int populated_pid;   /* the process that bitmap is for (fork) */
 	/* control only */
 	enum psess_state state;
 	uint64_t map_size;

@@ -364,6 +364,11 @@ static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 	ps->procs = trail__arena_procs(base, &g);
 	ps->chunk_size = g.chunk_size;
 	ps->nchunks = g.nchunks;
+	ps->populated = mmap(NULL, (g.nchunks / 64 + 1) * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ps->populated == MAP_FAILED)
+		ps->populated = NULL; /* then pages come by faults */
+	ps->populated_pid = trail__pid;
 	ps->max_streams = g.max_streams;
 	ps->overwrite = !!(ps->hdr->flags & TRAIL_ARENA_OVERWRITE);
 	ps->session_id = ps->hdr->session_id;
@@ -439,6 +444,9 @@ static void sess_unmap(unsigned s)
 	struct psess *ps = &trail__sess[s];
 
 	munmap(ps->base, ps->map_size);
+	if (ps->populated)
+		munmap(ps->populated, (ps->nchunks / 64 + 1) * sizeof(uint64_t));
+	ps->populated = NULL;
 	ps->base = NULL;
 	ps->hdr = NULL;
 	__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELAXED);
