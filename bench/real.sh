@@ -17,9 +17,11 @@
 # both recorders (trail's, uftrace's writer) stay free to run on the other
 # CPU. Times are wall clock around the whole command (startup, patching
 # and the final flush included), median of RUNS [min..max].
-# calls = trail's events / 2 (function_graph: an entry and an exit record
-# per call). uftrace's loss is the events trail counted (written + lost)
-# minus the 16-byte records in uftrace's per-thread data files.
+# calls = the funcgraph_entry and funcgraph_leaf records in trail's file
+# (a call is an entry and an exit record, or one leaf record when nothing
+# was written in between: `trail report --count`). uftrace writes two
+# 16-byte records per call: its loss is twice the calls minus the records
+# in its per-thread data files.
 # uftrace runs as `uftrace record --no-libcall -b 4M -P . -d DIR pin sqlite3`:
 # -P . patches every function with a patchable entry, --no-libcall leaves
 # PLT calls alone as trail does, and -b 4M because its default 128 KiB
@@ -133,13 +135,15 @@ for _ in $(seq "$RUNS"); do
 	w=$("$TRAIL" report -i "$TMP/t.dat" --stat 2>/dev/null |
 		sed -n 's/.*entries-written: \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' | head -1)
 	read -r inbuf written <<<"${w:-0 0}"
-	calls=$((inbuf / 2)) tlost=$((written - inbuf))
+	tlost=$((written - inbuf))
+	calls=$("$TRAIL" report -q -i "$TMP/t.dat" --count 2>/dev/null |
+		awk '/funcgraph_(entry|leaf) / {s += $2} END {print s + 0}')
 	tbytes=$(stat -c %s "$TMP/t.dat" 2>/dev/null || echo 0)
 	rm -f "$TMP/t.dat"
 	if [ $have_uf = 1 ]; then
 		uf+=("$(timed uftrace record --no-libcall -b 4M -P . -d "$TMP/uf" "${RUN[@]}")")
 		recs=$(find "$TMP/uf" -name '[0-9]*.dat' -printf '%s\n' | awk '{s += $1} END {print int(s / 16)}')
-		ulost=$((written - recs)); [ $ulost -lt 0 ] && ulost=0
+		ulost=$((2 * calls - recs)); [ $ulost -lt 0 ] && ulost=0
 		ubytes=$(du -sb "$TMP/uf" | cut -f1)
 		grep -h 'LOST' "$TMP/err" >&2
 		rm -rf "$TMP/uf"

@@ -70,8 +70,8 @@ static struct trail_event ev_function = {
 static struct trail_event *evp_function
 	__attribute__((section("trail_events"), used)) TRAIL__RETAIN = &ev_function;
 
-/* function_graph: entry {func}, exit {} or {retval}, and, with a time
- * threshold, one record per long call {func, duration} */
+/* function_graph: entry {func}, exit {} or {retval}, leaf {func, duration}
+ * and, with a time threshold, one record per long call {func, duration} */
 #define ONE_FIELD_META(var, ev, fld, flags)                                    \
 	static const struct __attribute__((packed)) {                          \
 		struct trail_meta_hdr h;                                       \
@@ -90,21 +90,27 @@ static const struct __attribute__((packed)) {
 	char p[sizeof("ftrace")];
 	char e[sizeof("funcgraph_exit")];
 } meta_gexit = {{TRAIL_META_MAGIC, sizeof(meta_gexit), 1, 0}, "ftrace", "funcgraph_exit"};
-static const struct __attribute__((packed)) {
-	struct trail_meta_hdr h;
-	char p[sizeof("ftrace")];
-	char e[sizeof("funcgraph_call")];
-	struct __attribute__((packed)) {
-		struct trail_meta_field f;
-		char s[sizeof("func")];
-	} f0;
-	struct __attribute__((packed)) {
-		struct trail_meta_field f;
-		char s[sizeof("duration")];
-	} f1;
-} meta_gcall = {{TRAIL_META_MAGIC, sizeof(meta_gcall), 1, 2}, "ftrace", "funcgraph_call",
-		{{TRAIL_FK_INT, 8, TRAIL_FF_HEX | TRAIL_FF_PTR, 4, 0}, "func"},
-		{{TRAIL_FK_INT, 8, 0, 8, 0}, "duration"}};
+/* {func, duration}: a long call (threshold mode), or a leaf: a call that
+ * returned before its thread wrote anything else, entry and exit in one
+ * record stamped with the entry's time. Durations in clock ticks. */
+#define FUNC_DURATION_META(var, ev, dur_size)                                  \
+	static const struct __attribute__((packed)) {                          \
+		struct trail_meta_hdr h;                                       \
+		char p[sizeof("ftrace")];                                      \
+		char e[sizeof(ev)];                                            \
+		struct __attribute__((packed)) {                               \
+			struct trail_meta_field f;                             \
+			char s[sizeof("func")];                                \
+		} f0;                                                          \
+		struct __attribute__((packed)) {                               \
+			struct trail_meta_field f;                             \
+			char s[sizeof("duration")];                            \
+		} f1;                                                          \
+	} var = {{TRAIL_META_MAGIC, sizeof(var), 1, 2}, "ftrace", ev,          \
+		 {{TRAIL_FK_INT, 8, TRAIL_FF_HEX | TRAIL_FF_PTR, 4, 0}, "func"},   \
+		 {{TRAIL_FK_INT, dur_size, 0, 8, 0}, "duration"}}
+FUNC_DURATION_META(meta_gcall, "funcgraph_call", 8);
+FUNC_DURATION_META(meta_gleaf, "funcgraph_leaf", 4);
 
 #define INTERNAL_EVENT(name, meta)                                             \
 	static uint32_t state_##name;                                          \
@@ -118,6 +124,7 @@ INTERNAL_EVENT(gentry, meta_gentry);
 INTERNAL_EVENT(gexit, meta_gexit);
 INTERNAL_EVENT(gexit_ret, meta_gexit_ret);
 INTERNAL_EVENT(gcall, meta_gcall);
+INTERNAL_EVENT(gleaf, meta_gleaf);
 
 /* ------------------------------------------------------------------ sites */
 
@@ -925,6 +932,8 @@ void trail__ftrace_leave(unsigned s)
 	struct htable *t = htab;
 	size_t n = 0, cap = t ? t->cap : 0;
 
+	__atomic_fetch_add(&trail__pend_gen, 1, __ATOMIC_RELAXED);
+
 	for (size_t i = 0; i <= cap; i++) {
 		struct hsite *h = i < cap ? &t->slot[i] : NULL;
 
@@ -1061,6 +1070,126 @@ static uint32_t graph_allow(const struct gstack *g, uint32_t mask, uint32_t root
 	return allow;
 }
 
+/* ------------------------------------------------------ deferred entries
+ *
+ * Most calls are leaves: nothing else is written between their entry and
+ * their exit. So a function_graph entry is not written at once: the thread's
+ * writer keeps it (pend*), and if the call returns first, one leaf record
+ * {func, duration} stamped with the entry's time stands for both (one write
+ * instead of two, the same 16 bytes). Any other record of the thread at the
+ * outermost level writes the kept entry first (write_event), so each stream
+ * stays in time order. Deferred only for sessions whose exit is a plain
+ * record (no return value, no threshold). The kept entry is written at
+ * fork, at thread exit and at exit() (when the first object's events are
+ * unregistered, by its destructor); a process killed, or an exec, inside a
+ * leaf loses that one entry.
+ */
+
+/* The kept entry of w, written (w->depth is 1: in the record path, at its
+ * outermost level). */
+uint32_t trail__pend_gen;
+
+void trail__pend_flush(struct writer *w)
+{
+	uint32_t m = __atomic_load_n(ev_gentry.state, __ATOMIC_ACQUIRE) & w->pend &
+		     ((1u << TRAIL_MAX_SESSIONS) - 1);
+	struct evrt *rt = ev_gentry.rt;
+	uint64_t func = w->pend_func;
+
+	w->pend = 0;
+	if (w->pend_gen != __atomic_load_n(&trail__pend_gen, __ATOMIC_RELAXED))
+		return; /* kept before its session left: not written */
+	if (m && rt)
+		write_sessions(&ev_gentry, rt, w, 0, m, &func, sizeof(func), w->pend_ts,
+			       w->pend_cpu);
+}
+
+/* The calling thread's kept entry, written (fork, exit). */
+void trail__pend_flush_self(void)
+{
+	struct writer *w = trail__tls_w;
+	if (!w || !w->pend || w->depth)
+		return;
+	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (w->pend)
+		trail__pend_flush(w);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
+}
+
+/* A call's entry, kept; the previous kept one is written. on_entry has
+ * seen this thread outside the record path. */
+static inline void gentry_defer(uint32_t allow, uintptr_t func, uintptr_t slot)
+{
+	struct writer *w = trail__tls_w;
+	uint32_t cpu;
+	uint64_t ts;
+
+	if (TRAIL_UNLIKELY(!w) && !(w = trail__writer_get()))
+		return;
+	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (w->pend)
+		trail__pend_flush(w);
+	ts = now_cpu(&cpu);
+	w->pend_ts = ts;
+	w->pend_cpu = cpu;
+	w->pend_func = func;
+	w->pend_slot = slot;
+	w->pend_gen = __atomic_load_n(&trail__pend_gen, __ATOMIC_RELAXED);
+	w->pend = allow;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
+}
+
+/* A plain exit of the frame whose return slot was slot: a leaf record if
+ * its entry is still kept, else the exit record. */
+static inline void gexit_write(uint32_t mask, uintptr_t slot)
+{
+	struct writer *w = trail__tls_w;
+	struct evrt *rt;
+	uint32_t m, cpu;
+	uint64_t ts;
+
+	if (TRAIL_UNLIKELY(!w || w->depth || !w->pend)) {
+		write_event(&ev_gexit, mask, NULL, 0);
+		return;
+	}
+	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ts = now_cpu(&cpu);
+	/* read again: a signal handler may have written it meanwhile */
+	if (TRAIL_LIKELY(w->pend && w->pend_slot == slot && ts - w->pend_ts <= UINT32_MAX &&
+			 w->pend_gen == __atomic_load_n(&trail__pend_gen, __ATOMIC_RELAXED))) {
+		struct __attribute__((packed)) {
+			uint64_t func;
+			uint32_t dur;
+		} p = {w->pend_func, (uint32_t)(ts - w->pend_ts)};
+
+		m = __atomic_load_n(ev_gleaf.state, __ATOMIC_ACQUIRE) & w->pend &
+		    ((1u << TRAIL_MAX_SESSIONS) - 1);
+		rt = ev_gleaf.rt;
+		w->pend = 0;
+		if (m && rt)
+			write_sessions(&ev_gleaf, rt, w, 0, m, &p, sizeof(p), w->pend_ts,
+				       w->pend_cpu);
+	} else {
+		if (w->pend)
+			trail__pend_flush(w);
+		m = __atomic_load_n(ev_gexit.state, __ATOMIC_ACQUIRE) & mask &
+		    ((1u << TRAIL_MAX_SESSIONS) - 1);
+		rt = ev_gexit.rt;
+		if (m && rt)
+			write_sessions(&ev_gexit, rt, w, 0, m, NULL, 0, ts, cpu);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
+}
+
 /* returned: the function returned (with retval); else it was unwound by
  * longjmp or an exception, and has no return value */
 static void exit_record(const struct gframe *fr, int returned, uint64_t retval, uint64_t now)
@@ -1157,7 +1286,9 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 			g->below_root[__builtin_ctz(m)]++;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		g->depth++;
-		if (allow & ~thresh_sessions) {
+		if (!(allow & (thresh_sessions | retval_sessions))) {
+			gentry_defer(allow, site, (uintptr_t)ret);
+		} else if (allow & ~thresh_sessions) {
 			uint64_t func = site;
 
 			write_event(&ev_gentry, allow & ~thresh_sessions, &func, sizeof(func));
@@ -1181,11 +1312,12 @@ uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
 	if (TRAIL_LIKELY((d == 1 || top->slot >= slot) && !top->roots &&
 			 !(top->mask & (thresh_sessions | retval_sessions)))) {
 		uint32_t mask = top->mask;
+		uintptr_t fslot = top->slot;
 
 		ret = top->ret;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* read before popped */
 		g->depth = d - 1;
-		write_event(&ev_gexit, mask, NULL, 0);
+		gexit_write(mask, fslot);
 		return ret;
 	}
 	now = thresh_sessions ? ticks() : 0;
@@ -1219,6 +1351,7 @@ uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
  * preloaded (trail record does), so these definitions are the ones used.
  */
 #include <dlfcn.h>
+#include <stdio.h>
 
 static void unhook_returns(void)
 {

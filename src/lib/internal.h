@@ -102,10 +102,24 @@ struct writer {
 	pid_t tid;
 	uint32_t in_use;
 	struct writer *next;
+	/* a function_graph entry not written yet (ftrace.c): if the call
+	 * returns before this thread writes anything else, one leaf record
+	 * stands for entry and exit; any other write writes it first */
+	uint32_t pend;       /* its sessions, 0: none */
+	uint32_t pend_gen;   /* trail__pend_gen when kept */
+	uint32_t pend_cpu;
+	uint64_t pend_ts;
+	uintptr_t pend_func;
+	uintptr_t pend_slot; /* its frame's return slot */
 	struct wctx ctx[TRAIL_MAX_SESSIONS][TRAIL_MAX_DEPTH];
 };
 
 /* ftrace.c */
+HIDDEN void trail__pend_flush(struct writer *w);
+/* bumped when a session leaves the tracers: kept entries older than that
+ * may belong to a session gone, or to its slot's next one */
+extern uint32_t trail__pend_gen HIDDEN;
+HIDDEN void trail__pend_flush_self(void);
 HIDDEN int trail__ftrace_join(unsigned s, struct psess *ps, void *uc);
 HIDDEN void trail__ftrace_leave(unsigned s);
 HIDDEN void trail__ftrace_forked(unsigned s, struct psess *ps);

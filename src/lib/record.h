@@ -95,9 +95,10 @@ static inline uint64_t now_cpu(uint32_t *cpu)
 	return trail__mono_ns();
 }
 
-static inline struct trail_chunk_hdr *ctx_hdr(const struct wctx *c)
+/* the header of the chunk whose records area starts at data */
+static inline struct trail_chunk_hdr *data_hdr(uint8_t *data)
 {
-	return (struct trail_chunk_hdr *)(c->data - sizeof(struct trail_chunk_hdr));
+	return (struct trail_chunk_hdr *)(data - sizeof(struct trail_chunk_hdr));
 }
 
 static inline __attribute__((always_inline)) void write_one(struct psess *ps, struct wctx *c,
@@ -106,13 +107,17 @@ static inline __attribute__((always_inline)) void write_one(struct psess *ps, st
 			     uint32_t cpu)
 {
 	uint32_t gen = __atomic_load_n(&ps->gen, __ATOMIC_RELAXED);
-	uint64_t delta;
-	uint8_t *p;
+	uint64_t delta, last;
+	uint32_t pos, events;
+	uint8_t *data, *p;
 
 	if (TRAIL_UNLIKELY(c->gen != gen))
 		trail__ctx_reset(c, gen);
-	if (TRAIL_UNLIKELY(!c->data ||
-			   c->pos + len + TRAIL_REC_MAX_OVERHEAD > c->cap)) {
+	/* the context's fields in locals: the record bytes written below
+	 * could alias them for the compiler, which would reload each */
+	data = c->data;
+	pos = c->pos;
+	if (TRAIL_UNLIKELY(!data || pos + len + TRAIL_REC_MAX_OVERHEAD > c->cap)) {
 		int r = trail__next_chunk(ps, c, w, depth, ts, len);
 
 		if (r <= 0) {
@@ -125,11 +130,15 @@ static inline __attribute__((always_inline)) void write_one(struct psess *ps, st
 			}
 			return;
 		}
+		data = c->data;
+		pos = c->pos;
 	}
-	p = c->data + c->pos;
-	if (TRAIL_UNLIKELY(ts < c->last_ts))
-		ts = c->last_ts; /* keep each stream monotonic */
-	delta = ts - c->last_ts;
+	last = c->last_ts;
+	events = c->events + 1;
+	p = data + pos;
+	if (TRAIL_UNLIKELY(ts < last))
+		ts = last; /* keep each stream monotonic */
+	delta = ts - last;
 	if (TRAIL_UNLIKELY(delta > TRAIL_REC_DELTA_MAX)) {
 		put32(p, TRAIL_REC_TIME);
 		put64(p + 4, ts);
@@ -155,12 +164,29 @@ static inline __attribute__((always_inline)) void write_one(struct psess *ps, st
 	}
 	copy_payload(p, payload, len);
 	p += len;
-	c->pos = (uint32_t)(p - c->data);
-	c->events++;
+	pos = (uint32_t)(p - data);
+	c->pos = pos;
+	c->events = events;
 	c->last_ts = ts;
 	/* pairs with the recorder's acquire load: records below pos are whole */
-	__atomic_store_n(&ctx_hdr(c)->commit,
-			 ((uint64_t)c->events << 32) | c->pos, __ATOMIC_RELEASE);
+	__atomic_store_n(&data_hdr(data)->commit,
+			 ((uint64_t)events << 32) | pos, __ATOMIC_RELEASE);
+}
+
+/* One record of ev into each session of mask, at nesting level d. */
+static inline __attribute__((always_inline)) void
+write_sessions(struct trail_event *ev, struct evrt *rt, struct writer *w, unsigned d,
+	       uint32_t mask, const void *payload, uint32_t len, uint64_t ts, uint32_t cpu)
+{
+	do {
+		unsigned s = (unsigned)__builtin_ctz(mask);
+		struct psess *ps = &trail__sess[s];
+
+		write_one(ps, &w->ctx[s][d], w, d, rt->ids[s], payload, len, ts, cpu);
+		if (TRAIL_UNLIKELY(__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED)))
+			__atomic_fetch_and(ev->state, ~(1u << s), __ATOMIC_RELAXED);
+		mask &= mask - 1;
+	} while (mask);
 }
 
 /* The record path proper: the event into every session whose bit is set in
@@ -189,6 +215,9 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 	/* the depth store before the status load: a detaching thread pairs
 	 * this compiler barrier with membarrier() (see grace_wait()) */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* a deferred function_graph entry goes first, in its own stream */
+	if (TRAIL_UNLIKELY(w->pend) && d == 0)
+		trail__pend_flush(w);
 	/* acquire: pairs with the release that set the bit after the session
 	 * slot and rt->ids[] were filled in */
 	mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow &
@@ -196,15 +225,7 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 	rt = ev->rt;
 	if (TRAIL_LIKELY(mask && rt)) {
 		ts = now_cpu(&cpu);
-		do {
-			unsigned s = (unsigned)__builtin_ctz(mask);
-			struct psess *ps = &trail__sess[s];
-
-			write_one(ps, &w->ctx[s][d], w, d, rt->ids[s], payload, len, ts, cpu);
-			if (TRAIL_UNLIKELY(__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED)))
-				__atomic_fetch_and(ev->state, ~(1u << s), __ATOMIC_RELAXED);
-			mask &= mask - 1;
-		} while (mask);
+		write_sessions(ev, rt, w, d, mask, payload, len, ts, cpu);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* release (a plain store on x86): pairs with grace_wait()'s acquire

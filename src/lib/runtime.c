@@ -133,6 +133,7 @@ struct writer *trail__writer_get(void)
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 got:
 	memset(w->ctx, 0, sizeof(w->ctx));
+	w->pend = 0;
 	w->tid = (pid_t)syscall(SYS_gettid);
 	if (trail__tls_w) { /* a signal handler on this thread beat us */
 		__atomic_store_n(&w->in_use, 0, __ATOMIC_RELEASE);
@@ -613,6 +614,9 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 
 	if (disabled || !start)
 		return;
+	/* exit() called inside a traced call: its kept entry, if any, while
+	 * the events are still there (destructors run at exit) */
+	trail__pend_flush_self();
 	ctl_lock(&saved);
 	for (pd = &dsos; *pd; pd = &(*pd)->next)
 		if ((*pd)->start == start) {
@@ -651,6 +655,8 @@ static void writer_dtor(void *arg)
 	/* enter the record path so a concurrent detach waits for us */
 	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (w->pend) /* a function_graph entry kept: the call never returned */
+		trail__pend_flush(w);
 	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
 		struct psess *ps = &trail__sess[s];
 
@@ -687,6 +693,8 @@ static void registry_announce(void)
 
 static void fork_prepare(void)
 {
+	/* the parent's stream gets it; the child must not write it again */
+	trail__pend_flush_self();
 	ctl_lock(&fork_saved_mask);
 }
 
@@ -710,6 +718,7 @@ static void fork_child(void)
 				memset(&w->ctx[s][d], 0, sizeof(w->ctx[s][d]));
 				w->ctx[s][d].gen = gen;
 			}
+		w->pend = 0;
 		if (w != self) {
 			w->depth = 0;
 			w->in_use = 0;

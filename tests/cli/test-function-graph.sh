@@ -137,7 +137,10 @@ threads() {
 	[ "$(grep -c 'hash();' got.txt)" -eq 12 ] || die "hash"
 	has got.txt "------------------------------------------" # thread switches marked
 	$TRAIL report -i g.dat --stat >stat.txt
-	has stat.txt "entries-in-buffer/entries-written: 48/48"
+	# 12 handle_request: entry and exit; 12 hash, leaves: one record each
+	has stat.txt "entries-in-buffer/entries-written: 36/36"
+	$TRAIL report -q -i g.dat --count >count.txt
+	has count.txt "ftrace:funcgraph_leaf                  12"
 }
 
 signal_handler_call() {
@@ -167,11 +170,33 @@ exit_inside() {
 
 bytes_per_call() {
 	$TRAIL record -q -p function_graph $NOSAN -l hash -l lookup -o g.dat -- "$P2" 200000 >/dev/null
-	n=$($TRAIL report -i g.dat --stat | sed -n 's/.*entries-written: \([0-9]*\)\/.*/\1/p')
-	calls=$((n / 2))
+	# a call is an entry (and its exit) or a leaf record
+	calls=$($TRAIL report -q -i g.dat --count | awk '/funcgraph_(entry|leaf) / {s += $2} END {print s + 0}')
+	[ "$calls" -gt 200000 ] || die "$calls calls"
 	size=$(stat -c %s g.dat)
-	# entry 12 bytes + exit 4 bytes, plus the file's metadata
-	[ $((size / calls)) -le 17 ] || die "$((size / calls)) bytes per call"
+	# entry 12 bytes + exit 4 bytes, or a 16-byte leaf, plus the file's metadata
+	[ $((size / calls)) -le 16 ] || die "$((size / calls)) bytes per call"
+}
+
+events_inside_calls() {
+	# a leaf is one record; a call with an event inside has its entry
+	# written before the event, and its exit after
+	$TRAIL record -q -p function_graph $NOSAN -l outer -l noted -l quiet -e 'tpl:*' \
+		-o g.dat -- "$BUILD/tests/cli/ftrace-tpleaf" 2
+	graph g.dat >got.txt
+	{
+		for i in 0 1; do
+			printf '%s\n' 'C) - |  outer() {' 'C) - |    noted() {' \
+				"C) - |      /* tpl:note: i=$i */" 'C) D |    } /* noted */' \
+				'C) D |    quiet();' 'C) D |  } /* outer */'
+		done
+		echo 'C) - |  /* tpl:note: i=-1 */'
+	} >want.txt
+	diff -u want.txt got.txt || die "call tree differs"
+	$TRAIL report -q -i g.dat --count >count.txt
+	has count.txt "ftrace:funcgraph_leaf                  2"
+	has count.txt "ftrace:funcgraph_entry                 4"
+	has count.txt "tpl:note                               3"
 }
 
 no_patchable_entries() {
@@ -285,4 +310,5 @@ t signal_handler_call signal_handler_call
 t fork_child fork_child
 t exit_inside exit_inside
 t bytes_per_call bytes_per_call
+t events_inside_calls events_inside_calls
 t no_patchable_entries no_patchable_entries

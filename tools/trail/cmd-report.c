@@ -20,6 +20,7 @@
 #include "../../src/common/arena.h"
 #include "../../src/reader/reader.h"
 #include "fgraph.h"
+#include "lbuf.h"
 #include "tool.h"
 
 static const char report_help[] =
@@ -33,70 +34,33 @@ static const char report_help[] =
 	"  -O fgraph:proc     function_graph: a TASK-TID column\n"
 	"  -q, --quiet        no header, events only\n"
 	"      --stat         only the header and accounting, no events\n"
+	"      --count        records of each event instead of the events\n"
 	"  -h, --help         this help\n";
 
-struct line {
-	char *p, *end;
-};
-
-static void lput(struct line *l, const char *s, size_t n)
-{
-	if ((size_t)(l->end - l->p) < n)
-		n = (size_t)(l->end - l->p);
-	memcpy(l->p, s, n);
-	l->p += n;
-}
-
-static void lpad(struct line *l, size_t n)
-{
-	while (n-- && l->p < l->end)
-		*l->p++ = ' ';
-}
-
-static void lnum(struct line *l, uint64_t v, int width, char pad)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (width-- > n && l->p < l->end)
-		*l->p++ = pad;
-	while (n && l->p < l->end)
-		*l->p++ = tmp[--n];
-}
-
 /* "%16s-%-7u [%03u] %6llu.%06llu: " */
-static void prefix(struct line *l, const struct trail_record *rec, int ns_ts)
+static void prefix(struct lbuf *l, const struct trail_record *rec, int ns_ts)
 {
 	const struct trail_rstream *st = rec->stream;
 	size_t cl = strnlen(st->comm, 16);
 	uint64_t sec = rec->ts_ns / 1000000000ull, frac = rec->ts_ns % 1000000000ull;
-	char *mark;
-	size_t w;
 
-	lpad(l, cl < 16 ? 16 - cl : 0);
-	lput(l, st->comm, cl);
-	lput(l, "-", 1);
-	mark = l->p;
-	lnum(l, st->tid, 0, ' ');
-	w = (size_t)(l->p - mark);
-	lpad(l, w < 7 ? 7 - w : 0);
-	lput(l, " [", 2);
+	lb_pad(l, cl < 16 ? 16 - cl : 0, ' ');
+	lb_put(l, st->comm, cl);
+	lb_put(l, "-", 1);
+	lb_num_left(l, st->tid, 7);
+	lb_put(l, " [", 2);
 	if (rec->cpu == ~0u)
-		lput(l, "???", 3);
+		lb_put(l, "???", 3);
 	else
-		lnum(l, rec->cpu, 3, '0');
-	lput(l, "] ", 2);
-	lnum(l, sec, 6, ' ');
-	lput(l, ".", 1);
+		lb_num(l, rec->cpu, 3, '0');
+	lb_put(l, "] ", 2);
+	lb_num(l, sec, 6, ' ');
+	lb_put(l, ".", 1);
 	if (ns_ts)
-		lnum(l, frac, 9, '0');
+		lb_num(l, frac, 9, '0');
 	else
-		lnum(l, frac / 1000, 6, '0');
-	lput(l, ": ", 2);
+		lb_num(l, frac / 1000, 6, '0');
+	lb_put(l, ": ", 2);
 }
 
 static int is_function(const struct trail_record *rec)
@@ -106,31 +70,26 @@ static int is_function(const struct trail_record *rec)
 	return rec->len >= 16 && !strcmp(m->provider, "ftrace") && !strcmp(m->name, "function");
 }
 
-static void put_addr(struct line *l, struct trail_reader *r, uint32_t pid, uint64_t ip,
+static void put_addr(struct lbuf *l, struct trail_reader *r, uint32_t pid, uint64_t ip,
 		     uint64_t ts)
 {
-	uint64_t off = 0;
-	const char *name = trail_reader_symbol(r, pid, ip, ts, &off);
-	char tmp[32];
-	int n;
+	const char *name = trail_reader_symbol(r, pid, ip, ts, NULL);
 
-	if (name) {
-		lput(l, name, strlen(name)); /* as ftrace: the name, no offset */
-	} else {
-		n = snprintf(tmp, sizeof(tmp), "0x%llx", (unsigned long long)ip);
-		lput(l, tmp, (size_t)n);
-	}
+	if (name)
+		lb_str(l, name); /* as ftrace: the name, no offset */
+	else
+		lb_hex(l, (unsigned long long)ip);
 }
 
 /* ftrace's function tracer line: "func <-parent" */
-static void function_line(struct line *l, struct trail_reader *r, const struct trail_record *rec)
+static void function_line(struct lbuf *l, struct trail_reader *r, const struct trail_record *rec)
 {
 	uint64_t ip, parent;
 
 	memcpy(&ip, rec->payload, 8);
 	memcpy(&parent, rec->payload + 8, 8);
 	put_addr(l, r, rec->stream->pid, ip, rec->ts_raw);
-	lput(l, " <-", 3);
+	lb_put(l, " <-", 3);
 	put_addr(l, r, rec->stream->pid, parent, rec->ts_raw);
 }
 
@@ -207,12 +166,74 @@ static void print_header(struct trail_reader *r, const char *path, size_t max_st
 	       "#              | |         |         |         |\n");
 }
 
+struct evcount {
+	const struct trail_revent *ev;
+	uint64_t n;
+};
+
+static int evcount_cmp(const void *a, const void *b)
+{
+	const struct trail_meta *x = &((const struct evcount *)a)->ev->meta;
+	const struct trail_meta *y = &((const struct evcount *)b)->ev->meta;
+	int d = strcmp(x->provider, y->provider);
+
+	return d ? d : strcmp(x->name, y->name);
+}
+
+/* --count: the records of each event, and the LOST records' sum */
+static void count_events(struct trail_reader *r)
+{
+	struct evcount *v = NULL;
+	size_t n = 0, last = 0;
+	uint64_t lost = 0, lost_recs = 0;
+	struct trail_record rec;
+
+	while (trail_reader_next(r, &rec) > 0) {
+		if (rec.type == TRAIL_RT_LOST) {
+			lost += rec.lost;
+			lost_recs++;
+			continue;
+		}
+		if (rec.type != TRAIL_RT_EVENT)
+			continue;
+		if (last < n && v[last].ev == rec.event) {
+			v[last].n++;
+			continue;
+		}
+		for (last = 0; last < n && v[last].ev != rec.event; last++)
+			;
+		if (last == n) {
+			struct evcount *nv = realloc(v, (n + 1) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+			v[n++] = (struct evcount){rec.event, 0};
+		}
+		v[last].n++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), evcount_cmp);
+	printf("# %-38s %s\n", "EVENT", "RECORDS");
+	for (size_t i = 0; i < n; i++) {
+		char name[256];
+
+		snprintf(name, sizeof(name), "%s:%s", v[i].ev->meta.provider, v[i].ev->meta.name);
+		printf("  %-38s %llu\n", name, (unsigned long long)v[i].n);
+	}
+	if (lost_recs)
+		printf("  %-38s %llu (%llu events)\n", "[LOST]", (unsigned long long)lost_recs,
+		       (unsigned long long)lost);
+	free(v);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"input", required_argument, NULL, 'i'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"stat", no_argument, NULL, 'S'},
+		{"count", no_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -221,7 +242,7 @@ int cmd_report(int argc, char **argv)
 	struct trail_record rec;
 	const char *const *errs;
 	char err[512], *obuf;
-	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, graph = -1;
+	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, graph = -1, count = 0;
 	struct fgraph *fg = NULL;
 	size_t nerr;
 
@@ -239,6 +260,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'S':
 			stat_only = 1;
+			break;
+		case 'C':
+			count = 1;
 			break;
 		case 'O':
 			if (strcmp(optarg, "fgraph:proc")) {
@@ -273,9 +297,10 @@ int cmd_report(int argc, char **argv)
 		setvbuf(stdout, obuf, _IOFBF, 1 << 20);
 	if (!quiet)
 		print_header(r, path, stat_only ? (size_t)-1 : 64);
-	while (!stat_only && trail_reader_next(r, &rec) > 0) {
-		char buf[16384];
-		struct line l = {buf, buf + sizeof(buf) - 1};
+	if (count && !stat_only)
+		count_events(r);
+	while (!stat_only && !count && trail_reader_next(r, &rec) > 0) {
+		struct lbuf l;
 
 		/* a function_graph recording is shown in its own layout */
 		if (graph < 0) {
@@ -293,26 +318,26 @@ int cmd_report(int argc, char **argv)
 			fgraph_record(fg, &rec, stdout);
 			continue;
 		}
+		lb_init(&l, stdout);
 		prefix(&l, &rec, ns_ts);
 		if (rec.type == TRAIL_RT_LOST) {
-			char tmp[64];
-			int k = snprintf(tmp, sizeof(tmp), "[LOST %llu EVENTS]",
-					 (unsigned long long)rec.lost);
-			lput(&l, tmp, (size_t)k);
+			lb_put(&l, "[LOST ", 6);
+			lb_num(&l, (unsigned long long)rec.lost, 0, ' ');
+			lb_put(&l, " EVENTS]", 8);
 		} else if (is_function(&rec)) {
 			function_line(&l, r, &rec);
 		} else {
 			const struct trail_meta *m = &rec.event->meta;
 
-			lput(&l, m->provider, strlen(m->provider));
-			lput(&l, ":", 1);
-			lput(&l, m->name, strlen(m->name));
-			lput(&l, ": ", 2);
-			l.p += trail_format_fields(rec.event, rec.payload, rec.len, l.p,
-						   (size_t)(l.end - l.p) + 1);
+			lb_str(&l, m->provider);
+			lb_put(&l, ":", 1);
+			lb_str(&l, m->name);
+			lb_put(&l, ": ", 2);
+			/* the fields in place, as much as the line holds */
+			l.n += trail_format_fields(rec.event, rec.payload, rec.len, l.b + l.n,
+						   sizeof(l.b) - l.n);
 		}
-		*l.p++ = '\n';
-		fwrite(buf, 1, (size_t)(l.p - buf), stdout);
+		lb_end(&l);
 	}
 	fgraph_free(fg);
 	fflush(stdout);

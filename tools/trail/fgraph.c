@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fgraph.c - the function_graph report layout; see fgraph.h. */
 #include "fgraph.h"
+#include "lbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,28 +62,49 @@ static int is(const struct trail_record *rec, const char *name)
 int fgraph_is_graph(const struct trail_record *rec)
 {
 	return is(rec, "funcgraph_entry") || is(rec, "funcgraph_exit") ||
-	       is(rec, "funcgraph_exit_ret") || is(rec, "funcgraph_call");
+	       is(rec, "funcgraph_exit_ret") || is(rec, "funcgraph_call") ||
+	       is(rec, "funcgraph_leaf");
 }
 
-const char *fgraph_duration(uint64_t ns, char *buf, size_t n)
+/* ftrace's duration column: marker, 7 characters of microseconds (as many
+ * of the 3 decimals as fit), " us" */
+static void lb_duration(struct lbuf *l, uint64_t ns)
 {
 	char us[32];
-	unsigned long long u = (unsigned long long)(ns / 1000);
-	int len = snprintf(us, sizeof(us), "%llu", u);
+	size_t len = lb_digits((unsigned long long)(ns / 1000), us);
 	char mark = ns > 1000000000ull ? '$' : ns > 100000000ull ? '@' :
 		    ns > 10000000ull ? '*' : ns > 1000000ull ? '#' :
 		    ns > 100000ull ? '!' : ns > 10000ull ? '+' : ' ';
 
-	/* 7 characters of microseconds: as many of the 3 decimals as fit */
 	if (len < 6) {
-		int k = 6 - len > 3 ? 3 : 6 - len;
-		unsigned long long frac = (unsigned long long)(ns % 1000);
+		size_t k = 6 - len > 3 ? 3 : 6 - len;
+		unsigned frac = (unsigned)(ns % 1000);
 
-		for (int i = k; i < 3; i++)
+		for (size_t i = k; i < 3; i++)
 			frac /= 10;
-		snprintf(us + len, sizeof(us) - (size_t)len, ".%0*llu", k, frac);
+		us[len++] = '.';
+		for (size_t i = k; i-- > 0;) {
+			us[len + i] = (char)('0' + frac % 10);
+			frac /= 10;
+		}
+		len += k;
 	}
-	snprintf(buf, n, "%c %7s us", mark, us);
+	lb_put(l, &mark, 1);
+	lb_put(l, " ", 1);
+	if (len < 7)
+		lb_pad(l, 7 - len, ' ');
+	lb_put(l, us, len);
+	lb_put(l, " us", 3);
+}
+
+const char *fgraph_duration(uint64_t ns, char *buf, size_t n)
+{
+	struct lbuf l;
+
+	lb_init(&l, NULL);
+	lb_duration(&l, ns);
+	l.b[l.n] = '\0';
+	snprintf(buf, n, "%s", l.b);
 	return buf;
 }
 
@@ -95,24 +117,35 @@ static uint64_t u64at(const struct trail_record *rec, unsigned i)
 	return v;
 }
 
-/* "func()" as ftrace writes calls; a demangled C++ name has its own
- * parameter list already */
-static void name_of(struct fgraph *g, const struct trail_record *rec, uint64_t ip,
-		    char *buf, size_t n)
+/* "func()" as ftrace writes calls (a demangled C++ name has its own
+ * parameter list already); bare: "func" */
+static void name_of(struct fgraph *g, const struct trail_record *rec, uint64_t ip, int bare,
+		    struct lbuf *l)
 {
 	const char *name = trail_reader_symbol(g->r, rec->stream->pid, ip, rec->ts_raw, NULL);
 
-	if (name)
-		snprintf(buf, n, "%s%s", name, strchr(name, '(') ? "" : "()");
-	else
-		snprintf(buf, n, "0x%llx()", (unsigned long long)ip);
+	if (name) {
+		const char *paren = strchr(name, '(');
+
+		if (bare && paren)
+			lb_put(l, name, (size_t)(paren - name));
+		else
+			lb_str(l, name);
+		if (!bare && !paren)
+			lb_put(l, "()", 2);
+	} else {
+		lb_hex(l, (unsigned long long)ip);
+		if (!bare)
+			lb_put(l, "()", 2);
+	}
 }
 
-static void line(struct fgraph *g, FILE *out, const struct trail_record *rec, int with_dur,
-		 uint64_t dur, size_t depth, const char *text)
+/* The columns before the call text: CPU, TASK-PID with -O fgraph:proc,
+ * duration, and the indentation of depth. */
+static void lead(struct fgraph *g, FILE *out, struct lbuf *l, const struct trail_record *rec,
+		 int with_dur, uint64_t dur, size_t depth)
 {
 	const struct trail_rstream *st = rec->stream;
-	char d[48];
 
 	if (g->last && g->last != st) /* ftrace's context switch marker */
 		fprintf(out, " ------------------------------------------\n"
@@ -121,17 +154,30 @@ static void line(struct fgraph *g, FILE *out, const struct trail_record *rec, in
 			rec->cpu == ~0u ? 0 : rec->cpu, g->last->comm, g->last->tid, st->comm,
 			st->tid);
 	g->last = st;
-	if (rec->cpu == ~0u)
-		fputs(" \?\?\?) ", out);
-	else
-		fprintf(out, " %3u) ", rec->cpu);
-	if (g->proc)
-		fprintf(out, "%*s-%-7u | ", 16, st->comm, st->tid);
+	lb_init(l, out);
+	if (rec->cpu == ~0u) {
+		lb_str(l, " \?\?\?) ");
+	} else {
+		lb_put(l, " ", 1);
+		lb_num(l, rec->cpu, 3, ' ');
+		lb_put(l, ") ", 2);
+	}
+	if (g->proc) {
+		size_t cl = strlen(st->comm);
+
+		if (cl < 16)
+			lb_pad(l, 16 - cl, ' ');
+		lb_put(l, st->comm, cl);
+		lb_put(l, "-", 1);
+		lb_num_left(l, st->tid, 7);
+		lb_put(l, " | ", 3);
+	}
 	if (with_dur)
-		fprintf(out, "%s  |  ", fgraph_duration(dur, d, sizeof(d)));
+		lb_duration(l, dur);
 	else
-		fprintf(out, "%*s  |  ", 12, "");
-	fprintf(out, "%*s%s\n", (int)(2 * depth), "", text);
+		lb_pad(l, 12, ' ');
+	lb_put(l, "  |  ", 5);
+	lb_pad(l, 2 * depth, ' ');
 }
 
 static struct gstream *gs(struct fgraph *g, const struct trail_record *rec)
@@ -157,7 +203,7 @@ static int push(struct gstream *s, uint64_t func, uint64_t ts)
 void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 {
 	struct gstream *s = gs(g, rec);
-	char name[512], text[1200];
+	struct lbuf l;
 
 	if (!s)
 		return;
@@ -165,21 +211,26 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		struct trail_record next;
 		uint64_t func = u64at(rec, 0);
 
-		name_of(g, rec, func, name, sizeof(name));
 		/* a leaf when the thread's next record is this call's exit */
 		if (trail_reader_peek(g->r, rec->stream, &next) &&
 		    (is(&next, "funcgraph_exit") || is(&next, "funcgraph_exit_ret"))) {
-			if (is(&next, "funcgraph_exit_ret"))
-				snprintf(text, sizeof(text), "%s; /* = 0x%llx */", name,
-					 (unsigned long long)u64at(&next, 0));
-			else
-				snprintf(text, sizeof(text), "%s;", name);
-			line(g, out, rec, 1, next.ts_ns - rec->ts_ns, s->depth, text);
+			lead(g, out, &l, rec, 1, next.ts_ns - rec->ts_ns, s->depth);
+			name_of(g, rec, func, 0, &l);
+			if (is(&next, "funcgraph_exit_ret")) {
+				lb_put(&l, "; /* = ", 7);
+				lb_hex(&l, (unsigned long long)u64at(&next, 0));
+				lb_put(&l, " */", 3);
+			} else {
+				lb_put(&l, ";", 1);
+			}
+			lb_end(&l);
 			s->skip_exit = 1;
 			return;
 		}
-		snprintf(text, sizeof(text), "%s {", name);
-		line(g, out, rec, 0, 0, s->depth, text);
+		lead(g, out, &l, rec, 0, 0, s->depth);
+		name_of(g, rec, func, 0, &l);
+		lb_put(&l, " {", 2);
+		lb_end(&l);
 		push(s, func, rec->ts_ns);
 		return;
 	}
@@ -192,38 +243,61 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		}
 		if (s->depth)
 			p = s->stack[--s->depth];
-		name_of(g, rec, p.func, name, sizeof(name));
-		name[strcspn(name, "(")] = '\0'; /* closing: the bare name */
-		if (is(rec, "funcgraph_exit_ret"))
-			snprintf(text, sizeof(text), "} /* %s = 0x%llx */", name,
-				 (unsigned long long)u64at(rec, 0));
-		else
-			snprintf(text, sizeof(text), "} /* %s */", name);
-		line(g, out, rec, 1, rec->ts_ns - p.ts, s->depth, text);
+		lead(g, out, &l, rec, 1, rec->ts_ns - p.ts, s->depth);
+		lb_put(&l, "} /* ", 5);
+		name_of(g, rec, p.func, 1, &l); /* closing: the bare name */
+		if (is(rec, "funcgraph_exit_ret")) {
+			lb_put(&l, " = ", 3);
+			lb_hex(&l, (unsigned long long)u64at(rec, 0));
+		}
+		lb_put(&l, " */", 3);
+		lb_end(&l);
+		return;
+	}
+	if (is(rec, "funcgraph_leaf")) { /* entry and exit of a leaf in one */
+		uint32_t dur = 0;
+
+		if (rec->len >= 12)
+			memcpy(&dur, rec->payload + 8, 4);
+		/* stamped at the entry; the duration is in clock ticks */
+		lead(g, out, &l, rec, 1,
+		     trail_reader_to_ns(g->r, rec->ts_raw + dur) - trail_reader_to_ns(g->r, rec->ts_raw),
+		     s->depth);
+		name_of(g, rec, u64at(rec, 0), 0, &l);
+		lb_put(&l, ";", 1);
+		lb_end(&l);
 		return;
 	}
 	if (is(rec, "funcgraph_call")) { /* threshold mode: long calls only */
 		uint64_t dur = u64at(rec, 1);
 
-		name_of(g, rec, u64at(rec, 0), name, sizeof(name));
-		name[strcspn(name, "(")] = '\0';
-		snprintf(text, sizeof(text), "} /* %s */", name);
 		/* the duration is in clock ticks: convert as a span */
-		line(g, out, rec, 1,
+		lead(g, out, &l, rec, 1,
 		     trail_reader_to_ns(g->r, rec->ts_raw) - trail_reader_to_ns(g->r, rec->ts_raw - dur),
-		     0, text);
+		     0);
+		lb_put(&l, "} /* ", 5);
+		name_of(g, rec, u64at(rec, 0), 1, &l);
+		lb_put(&l, " */", 3);
+		lb_end(&l);
 		return;
 	}
 	/* anything else, as a comment at the current depth */
+	lead(g, out, &l, rec, 0, 0, s->depth);
 	if (rec->type == TRAIL_RT_LOST) {
-		snprintf(text, sizeof(text), "/* [LOST %llu EVENTS] */",
-			 (unsigned long long)rec->lost);
+		lb_put(&l, "/* [LOST ", 9);
+		lb_num(&l, (unsigned long long)rec->lost, 0, ' ');
+		lb_put(&l, " EVENTS] */", 11);
 	} else {
 		char fields[1000];
 
 		trail_format_fields(rec->event, rec->payload, rec->len, fields, sizeof(fields));
-		snprintf(text, sizeof(text), "/* %s:%s: %s */", rec->event->meta.provider,
-			 rec->event->meta.name, fields);
+		lb_put(&l, "/* ", 3);
+		lb_str(&l, rec->event->meta.provider);
+		lb_put(&l, ":", 1);
+		lb_str(&l, rec->event->meta.name);
+		lb_put(&l, ": ", 2);
+		lb_str(&l, fields);
+		lb_put(&l, " */", 3);
 	}
-	line(g, out, rec, 0, 0, s->depth, text);
+	lb_end(&l);
 }
