@@ -30,7 +30,7 @@ static inline void lb_flush(struct lbuf *l)
 	l->n = 0;
 }
 
-/* room for k more bytes, at least 1, or 0 when full and cut */
+/* room left, after handing a full buffer to out; 0: full and cut */
 static inline size_t lb_room(struct lbuf *l)
 {
 	if (l->n == sizeof(l->b) - 1 && l->out)
@@ -40,6 +40,11 @@ static inline size_t lb_room(struct lbuf *l)
 
 static inline void lb_put(struct lbuf *l, const char *s, size_t len)
 {
+	if (__builtin_expect(len <= sizeof(l->b) - 1 - l->n, 1)) {
+		memcpy(l->b + l->n, s, len);
+		l->n += len;
+		return;
+	}
 	while (len) {
 		size_t room = lb_room(l), k = len < room ? len : room;
 
@@ -59,22 +64,32 @@ static inline void lb_str(struct lbuf *l, const char *s)
 
 static inline void lb_pad(struct lbuf *l, size_t n, char c)
 {
-	while (n-- && lb_room(l))
-		l->b[l->n++] = c;
+	if (__builtin_expect(n <= sizeof(l->b) - 1 - l->n, 1)) {
+		memset(l->b + l->n, c, n);
+		l->n += n;
+		return;
+	}
+	while (n) {
+		size_t room = lb_room(l), k = n < room ? n : room;
+
+		if (!k)
+			return;
+		memset(l->b + l->n, c, k);
+		l->n += k;
+		n -= k;
+	}
 }
 
 /* decimal digits of v into d (no terminator), returns their count */
 static inline size_t lb_digits(unsigned long long v, char d[24])
 {
-	char t[24];
-	size_t n = 0, k = 0;
+	char t[24], *p = t + sizeof(t);
 
 	do
-		t[n++] = (char)('0' + v % 10);
+		*--p = (char)('0' + v % 10);
 	while ((v /= 10));
-	while (n)
-		d[k++] = t[--n];
-	return k;
+	memcpy(d, p, (size_t)(t + sizeof(t) - p));
+	return (size_t)(t + sizeof(t) - p);
 }
 
 /* v right-aligned in width, padded with pad */
