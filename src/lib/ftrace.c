@@ -168,6 +168,7 @@ static struct gconf {
 	uint64_t thresh;    /* ticks; 0: record every call */
 	uint32_t ntids;     /* --tid: only these threads (0: all) */
 	int32_t tids[32];
+	uint32_t nest;      /* --nest: deepest signal handler level traced */
 } gconf[TRAIL_MAX_SESSIONS];
 static uint32_t graph_sessions; /* bits: sessions with function_graph */
 static uint32_t thresh_sessions;
@@ -176,6 +177,7 @@ static uint32_t simple_sessions; /* function_graph without roots, depth
 				  * limit or threshold: nothing to decide */
 static uint32_t tracer_sessions; /* sessions with a tracer at all */
 static uint32_t tid_sessions;    /* sessions limited to some threads */
+static uint32_t nest_sessions;   /* sessions with a --nest limit */
 static uint32_t tid_gen;         /* changes when those lists do */
 
 static struct hobj objs[MAX_OBJS];
@@ -868,6 +870,8 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 	if (trail__spec_opt(ps->spec, "thresh", v, sizeof(v)))
 		gc.thresh = strtoull(v, NULL, 10); /* the recorder converted ns to ticks */
 	trail__spec_opts(ps->spec, "tid", add_tid, &gc);
+	if (trail__spec_opt(ps->spec, "nest", v, sizeof(v)))
+		gc.nest = (uint32_t)strtoul(v, NULL, 10);
 	gconf[s] = gc;
 	if (gc.ntids) {
 		__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE);
@@ -875,6 +879,8 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 	}
 	if (gc.graph)
 		__atomic_fetch_or(&graph_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (trail__spec_opt(ps->spec, "nest", v, sizeof(v)))
+		__atomic_fetch_or(&nest_sessions, 1u << s, __ATOMIC_RELEASE);
 	if (gc.thresh)
 		__atomic_fetch_or(&thresh_sessions, 1u << s, __ATOMIC_RELEASE);
 	if (gc.retval)
@@ -959,6 +965,7 @@ void trail__ftrace_leave(unsigned s)
 	__atomic_fetch_and(&thresh_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&retval_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&simple_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&nest_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	if (__atomic_fetch_and(&tid_sessions, ~(1u << s), __ATOMIC_RELEASE) & (1u << s))
 		__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE);
 	if (!__atomic_and_fetch(&tracer_sessions, ~(1u << s), __ATOMIC_RELEASE) && watching) {
@@ -1049,6 +1056,21 @@ static inline uint32_t thread_allow(uint32_t mask)
 	if (TRAIL_LIKELY(!limited))
 		return mask;
 	return (mask & ~limited) | thread_sessions(limited);
+}
+
+/* --nest: the sessions of mask that trace calls at this signal handler
+ * level (sp: the call's stack pointer) */
+static __attribute__((noinline)) uint32_t nest_allow(uint32_t mask, uintptr_t sp)
+{
+	uint32_t level = trail__sig_level_at(sp);
+
+	for (uint32_t m = mask & __atomic_load_n(&nest_sessions, __ATOMIC_RELAXED); m; m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctz(m);
+
+		if (level > gconf[s].nest)
+			mask &= ~(1u << s);
+	}
+	return mask;
 }
 
 /* sessions of mask that record at this depth and below a root if needed */
@@ -1236,6 +1258,8 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 	if (!h || (w && __atomic_load_n(&w->depth, __ATOMIC_RELAXED)))
 		return 0;
 	mask = thread_allow(__atomic_load_n(&h->mask, __ATOMIC_ACQUIRE));
+	if (TRAIL_UNLIKELY(mask & __atomic_load_n(&nest_sessions, __ATOMIC_RELAXED)))
+		mask = nest_allow(mask, (uintptr_t)ret);
 	if (!mask)
 		return 0;
 	gmask = mask & __atomic_load_n(&graph_sessions, __ATOMIC_ACQUIRE);

@@ -114,6 +114,21 @@ struct writer {
 	struct wctx ctx[TRAIL_MAX_SESSIONS][TRAIL_MAX_DEPTH];
 };
 
+/* signals.c: the thread's signal handler nesting (0: not in a handler),
+ * with each level's wrapper frame for handlers left by siglongjmp */
+#define TRAIL_SIG_LEVELS 8u
+struct trail_siglevel {
+	uint32_t level;
+	uintptr_t sp[TRAIL_SIG_LEVELS];
+};
+extern __thread struct trail_siglevel trail__sig
+	__attribute__((tls_model("initial-exec"))) HIDDEN;
+/* the level of a call whose stack pointer is sp */
+HIDDEN uint32_t trail__sig_level_at(uintptr_t sp);
+/* glibc's own sigaction, for libtrail's handlers (not counted) */
+struct sigaction;
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
+
 /* ftrace.c */
 HIDDEN void trail__pend_flush(struct writer *w);
 /* bumped when a session leaves the tracers: kept entries older than that

@@ -800,14 +800,14 @@ static void install_signal(void)
 	}
 	if (sig <= 0 || sig > SIGRTMAX)
 		return;
-	if (sigaction(sig, NULL, &old) < 0 ||
+	if (__sigaction(sig, NULL, &old) < 0 ||
 	    (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL))
 		return; /* the program uses that signal: no attach */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = ctl_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig, &sa, NULL) == 0)
+	if (__sigaction(sig, &sa, NULL) == 0)
 		ctl_signal = sig;
 }
 

@@ -199,6 +199,30 @@ events_inside_calls() {
 	has count.txt "tpl:note                               3"
 }
 
+nest_signal_levels() {
+	# raiser() raises SIGUSR1, whose handler calls hash() and raises
+	# SIGUSR2, whose handler calls hash(); then raiser calls hash()
+	for n in none 2 1 0; do
+		opt=; [ $n = none ] || opt="--nest $n"
+		# shellcheck disable=SC2086 # $opt: none or two words
+		$TRAIL record -q -p function_graph $opt -l raiser -l hash -o n$n.dat -- "$P2" nested >out.txt
+		has out.txt 1 # the program got its handlers back as it gave them
+		graph n$n.dat >got$n.txt
+	done
+	# every level: 3 hashes; --nest 1: not the second level's; --nest 0: none in handlers
+	for want in none:3 2:3 1:2 0:1; do
+		n=${want%:*} k=${want#*:}
+		[ "$(grep -c 'hash();' got$n.txt)" -eq "$k" ] || die "--nest $n: $(cat got$n.txt)"
+		has got$n.txt 'C) - |  raiser() {'
+	done
+	$TRAIL report -i n0.dat | grep -q 'tracer: function_graph -l raiser -l hash --nest 0' ||
+		die "the header does not show --nest"
+	expect_rc 2 $TRAIL record -p function_graph --nest x -- "$P2" 2>err.txt
+	has err.txt "--nest needs a signal handler level from 0 to 64, not 'x'"
+	expect_rc 2 $TRAIL record --nest 0 -e 'x:*' -- "$P2" 2>err.txt
+	has err.txt "--nest limits a tracer"
+}
+
 no_patchable_entries() {
 	expect_rc 1 $TRAIL record -p function_graph -o g.dat -- "$BUILD/tests/cli/ftrace-prog-noflag" 2>err.txt
 	has err.txt "has no patchable function entries: build it with -fpatchable-function-entry=5"
@@ -311,4 +335,5 @@ t fork_child fork_child
 t exit_inside exit_inside
 t bytes_per_call bytes_per_call
 t events_inside_calls events_inside_calls
+t nest_signal_levels nest_signal_levels
 t no_patchable_entries no_patchable_entries

@@ -147,9 +147,23 @@ per_thread_selection() {
 	kill $pid; wait $pid 2>/dev/null || true
 }
 
+nest_after_siglongjmp() {
+	# a handler left by siglongjmp: the calls after the jump are level 0
+	# again, traced under --nest 0; the handler's own call is not
+	$TRAIL record -q -p function -l hash -o j.dat -- "$P2" sigjump >/dev/null
+	$TRAIL report -q -i j.dat >all.txt
+	has all.txt 'hash <-on_usr1_jump'
+	has all.txt 'hash <-modes'
+	$TRAIL record -q -p function -l hash --nest 0 -o j.dat -- "$P2" sigjump >/dev/null
+	$TRAIL report -q -i j.dat >got.txt
+	[ "$(grep -c 'hash <-' got.txt)" -eq 1 ] || die "$(cat got.txt)"
+	has got.txt 'hash <-modes'
+}
+
 t golden_all_functions golden_all_functions
 t per_thread_selection per_thread_selection
 t limit_and_notrace limit_and_notrace
 t with_events_and_accounting with_events_and_accounting
 t attach_then_code_restored attach_then_code_restored
 t attach_multithreaded attach_multithreaded
+t nest_after_siglongjmp nest_after_siglongjmp

@@ -63,6 +63,7 @@ struct session {
 	int overwrite, quiet, allow_unknown, all;
 	const char *tracer; /* -p */
 	uint32_t max_depth, retval;
+	int nest; /* --nest N, -1: none */
 	long tids[32]; /* --tid: function tracers in these threads only */
 	int ntids;
 	uint64_t thresh_ns;
@@ -142,6 +143,8 @@ static const char record_help[] =
 	"      --retval           function_graph: record return values\n"
 	"      --tid TID[,TID...]  function tracers: only in these threads of the\n"
 	"                         -P processes (ftrace's set_ftrace_pid)\n"
+	"      --nest N           function tracers: calls in signal handlers nested\n"
+	"                         at most N deep (0: none, ftrace's funcgraph-irqs off)\n"
 	"  -P, --pid PID          attach to a running process (repeatable)\n"
 	"  -a, --all              every process of yours with libtrail loaded, and\n"
 	"                         those that start while recording (until Ctrl-C)\n"
@@ -404,6 +407,8 @@ static int arena_create(struct session *S)
 		}
 		for (int i = 0; i < S->ntids; i++)
 			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@tid %ld", S->tids[i]);
+		if (S->nest >= 0)
+			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@nest %d", S->nest);
 	}
 	/* the -e patterns, then the tracer's options and events */
 	for (int i = 0; i < S->nevents + S->nfuncs + (S->tracer ? 1 : 0); i++) {
@@ -516,6 +521,9 @@ static void write_info(struct session *S, int argc, char **argv)
 		for (int i = 0; i < S->nfuncs_user && o < sizeof(text) - 1; i++)
 			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s-%c %s", i ? " " : "",
 					      S->funcs[i][1], S->funcs[i] + 3);
+		if (S->nest >= 0 && o < sizeof(text) - 1)
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s--nest %d",
+					      S->nfuncs_user ? " " : "", S->nest);
 	}
 	if (o < sizeof(text) - 1)
 		o += (size_t)snprintf(text + o, sizeof(text) - o, "\ncommand=");
@@ -1357,6 +1365,7 @@ int cmd_record(int argc, char **argv)
 		{"graph-time-thresh", required_argument, NULL, 'T'},
 		{"retval", no_argument, NULL, 'R'},
 		{"tid", required_argument, NULL, 'I'},
+		{"nest", required_argument, NULL, 'N'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1375,6 +1384,7 @@ int cmd_record(int argc, char **argv)
 	S->buffer_bytes = (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024;
 	S->chunk_size = TRAIL_CHUNK_DEFAULT;
 	S->memfd = -1;
+	S->nest = -1;
 	S->events = calloc((size_t)argc, sizeof(char *));
 	S->pids = calloc((size_t)argc, sizeof(pid_t));
 	if (!S->events || !S->pids)
@@ -1462,6 +1472,18 @@ int cmd_record(int argc, char **argv)
 		case 'R':
 			S->retval = 1;
 			break;
+		case 'N': {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 0 || n > 64)
+				return usage_err("--nest needs a signal handler level from 0 to 64, not '%s'",
+						 optarg);
+			S->nest = (int)n;
+			break;
+		}
 		case 'I': {
 			char *p = optarg, *end;
 
@@ -1509,6 +1531,8 @@ int cmd_record(int argc, char **argv)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
 		return usage_err("%s", "-l, -n and -g select functions for a tracer: give -p function or -p function_graph");
+	if (S->nest >= 0 && !S->tracer)
+		return usage_err("%s", "--nest limits a tracer: give -p function or -p function_graph");
 	if (S->ntids && !S->tracer)
 		return usage_err("%s", "--tid selects threads for a tracer: give -p function or -p function_graph");
 	if (S->ntids && !S->npids)

@@ -22,6 +22,10 @@
 
 #include "../arch.h"
 
+/* glibc's own: libtrail's handlers are not counted as the program's
+ * (src/lib/signals.c) */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
+
 #define INT3 0xcc
 
 static struct sigaction prev_trap;
@@ -77,7 +81,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	} else if (prev_trap.sa_handler != SIG_IGN && prev_trap.sa_handler != SIG_DFL) {
 		prev_trap.sa_handler(sig);
 	} else {
-		sigaction(SIGTRAP, &prev_trap, NULL); /* and re-take the trap */
+		__sigaction(SIGTRAP, &prev_trap, NULL); /* and re-take the trap */
 	}
 }
 
@@ -91,7 +95,7 @@ static int install_trap(void)
 	sa.sa_sigaction = on_trap;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGTRAP, &sa, &prev_trap) < 0)
+	if (__sigaction(SIGTRAP, &sa, &prev_trap) < 0)
 		return -errno;
 	trap_installed = 1;
 	return 0;

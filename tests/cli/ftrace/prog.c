@@ -10,6 +10,10 @@
  *   prog jump            longjmp out of 3 nested functions
  *   prog threads         4 threads x 3 requests
  *   prog signal          a signal handler calling hash() mid-call
+ *   prog nested          a handler raising a second signal: hash() at
+ *                        handler levels 1 and 2, then at level 0
+ *   prog sigjump         a handler left by siglongjmp, then hash() at
+ *                        level 0
  *   prog fork            a child process makes requests too
  *   prog exit            exit(3) from inside nested calls
  *   prog nap             one request that sleeps 3 ms inside lookup
@@ -124,6 +128,28 @@ F int raiser(void)
 	return (int)hash("after");
 }
 
+static void on_usr2(int sig)
+{
+	(void)sig;
+	hash("second level");
+}
+
+static void on_usr1_nested(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	hash("first level");
+	raise(SIGUSR2);
+}
+
+static sigjmp_buf sj;
+
+static void on_usr1_jump(int sig)
+{
+	(void)sig;
+	hash("left by siglongjmp");
+	siglongjmp(sj, 1);
+}
+
 F void leave(void)
 {
 	exit(3);
@@ -157,6 +183,25 @@ static int modes(int argc, char **argv)
 	} else if (!strcmp(m, "signal")) {
 		signal(SIGUSR1, on_usr1);
 		printf("%d\n", raiser() != 0);
+	} else if (!strcmp(m, "nested")) {
+		struct sigaction sa, old;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_usr1_nested;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+		signal(SIGUSR2, on_usr2);
+		/* the program gets its own handler back, as it gave it */
+		if (sigaction(SIGUSR1, NULL, &old) || old.sa_sigaction != on_usr1_nested ||
+		    !(old.sa_flags & SA_SIGINFO) || signal(SIGUSR2, on_usr2) != on_usr2)
+			return 9;
+		printf("%d\n", raiser() != 0);
+	} else if (!strcmp(m, "sigjump")) {
+		signal(SIGUSR1, on_usr1_jump);
+		if (!sigsetjmp(sj, 1))
+			raise(SIGUSR1);
+		printf("%u\n", hash("after the jump") != 0);
 	} else if (!strcmp(m, "fork")) {
 		pid_t p = fork();
 

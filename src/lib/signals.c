@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * signals.c - which calls run in signal handlers, for --nest: ftrace's
+ * funcgraph-irqs, with signal handlers as the interrupts of a process.
+ *
+ * libtrail interposes sigaction(), signal(), bsd_signal() and
+ * sysv_signal() (exported under glibc's version, libtrail.map, so the
+ * program's versioned references bind here first): a handler the program
+ * installs is kept in a table and the kernel gets our wrapper, which
+ * counts the thread's handler nesting level around the call. Queries get
+ * the program's handler back, as it gave it. A handler that leaves by
+ * siglongjmp never returns to the wrapper: the level is corrected at the
+ * next hooked call, whose stack pointer is then above the wrapper's frame
+ * (a handler on an alternate stack placed above the thread's stack, left
+ * that way, keeps counting until the thread's next handler returns).
+ * Handlers installed before libtrail was loaded (-P on a program without
+ * it) are not seen: their calls count as level 0. libtrail's own handlers
+ * go straight to the kernel (__sigaction).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+__thread struct trail_siglevel trail__sig __attribute__((tls_model("initial-exec")));
+
+/* the program's handler of each signal: its address, SA_SIGINFO and
+ * SA_RESETHAND as two high bits (user addresses stay below 2^47), one
+ * word so a handler and its calling convention change together */
+#define UH_SIGINFO (1ull << 63)
+#define UH_RESETHAND (1ull << 62)
+#define UH_FN(w) ((uintptr_t)((w) & ~(UH_SIGINFO | UH_RESETHAND)))
+static uint64_t uh[_NSIG];
+
+static void wrapper(int sig, siginfo_t *si, void *uc)
+{
+	uint64_t w = sig > 0 && sig < _NSIG ? __atomic_load_n(&uh[sig], __ATOMIC_ACQUIRE) : 0;
+	uintptr_t fn = UH_FN(w);
+	uint32_t l = trail__sig.level;
+
+	if (w & UH_RESETHAND) /* the kernel has put SIG_DFL back */
+		__atomic_store_n(&uh[sig], (uint64_t)(uintptr_t)SIG_DFL, __ATOMIC_RELEASE);
+	if (l < TRAIL_SIG_LEVELS)
+		trail__sig.sp[l] = (uintptr_t)__builtin_frame_address(0);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	trail__sig.level = l + 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (fn == (uintptr_t)SIG_DFL || fn == (uintptr_t)SIG_IGN)
+		; /* changed while this signal was being delivered */
+	else if (w & UH_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))fn)(sig, si, uc);
+	else
+		((void (*)(int))fn)(sig);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	trail__sig.level = l;
+}
+
+/* what the program sees of a kernel action: its own handler */
+static void as_given(struct sigaction *o, uint64_t w)
+{
+	if (o->sa_sigaction != wrapper)
+		return;
+	o->sa_sigaction = (void (*)(int, siginfo_t *, void *))UH_FN(w);
+	if (!(w & UH_SIGINFO))
+		o->sa_flags &= ~SA_SIGINFO;
+}
+
+__attribute__((visibility("default"))) int
+sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	struct sigaction a, o;
+	uint64_t prev, w;
+	int r;
+
+	if (sig <= 0 || sig >= _NSIG || sig == SIGKILL || sig == SIGSTOP)
+		return __sigaction(sig, act, oact);
+	prev = __atomic_load_n(&uh[sig], __ATOMIC_ACQUIRE);
+	if (!act) {
+		r = __sigaction(sig, NULL, oact);
+		if (!r && oact)
+			as_given(oact, prev);
+		return r;
+	}
+	a = *act;
+	w = (uint64_t)(uintptr_t)act->sa_handler;
+	if (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
+		w |= (act->sa_flags & SA_SIGINFO) ? UH_SIGINFO : 0;
+		w |= (act->sa_flags & SA_RESETHAND) ? UH_RESETHAND : 0;
+		a.sa_sigaction = wrapper;
+		a.sa_flags |= SA_SIGINFO;
+	}
+	/* the table first: a signal delivered from now on finds it */
+	__atomic_store_n(&uh[sig], w, __ATOMIC_RELEASE);
+	r = __sigaction(sig, &a, &o);
+	if (r) {
+		int e = errno;
+
+		__atomic_store_n(&uh[sig], prev, __ATOMIC_RELEASE);
+		errno = e;
+		return r;
+	}
+	if (oact) {
+		as_given(&o, prev);
+		*oact = o;
+	}
+	return 0;
+}
+
+static __sighandler_t set_handler(int sig, __sighandler_t h, int flags)
+{
+	struct sigaction a, o;
+
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = h;
+	a.sa_flags = flags;
+	sigemptyset(&a.sa_mask);
+	if (sig > 0 && sig < _NSIG && !(flags & SA_NODEFER))
+		sigaddset(&a.sa_mask, sig);
+	if (sigaction(sig, &a, &o) < 0)
+		return SIG_ERR;
+	return o.sa_handler;
+}
+
+/* glibc's signal() is BSD's: the handler stays, system calls restart */
+__attribute__((visibility("default"))) __sighandler_t signal(int sig, __sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+__attribute__((visibility("default"))) __sighandler_t bsd_signal(int sig, __sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+__attribute__((visibility("default"))) __sighandler_t sysv_signal(int sig, __sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
+}
+
+uint32_t trail__sig_level_at(uintptr_t sp)
+{
+	uint32_t l = trail__sig.level;
+
+	/* handlers left by siglongjmp: sp is above their wrapper's frame */
+	while (l && l <= TRAIL_SIG_LEVELS && sp > trail__sig.sp[l - 1])
+		l--;
+	if (l != trail__sig.level)
+		trail__sig.level = l;
+	return l;
+}
