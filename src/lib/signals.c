@@ -15,14 +15,20 @@
  * that way, keeps counting until the thread's next handler returns).
  * Handlers installed before libtrail was loaded (-P on a program without
  * it) are not seen: their calls count as level 0. libtrail's own handlers
- * go straight to the kernel (__sigaction).
+ * go straight to glibc (__sigaction).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* Sanitizer runtimes install their own handlers through sigaction while
+ * they start, before they can take instrumented calls: nothing here is
+ * instrumented for them. */
+#define UNINSTRUMENTED __attribute__((no_sanitize("thread", "address", "undefined")))
 
 __thread struct trail_siglevel trail__sig __attribute__((tls_model("initial-exec")));
 
@@ -34,7 +40,7 @@ __thread struct trail_siglevel trail__sig __attribute__((tls_model("initial-exec
 #define UH_FN(w) ((uintptr_t)((w) & ~(UH_SIGINFO | UH_RESETHAND)))
 static uint64_t uh[_NSIG];
 
-static void wrapper(int sig, siginfo_t *si, void *uc)
+UNINSTRUMENTED static void wrapper(int sig, siginfo_t *si, void *uc)
 {
 	uint64_t w = sig > 0 && sig < _NSIG ? __atomic_load_n(&uh[sig], __ATOMIC_ACQUIRE) : 0;
 	uintptr_t fn = UH_FN(w);
@@ -57,8 +63,30 @@ static void wrapper(int sig, siginfo_t *si, void *uc)
 	trail__sig.level = l;
 }
 
+/* The next sigaction in symbol lookup order: libc's, or a sanitizer's
+ * (TSan defers handlers to safe points: it must see ours, not run the
+ * program's own straight from the kernel), or another interposer's. Found
+ * by our constructor; before it (a sanitizer starting), glibc's. */
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static sigaction_fn next_sigaction;
+
+__attribute__((constructor(101))) static void find_next(void)
+{
+	void *p = dlsym(RTLD_NEXT, "sigaction");
+
+	if (p && p != (void *)sigaction)
+		__atomic_store_n(&next_sigaction, (sigaction_fn)p, __ATOMIC_RELEASE);
+}
+
+UNINSTRUMENTED static int next(int sig, const struct sigaction *act, struct sigaction *oact)
+{
+	sigaction_fn f = __atomic_load_n(&next_sigaction, __ATOMIC_ACQUIRE);
+
+	return f ? f(sig, act, oact) : __sigaction(sig, act, oact);
+}
+
 /* what the program sees of a kernel action: its own handler */
-static void as_given(struct sigaction *o, uint64_t w)
+UNINSTRUMENTED static void as_given(struct sigaction *o, uint64_t w)
 {
 	if (o->sa_sigaction != wrapper)
 		return;
@@ -67,7 +95,7 @@ static void as_given(struct sigaction *o, uint64_t w)
 		o->sa_flags &= ~SA_SIGINFO;
 }
 
-__attribute__((visibility("default"))) int
+UNINSTRUMENTED __attribute__((visibility("default"))) int
 sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 {
 	struct sigaction a, o;
@@ -75,10 +103,10 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 	int r;
 
 	if (sig <= 0 || sig >= _NSIG || sig == SIGKILL || sig == SIGSTOP)
-		return __sigaction(sig, act, oact);
+		return next(sig, act, oact);
 	prev = __atomic_load_n(&uh[sig], __ATOMIC_ACQUIRE);
 	if (!act) {
-		r = __sigaction(sig, NULL, oact);
+		r = next(sig, NULL, oact);
 		if (!r && oact)
 			as_given(oact, prev);
 		return r;
@@ -93,7 +121,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 	}
 	/* the table first: a signal delivered from now on finds it */
 	__atomic_store_n(&uh[sig], w, __ATOMIC_RELEASE);
-	r = __sigaction(sig, &a, &o);
+	r = next(sig, &a, &o);
 	if (r) {
 		int e = errno;
 
@@ -108,7 +136,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 	return 0;
 }
 
-static __sighandler_t set_handler(int sig, __sighandler_t h, int flags)
+UNINSTRUMENTED static __sighandler_t set_handler(int sig, __sighandler_t h, int flags)
 {
 	struct sigaction a, o;
 
@@ -124,17 +152,17 @@ static __sighandler_t set_handler(int sig, __sighandler_t h, int flags)
 }
 
 /* glibc's signal() is BSD's: the handler stays, system calls restart */
-__attribute__((visibility("default"))) __sighandler_t signal(int sig, __sighandler_t h)
+UNINSTRUMENTED __attribute__((visibility("default"))) __sighandler_t signal(int sig, __sighandler_t h)
 {
 	return set_handler(sig, h, SA_RESTART);
 }
 
-__attribute__((visibility("default"))) __sighandler_t bsd_signal(int sig, __sighandler_t h)
+UNINSTRUMENTED __attribute__((visibility("default"))) __sighandler_t bsd_signal(int sig, __sighandler_t h)
 {
 	return set_handler(sig, h, SA_RESTART);
 }
 
-__attribute__((visibility("default"))) __sighandler_t sysv_signal(int sig, __sighandler_t h)
+UNINSTRUMENTED __attribute__((visibility("default"))) __sighandler_t sysv_signal(int sig, __sighandler_t h)
 {
 	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
 }
