@@ -847,7 +847,7 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 	char tracer[32], v[32];
 	struct gconf gc = {0};
 	struct batch b;
-	int any_g = 0, live, n = 0;
+	int any_g = 0, live, n = 0, nest;
 
 	if (!trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer)))
 		return 0;
@@ -870,7 +870,8 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 	if (trail__spec_opt(ps->spec, "thresh", v, sizeof(v)))
 		gc.thresh = strtoull(v, NULL, 10); /* the recorder converted ns to ticks */
 	trail__spec_opts(ps->spec, "tid", add_tid, &gc);
-	if (trail__spec_opt(ps->spec, "nest", v, sizeof(v)))
+	nest = trail__spec_opt(ps->spec, "nest", v, sizeof(v));
+	if (nest)
 		gc.nest = (uint32_t)strtoul(v, NULL, 10);
 	gconf[s] = gc;
 	if (gc.ntids) {
@@ -879,7 +880,7 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 	}
 	if (gc.graph)
 		__atomic_fetch_or(&graph_sessions, 1u << s, __ATOMIC_RELEASE);
-	if (trail__spec_opt(ps->spec, "nest", v, sizeof(v)))
+	if (nest)
 		__atomic_fetch_or(&nest_sessions, 1u << s, __ATOMIC_RELEASE);
 	if (gc.thresh)
 		__atomic_fetch_or(&thresh_sessions, 1u << s, __ATOMIC_RELEASE);
@@ -1107,10 +1108,10 @@ static uint32_t graph_allow(const struct gstack *g, uint32_t mask, uint32_t root
  * leaf loses that one entry.
  */
 
-/* The kept entry of w, written (w->depth is 1: in the record path, at its
- * outermost level). */
 uint32_t trail__pend_gen;
 
+/* The kept entry of w, written (w->depth is 1: in the record path, at its
+ * outermost level). */
 void trail__pend_flush(struct writer *w)
 {
 	uint32_t m = __atomic_load_n(ev_gentry.state, __ATOMIC_ACQUIRE) & w->pend &
@@ -1130,6 +1131,7 @@ void trail__pend_flush(struct writer *w)
 void trail__pend_flush_self(void)
 {
 	struct writer *w = trail__tls_w;
+
 	if (!w || !w->pend || w->depth)
 		return;
 	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
