@@ -1134,13 +1134,10 @@ void trail__pend_flush_self(void)
 
 	if (!w || !w->pend || w->depth)
 		return;
-	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	path_enter(w, 0);
 	if (w->pend)
 		trail__pend_flush(w);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
+	path_leave(w, 0);
 }
 
 /* A call's entry, kept; the previous kept one is written. on_entry has
@@ -1153,8 +1150,7 @@ static inline void gentry_defer(uint32_t allow, uintptr_t func, uintptr_t slot)
 
 	if (TRAIL_UNLIKELY(!w) && !(w = trail__writer_get()))
 		return;
-	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	path_enter(w, 0);
 	if (w->pend)
 		trail__pend_flush(w);
 	ts = now_cpu(&cpu);
@@ -1164,9 +1160,7 @@ static inline void gentry_defer(uint32_t allow, uintptr_t func, uintptr_t slot)
 	w->pend_slot = slot;
 	w->pend_gen = __atomic_load_n(&trail__pend_gen, __ATOMIC_RELAXED);
 	w->pend = allow;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
+	path_leave(w, 0);
 }
 
 /* A plain exit of the frame whose return slot was slot: a leaf record if
@@ -1182,8 +1176,7 @@ static inline void gexit_write(uint32_t mask, uintptr_t slot)
 		write_event(&ev_gexit, mask, NULL, 0);
 		return;
 	}
-	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	path_enter(w, 0);
 	ts = now_cpu(&cpu);
 	/* read again: a signal handler may have written it meanwhile */
 	if (TRAIL_LIKELY(w->pend && w->pend_slot == slot && ts - w->pend_ts <= UINT32_MAX &&
@@ -1209,9 +1202,7 @@ static inline void gexit_write(uint32_t mask, uintptr_t slot)
 		if (m && rt)
 			write_sessions(&ev_gexit, rt, w, 0, m, NULL, 0, ts, cpu);
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
+	path_leave(w, 0);
 }
 
 /* returned: the function returned (with retval); else it was unwound by
@@ -1377,7 +1368,6 @@ uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
  * preloaded (trail record does), so these definitions are the ones used.
  */
 #include <dlfcn.h>
-#include <stdio.h>
 
 static void unhook_returns(void)
 {

@@ -173,6 +173,25 @@ static inline __attribute__((always_inline)) void write_one(struct psess *ps, st
 			 ((uint64_t)events << 32) | pos, __ATOMIC_RELEASE);
 }
 
+/* Entering the record path at nesting level d: the depth store before any
+ * status load (a detaching thread pairs this compiler barrier with
+ * membarrier(), see grace_wait()). Leaving it: release (a plain store on
+ * x86), paired with grace_wait()'s acquire loads, so a detach that saw us
+ * leave sees our context writes; the epoch counts outermost exits. */
+static inline void path_enter(struct writer *w, uint32_t d)
+{
+	__atomic_store_n(&w->depth, d + 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void path_leave(struct writer *w, uint32_t d)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->depth, d, __ATOMIC_RELEASE);
+	if (d == 0)
+		__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
+}
+
 /* One record of ev into each session of mask, at nesting level d. */
 static inline __attribute__((always_inline)) void
 write_sessions(struct trail_event *ev, struct evrt *rt, struct writer *w, unsigned d,
@@ -211,10 +230,7 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 					   1, __ATOMIC_RELAXED);
 		return;
 	}
-	__atomic_store_n(&w->depth, d + 1, __ATOMIC_RELAXED);
-	/* the depth store before the status load: a detaching thread pairs
-	 * this compiler barrier with membarrier() (see grace_wait()) */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	path_enter(w, d);
 	/* a deferred function_graph entry goes first, in its own stream */
 	if (TRAIL_UNLIKELY(w->pend) && d == 0)
 		trail__pend_flush(w);
@@ -227,12 +243,7 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 		ts = now_cpu(&cpu);
 		write_sessions(ev, rt, w, d, mask, payload, len, ts, cpu);
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	/* release (a plain store on x86): pairs with grace_wait()'s acquire
-	 * loads, so a detach that saw us leave sees our context writes */
-	__atomic_store_n(&w->depth, d, __ATOMIC_RELEASE);
-	if (d == 0)
-		__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
+	path_leave(w, d);
 }
 
 #endif /* TRAIL_LIB_RECORD_H */
