@@ -189,6 +189,8 @@ struct trail_stream {
 #define TRAIL_PS_DETACH_PENDING 2u /* asked to detach, not yet quiescent */
 #define TRAIL_PS_DETACHED 3u
 #define TRAIL_PS_FAILED 4u
+#define TRAIL_PS_EXECED 5u /* the image that joined was replaced by exec: it
+			    * will never answer, its chunks are a dead one's */
 struct trail_proc {
 	uint32_t state;
 	uint32_t pid;

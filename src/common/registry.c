@@ -34,8 +34,10 @@ int trail__registry_open(const char *path, int create)
 	if (create && mkdir(path, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOTDIR) /* a symlink (refused), or a file */
+		return lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
 	if (fd < 0)
-		return errno == ENOTDIR ? -ELOOP : -errno;
+		return -errno;
 	if (fstat(fd, &st) < 0) {
 		int e = -errno;
 		close(fd);
@@ -46,6 +48,20 @@ int trail__registry_open(const char *path, int create)
 		return -EPERM;
 	}
 	return fd;
+}
+
+const char *trail__registry_strerror(int err)
+{
+	switch (err) {
+	case -ELOOP:
+		return "a symbolic link (refused: the registry must be a private directory)";
+	case -ENOTDIR:
+		return "not a directory";
+	case -EPERM:
+		return "not a private directory of yours (mode 0700, owned by you)";
+	default:
+		return strerror(-err);
+	}
 }
 
 static char *name_of(char *buf, pid_t pid, const char *suffix)

@@ -110,14 +110,39 @@ int trail__spec_match(const char *spec, const char *provider, const char *name)
 	return 0;
 }
 
+size_t trail__glob_check(const char *pat, size_t len, const char **why)
+{
+	for (size_t i = 0; i < len; i++) {
+		size_t n;
+		int hit;
+
+		if (pat[i] == ']') {
+			*why = "']' without its '['";
+			return i + 1;
+		}
+		if (pat[i] != '[')
+			continue;
+		n = set_match(pat + i + 1, len - i - 1, 0, &hit);
+		if (!n) {
+			*why = "'[' set without its ']'";
+			return i + 1;
+		}
+		i += n;
+	}
+	return 0;
+}
+
 size_t trail__spec_check(const char *pat, const char **why)
 {
-	size_t len = strlen(pat), colons = 0;
+	size_t len = strlen(pat), colons = 0, bad;
 
 	if (!len) {
 		*why = "empty event name";
 		return 1;
 	}
+	bad = trail__glob_check(pat, len, why);
+	if (bad)
+		return bad;
 	for (size_t i = 0; i < len; i++) {
 		char c = pat[i];
 		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||

@@ -39,6 +39,10 @@ int trail__spec_opts(const char *spec, const char *key,
  * truncated to n - 1); 1 if there was one, else 0. */
 int trail__spec_opt(const char *spec, const char *key, char *buf, size_t n);
 
+/* Are the [...] sets of a glob well formed? 0, or the offset of the bad
+ * '[' or ']' + 1 with *why set. */
+size_t trail__glob_check(const char *pat, size_t len, const char **why);
+
 /* Is this a well-formed pattern? Returns 0, or the offset of the first bad
  * character + 1 (for a caret) with *why set. */
 size_t trail__spec_check(const char *pat, const char **why);

@@ -4,14 +4,17 @@
  * and read by src/reader. doc/file-format.md is the prose version.
  *
  *   file header (64 bytes, own CRC)
- *   section*    each: struct trail_sec (16 bytes) + payload, CRC-32C of the
- *               payload in the section header
+ *   section*    each: struct trail_sec (16 bytes) + payload; the header's
+ *               CRC-32C covers its own type, magic and length and the
+ *               payload, so no byte of a section can change unnoticed
  *
  * Sections are appended as the recording goes: metadata (INFO, CLOCK, EVENT,
  * PROC) before the chunks that need it, chunks as they are drained, final
  * accounting (STREAM, END) last. A reader takes the longest valid prefix, so
  * a file cut short (disk full, recorder killed) still yields every complete
- * chunk before the cut; the END section says the file is complete.
+ * chunk before the cut; the END section says the file is complete, and
+ * nothing may follow it. A damaged section is skipped: the reader finds the
+ * next one by its magic and checksum (version 2 on).
  * All integers are little-endian; no field is ever reordered, new ones are
  * appended and older readers skip unknown section types.
  */
@@ -21,7 +24,9 @@
 #include <stdint.h>
 
 #define TRAIL_FILE_MAGIC "TRAILDAT"
-#define TRAIL_FILE_MAJOR 1u
+/* 2: section headers carry a magic and are covered by their CRC.
+ * Readers also take major 1 (the CRC covered the payload only). */
+#define TRAIL_FILE_MAJOR 2u
 #define TRAIL_FILE_MINOR 0u
 
 struct trail_file_hdr {
@@ -43,10 +48,18 @@ struct trail_file_hdr {
 _Static_assert(sizeof(struct trail_file_hdr) == 64, "file header size");
 
 struct trail_sec {
-	uint32_t type;
-	uint32_t crc; /* CRC-32C of the payload */
-	uint64_t len; /* payload bytes */
+	uint16_t type;  /* enum trail_sec_type, below 256 */
+	uint16_t magic; /* TRAIL_SEC_MAGIC (0 in version 1 files) */
+	uint32_t crc;   /* CRC-32C of bytes 0..3 and 8..15 of this header, then
+			 * of the payload (version 1: of the payload only) */
+	uint64_t len;   /* payload bytes */
 };
+_Static_assert(sizeof(struct trail_sec) == 16, "section header size");
+
+/* Bytes 0xa1 0xd7: rare in text and in small integers, so that a reader
+ * looking for the next section after damage meets few false starts. */
+#define TRAIL_SEC_MAGIC 0xd7a1u
+#define TRAIL_SEC_TYPE_MAX 255u
 
 enum trail_sec_type {
 	TRAIL_SEC_INFO = 1,   /* text, "key=value\n" lines */
@@ -62,6 +75,11 @@ enum trail_sec_type {
 };
 
 #define TRAIL_SEC_MAX_LEN (1ull << 28) /* sanity bound for any section */
+
+/* The CRC a version 2 section header carries: its type, magic and length,
+ * then the payload, given in one or two pieces. */
+uint32_t trail__sec_crc(const struct trail_sec *s, const void *a, size_t alen,
+			const void *b, size_t blen);
 
 struct trail_sec_clock {
 	uint32_t clock;

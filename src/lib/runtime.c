@@ -281,6 +281,17 @@ static int proc_claim(struct psess *ps, unsigned s, uint32_t how)
 		return -ENOSPC;
 	pr = &ps->procs[i];
 	trail__proc_stat(trail__pid, &st, NULL, &ppid);
+	/* joining again after exec: the slots of the image this one replaced
+	 * (same process, same start) can never answer a detach */
+	for (uint32_t k = 0; how == TRAIL_JOIN_ENV && k < i; k++) {
+		struct trail_proc *old = &ps->procs[k];
+		uint32_t ost = __atomic_load_n(&old->state, __ATOMIC_ACQUIRE);
+
+		if (old->pid == (uint32_t)trail__pid && old->start_time == st &&
+		    (ost == TRAIL_PS_ACTIVE || ost == TRAIL_PS_DETACH_PENDING))
+			__atomic_compare_exchange_n(&old->state, &ost, TRAIL_PS_EXECED, 0,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
 	pr->pid = (uint32_t)trail__pid;
 	pr->ppid = (uint32_t)ppid;
 	pr->start_time = st;

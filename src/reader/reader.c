@@ -64,8 +64,11 @@ struct trail_reader {
 	const uint8_t *map;
 	size_t size;
 	struct trail_file_hdr hdr;
+	int fd;    /* kept open to step over holes (SEEK_DATA) */
 	int complete;
 	uint64_t nostream_lost, graph_unhooked;
+	uint64_t chunk_secs, chunk_events; /* CHUNK sections read, their events */
+	uint64_t damaged_events; /* the END's count minus what was read */
 
 	char *errs[MAX_ERRORS];
 	size_t nerrs;
@@ -323,6 +326,7 @@ static int sec_chunk(struct trail_reader *r, uint64_t off, const uint8_t *p,
 	c->events = TRAIL_COMMIT_EVENTS(h.commit);
 	c->seq = h.seq;
 	c->flags = sc.flags;
+	r->chunk_events += c->events;
 	c->stream = UINT32_MAX;
 	for (size_t i = 0; i < r->nstreams; i++)
 		if (r->streams[i] == st)
@@ -403,6 +407,113 @@ static int sec_symbols(struct trail_reader *r, const uint8_t *p, uint64_t len,
 	return 0;
 }
 
+/* Why the section header at off cannot be taken (NULL: it can). */
+static const char *sec_check(const struct trail_reader *r, uint64_t off, struct trail_sec *s)
+{
+	const uint8_t *p;
+
+	if (r->size - off < sizeof(*s))
+		return "truncated section header";
+	memcpy(s, r->map + off, sizeof(*s));
+	if (r->hdr.major >= 2 && s->magic != TRAIL_SEC_MAGIC)
+		return "no section header here (bad magic)";
+	if (r->hdr.major < 2 && s->magic)
+		return "bad section type";
+	if (s->len > TRAIL_SEC_MAX_LEN)
+		return "section length is implausible";
+	if (s->len > r->size - off - sizeof(*s))
+		return "runs past the end of the file";
+	p = r->map + off + sizeof(*s);
+	if (r->hdr.major >= 2 ? trail__sec_crc(s, p, (size_t)s->len, NULL, 0) != s->crc
+			      : trail__crc32c(0, p, (size_t)s->len) != s->crc)
+		return "checksum mismatch: data corrupt";
+	return NULL;
+}
+
+/*
+ * After a damaged section header: the next place a whole, valid section
+ * starts, or 0. First where the damaged one says its successor is (the
+ * damage was in its payload or checksum), then the first magic that frames
+ * a section with a good checksum. Holes of a sparse file are stepped over
+ * without reading them: a section cannot start in one (its type byte is
+ * not zero).
+ */
+static uint64_t resync(const struct trail_reader *r, uint64_t off, const struct trail_sec *bad)
+{
+	static const uint8_t magic[2] = {TRAIL_SEC_MAGIC & 0xff, TRAIL_SEC_MAGIC >> 8};
+	struct trail_sec s;
+	uint64_t p = off + 1;
+
+	if (r->hdr.major < 2)
+		return 0; /* no magic to find sections by */
+	if (bad->magic == TRAIL_SEC_MAGIC && bad->len <= r->size - off - sizeof(s)) {
+		uint64_t next = off + sizeof(s) + bad->len;
+
+		if (next < r->size && !sec_check(r, next, &s))
+			return next;
+	}
+	while (p + sizeof(s) <= r->size) {
+		uint64_t end = r->size; /* of the data region holding p */
+
+		if (r->fd >= 0) {
+			off_t d = lseek(r->fd, (off_t)p, SEEK_DATA), h;
+
+			if (d < 0)
+				return 0; /* ENXIO: only a hole is left */
+			if ((uint64_t)d > p)
+				p = (uint64_t)d;
+			h = lseek(r->fd, (off_t)p, SEEK_HOLE);
+			if (h > (off_t)p && (uint64_t)h < end)
+				end = (uint64_t)h;
+		}
+		/* headers whose magic (their bytes 2..3) lies in [p + 2, end):
+		 * a hole is zeros, so no magic straddles its edge */
+		while (p + sizeof(s) <= r->size && end > p + 3) {
+			const uint8_t *m = memmem(r->map + p + 2, end - p - 2, magic, 2);
+
+			if (!m)
+				break;
+			p = (uint64_t)(m - r->map) - 2;
+			if (r->map[p] && !r->map[p + 1] && !sec_check(r, p, &s))
+				return p;
+			p++;
+		}
+		if (end >= r->size)
+			return 0;
+		p = end;
+	}
+	return 0;
+}
+
+static void sec_end(struct trail_reader *r, uint64_t off, const uint8_t *p, uint64_t len,
+		    int *bad)
+{
+	struct trail_sec_end e;
+
+	/* sections only grow at the end: take what is there */
+	if (len < offsetof(struct trail_sec_end, pad)) {
+		*bad = 1;
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	memcpy(&e, p, len < sizeof(e) ? (size_t)len : sizeof(e));
+	r->complete = e.complete == 1;
+	r->nostream_lost = e.nostream_lost;
+	r->graph_unhooked = e.graph_unhooked;
+	/* what the recorder wrote against what was read: any difference is
+	 * data lost to damage (sections skipped above) */
+	if (e.chunks != r->chunk_secs || e.events != r->chunk_events) {
+		if (e.events > r->chunk_events)
+			r->damaged_events = e.events - r->chunk_events;
+		damage(r, "offset %llu: the END section counts %llu events in %llu chunks, "
+		       "the file holds %llu in %llu: %llu events lost to damage",
+		       (unsigned long long)off, (unsigned long long)e.events,
+		       (unsigned long long)e.chunks, (unsigned long long)r->chunk_events,
+		       (unsigned long long)r->chunk_secs,
+		       (unsigned long long)r->damaged_events);
+	}
+}
+
 static void scan(struct trail_reader *r)
 {
 	uint64_t off = sizeof(struct trail_file_hdr);
@@ -413,30 +524,37 @@ static void scan(struct trail_reader *r)
 		const char *why = NULL;
 		int bad = 0;
 
-		if (r->size - off < sizeof(s)) {
-			damage(r, "offset %llu: truncated section header (%llu bytes left, 16 needed)",
-			       (unsigned long long)off, (unsigned long long)(r->size - off));
-			return;
-		}
-		memcpy(&s, r->map + off, sizeof(s));
-		if (s.len > r->size - off - sizeof(s)) {
-			damage(r, "offset %llu: %s section of %llu bytes runs past the end "
-			       "of the file (%llu bytes left): file truncated",
-			       (unsigned long long)off, sec_name(s.type), (unsigned long long)s.len,
-			       (unsigned long long)(r->size - off - sizeof(s)));
-			return;
-		}
-		if (s.len > TRAIL_SEC_MAX_LEN) {
-			damage(r, "offset %llu: section length %llu is implausible",
-			       (unsigned long long)off, (unsigned long long)s.len);
+		why = sec_check(r, off, &s);
+		if (why) {
+			uint64_t next = resync(r, off, &s);
+
+			if (next) {
+				damage(r, "offset %llu: damaged section: %s; %llu bytes skipped, "
+				       "reading resumes at offset %llu",
+				       (unsigned long long)off, why,
+				       (unsigned long long)(next - off), (unsigned long long)next);
+				off = next;
+				continue;
+			}
+			if (r->size - off < sizeof(s))
+				damage(r, "offset %llu: truncated section header (%llu bytes left, "
+				       "16 needed)", (unsigned long long)off,
+				       (unsigned long long)(r->size - off));
+			else if (s.len > r->size - off - sizeof(s) && s.len <= TRAIL_SEC_MAX_LEN &&
+				 (r->hdr.major < 2 || s.magic == TRAIL_SEC_MAGIC))
+				damage(r, "offset %llu: %s section of %llu bytes runs past the end "
+				       "of the file (%llu bytes left): file truncated",
+				       (unsigned long long)off, sec_name(s.type),
+				       (unsigned long long)s.len,
+				       (unsigned long long)(r->size - off - sizeof(s)));
+			else
+				damage(r, "offset %llu: damaged section: %s; no readable section "
+				       "in the %llu bytes from there to the end",
+				       (unsigned long long)off, why,
+				       (unsigned long long)(r->size - off));
 			return;
 		}
 		p = r->map + off + sizeof(s);
-		if (trail__crc32c(0, p, (size_t)s.len) != s.crc) {
-			damage(r, "offset %llu: %s section checksum mismatch: data corrupt",
-			       (unsigned long long)off, sec_name(s.type));
-			return;
-		}
 		switch (s.type) {
 		case TRAIL_SEC_INFO:
 			if (!r->info)
@@ -455,6 +573,7 @@ static void scan(struct trail_reader *r)
 			bad = sec_stream(r, p, s.len);
 			break;
 		case TRAIL_SEC_CHUNK:
+			r->chunk_secs++;
 			bad = sec_chunk(r, off + sizeof(s), p, s.len, &why);
 			break;
 		case TRAIL_SEC_MODULE:
@@ -466,21 +585,9 @@ static void scan(struct trail_reader *r)
 		case TRAIL_SEC_MODGONE:
 			bad = sec_modgone(r, p, s.len);
 			break;
-		case TRAIL_SEC_END: {
-			struct trail_sec_end e;
-
-			/* sections only grow at the end: take what is there */
-			if (s.len < offsetof(struct trail_sec_end, pad)) {
-				bad = 1;
-				break;
-			}
-			memset(&e, 0, sizeof(e));
-			memcpy(&e, p, s.len < sizeof(e) ? (size_t)s.len : sizeof(e));
-			r->complete = e.complete == 1;
-			r->nostream_lost = e.nostream_lost;
-			r->graph_unhooked = e.graph_unhooked;
+		case TRAIL_SEC_END:
+			sec_end(r, off, p, s.len, &bad);
 			break;
-		}
 		default:
 			break; /* from a newer writer: skip */
 		}
@@ -489,6 +596,14 @@ static void scan(struct trail_reader *r)
 			       (unsigned long long)off, sec_name(s.type), why ? ": " : "",
 			       why ? why : "");
 		off += sizeof(s) + s.len;
+		if (s.type == TRAIL_SEC_END && !bad) {
+			/* the recorder writes nothing after END */
+			if (off < r->size)
+				damage(r, "offset %llu: %llu bytes after the END section, which "
+				       "ends the file: not part of the recording",
+				       (unsigned long long)off, (unsigned long long)(r->size - off));
+			return;
+		}
 	}
 }
 
@@ -937,10 +1052,11 @@ int trail_reader_open(const char *path, struct trail_reader **out, char *err,
 	}
 	r->size = (size_t)st.st_size;
 	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
+	r->fd = fd;
 	if (r->map == MAP_FAILED) {
 		e = -errno;
 		snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+		close(fd);
 		free(r);
 		return e;
 	}
@@ -956,7 +1072,7 @@ int trail_reader_open(const char *path, struct trail_reader **out, char *err,
 		e = -EPROTO;
 		goto fail;
 	}
-	if (r->hdr.major != TRAIL_FILE_MAJOR || r->hdr.hdr_size != sizeof(r->hdr) ||
+	if (r->hdr.major < 1 || r->hdr.major > TRAIL_FILE_MAJOR || r->hdr.hdr_size != sizeof(r->hdr) ||
 	    r->hdr.endian != 1) {
 		snprintf(err, errlen, "%s: unsupported trace file version %u.%u", path,
 			 r->hdr.major, r->hdr.minor);
@@ -988,6 +1104,8 @@ void trail_reader_close(struct trail_reader *r)
 		return;
 	if (r->map && r->map != MAP_FAILED)
 		munmap((void *)r->map, r->size);
+	if (r->fd >= 0)
+		close(r->fd);
 	for (size_t i = 0; i < r->nerrs; i++)
 		free(r->errs[i]);
 	free(r->info);
@@ -1071,6 +1189,11 @@ uint64_t trail_reader_nostream_lost(const struct trail_reader *r)
 uint64_t trail_reader_graph_unhooked(const struct trail_reader *r)
 {
 	return r->graph_unhooked;
+}
+
+uint64_t trail_reader_damaged_events(const struct trail_reader *r)
+{
+	return r->damaged_events;
 }
 
 size_t trail_reader_errors(const struct trail_reader *r, const char *const **msgs)

@@ -6,8 +6,10 @@
  * Opening a file scans its sections once (validating framing, checksums and
  * every length) and indexes chunks by stream; trail_reader_next() then
  * yields records of all streams merged in timestamp order, decoding lazily.
- * Damage never stops the reader: a bad section ends the scan there, a bad
- * record ends its stream there, and each such place is kept as a message
+ * Damage never stops the reader: a bad section is skipped (reading resumes
+ * at the next valid one), data after the END section is refused, a bad
+ * record ends its stream there, the END's totals are checked against what
+ * was read, and each such place is kept as a message
  * naming its file offset (trail_reader_errors()); everything before the
  * damage is still delivered.
  *
@@ -89,6 +91,8 @@ int trail_reader_complete(const struct trail_reader *r);
 uint64_t trail_reader_nostream_lost(const struct trail_reader *r);
 /* function_graph calls left unhooked (shadow stack full), from END */
 uint64_t trail_reader_graph_unhooked(const struct trail_reader *r);
+/* Events the END section counts that could not be read (damage). */
+uint64_t trail_reader_damaged_events(const struct trail_reader *r);
 /* Damage found so far (grows while records are read). */
 size_t trail_reader_errors(const struct trail_reader *r,
 			   const char *const **msgs);

@@ -173,6 +173,49 @@ registry_must_be_private() {
 	[ -z "$(ls real)" ] || die "libtrail wrote through a symlinked registry"
 }
 
+# Each message names the real problem (reliability issue, items 8 and 9):
+# one row per case, "exit status|text the message must hold|command".
+messages_table() {
+	head -c 100 "$EXAMPLE" >truncated.elf
+	chmod +x truncated.elf
+	long=$(printf 'a%.0s' $(seq 5000))
+	while IFS='|' read -r want text cmd; do
+		[ -n "$want" ] || continue
+		rc=0
+		eval "$cmd" >out.txt 2>err.txt || rc=$?
+		[ "$rc" -eq "$want" ] || die "$cmd: exit $rc, wanted $want: $(cat err.txt)"
+		grep -qF -- "$text" err.txt || die "$cmd: '$text' not in: $(cat err.txt)"
+		[ "$(wc -l <err.txt)" -le 4 ] || die "$cmd: more than a short message: $(cat err.txt)"
+	done <<-'EOF'
+	1|/etc/passwd: not an ELF file|$TRAIL list -- /etc/passwd
+	1|/dev/zero: not a regular file|$TRAIL list -- /dev/zero
+	1|/dev/zero: not a regular file|$TRAIL record -e all -- /dev/zero
+	1|/etc/passwd: Permission denied (not executable)|$TRAIL record -e all -- /etc/passwd
+	1|registry /etc/passwd: not a directory|TRAIL_REGISTRY=/etc/passwd $TRAIL ps
+	1|registry /etc/passwd: not a directory|TRAIL_REGISTRY=/etc/passwd $TRAIL record -e all -P $$
+	2|option -P needs a process id|$TRAIL list -P
+	2|-i needs a file name, not an empty one|$TRAIL report -i ""
+	1|: File name too long|$TRAIL report -i $long
+	2|'[' set without its ']'|$TRAIL record -e 'app:[a-' -- $EXAMPLE
+	2|']' without its '['|$TRAIL list -- $EXAMPLE 'app:a]'
+	2|bad function glob|$TRAIL record -p function_graph -l 'ma[in' -- $EXAMPLE
+	1|truncated or damaged ELF file|$TRAIL list -- ./truncated.elf
+	1|truncated or damaged ELF file|$TRAIL list -f -- ./truncated.elf
+	1|truncated or damaged ELF file|$TRAIL record -e all -- ./truncated.elf
+	2|unexpected argument '--bogus'|$TRAIL version --bogus
+	2|graph roots go with -p function_graph|$TRAIL record -p function -g main -- $EXAMPLE
+	1|TRAIL_LIBRARY=/etc/passwd: not an ELF file|TRAIL_LIBRARY=/etc/passwd $TRAIL record -e all -- $EXAMPLE
+	EOF
+}
+
+stat_and_count_together() {
+	$TRAIL record -q -e 'app:*' -o sc.dat -- "$EXAMPLE"
+	$TRAIL report -i sc.dat --stat --count >out.txt
+	has out.txt "entries-in-buffer/entries-written: 24/24"
+	has out.txt "app:request"
+	grep -Eq '^  app:request +10$' out.txt || die "no count: $(cat out.txt)"
+}
+
 t unknown_event_lists_known_ones unknown_event_lists_known_ones
 t bad_event_syntax_caret bad_event_syntax_caret
 t usage_errors usage_errors
@@ -184,3 +227,5 @@ t not_a_trace_file not_a_trace_file
 t file_size_limit_mid_recording file_size_limit_mid_recording
 t pid_errors pid_errors
 t registry_must_be_private registry_must_be_private
+t messages_table messages_table
+t stat_and_count_together stat_and_count_together

@@ -11,7 +11,10 @@ check_killed() { # seconds
 	kp=$(pgrep -P $rp killme || true)
 	[ -n "$kp" ] || die "no traced process"
 	kill -KILL "$kp"
-	wait $rp || die "recorder failed"
+	rc=0
+	wait $rp || rc=$?
+	# the command's status: killed by signal 9
+	[ "$rc" -eq 137 ] || die "recorder exit $rc, wanted 137"
 	# committed counts per thread, from the program's shared page
 	c0=$(od -An -t u8 -N 8 state.bin | tr -d ' ')
 	c1=$(od -An -t u8 -j 8 -N 8 state.bin | tr -d ' ')

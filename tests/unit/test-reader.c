@@ -62,6 +62,7 @@ static uint32_t get32(const uint8_t *p)
 struct tw {
 	uint8_t *b;
 	size_t len, cap;
+	uint64_t chunks, events; /* CHUNK sections written, their events: END's */
 };
 
 static void tw_put(struct tw *w, const void *p, size_t n)
@@ -95,6 +96,10 @@ static void tw_free(struct tw *w)
 #define CLOCK_MONO 2u
 #define FLAG_OVERWRITE 0x1u
 
+/* The version the tw_* writers produce: 2, or 1 for the tests of files
+ * written before section headers were checksummed. */
+static unsigned tw_major = 2;
+
 /* File header, 64 bytes. */
 static void tw_header(struct tw *w, uint32_t clock, uint32_t flags)
 {
@@ -102,7 +107,7 @@ static void tw_header(struct tw *w, uint32_t clock, uint32_t flags)
 
 	memset(h, 0, sizeof(h));
 	memcpy(h, "TRAILDAT", 8);              /* 0: magic */
-	put16(h + 8, 1);                       /* 8: major */
+	put16(h + 8, (uint16_t)tw_major);      /* 8: major */
 	put16(h + 10, 0);                      /* 10: minor */
 	h[12] = 1;                             /* 12: little-endian */
 	h[13] = 0;                             /* 13: pad */
@@ -132,12 +137,27 @@ static size_t tw_sec(struct tw *w, uint32_t type, const void *p, size_t n)
 	size_t off = w->len;
 	uint8_t h[16];
 
-	put32(h, type);                        /* 0: type */
-	put32(h + 4, trail__crc32c(0, p, n));  /* 4: CRC of the payload */
+	put16(h, (uint16_t)type);              /* 0: type */
+	put16(h + 2, tw_major >= 2 ? 0xd7a1 : 0); /* 2: magic */
 	put64(h + 8, n);                       /* 8: payload length */
+	/* 4: CRC of bytes 0..3, 8..15, then the payload (version 1: of the
+	 * payload only) */
+	put32(h + 4, tw_major >= 2 ? trail__crc32c(trail__crc32c(trail__crc32c(0, h, 4), h + 8, 8), p, n)
+				   : trail__crc32c(0, p, n));
 	tw_put(w, h, sizeof(h));
 	tw_put(w, p, n);
 	return off;
+}
+
+/* The CRC of the section at off again, after a test changed it. */
+static void fix_crc(struct tw *w, size_t off)
+{
+	uint64_t n;
+
+	memcpy(&n, w->b + off + 8, 8);
+	put32(w->b + off + 4,
+	      trail__crc32c(trail__crc32c(trail__crc32c(0, w->b + off, 4), w->b + off + 8, 8),
+			    w->b + off + 16, (size_t)n));
 }
 
 static size_t tw_info(struct tw *w, const char *text)
@@ -256,8 +276,8 @@ static size_t tw_end_len(struct tw *w, uint32_t complete, uint64_t nostream_lost
 	uint8_t p[56];
 
 	memset(p, 0, sizeof(p));
-	put64(p, 0);                  /* chunks */
-	put64(p + 8, 0);              /* events */
+	put64(p, w->chunks);          /* chunks */
+	put64(p + 8, w->events);      /* events */
 	put64(p + 16, nostream_lost); /* nostream_lost */
 	put64(p + 24, 0);             /* noevent_lost */
 	put64(p + 32, 0);             /* bad_chunks */
@@ -382,6 +402,8 @@ static size_t tw_chunk(struct tw *w, const struct chunk_desc *c, const struct rb
 	put16(p + 54, 0);                          /* cpu0 */
 	put_comm(p + 56, c->comm ? c->comm : "");     /* comm */
 	memcpy(p + 72, r->b, r->len);
+	w->chunks++;
+	w->events += events;
 	return tw_sec(w, SEC_CHUNK, p, 72 + r->len);
 }
 
@@ -1302,6 +1324,8 @@ TEST(reader_end_section)
 		if (rows[i].len > 56) {
 			uint8_t p[64] = {0};
 
+			put64(p, w.chunks);
+			put64(p + 8, w.events);
 			put64(p + 16, 12);
 			put32(p + 40, rows[i].complete);
 			end = tw_sec(&w, SEC_END, p, rows[i].len);
@@ -1619,58 +1643,213 @@ TEST(reader_truncated_at_every_length)
 
 TEST(reader_flipped_byte_in_a_section)
 {
-	/* any byte of the second chunk's payload (or its CRC) changed: that
-	 * section's checksum fails, the scan ends there, the first chunk is
-	 * still delivered */
+	/* any byte of the second chunk's section changed, its header
+	 * included (type, magic, CRC, length): that section is skipped with
+	 * a message at its offset, reading resumes at the next one, and the
+	 * END's totals say how many events the damage cost */
 	struct tw w = {0};
 	struct layout l;
 	size_t s, e;
 
 	build_multi(&w, &l);
-	s = l.chunk_off[1]; /* chunk B0 */
+	s = l.chunk_off[1]; /* chunk B0, 2 events */
 	e = l.chunk_end[1];
-	for (size_t at = s + 4; at < e; at++) {
+	for (size_t at = s; at < e; at++) {
+		for (int bit = 0; bit < 8; bit += 3) {
+			struct trail_reader *r;
+			static struct got g[32];
+			char err[256];
+			int rc, f0 = check_failures;
+
+			w.b[at] ^= (uint8_t)(1u << bit);
+			r = open_n(&w, w.len, &rc, err, sizeof(err));
+			w.b[at] ^= (uint8_t)(1u << bit);
+			if (!r) {
+				check_failures++;
+				continue;
+			}
+			CHECK_EQ(read_all(r, g, 32), 3); /* A0's 2, A1's 1 */
+			CHECK_ERR(r, s, "damaged section");
+			CHECK_ERR(r, s, "reading resumes at offset");
+			CHECK_ERR(r, ANY_OFFSET, "2 events lost to damage");
+			CHECK_EQ(nerrors(r), 2);
+			CHECK_EQ(trail_reader_damaged_events(r), 2);
+			CHECK_EQ(trail_reader_complete(r), 1); /* END is read */
+			if (check_failures != f0)
+				fprintf(stderr, "  ... byte %zu bit %d flipped\n", at, bit);
+			trail_reader_close(r);
+		}
+	}
+	tw_free(&w);
+}
+
+TEST(reader_section_type_rewritten)
+{
+	/* a section retyped as another kind with its checksum fixed by
+	 * version 1's rule (payload only) is still caught: the type is
+	 * covered by the header's CRC in version 2 */
+	static const uint16_t types[] = {SEC_END, SEC_INFO, SEC_PROC, SEC_STREAM, 99};
+	struct tw w = {0};
+	struct layout l;
+
+	build_multi(&w, &l);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct trail_reader *r;
 		static struct got g[32];
-		char err[256];
-		int rc, f0 = check_failures;
+		uint64_t len;
+		uint8_t save[4];
+		size_t s = l.chunk_off[1];
 
-		if (at >= s + 8 && at < s + 16)
-			continue; /* the length: below */
-		w.b[at] ^= 0x40;
-		r = open_n(&w, w.len, &rc, err, sizeof(err));
-		w.b[at] ^= 0x40;
-		if (!r) {
-			check_failures++;
+		memcpy(save, w.b + s, 4);
+		put16(w.b + s, types[i]);
+		memcpy(&len, w.b + s + 8, 8);
+		put32(w.b + s + 4, trail__crc32c(0, w.b + s + 16, (size_t)len));
+		r = open_tw(&w);
+		memcpy(w.b + s, save, 4);
+		if (!r)
 			continue;
-		}
-		CHECK_EQ(read_all(r, g, 32), 2);
-		CHECK_ERR(r, s, "CHUNK section checksum mismatch");
-		CHECK_EQ(nerrors(r), 1);
-		CHECK_EQ(trail_reader_complete(r), 0); /* END is past the damage */
-		if (check_failures != f0)
-			fprintf(stderr, "  ... byte %zu flipped\n", at);
+		CHECK_EQ(read_all(r, g, 32), 3);
+		CHECK_ERR(r, s, "checksum mismatch");
+		CHECK_EQ(trail_reader_damaged_events(r), 2);
 		trail_reader_close(r);
 	}
-	/* the length field: the section then covers other bytes, or runs
-	 * past the end; either way the damage is at this section */
-	for (size_t at = s + 8; at < s + 16; at++) {
-		struct trail_reader *r;
-		static struct got g[32];
-		char err[256];
-		int rc;
+	tw_free(&w);
+}
 
-		w.b[at] ^= 0x01;
-		r = open_n(&w, w.len, &rc, err, sizeof(err));
-		w.b[at] ^= 0x01;
-		if (!r) {
-			check_failures++;
-			continue;
-		}
-		CHECK_EQ(read_all(r, g, 32), 2);
-		CHECK_ERR(r, s, "");
+TEST(reader_resumes_after_a_damaged_header)
+{
+	/* the damaged section's length cannot be trusted: the next section
+	 * is found by its magic; garbage between sections is skipped too */
+	struct tw w = {0};
+	struct trail_reader *r;
+	struct got g[16];
+	size_t s0, s1;
+
+	tw_header(&w, CLOCK_MONO, 0);
+	tw_std_events(&w);
+	tw_simple_chunk(&w, 0, 0, 1000, 2, 1, 0);
+	s0 = tw_simple_chunk(&w, 1, 0, 1001, 2, 1, 100);
+	put64(w.b + s0 + 8, 1u << 20); /* its length: 1 MiB */
+	s1 = w.len;
+	/* 300 bytes of junk holding false magics with bad checksums */
+	for (int i = 0; i < 100; i++) {
+		static const uint8_t junk[3] = {0x06, 0xa1, 0xd7};
+
+		tw_put(&w, junk, 3);
+	}
+	tw_simple_chunk(&w, 0, 1, 2000, 1, 1, 2);
+	tw_end(&w, 1, 0);
+	r = open_tw(&w);
+	if (!r)
+		return;
+	CHECK_EQ(read_all(r, g, 16), 3);
+	CHECK_EQ(g[0].v, 0);
+	CHECK_EQ(g[1].v, 1);
+	CHECK_EQ(g[2].v, 2);
+	CHECK_ERR(r, s0, "reading resumes at offset");
+	CHECK(s1 > s0);
+	CHECK_ERR(r, ANY_OFFSET, "2 events lost to damage");
+	CHECK_EQ(trail_reader_complete(r), 1);
+	trail_reader_close(r);
+	tw_free(&w);
+}
+
+TEST(reader_data_after_end)
+{
+	/* the recorder writes nothing after END: 1 MiB of zeros there is
+	 * damage at its offset, not empty sections */
+	struct tw w = {0};
+	struct trail_reader *r;
+	struct got g[8];
+	static uint8_t zeros[1 << 20];
+	size_t after;
+
+	tw_header(&w, CLOCK_MONO, 0);
+	tw_std_events(&w);
+	tw_simple_chunk(&w, 0, 0, 1000, 2, 1, 0);
+	tw_end(&w, 1, 0);
+	after = w.len;
+	tw_put(&w, zeros, sizeof(zeros));
+	r = open_tw(&w);
+	if (!r)
+		return;
+	CHECK_EQ(read_all(r, g, 8), 2);
+	CHECK_ERR(r, after, "1048576 bytes after the END section");
+	CHECK_EQ(nerrors(r), 1);
+	CHECK_EQ(trail_reader_complete(r), 1);
+	trail_reader_close(r);
+	tw_free(&w);
+}
+
+TEST(reader_steps_over_holes)
+{
+	/* no END, then an 8 GiB hole, then a chunk: the hole is stepped over
+	 * (SEEK_DATA), the chunk after it found */
+	struct tw w = {0}, tail = {0};
+	struct trail_reader *r = NULL;
+	struct got g[8];
+	char err[256];
+	const char *path;
+	int fd, rc;
+	off_t at;
+
+	tw_header(&w, CLOCK_MONO, 0);
+	tw_std_events(&w);
+	tw_simple_chunk(&w, 0, 0, 1000, 2, 1, 0);
+	at = (off_t)w.len + (8ll << 30);
+	tw_simple_chunk(&tail, 0, 1, 2000, 1, 1, 2);
+	path = write_file(w.b, w.len);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || pwrite(fd, tail.b, tail.len, at) != (ssize_t)tail.len) {
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+		SKIP("cannot make an 8 GiB sparse file here");
+	}
+	close(fd);
+	rc = trail_reader_open(path, &r, err, sizeof(err));
+	unlink(path);
+	CHECK_EQ(rc, 0);
+	if (r) {
+		CHECK_EQ(read_all(r, g, 8), 3);
+		CHECK_ERR(r, w.len, "reading resumes at offset");
+		CHECK_EQ(trail_reader_complete(r), 0);
 		trail_reader_close(r);
 	}
+	tw_free(&w);
+	tw_free(&tail);
+}
+
+TEST(reader_reads_version_1)
+{
+	/* files of version 1 (CRC of the payload only, no magic) still
+	 * read; a high type bit set there is caught as a bad type */
+	struct tw w = {0};
+	struct trail_reader *r;
+	struct got g[8];
+	size_t s;
+
+	tw_major = 1;
+	tw_header(&w, CLOCK_MONO, 0);
+	tw_std_events(&w);
+	tw_simple_chunk(&w, 0, 0, 1000, 2, 1, 0);
+	s = tw_simple_chunk(&w, 1, 0, 1001, 1, 1, 100);
+	tw_end(&w, 1, 0);
+	tw_major = 2;
+	r = open_tw(&w);
+	if (!r)
+		return;
+	CHECK_EQ(read_all(r, g, 8), 3);
+	CHECK_NO_ERRORS(r);
+	CHECK_EQ(trail_reader_complete(r), 1);
+	trail_reader_close(r);
+	w.b[s + 2] = 1;
+	r = open_tw(&w);
+	if (!r)
+		return;
+	CHECK_EQ(read_all(r, g, 8), 2);
+	CHECK_ERR(r, s, "bad section type");
+	trail_reader_close(r);
 	tw_free(&w);
 }
 
@@ -1703,7 +1882,7 @@ TEST(reader_malformed_sections)
 	rb_ev(&rb, 0, 1);
 	s_len = tw_chunk(&w, &c, &rb);
 	put64(w.b + s_len + 16 + 8, (uint64_t)1 << 32 | 7); /* commit: 7 bytes */
-	put32(w.b + s_len + 4, trail__crc32c(0, w.b + s_len + 16, 72 + 8));
+	fix_crc(&w, s_len);
 	/* CHUNK claiming more events than 4-byte records could hold */
 	c.events = 3;
 	s_cnt = tw_chunk(&w, &c, &rb);
@@ -1740,7 +1919,9 @@ TEST(reader_malformed_sections)
 	CHECK_ERR(r, s_clock, "malformed CLOCK section");
 	CHECK_ERR(r, s_proc, "malformed PROC section");
 	CHECK_ERR(r, s_stream, "malformed STREAM section");
-	CHECK_EQ(nerrors(r), 9);
+	/* and the END sees the chunks refused above */
+	CHECK_ERR(r, ANY_OFFSET, "lost to damage");
+	CHECK_EQ(nerrors(r), 10);
 	CHECK(trail_reader_event(r, 5) == NULL);
 	CHECK_EQ(trail_reader_complete(r), 1);
 	trail_reader_close(r);
@@ -1763,7 +1944,8 @@ TEST(reader_section_implausibly_long)
 	tw_std_events(&w);
 	tw_simple_chunk(&w, 0, 0, 1000, 1, 0, 0);
 	sec = w.len;
-	put32(h, SEC_CHUNK);
+	put16(h, SEC_CHUNK);
+	put16(h + 2, 0xd7a1);
 	put32(h + 4, 0);
 	put64(h + 8, (1ull << 28) + 1);
 	tw_put(&w, h, 16);
@@ -1812,8 +1994,8 @@ TEST(reader_refuses_bad_files)
 		{"bad header CRC", 60, 0x01, 0, SIZE_MAX, -EPROTO, "checksum mismatch", 1},
 		{"header byte changed", 16, 0x01, 0, SIZE_MAX, -EPROTO, "checksum mismatch", 1},
 		{"padding byte changed", 50, 0x01, 0, SIZE_MAX, -EPROTO, "checksum mismatch", 1},
-		{"major 2", 8, 0x03, 1, SIZE_MAX, -EPROTO, "unsupported trace file version 2.0", 0},
-		{"major 0", 8, 0x01, 1, SIZE_MAX, -EPROTO, "unsupported trace file version 0.0", 0},
+		{"major 3", 8, 0x01, 1, SIZE_MAX, -EPROTO, "unsupported trace file version 3.0", 0},
+		{"major 0", 8, 0x02, 1, SIZE_MAX, -EPROTO, "unsupported trace file version 0.0", 0},
 		{"big-endian", 12, 0x03, 1, SIZE_MAX, -EPROTO, "unsupported trace file version", 0},
 		{"header size 32", 14, 0x60, 1, SIZE_MAX, -EPROTO, "unsupported trace file version", 0},
 		{"clock 3", 28, 0x01, 1, SIZE_MAX, -EPROTO, "unknown clock 3", 0},
@@ -2064,7 +2246,10 @@ TEST_MAIN(CHECK_T(reader_minimal_file), CHECK_T(reader_empty_file_and_no_chunks)
 	  CHECK_T(reader_end_section), CHECK_T(reader_skips_unknown_sections),
 	  CHECK_T(reader_damage_in_chunks), CHECK_T(reader_bad_record_ends_its_stream),
 	  CHECK_T(reader_truncated_at_every_length),
-	  CHECK_T(reader_flipped_byte_in_a_section), CHECK_T(reader_malformed_sections),
+	  CHECK_T(reader_flipped_byte_in_a_section), CHECK_T(reader_section_type_rewritten),
+	  CHECK_T(reader_resumes_after_a_damaged_header), CHECK_T(reader_data_after_end),
+	  CHECK_T(reader_steps_over_holes), CHECK_T(reader_reads_version_1),
+	  CHECK_T(reader_malformed_sections),
 	  CHECK_T(reader_section_implausibly_long), CHECK_T(reader_refuses_bad_files),
 	  CHECK_T(reader_refuses_non_files), CHECK_T(clock_interpolation_between_points),
 	  CHECK_T(clock_points_unsorted_and_in_several_sections),

@@ -285,6 +285,13 @@ static const struct chk_row {
 	{"[^x]", 0, NULL},
 	{"a-b_C9", 0, NULL},
 	{"*:*", 0, NULL},
+	/* sets: each '[' closed, no ']' alone; caret under the bracket */
+	{"app:[a-", 5, "'[' set without its ']'"},
+	{"[ab", 1, "'[' set without its ']'"},
+	{"a[]", 2, "'[' set without its ']'"},
+	{"a]", 2, "']' without its '['"},
+	{"[a]]", 4, "']' without its '['"},
+	{"[]a]", 0, NULL},  /* a leading ']' is a member */
 	/* empty */
 	{"", 1, "empty event name"},
 	/* characters outside the grammar, caret under the character */

@@ -345,7 +345,10 @@ int cmd_list(int argc, char **argv)
 			fputs(list_help, stdout);
 			return 0;
 		default:
-			tool_usage_err("list", "unknown option '%s'", argv[optind - 1]);
+			if (optopt == 'P')
+				tool_usage_err("list", "option -P needs a process id");
+			else
+				tool_usage_err("list", "unknown option '%s'", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
@@ -374,12 +377,15 @@ int cmd_list(int argc, char **argv)
 			tool_usage_err("list", "give a PROGRAM or -P PID");
 			return EXIT_USAGE;
 		}
-		path = tool_find_command(argv[optind]);
-		if (!path) {
-			tool_err("%s: %s", argv[optind],
-				 errno == ENOENT && !strchr(argv[optind], '/') ? "command not found"
-									       : strerror(errno));
-			return 1;
+		{
+			const char *why;
+
+			/* read, not run: no execute permission needed */
+			path = tool_find_file(argv[optind], 0, &why);
+			if (!path) {
+				tool_err("%s: %s", argv[optind], why);
+				return 1;
+			}
 		}
 		optind++;
 		if (functions) {
@@ -450,8 +456,7 @@ int cmd_ps(int argc, char **argv)
 	if (dfd == -ENOENT)
 		return 0;
 	if (dfd < 0) {
-		tool_err("%s: %s", path, dfd == -EPERM ? "not a private directory of yours"
-							: strerror(-dfd));
+		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
 		return 1;
 	}
 	dir = fdopendir(dfd);

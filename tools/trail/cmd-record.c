@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -61,6 +62,7 @@ struct session {
 	pid_t *pids;
 	int npids;
 	int overwrite, quiet, allow_unknown, all;
+	int buffer_given; /* -b */
 	const char *tracer; /* -p */
 	uint32_t max_depth, retval;
 	int nest; /* --nest N, -1: none */
@@ -102,16 +104,33 @@ struct session {
 
 	/* progress */
 	uint64_t ev_total, chunks, bytes, bad_chunks;
+	uint64_t lost_written;  /* dropped + overwritten of the STREAM sections written */
+	uint64_t *slot_lost;    /* per stream slot: what its last STREAM section said */
+	uint32_t *slot_gen;
+	uint8_t *slot_written;
+	uint32_t user_events;   /* events enabled other than the tracer's own */
 	pid_t child;
 	int child_status, child_done;
 	int tty;
 };
 
-static volatile sig_atomic_t stop_signal, got_sigchld;
+/* Signals whose disposition the recorder changes for itself. */
+static const int passed_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE, SIGXFSZ};
+static struct sigaction passed_acts[sizeof(passed_sigs) / sizeof(passed_sigs[0])];
 
-static void on_stop(int sig)
+/* How long a command signalled to stop goes on being recorded. */
+#define STOP_GRACE_NS 2000000000ull
+
+static volatile sig_atomic_t stop_signal, stop_code, stop_count, got_sigchld;
+
+static void on_stop(int sig, siginfo_t *si, void *uc)
 {
-	stop_signal = sig;
+	(void)uc;
+	if (!stop_signal) {
+		stop_signal = sig;
+		stop_code = si ? si->si_code : SI_USER;
+	}
+	stop_count++;
 }
 
 static void on_chld(int sig)
@@ -167,6 +186,41 @@ static int usage_err(const char *fmt, const char *arg)
 	snprintf(msg, sizeof(msg), fmt, arg);
 	tool_usage_err("record", "%s", msg);
 	return EXIT_USAGE;
+}
+
+/* Do the two paths name one file? */
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* The library to preload must be one: ld.so only warns about a bad one,
+ * and the command would run untraced. */
+static int check_libtrail(const char *path)
+{
+	unsigned char h[20];
+	const char *why = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, h, sizeof(h));
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		why = strerror(errno);
+	else if (n < (ssize_t)sizeof(h) || memcmp(h, "\177ELF", 4))
+		why = "not an ELF file";
+	else if (h[4] != 2 || h[5] != 1)
+		why = "not a 64-bit little-endian ELF file";
+	else if (h[16] != 3 || h[17] != 0) /* e_type: ET_DYN */
+		why = "not a shared library";
+	if (!why)
+		return 0;
+	tool_err("%s%s: %s: it cannot be preloaded", getenv("TRAIL_LIBRARY") ? "TRAIL_LIBRARY=" : "",
+		 path, why);
+	return -1;
 }
 
 /* --------------------------------------------------------- event checks */
@@ -380,6 +434,113 @@ static int check_functions(struct session *S, pid_t pid, const char *where)
 
 /* ---------------------------------------------------------------- arena */
 
+/*
+ * The buffer is a memfd, and sizing a file counts against the file size
+ * limit (ulimit -f), which is meant for the trace file, not for memory.
+ * Below the hard limit, the soft one is lifted while the memfd is sized
+ * (and only then: the output file and the command keep the user's limit).
+ * A hard limit below the buffer caps the buffer, with a warning.
+ */
+static int fit_file_limit(struct session *S, uint32_t spec_len)
+{
+	struct rlimit rl;
+	uint64_t want = S->g.size;
+	char a[32], b[32];
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want)
+		return 0;
+	while (S->g.size > rl.rlim_max &&
+	       !trail__arena_geom(&S->g, (uint64_t)(S->g.nchunks - 1) * S->g.chunk_size,
+				  S->g.chunk_size, spec_len))
+		;
+	if (S->g.size > rl.rlim_max) {
+		tool_err("the file size limit (ulimit -f: %s) is too small for a trace buffer "
+			 "(%s at least): raise it (ulimit -f unlimited) or use a smaller --chunk-size",
+			 tool_human_bytes(rl.rlim_max, a, sizeof(a)),
+			 tool_human_bytes(want > S->g.size ? S->g.size : want, b, sizeof(b)));
+		return -1;
+	}
+	S->buffer_bytes = (uint64_t)S->g.nchunks * S->g.chunk_size;
+	tool_warn("the file size limit (ulimit -f: %s) caps the buffer at %s "
+		  "(the trace file stops at that limit too)",
+		  tool_human_bytes(rl.rlim_max, a, sizeof(a)),
+		  tool_human_bytes(S->buffer_bytes, b, sizeof(b)));
+	return 0;
+}
+
+/* ftruncate, with the soft file size limit lifted to the hard one. */
+static int size_memfd(int fd, uint64_t size)
+{
+	struct rlimit rl, up;
+	int r, e, lifted = 0;
+
+	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size) {
+		up = rl;
+		up.rlim_cur = rl.rlim_max;
+		lifted = !setrlimit(RLIMIT_FSIZE, &up);
+	}
+	r = ftruncate(fd, (off_t)size);
+	e = errno;
+	if (lifted)
+		setrlimit(RLIMIT_FSIZE, &rl);
+	errno = e;
+	return r;
+}
+
+/* Memory this process may still take: MemAvailable, and the room left
+ * under its cgroup's memory.max. */
+static uint64_t memory_available(void)
+{
+	char buf[4096], path[4200], *p;
+	uint64_t avail = UINT64_MAX;
+
+	if (trail__read_file("/proc/meminfo", buf, sizeof(buf)) > 0 &&
+	    (p = strstr(buf, "MemAvailable:")))
+		avail = strtoull(p + 13, NULL, 10) * 1024;
+	if (trail__read_file("/proc/self/cgroup", buf, sizeof(buf)) > 0 &&
+	    !strncmp(buf, "0::", 3)) {
+		char v[64];
+		uint64_t max, cur;
+
+		buf[strcspn(buf, "\n")] = '\0';
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", buf + 3);
+		if (trail__read_file(path, v, sizeof(v)) > 0 && strncmp(v, "max", 3)) {
+			max = strtoull(v, NULL, 10);
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", buf + 3);
+			cur = trail__read_file(path, v, sizeof(v)) > 0 ? strtoull(v, NULL, 10) : 0;
+			if (max > cur && max - cur < avail)
+				avail = max - cur;
+			else if (max <= cur)
+				avail = 0;
+		}
+	}
+	return avail;
+}
+
+/* The buffer is allocated whole at the start: it must fit in the memory
+ * this machine (and cgroup) has left, with a quarter to spare for the
+ * programs being traced. A default buffer shrinks to fit; a -b that does
+ * not fit is refused before anything starts. */
+static int fit_memory(struct session *S)
+{
+	uint64_t avail = memory_available(), room = avail / 4 * 3;
+	char a[32], b[32], c[32], d[32];
+
+	if (S->buffer_bytes <= room)
+		return 0;
+	if (!S->buffer_given && room >= 2ull * S->chunk_size) {
+		S->buffer_bytes = room / S->chunk_size * S->chunk_size;
+		return 0;
+	}
+	tool_err("a %s buffer does not fit in memory: %s available%s, so %s at most "
+		 "(-b, with --chunk-size %s)",
+		 tool_human_bytes(S->buffer_bytes, a, sizeof(a)),
+		 tool_human_bytes(avail, b, sizeof(b)), " (MemAvailable, cgroup memory.max)",
+		 tool_human_bytes(room, c, sizeof(c)),
+		 tool_human_bytes(S->chunk_size, d, sizeof(d)));
+	return -1;
+}
+
 static int arena_create(struct session *S)
 {
 	size_t len = 0;
@@ -430,14 +591,18 @@ static int arena_create(struct session *S)
 			 (unsigned long long)(S->buffer_bytes / 1024), S->chunk_size / 1024);
 		return -1;
 	}
+	if (fit_file_limit(S, (uint32_t)len))
+		return -1;
 	S->memfd = memfd_create("trail-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (S->memfd < 0) {
 		tool_err("memfd_create: %s", strerror(errno));
 		return -1;
 	}
-	if (ftruncate(S->memfd, (off_t)S->g.size) < 0) {
-		tool_err("cannot size the %llu-byte buffer: %s",
-			 (unsigned long long)S->g.size, strerror(errno));
+	if (size_memfd(S->memfd, S->g.size) < 0) {
+		char h[32];
+
+		tool_err("cannot size the %s buffer: %s", tool_human_bytes(S->g.size, h, sizeof(h)),
+			 strerror(errno));
 		return -1;
 	}
 	/* nobody may shrink or grow it: mappings never fault with SIGBUS */
@@ -467,7 +632,11 @@ static int arena_create(struct session *S)
 	S->event_done = calloc(S->g.max_events, 1);
 	S->stream_seen = calloc(S->g.max_streams, 1);
 	S->pt = calloc(S->g.max_procs, sizeof(*S->pt));
-	if (!S->chunkbuf || !S->event_done || !S->stream_seen || !S->pt) {
+	S->slot_lost = calloc(S->g.max_streams, sizeof(*S->slot_lost));
+	S->slot_gen = calloc(S->g.max_streams, sizeof(*S->slot_gen));
+	S->slot_written = calloc(S->g.max_streams, 1);
+	if (!S->chunkbuf || !S->event_done || !S->stream_seen || !S->pt || !S->slot_lost ||
+	    !S->slot_gen || !S->slot_written) {
 		tool_err("out of memory");
 		return -1;
 	}
@@ -572,8 +741,11 @@ static void write_events(struct session *S)
 			S->event_done[i] = 1;
 			continue;
 		}
-		if (!tfw_section(&S->out, TRAIL_SEC_EVENT, &se, sizeof(se), blob, rec.size))
+		if (!tfw_section(&S->out, TRAIL_SEC_EVENT, &se, sizeof(se), blob, rec.size)) {
 			S->event_done[i] = 1;
+			if (strcmp(m.provider, "ftrace")) /* not a tracer's own */
+				S->user_events++;
+		}
 	}
 }
 
@@ -855,7 +1027,7 @@ static void check_procs(struct session *S)
 		}
 		if (st == TRAIL_PS_DETACHED || st == TRAIL_PS_FAILED)
 			t->detached = 1;
-		if (!t->dead && !trail__proc_alive((pid_t)t->pid, t->start)) {
+		if (!t->dead && (st == TRAIL_PS_EXECED || !trail__proc_alive((pid_t)t->pid, t->start))) {
 			if (S->child && (pid_t)t->pid == S->child && !S->child_done)
 				continue; /* our zombie: reaped in the main loop */
 			t->dead = 1;
@@ -869,6 +1041,26 @@ static void check_procs(struct session *S)
 
 /* ---------------------------------------------------------------- status */
 
+/* Events lost so far, counted as the file will count them: the STREAM
+ * sections written, the slots not written yet, the stream table's refusals. */
+static uint64_t live_lost(struct session *S)
+{
+	uint64_t lost = S->lost_written + __atomic_load_n(&S->hdr->nostream_lost, __ATOMIC_RELAXED);
+
+	for (uint32_t i = 0; i < S->g.max_streams; i++) {
+		uint32_t st = __atomic_load_n(&S->streams[i].state, __ATOMIC_ACQUIRE);
+		uint32_t gen = __atomic_load_n(&S->streams[i].gen, __ATOMIC_RELAXED);
+
+		if (st != TRAIL_SS_LIVE && st != TRAIL_SS_EXITED)
+			continue;
+		if (S->slot_written[i] && S->slot_gen[i] == gen)
+			lost -= S->slot_lost[i];
+		lost += __atomic_load_n(&S->streams[i].dropped, __ATOMIC_RELAXED) +
+			__atomic_load_n(&S->streams[i].overwritten, __ATOMIC_RELAXED);
+	}
+	return lost;
+}
+
 static void status_line(struct session *S, int final)
 {
 	char a[32], b[32], c[32];
@@ -876,9 +1068,7 @@ static void status_line(struct session *S, int final)
 
 	if (!S->tty || S->quiet)
 		return;
-	for (uint32_t i = 0; i < S->g.max_streams; i++)
-		if (S->stream_seen[i])
-			lost += __atomic_load_n(&S->streams[i].dropped, __ATOMIC_RELAXED);
+	lost = live_lost(S);
 	fprintf(stderr, "\r\033[Ktrail: %s events  %s  lost %s  processes %u%s",
 		tool_thousands(S->ev_total, a, sizeof(a)),
 		tool_human_bytes(S->bytes, b, sizeof(b)),
@@ -953,9 +1143,14 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 			 (int)pid, comm, (unsigned)st.st_uid, (unsigned)geteuid());
 		return -1;
 	}
-	if (trail__registry_path(path, sizeof(path)) ||
-	    (dfd = trail__registry_open(path, 0)) < 0 ||
-	    (r = trail__registry_get(dfd, pid, &reg), close(dfd), r) ||
+	if (trail__registry_path(path, sizeof(path)))
+		return -1;
+	dfd = trail__registry_open(path, 0);
+	if (dfd < 0 && dfd != -ENOENT) {
+		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
+		return -1;
+	}
+	if (dfd < 0 || (r = trail__registry_get(dfd, pid, &reg), close(dfd), r) ||
 	    !maps_libtrail(pid)) {
 		tool_err("process %d (%s) has no libtrail loaded: start it with "
 			 "LD_PRELOAD=%s, or link it with -ltrail",
@@ -1067,8 +1262,15 @@ static void detach_all(struct session *S)
 			}
 			if (!t->announced)
 				check_procs(S);
-			if (t->dead || !trail__proc_alive((pid_t)S->procs[i].pid,
-							  S->procs[i].start_time)) {
+			/* an image replaced by exec never answers: it joined again
+			 * (EXECED), or catches the control signal no more (exec
+			 * resets handlers) and has no libtrail mapped; finish()
+			 * salvages it as a dead one */
+			if (t->dead || st == TRAIL_PS_EXECED ||
+			    !trail__proc_alive((pid_t)S->procs[i].pid, S->procs[i].start_time) ||
+			    (round && sig > 0 && sig <= 64 &&
+			     !signal_caught((pid_t)S->procs[i].pid, sig) &&
+			     !maps_libtrail((pid_t)S->procs[i].pid))) {
 				t->dead = 1;
 				continue;
 			}
@@ -1178,9 +1380,8 @@ static int launch(struct session *S, const char *libtrail)
 		sigset_t none;
 
 		close(pfd[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
+		for (size_t i = 0; i < sizeof(passed_sigs) / sizeof(passed_sigs[0]); i++)
+			sigaction(passed_sigs[i], &passed_acts[i], NULL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setenv("TRAIL_SESSION", env_session, 1);
@@ -1235,7 +1436,16 @@ static void write_stream(struct session *S, uint32_t i)
 	ss.chunks = st.chunks;
 	memcpy(ss.comm, st.comm, sizeof(ss.comm));
 	ss.comm[15] = '\0';
-	tfw_section(&S->out, TRAIL_SEC_STREAM, &ss, sizeof(ss), NULL, 0);
+	if (tfw_section(&S->out, TRAIL_SEC_STREAM, &ss, sizeof(ss), NULL, 0))
+		return;
+	/* the file's accounting: a later STREAM section of the same (slot,
+	 * generation) replaces the earlier one */
+	if (S->slot_written[i] && S->slot_gen[i] == ss.gen)
+		S->lost_written -= S->slot_lost[i];
+	S->slot_written[i] = 1;
+	S->slot_gen[i] = ss.gen;
+	S->slot_lost[i] = ss.dropped + ss.overwritten;
+	S->lost_written += S->slot_lost[i];
 }
 
 static void write_streams(struct session *S)
@@ -1278,19 +1488,6 @@ static void recycle_streams(struct session *S, int dead_proc)
 		__atomic_compare_exchange_n(&st->state, &state, TRAIL_SS_FREE, 0,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	}
-}
-
-static uint64_t total_lost(struct session *S)
-{
-	uint64_t lost = __atomic_load_n(&S->hdr->nostream_lost, __ATOMIC_RELAXED);
-
-	for (uint32_t i = 0; i < S->g.max_streams; i++) {
-		uint32_t st = __atomic_load_n(&S->streams[i].state, __ATOMIC_RELAXED);
-
-		if (st == TRAIL_SS_LIVE || st == TRAIL_SS_EXITED)
-			lost += S->streams[i].dropped + S->streams[i].overwritten;
-	}
-	return lost;
 }
 
 static void finish(struct session *S)
@@ -1343,6 +1540,89 @@ static int write_failed(struct session *S)
 	return 1;
 }
 
+/* The closing line: what the file holds, with the file's own accounting. */
+static void summary(struct session *S)
+{
+	char a[32], b[32], c2[32];
+	uint64_t lost = S->lost_written + __atomic_load_n(&S->hdr->nostream_lost, __ATOMIC_RELAXED);
+
+	if (S->quiet)
+		return;
+	fprintf(stderr, "trail: %s events (%s) from %u process%s in %s, %s lost%s\n",
+		tool_thousands(S->ev_total, a, sizeof(a)),
+		tool_human_bytes(S->out.off, b, sizeof(b)), nprocs(S),
+		nprocs(S) == 1 ? "" : "es", S->output,
+		tool_thousands(lost, c2, sizeof(c2)),
+		lost && !S->overwrite ? " (buffer full: try a larger -b)" : "");
+	if (S->bad_chunks)
+		tool_warn("%llu malformed chunks were refused", (unsigned long long)S->bad_chunks);
+	if (procs_refused(S))
+		tool_warn("%llu processes could not join the session (more than %u)",
+			  (unsigned long long)procs_refused(S), S->g.max_procs);
+}
+
+/* A launched command that recorded nothing at all: say why (its events
+ * were not there, or libtrail never loaded). 1: that is an error. */
+static int nothing_recorded(struct session *S, const char *libtrail)
+{
+	uint32_t n = nprocs(S), hooked = 0;
+
+	if (!*S->cmd || !S->child)
+		return 0;
+	if (!n) {
+		tool_err("no process of %s joined the recording: libtrail (%s) was not loaded "
+			 "(a static or setuid program, a bad TRAIL_LIBRARY, or LD_PRELOAD refused)",
+			 S->cmd[0], libtrail);
+		return 1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		hooked += S->procs[i].functions;
+	if (S->user_events || hooked || S->ev_total)
+		return 0;
+	/* with --allow-unknown, absent events were asked for: a warning */
+	(S->allow_unknown ? tool_warn : tool_err)(
+		"nothing was recorded: no process that ran (%u) %s", n,
+		S->tracer ? "had a function matching the selection"
+			  : "declared an event matching the -e patterns");
+	return !S->allow_unknown;
+}
+
+/* trail's exit status: its own error first, else the command's (as time
+ * and perf record do): its exit status, or 128 + the signal that killed it;
+ * a command left running after a stop signal: 128 + that signal. */
+static int command_result(struct session *S, int own)
+{
+	if (S->child && !S->child_done) {
+		int st;
+
+		if (waitpid(S->child, &st, WNOHANG) == S->child) {
+			S->child_done = 1;
+			S->child_status = st;
+		}
+	}
+	if (S->child && !S->child_done) {
+		if (stop_signal)
+			tool_warn("%s (pid %d) did not exit within %llu s of %s: it goes on, "
+				  "untraced", S->cmd[0], (int)S->child,
+				  STOP_GRACE_NS / 1000000000ull, strsignal(stop_signal));
+		else
+			tool_warn("%s (pid %d) goes on, untraced", S->cmd[0], (int)S->child);
+		return own ? own : stop_signal ? 128 + stop_signal : 1;
+	}
+	if (S->child_done && WIFSIGNALED(S->child_status) &&
+	    WTERMSIG(S->child_status) != SIGINT && WTERMSIG(S->child_status) != SIGTERM &&
+	    WTERMSIG(S->child_status) != stop_signal)
+		tool_warn("%s was killed by signal %d (%s)", S->cmd[0],
+			  WTERMSIG(S->child_status), strsignal(WTERMSIG(S->child_status)));
+	if (own)
+		return own;
+	if (!S->child_done)
+		return 0; /* -P, -a: stopping is the normal end */
+	if (WIFSIGNALED(S->child_status))
+		return 128 + WTERMSIG(S->child_status);
+	return WIFEXITED(S->child_status) ? WEXITSTATUS(S->child_status) : 1;
+}
+
 /* ---------------------------------------------------------------- main */
 
 int cmd_record(int argc, char **argv)
@@ -1374,12 +1654,17 @@ int cmd_record(int argc, char **argv)
 	struct trail_file_hdr fh;
 	struct sigaction sa;
 	const char *libtrail = NULL;
-	int *sigs = NULL, c, rc = 1;
-	uint64_t last_procs = 0, last_status = 0, last_sync = 0, last_recycle = 0;
+	int *sigs = NULL, c, r, rc = 1, stopping = 0;
+	uint64_t last_procs = 0, last_status = 0, last_sync = 0, last_recycle = 0, grace_end = 0;
 
-	/* a file size limit is a write error to report, not a kill (it also
-	 * applies to sizing the memfd) */
+	/* the command gets the dispositions trail was given (a background
+	 * job's ignored SIGINT, say), not the recorder's own */
+	for (size_t i = 0; i < sizeof(passed_sigs) / sizeof(passed_sigs[0]); i++)
+		sigaction(passed_sigs[i], NULL, &passed_acts[i]);
+	/* a file size limit is a write error to report, not a kill; a reader
+	 * of a FIFO output that goes away, likewise */
 	signal(SIGXFSZ, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
 	S->output = "trace.dat";
 	S->buffer_bytes = (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024;
 	S->chunk_size = TRAIL_CHUNK_DEFAULT;
@@ -1420,9 +1705,13 @@ int cmd_record(int argc, char **argv)
 			S->pids[S->npids++] = (pid_t)pid;
 			break;
 		case 'b':
-			if (tool_parse_kb(optarg, &v) || v < 8192)
+			r = tool_parse_kb(optarg, &v);
+			if (r == -ERANGE)
+				return usage_err("-b %s: too large (a buffer lives in memory)", optarg);
+			if (r || v < 8192)
 				return usage_err("-b needs a size of at least 8 KiB, not '%s'", optarg);
 			S->buffer_bytes = v;
+			S->buffer_given = 1;
 			break;
 		case 'C':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "mono") &&
@@ -1509,6 +1798,11 @@ int cmd_record(int argc, char **argv)
 		case 'g':
 			if (!*optarg || strpbrk(optarg, " \t\n"))
 				return usage_err("-l/-n/-g need a function name or glob, not '%s'", optarg);
+			bad = trail__glob_check(optarg, strlen(optarg), &why);
+			if (bad) {
+				tool_caret("bad function glob", optarg, bad - 1, why);
+				return EXIT_USAGE;
+			}
 			if (asprintf(&S->funcs[S->nfuncs], "@%c %s", c, optarg) < 0)
 				return 1;
 			S->nfuncs++;
@@ -1540,6 +1834,10 @@ int cmd_record(int argc, char **argv)
 	if ((S->max_depth || S->thresh_ns || S->retval) &&
 	    (!S->tracer || strcmp(S->tracer, "function_graph")))
 		return usage_err("%s", "--max-graph-depth, --graph-time-thresh and --retval go with -p function_graph");
+	for (int i = 0; i < S->nfuncs; i++)
+		if (S->funcs[i][1] == 'g' && strcmp(S->tracer, "function_graph"))
+			return usage_err("-g %s: graph roots go with -p function_graph "
+					 "(-l limits the function tracer)", S->funcs[i] + 3);
 	if (!*S->cmd && !S->npids && !S->all)
 		return usage_err("%s", "nothing to record: give a COMMAND, -P PID or -a");
 	if ((*S->cmd != NULL) + (S->npids > 0) + S->all > 1)
@@ -1551,11 +1849,11 @@ int cmd_record(int argc, char **argv)
 		char err[512] = "";
 		int r;
 
-		S->cmd_path = tool_find_command(S->cmd[0]);
+		const char *why;
+
+		S->cmd_path = tool_find_file(S->cmd[0], 1, &why);
 		if (!S->cmd_path) {
-			tool_err("%s: %s", S->cmd[0],
-				 errno == ENOENT && !strchr(S->cmd[0], '/') ? "command not found"
-									      : strerror(errno));
+			tool_err("%s: %s", S->cmd[0], why);
 			return 1;
 		}
 		libtrail = tool_libtrail_path();
@@ -1563,6 +1861,11 @@ int cmd_record(int argc, char **argv)
 			tool_err("cannot find libtrail.so.1 (install trail, or set TRAIL_LIBRARY)");
 			return 1;
 		}
+		if (check_libtrail(libtrail))
+			return 1;
+		if (same_file(S->output, S->cmd_path) || same_file(S->output, libtrail))
+			return usage_err("-o %s is the program being recorded: choose another output file",
+					 S->output);
 		if (!S->allow_unknown && S->nevents) {
 			r = elfscan_program(S->cmd_path, collect_event, &k, err, sizeof(err));
 			if (r == -ENOEXEC) {
@@ -1615,12 +1918,17 @@ int cmd_record(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (tfw_open(&S->out, S->output)) {
-		tool_err("cannot write %s: %s", S->output, strerror(-S->out.err));
-		return 1;
-	}
-	if (arena_create(S))
+	if (fit_memory(S) || arena_create(S))
 		goto out;
+	r = tfw_open(&S->out, S->output);
+	if (r == -EBUSY) {
+		tool_err("another trail record is writing %s (its %s.part is locked): "
+			 "choose another -o", S->output, S->output);
+		goto out;
+	} else if (r) {
+		tool_err("cannot write %s: %s", S->output, strerror(-r));
+		goto out;
+	}
 
 	memset(&fh, 0, sizeof(fh));
 	memcpy(fh.magic, TRAIL_FILE_MAGIC, 8);
@@ -1647,14 +1955,15 @@ int cmd_record(int argc, char **argv)
 		goto write_error;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
+	sa.sa_sigaction = on_stop;
+	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_chld;
 	sa.sa_flags = SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	S->tty = isatty(2);
 
 	if (S->all) {
@@ -1663,9 +1972,9 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "trail: recording every process of yours with libtrail "
 				"(%zu now, new ones as they start); Ctrl-C to stop\n", S->ntried);
 	} else if (*S->cmd ? launch(S, libtrail) : attach_all(S, sigs)) {
+		/* nothing ran: an existing output file stays as it was */
 		finish(S);
-		tfw_close(&S->out);
-		unlink(S->output);
+		tfw_finish(&S->out, 0);
 		goto out;
 	}
 
@@ -1673,7 +1982,20 @@ int cmd_record(int argc, char **argv)
 		uint64_t now = trail__mono_ns();
 		uint32_t n;
 
-		if (stop_signal || out_err(S))
+		if (out_err(S))
+			break;
+		if (stop_signal && !stopping) {
+			/* a command goes on being recorded while it exits: it gets
+			 * the signal (unless the terminal sent it to both of us)
+			 * and STOP_GRACE_NS to act on it */
+			stopping = 1;
+			if (!S->child || S->child_done)
+				break;
+			if (stop_code != SI_KERNEL)
+				kill(S->child, stop_signal);
+			grace_end = now + STOP_GRACE_NS;
+		}
+		if (stopping && (stop_count > 1 || now >= grace_end))
 			break;
 		if (S->child && !S->child_done) {
 			int st;
@@ -1727,55 +2049,26 @@ int cmd_record(int argc, char **argv)
 		/* stop the writers, keep what is on disk */
 		detach_all(S);
 		status_line(S, 1);
-		rc = write_failed(S);
-		tfw_close(&S->out);
-		goto out;
+		write_failed(S);
+		tfw_finish(&S->out, 1);
+	} else {
+		finish(S);
+		status_line(S, 1);
+		if (tfw_finish(&S->out, 1) || out_err(S))
+			write_failed(S);
+		else
+			rc = 0;
 	}
-	finish(S);
-	status_line(S, 1);
-	if (tfw_close(&S->out) || out_err(S)) {
-		rc = write_failed(S);
-		goto out;
+	if (!rc) {
+		summary(S);
+		rc = nothing_recorded(S, libtrail);
 	}
-	if (S->child && !S->child_done) {
-		int st;
-
-		if (waitpid(S->child, &st, 0) == S->child) {
-			S->child_done = 1;
-			S->child_status = st;
-		}
-	}
-	if (S->child_done && WIFSIGNALED(S->child_status) &&
-	    WTERMSIG(S->child_status) != SIGINT && WTERMSIG(S->child_status) != SIGTERM)
-		tool_warn("%s was killed by signal %d (%s)", S->cmd[0],
-			  WTERMSIG(S->child_status), strsignal(WTERMSIG(S->child_status)));
-	if (!S->quiet) {
-		char a[32], b[32], c2[32];
-		uint64_t lost = total_lost(S);
-
-		fprintf(stderr, "trail: %s events (%s) from %u process%s in %s, %s lost%s\n",
-			tool_thousands(S->ev_total, a, sizeof(a)),
-			tool_human_bytes(S->out.off, b, sizeof(b)), nprocs(S),
-			nprocs(S) == 1 ? "" : "es", S->output,
-			tool_thousands(lost, c2, sizeof(c2)),
-			lost && !S->overwrite ? " (buffer full: try a larger -b)" : "");
-		if (S->bad_chunks)
-			tool_warn("%llu malformed chunks were refused",
-				  (unsigned long long)S->bad_chunks);
-		if (procs_refused(S))
-			tool_warn("%llu processes could not join the session (more than %u)",
-				  (unsigned long long)procs_refused(S), S->g.max_procs);
-	}
-	rc = 0; /* the command's own exit status is not ours */
+	rc = command_result(S, rc);
 	goto out;
 write_error:
-	rc = write_failed(S);
-	tfw_close(&S->out);
+	write_failed(S);
+	tfw_finish(&S->out, 1);
 out:
-	if (S->child && !S->child_done) {
-		int st;
-		waitpid(S->child, &st, 0);
-	}
 	free(sigs);
 	free(S->tried);
 	free(S->cmd_path);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../../src/common/arena.h"
 #include "../../src/reader/reader.h"
@@ -99,6 +100,7 @@ static void print_header(struct trail_reader *r, const char *path, size_t max_st
 	const struct trail_rstream *const *st;
 	size_t n = trail_reader_streams(r, &st);
 	uint64_t in = 0, lost = 0, nostream = trail_reader_nostream_lost(r);
+	uint64_t damaged = trail_reader_damaged_events(r);
 	const char *v;
 
 	printf("cpus=%u\n", h->ncpus);
@@ -124,7 +126,10 @@ static void print_header(struct trail_reader *r, const char *path, size_t max_st
 	}
 	lost += nostream;
 	printf("# entries-in-buffer/entries-written: %llu/%llu   #P:%u\n",
-	       (unsigned long long)in, (unsigned long long)(in + lost), h->ncpus);
+	       (unsigned long long)in, (unsigned long long)(in + lost + damaged), h->ncpus);
+	if (damaged)
+		printf("# DAMAGED: %llu events written could not be read (the file is damaged: "
+		       "see the messages on stderr)\n", (unsigned long long)damaged);
 	if (trail_reader_graph_unhooked(r))
 		printf("# function_graph: %llu calls deeper than a thread's shadow stack "
 		       "(16384 frames) were not traced\n",
@@ -227,6 +232,20 @@ static void count_events(struct trail_reader *r)
 	free(v);
 }
 
+/* No FILE, but a FILE.part: a recorder was killed while writing it. */
+static void unfinished_hint(const char *path)
+{
+	struct stat st;
+	char *part = NULL;
+
+	if (stat(path, &st) == 0 || asprintf(&part, "%s.part", path) < 0)
+		return;
+	if (stat(part, &st) == 0)
+		fprintf(stderr, "  %s is an unfinished recording (its recorder was killed?): "
+			"trail report -i %s\n", part, part);
+	free(part);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -241,7 +260,8 @@ int cmd_report(int argc, char **argv)
 	struct trail_reader *r;
 	struct trail_record rec;
 	const char *const *errs;
-	char err[512], *obuf;
+	char *err, *obuf;
+	size_t errlen;
 	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, graph = -1, count = 0;
 	struct fgraph *fg = NULL;
 	size_t nerr;
@@ -288,16 +308,28 @@ int cmd_report(int argc, char **argv)
 			       argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (trail_reader_open(path, &r, err, sizeof(err))) {
+	if (!*path) {
+		tool_usage_err("report", "-i needs a file name, not an empty one");
+		return EXIT_USAGE;
+	}
+	/* room for the whole path and the reason, however long the path */
+	errlen = strlen(path) + 512;
+	err = malloc(errlen);
+	if (!err)
+		return 1;
+	if (trail_reader_open(path, &r, err, errlen)) {
 		tool_err("%s", err);
+		unfinished_hint(path);
+		free(err);
 		return 1;
 	}
+	free(err);
 	obuf = malloc(1 << 20);
 	if (obuf)
 		setvbuf(stdout, obuf, _IOFBF, 1 << 20);
 	if (!quiet)
 		print_header(r, path, stat_only ? (size_t)-1 : 64);
-	if (count && !stat_only)
+	if (count)
 		count_events(r);
 	while (!stat_only && !count && trail_reader_next(r, &rec) > 0) {
 		struct lbuf l;

@@ -259,6 +259,23 @@ static int scan_elf(struct scan *s, Elf *elf, const char *object)
 	return 0;
 }
 
+const char *elfscan_extent(Elf *elf, uint64_t size, char *buf, size_t n)
+{
+	GElf_Ehdr eh;
+	uint64_t sh, ph;
+
+	if (!gelf_getehdr(elf, &eh))
+		return elf_errmsg(-1);
+	sh = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+	ph = eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize;
+	if ((!eh.e_shoff || sh <= size) && (!eh.e_phoff || ph <= size))
+		return NULL;
+	snprintf(buf, n, "truncated or damaged ELF file: its headers end at byte %llu, "
+		 "the file has %llu", (unsigned long long)(sh > ph ? sh : ph),
+		 (unsigned long long)size);
+	return buf;
+}
+
 /* Open a file the user named; on error, err says why. */
 static int open_elf(struct scan *s, const char *path, int *fdp, Elf **elfp)
 {
@@ -295,6 +312,17 @@ static int open_elf(struct scan *s, const char *path, int *fdp, Elf **elfp)
 		set_err(s, "%s: not an ELF file", path);
 		elf_end(elf);
 		goto fail;
+	}
+	if (elf_kind(elf) == ELF_K_ELF) {
+		char why[160];
+		const char *bad = elfscan_extent(elf, (uint64_t)st.st_size, why, sizeof(why));
+
+		if (bad) {
+			r = -EINVAL;
+			set_err(s, "%s: %s", path, bad);
+			elf_end(elf);
+			goto fail;
+		}
 	}
 	*fdp = fd;
 	*elfp = elf;

@@ -22,6 +22,7 @@
 #define TRAIL_TOOL_ELFSCAN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -107,5 +108,10 @@ int elfscan_program_opts(const char *exe, elfscan_cb cb, void *arg,
 			 size_t errlen);
 int elfscan_pid_opts(pid_t pid, elfscan_cb cb, void *arg,
 		     const struct elfscan_opts *opts, char *err, size_t errlen);
+
+/* Does the ELF file hold what its header says (its program and section
+ * header tables)? A truncated copy does not. NULL, or why not. */
+struct Elf;
+const char *elfscan_extent(struct Elf *elf, uint64_t file_size, char *buf, size_t n);
 
 #endif /* TRAIL_TOOL_ELFSCAN_H */

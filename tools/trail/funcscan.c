@@ -21,6 +21,7 @@
  * file truncated under our feet gives a read error, not a SIGBUS.
  */
 #include "funcscan.h"
+#include "elfscan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -811,6 +812,16 @@ static int open_file(struct work *w, int *fdp)
 		r = -EINVAL;
 		set_err(w, "%s: %s", w->path, elf_errmsg(-1));
 		goto fail;
+	}
+	{
+		char why[160];
+		const char *bad = elfscan_extent(w->elf, (uint64_t)st.st_size, why, sizeof(why));
+
+		if (bad) {
+			r = -EINVAL;
+			set_err(w, "%s: %s", w->path, bad);
+			goto fail;
+		}
 	}
 	*fdp = fd;
 	return 0;

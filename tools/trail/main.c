@@ -44,6 +44,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+			fputs("Usage: trail version\n\nPrint trail's version.\n", stdout);
+			return 0;
+		}
+		if (argc > 2) {
+			tool_usage_err("version", "unexpected argument '%s'", argv[2]);
+			return EXIT_USAGE;
+		}
 		printf("trail %s\n", TRAIL_VERSION);
 		return 0;
 	}

@@ -27,7 +27,8 @@ void tool_usage_err(const char *cmd, const char *fmt, ...)
 void tool_caret(const char *what, const char *input, size_t pos,
 		const char *msg);
 
-/* "64K", "32M", "1G" or plain KiB (trace-cmd's -b unit). */
+/* "64K", "32M", "1G" or plain KiB (trace-cmd's -b unit): 0, -EINVAL, or
+ * -ERANGE above 1 TiB. */
 int tool_parse_kb(const char *s, uint64_t *bytes);
 /* "123", "10ms", "2s" -> nanoseconds */
 int tool_parse_duration(const char *s, uint64_t *ns);
@@ -40,8 +41,12 @@ const char *tool_thousands(uint64_t v, char *buf, size_t n);
  * (../lib*), the build tree, the install dir. NULL if not found. */
 const char *tool_libtrail_path(void);
 
-/* Search PATH like execvp; returns a malloc'd path or NULL with errno. */
-char *tool_find_command(const char *name);
+/* A program by name, as execvp finds it (a name with a '/' is a path,
+ * else PATH is searched): a malloc'd path, or NULL with *why the reason
+ * ("command not found", "is a directory", "not a regular file", ...).
+ * need_exec: it must be executable (to run it), else readable (to read
+ * it). */
+char *tool_find_file(const char *name, int need_exec, const char **why);
 
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);

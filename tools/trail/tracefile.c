@@ -4,20 +4,81 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "../../src/common/crc32c.h"
 
+/* Open FILE.part locked, and empty it (a .part nobody holds is what a
+ * killed recorder left: this recording replaces it, as it replaces FILE). */
+static int open_part(struct tf_writer *w)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	for (int tries = 0; tries < 8; tries++) {
+		struct stat a, b;
+		int fd = open(w->part, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644 & ~mask);
+
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			int e = errno;
+
+			close(fd);
+			return e == EWOULDBLOCK ? -EBUSY : -e;
+		}
+		/* the lock is on the file the name still gives: a recorder that
+		 * renamed its .part away meanwhile leaves us a lock on nothing */
+		if (fstat(fd, &a) == 0 && stat(w->part, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino) {
+			if (ftruncate(fd, 0) < 0) {
+				int e = errno;
+
+				close(fd);
+				return -e;
+			}
+			w->fd = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	return -EBUSY;
+}
+
 int tfw_open(struct tf_writer *w, const char *path)
 {
+	struct stat st;
+	int r;
+
 	memset(w, 0, sizeof(*w));
+	w->fd = -1;
 	w->path = path;
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0)
-		return w->err = -errno;
-	return 0;
+	if (!*path)
+		return w->err = -ENOENT;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return w->err = -EISDIR;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or a FIFO: nothing to replace */
+		w->fd = open(path, O_WRONLY | O_CLOEXEC);
+		return w->fd < 0 ? (w->err = -errno) : 0;
+	}
+	/* a symlink is followed, as open() would: its target is replaced */
+	w->final = realpath(path, NULL);
+	if (!w->final)
+		w->final = strdup(path);
+	if (!w->final || asprintf(&w->part, "%s.part", w->final) < 0) {
+		w->part = NULL;
+		return w->err = -ENOMEM;
+	}
+	r = open_part(w);
+	return r ? (w->err = r) : 0;
 }
 
 static int write_all(struct tf_writer *w, struct iovec *iov, int n)
@@ -77,10 +138,10 @@ int tfw_section(struct tf_writer *w, uint32_t type, const void *a, size_t alen,
 
 	if (w->err)
 		return w->err;
-	s.type = type;
+	s.type = (uint16_t)type;
+	s.magic = TRAIL_SEC_MAGIC;
 	s.len = alen + blen;
-	s.crc = trail__crc32c(trail__crc32c(0, a, alen), b, blen);
-	/* crc32c(crc32c(0, a), b) == crc32c(0, a || b) */
+	s.crc = trail__sec_crc(&s, a, alen, b, blen);
 	iov[n++] = (struct iovec){&s, sizeof(s)};
 	if (alen)
 		iov[n++] = (struct iovec){(void *)a, alen};
@@ -93,14 +154,23 @@ int tfw_section(struct tf_writer *w, uint32_t type, const void *a, size_t alen,
 	return 0;
 }
 
-int tfw_close(struct tf_writer *w)
+int tfw_finish(struct tf_writer *w, int keep)
 {
 	int r = 0;
 
-	if (w->fd >= 0) {
-		if (close(w->fd) < 0 && !w->err)
-			r = -errno;
-		w->fd = -1;
-	}
-	return w->err ? w->err : r;
+	/* rename or unlink before the close drops the lock, so that no
+	 * other recorder can take FILE.part in between */
+	if (w->part && keep && rename(w->part, w->final) < 0)
+		r = -errno;
+	else if (w->part && !keep)
+		unlink(w->part);
+	if (w->fd >= 0 && close(w->fd) < 0 && !r)
+		r = -errno;
+	w->fd = -1;
+	free(w->part);
+	free(w->final);
+	w->part = w->final = NULL;
+	if (w->err)
+		return w->err;
+	return r;
 }

@@ -70,8 +70,10 @@ int tool_parse_kb(const char *s, uint64_t *bytes)
 	if (!s || !*s || *s == '-')
 		return -EINVAL;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s)
+	if (end == s || (errno && errno != ERANGE))
 		return -EINVAL;
+	if (errno == ERANGE)
+		v = ULLONG_MAX; /* too large, if the rest is a size at all */
 	switch (*end) {
 	case '\0':
 		break;
@@ -93,8 +95,10 @@ int tool_parse_kb(const char *s, uint64_t *bytes)
 		end++;
 	if (*end == 'b' || *end == 'B')
 		end++;
-	if (*end || v > (1ull << 40) / mult)
+	if (*end)
 		return -EINVAL;
+	if (v > (1ull << 40) / mult)
+		return -ERANGE;
 	*bytes = v * mult;
 	return 0;
 }
@@ -204,34 +208,47 @@ const char *tool_libtrail_path(void)
 	return NULL;
 }
 
-char *tool_find_command(const char *name)
+/* Why a path found by name cannot be used (NULL: it can). */
+static const char *unusable(const char *p, int need_exec)
+{
+	struct stat st;
+
+	if (stat(p, &st) < 0)
+		return strerror(errno);
+	if (S_ISDIR(st.st_mode))
+		return "is a directory";
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	if (need_exec && access(p, X_OK) < 0)
+		return errno == EACCES ? "Permission denied (not executable)" : strerror(errno);
+	if (!need_exec && access(p, R_OK) < 0)
+		return strerror(errno);
+	return NULL;
+}
+
+char *tool_find_file(const char *name, int need_exec, const char **why)
 {
 	const char *path = getenv("PATH");
 	char buf[PATH_MAX];
 
-	if (!*name) {
-		errno = ENOENT;
+	*why = "No such file or directory";
+	if (!*name)
 		return NULL;
-	}
 	if (strchr(name, '/')) {
-		if (access(name, X_OK) == 0 && usable(name))
-			return strdup(name);
-		if (errno == 0 || access(name, F_OK) == 0)
-			errno = usable(name) ? EACCES : EISDIR;
-		return NULL;
+		*why = unusable(name, need_exec);
+		return *why ? NULL : strdup(name);
 	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
-	errno = ENOENT;
 	while (*path) {
 		size_t len = strcspn(path, ":");
 
 		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(len ? len : 1),
 			 len ? path : ".", name);
-		if (usable(buf) && access(buf, X_OK) == 0)
+		if (usable(buf) && access(buf, need_exec ? X_OK : R_OK) == 0)
 			return strdup(buf);
 		path += len + (path[len] == ':');
 	}
-	errno = ENOENT;
+	*why = "command not found";
 	return NULL;
 }
