@@ -25,7 +25,7 @@ tally "$logs/plain"
 echo "== tests under ASan+UBSan"
 if { [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false; } >/dev/null &&
    ninja -C build-asan >/dev/null; then
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		tests/run.sh build-asan | tee "$logs/asan"
 	tally "$logs/asan"
 else

@@ -42,7 +42,8 @@ two_recorders_one_output() {
 	wait_for '[ -e same.dat.part ]' || die "no same.dat.part"
 	expect_rc 1 $TRAIL record -q -e 'app:*' -o same.dat -- "$EXAMPLE" 2>err.txt
 	has err.txt "another trail record is writing same.dat"
-	kill -INT $first
+	[ -e same.dat.part ] || die "the first recorder's file was removed"
+	kill -TERM $first
 	wait $first || true
 	$TRAIL report -i same.dat >/dev/null 2>err.txt || die "first file damaged: $(cat err.txt)"
 }

@@ -56,6 +56,7 @@ struct listing {
 	struct entry *e;
 	size_t n, cap;
 	const char *pattern;
+	int fields; /* -F */
 };
 
 static int collect(const char *object, const void *blob, size_t size, void *arg)
@@ -308,6 +309,44 @@ out:
 	return rc;
 }
 
+/* The scan's result r (err its reason), printed. */
+static int list_events(struct listing *L, int r, const char *err, int nleft, char **left)
+{
+	int fields = L->fields;
+
+	if (nleft > 0) {
+		tool_usage_err("list", "unexpected argument '%s'", left[0]);
+		return EXIT_USAGE;
+	}
+	if (L->pattern) {
+		const char *why;
+		size_t bad = trail__spec_check(L->pattern, &why);
+
+		if (bad) {
+			tool_caret("bad event pattern", L->pattern, bad - 1, why);
+			return EXIT_USAGE;
+		}
+	}
+	if (r < 0) {
+		tool_err("%s", err);
+		return 1;
+	}
+	if (L->n)
+		qsort(L->e, L->n, sizeof(*L->e), cmp_entry);
+	for (size_t i = 0; i < L->n; i++) {
+		if (!fields && i && !strcmp(L->e[i].name, L->e[i - 1].name))
+			continue;
+		printf("%s\n", L->e[i].name);
+		if (fields)
+			print_fields(&L->e[i]);
+	}
+	if (!L->n && L->pattern) {
+		tool_err("no event matches '%s'", L->pattern);
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -320,7 +359,7 @@ int cmd_list(int argc, char **argv)
 	struct listing L = {0};
 	char err[512] = "", *path = NULL;
 	long pid = 0;
-	int c, fields = 0, functions = 0, r;
+	int c, fields = 0, functions = 0, r, rc;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+P:Ffh", opts, NULL)) != -1) {
@@ -398,40 +437,16 @@ int cmd_list(int argc, char **argv)
 			L.pattern = argv[optind++];
 		r = elfscan_program(path, collect, &L, err, sizeof(err));
 	}
-	if (optind < argc) {
-		tool_usage_err("list", "unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (L.pattern) {
-		const char *why;
-		size_t bad = trail__spec_check(L.pattern, &why);
-
-		if (bad) {
-			tool_caret("bad event pattern", L.pattern, bad - 1, why);
-			return EXIT_USAGE;
-		}
-	}
-	if (r < 0) {
-		tool_err("%s", err);
-		free(path);
-		return 1;
-	}
-	if (L.n)
-		qsort(L.e, L.n, sizeof(*L.e), cmp_entry);
+	L.fields = fields;
+	rc = list_events(&L, r, err, argc - optind, argv + optind);
 	for (size_t i = 0; i < L.n; i++) {
-		if (!fields && i && !strcmp(L.e[i].name, L.e[i - 1].name))
-			continue;
-		printf("%s\n", L.e[i].name);
-		if (fields)
-			print_fields(&L.e[i]);
+		free(L.e[i].name);
+		free(L.e[i].object);
+		free(L.e[i].blob);
 	}
-	if (!L.n && L.pattern) {
-		tool_err("no event matches '%s'", L.pattern);
-		free(path);
-		return 1;
-	}
+	free(L.e);
 	free(path);
-	return 0;
+	return rc;
 }
 
 int cmd_ps(int argc, char **argv)

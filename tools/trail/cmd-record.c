@@ -52,6 +52,11 @@ struct proc_track {
 	int stuck;
 };
 
+struct pending {
+	uint32_t idx;
+	uint64_t pub;
+};
+
 struct session {
 	/* options */
 	char **events;
@@ -77,6 +82,7 @@ struct session {
 	struct symcache { uint64_t dev, ino; char *path; uint32_t id; } *symc;
 	size_t nsymc;
 	char **cmd;
+	int *sigs; /* -P: each process's control signal */
 	struct { pid_t pid; uint64_t start; } *tried; /* -a: processes asked */
 	size_t ntried, tried_cap;
 	char *cmd_path;
@@ -97,6 +103,7 @@ struct session {
 	uint8_t *event_done; /* per event id: EVENT section written */
 	uint8_t *stream_seen;
 	struct proc_track *pt;
+	struct pending *pending; /* drain()'s list */
 	uint32_t clock, mult, shift;
 	const char *clock_want; /* -C */
 	struct trail_clock_sync syncs[MAX_SYNCS];
@@ -812,10 +819,6 @@ static void free_chunk(struct session *S, uint32_t i)
 	__atomic_fetch_add(&S->hdr->nfree, 1, __ATOMIC_RELAXED);
 }
 
-struct pending {
-	uint32_t idx;
-	uint64_t pub;
-};
 
 static int cmp_pub(const void *a, const void *b)
 {
@@ -829,10 +832,10 @@ static void write_modules(struct session *S);
 /* Take every published chunk, oldest publication first. */
 static uint32_t drain(struct session *S)
 {
-	static struct pending *list;
+	struct pending *list = S->pending;
 	uint32_t n = 0;
 
-	if (!list && !(list = malloc(S->g.nchunks * sizeof(*list))))
+	if (!list && !(list = S->pending = malloc(S->g.nchunks * sizeof(*list))))
 		return 0;
 	for (uint32_t i = 0; i < S->g.nchunks; i++) {
 		uint64_t w = __atomic_load_n(&S->ctab[i], __ATOMIC_RELAXED);
@@ -1369,11 +1372,16 @@ static int launch(struct session *S, const char *libtrail)
 		return -1;
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		tool_err("pipe: %s", strerror(errno));
+		free(preload);
 		return -1;
 	}
 	S->child = fork();
 	if (S->child < 0) {
 		tool_err("fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		free(preload);
+		S->child = 0;
 		return -1;
 	}
 	if (S->child == 0) {
@@ -1529,13 +1537,13 @@ static void finish(struct session *S)
 	tfw_section(&S->out, TRAIL_SEC_END, &end, sizeof(end), NULL, 0);
 }
 
-static int write_failed(struct session *S)
+static int write_failed(struct session *S, int err)
 {
 	char a[32], b[32];
 
 	tool_err("%s: %s after %s events; recording stopped, the file keeps the "
 		 "%s written before the error",
-		 S->output, strerror(-S->out.err), tool_thousands(S->ev_total, a, sizeof(a)),
+		 S->output, strerror(-err), tool_thousands(S->ev_total, a, sizeof(a)),
 		 tool_human_bytes(S->out.off, b, sizeof(b)));
 	return 1;
 }
@@ -1625,7 +1633,7 @@ static int command_result(struct session *S, int own)
 
 /* ---------------------------------------------------------------- main */
 
-int cmd_record(int argc, char **argv)
+static int record(struct session *S, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"event", required_argument, NULL, 'e'},
@@ -1650,11 +1658,10 @@ int cmd_record(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct session S0 = {0}, *S = &S0;
 	struct trail_file_hdr fh;
 	struct sigaction sa;
 	const char *libtrail = NULL;
-	int *sigs = NULL, c, r, rc = 1, stopping = 0;
+	int c, r, rc = 1, stopping = 0;
 	uint64_t last_procs = 0, last_status = 0, last_sync = 0, last_recycle = 0, grace_end = 0;
 
 	/* the command gets the dispositions trail was given (a background
@@ -1886,9 +1893,11 @@ int cmd_record(int argc, char **argv)
 			return 1;
 		}
 	} else if (S->npids) {
-		sigs = calloc((size_t)S->npids, sizeof(int));
+		S->sigs = calloc((size_t)S->npids, sizeof(int));
+		if (!S->sigs)
+			return 1;
 		for (int i = 0; i < S->npids; i++)
-			if (check_pid(S, S->pids[i], &sigs[i]))
+			if (check_pid(S, S->pids[i], &S->sigs[i]))
 				return 1;
 		for (int i = 0; i < S->ntids; i++) {
 			int found = 0;
@@ -1920,6 +1929,17 @@ int cmd_record(int argc, char **argv)
 	}
 	if (fit_memory(S) || arena_create(S))
 		goto out;
+	/* from the moment the output exists, a stop signal finishes it */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_stop;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_chld;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
 	r = tfw_open(&S->out, S->output);
 	if (r == -EBUSY) {
 		tool_err("another trail record is writing %s (its %s.part is locked): "
@@ -1954,24 +1974,19 @@ int cmd_record(int argc, char **argv)
 	if (out_err(S))
 		goto write_error;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_stop;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_chld;
-	sa.sa_flags = SA_NOCLDSTOP;
-	sigaction(SIGCHLD, &sa, NULL);
 	S->tty = isatty(2);
+	if (stop_signal) { /* asked to stop before anything ran */
+		tfw_finish(&S->out, 0);
+		rc = 128 + stop_signal;
+		goto out;
+	}
 
 	if (S->all) {
 		attach_new(S);
 		if (!S->quiet)
 			fprintf(stderr, "trail: recording every process of yours with libtrail "
 				"(%zu now, new ones as they start); Ctrl-C to stop\n", S->ntried);
-	} else if (*S->cmd ? launch(S, libtrail) : attach_all(S, sigs)) {
+	} else if (*S->cmd ? launch(S, libtrail) : attach_all(S, S->sigs)) {
 		/* nothing ran: an existing output file stays as it was */
 		finish(S);
 		tfw_finish(&S->out, 0);
@@ -2049,13 +2064,14 @@ int cmd_record(int argc, char **argv)
 		/* stop the writers, keep what is on disk */
 		detach_all(S);
 		status_line(S, 1);
-		write_failed(S);
+		write_failed(S, out_err(S));
 		tfw_finish(&S->out, 1);
 	} else {
 		finish(S);
 		status_line(S, 1);
-		if (tfw_finish(&S->out, 1) || out_err(S))
-			write_failed(S);
+		r = tfw_finish(&S->out, 1);
+		if (r)
+			write_failed(S, r);
 		else
 			rc = 0;
 	}
@@ -2066,11 +2082,54 @@ int cmd_record(int argc, char **argv)
 	rc = command_result(S, rc);
 	goto out;
 write_error:
-	write_failed(S);
+	write_failed(S, out_err(S));
 	tfw_finish(&S->out, 1);
 out:
-	free(sigs);
-	free(S->tried);
+	return rc;
+}
+
+/* Everything a session holds, on every way out of record(). */
+static void session_free(struct session *S)
+{
+	if (S->out.part)
+		tfw_finish(&S->out, 0);
+	for (int i = 0; S->funcs && i < S->nfuncs; i++)
+		free(S->funcs[i]);
+	for (size_t i = 0; i < S->nsymc; i++)
+		free(S->symc[i].path);
+	free(S->funcs);
+	free(S->events);
+	free(S->pids);
+	free(S->sigs);
 	free(S->cmd_path);
+	free(S->tried);
+	free(S->symc);
+	free(S->mods_gone);
+	free(S->chunkbuf);
+	free(S->event_done);
+	free(S->stream_seen);
+	free(S->pt);
+	free(S->slot_lost);
+	free(S->slot_gen);
+	free(S->slot_written);
+	free(S->pending);
+	if (S->base && S->base != MAP_FAILED)
+		munmap(S->base, S->g.size);
+	if (S->memfd >= 0)
+		close(S->memfd);
+	free(S);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct session *S = calloc(1, sizeof(*S));
+	int rc;
+
+	if (!S)
+		return 1;
+	S->memfd = -1;
+	S->out.fd = -1;
+	rc = record(S, argc, argv);
+	session_free(S);
 	return rc;
 }

@@ -78,7 +78,14 @@ int tfw_open(struct tf_writer *w, const char *path)
 		return w->err = -ENOMEM;
 	}
 	r = open_part(w);
-	return r ? (w->err = r) : 0;
+	if (r) {
+		/* not ours: another recorder's .part must stay */
+		free(w->part);
+		free(w->final);
+		w->part = w->final = NULL;
+		return w->err = r;
+	}
+	return 0;
 }
 
 static int write_all(struct tf_writer *w, struct iovec *iov, int n)
