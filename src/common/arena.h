@@ -87,7 +87,9 @@ struct trail_arena_hdr {
 	uint32_t spec_len;
 	uint32_t recorder_pid;
 	uint32_t max_mods;
-	uint32_t pad0;
+	uint32_t block_us; /* blocking mode: a writer finding no free chunk
+			    * waits up to this long (~0u: for as long as the
+			    * recorder lives) instead of dropping; 0: drops */
 	uint64_t ctab_off;
 	uint64_t streams_off;
 	uint64_t procs_off;

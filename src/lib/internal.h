@@ -62,6 +62,7 @@ struct psess {
 	uint32_t overwrite;
 	uint32_t proc_idx;
 	uint32_t orphaned; /* the recorder died: writers turn their bit off */
+	uint32_t block_us; /* blocking mode (arena header's), 0: drop */
 	uint8_t *base;
 	struct trail_arena_hdr *hdr;
 	uint64_t *ctab;

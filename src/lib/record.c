@@ -17,6 +17,7 @@
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 #include "record.h"
 
@@ -160,6 +161,36 @@ static int take_chunk(struct psess *ps, uint64_t word, uint32_t *idx)
 	return ps->overwrite ? reclaim_chunk(ps, word, idx) : 0;
 }
 
+/*
+ * Blocking mode (LTTng-UST's blocking channels): with no free chunk, the
+ * outermost writer of a thread sleeps and asks again, 20 us then doubling
+ * to 1 ms, until the recorder frees one or the session's timeout passes;
+ * then the event is dropped as in discard mode. A recorder that stops
+ * (stopping) or dies (orphaned) ends the wait at once. Handlers nested in
+ * a write (depth > 0) never wait: the code they interrupted may be what
+ * the program needs to make progress.
+ */
+static int wait_chunk(struct psess *ps, struct wctx *c, uint64_t word, uint32_t *idx)
+{
+	uint64_t waited = 0, limit = ps->block_us == ~0u ? UINT64_MAX : ps->block_us * 1000ull;
+	struct timespec ts = {0, 20000};
+
+	while (waited < limit) {
+		if (__atomic_load_n(&ps->hdr->stopping, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED))
+			return 0;
+		nanosleep(&ts, NULL);
+		waited += (uint64_t)ts.tv_nsec;
+		if (take_chunk(ps, word, idx))
+			return 1;
+		if (ts.tv_nsec < 1000000)
+			ts.tv_nsec *= 2;
+		else if ((++c->checks & 63) == 0) /* ~every 64 ms */
+			trail__sess_check_orphan(ps);
+	}
+	return 0;
+}
+
 /* 1: a chunk with room; 0: drop, count it in the stream; -1: dropped and
  * already counted (no stream slot). */
 #ifndef MADV_POPULATE_WRITE
@@ -216,7 +247,8 @@ int trail__next_chunk(struct psess *ps, struct wctx *c, struct writer *w,
 	 * failure to get one (a dead recorder frees nothing) */
 	if ((++c->checks & 63) == 0)
 		trail__sess_check_orphan(ps);
-	if (!take_chunk(ps, word, &idx)) {
+	if (!take_chunk(ps, word, &idx) &&
+	    !(ps->block_us && depth == 0 && wait_chunk(ps, c, word, &idx))) {
 		if ((c->checks += 63) % 4096 < 63)
 			trail__sess_check_orphan(ps);
 		return 0;

@@ -383,6 +383,7 @@ static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 	ps->populated_pid = trail__pid;
 	ps->max_streams = g.max_streams;
 	ps->overwrite = !!(ps->hdr->flags & TRAIL_ARENA_OVERWRITE);
+	ps->block_us = ps->overwrite ? 0 : ps->hdr->block_us; /* overwrite never waits */
 	ps->session_id = ps->hdr->session_id;
 	ps->cli_pid = cli;
 	ps->cli_fd = fd;

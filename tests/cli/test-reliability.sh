@@ -209,6 +209,28 @@ command_keeps_its_signal_dispositions() {
 	hasnt out.txt "survived"
 }
 
+blocking_mode() {
+	# a full buffer makes writers wait instead of dropping
+	$TRAIL record -q -b 64K --chunk-size 4K -e 'app:*' -o d.dat -- "$EXAMPLE" 20 2000
+	[ "$(file_lost d.dat)" -gt 0 ] || die "a 64 KiB buffer lost nothing: no test"
+	$TRAIL record -q --blocking-timeout 1s -b 64K --chunk-size 4K -e 'app:*' -o b.dat -- "$EXAMPLE" 20 2000
+	[ "$(file_lost b.dat)" -eq 0 ] || die "blocking mode lost $(file_lost b.dat)"
+	$TRAIL report -i b.dat --stat >stat.txt
+	has stat.txt "blocking up to 1s"
+	# a recorder that dies never leaves a writer waiting
+	$TRAIL record -q --blocking-timeout inf -b 64K --chunk-size 4K -e 'app:*' -o k.dat -- "$EXAMPLE" 20 20000 &
+	rec=$!
+	wait_for "pgrep -P $rec >/dev/null" || die "no command"
+	child=$(pgrep -P $rec)
+	sleep 0.2
+	kill -KILL $rec
+	timeout 20 tail --pid="$child" -f /dev/null || die "the command hangs on a dead recorder"
+	expect_rc 2 $TRAIL record --blocking-timeout 1s --overwrite -e 'app:*' -- "$EXAMPLE" 2>err.txt
+	has err.txt "--blocking-timeout is for discard mode"
+	expect_rc 2 $TRAIL record --blocking-timeout soon -e 'app:*' -- "$EXAMPLE" 2>err.txt
+	has err.txt "--blocking-timeout needs a duration"
+}
+
 t existing_output_survives_a_failed_start existing_output_survives_a_failed_start
 t output_that_is_the_command_is_refused output_that_is_the_command_is_refused
 t two_recorders_one_output two_recorders_one_output
@@ -223,3 +245,4 @@ t summary_counts_every_loss summary_counts_every_loss
 t nothing_recorded_is_an_error nothing_recorded_is_an_error
 t exec_does_not_delay_the_end exec_does_not_delay_the_end
 t command_keeps_its_signal_dispositions command_keeps_its_signal_dispositions
+t blocking_mode blocking_mode

@@ -43,6 +43,14 @@ overwrite_roomy() {
 	run overwrite 4 200000 20 --overwrite
 }
 
+blocking_tiny_buffer() {
+	# blocking mode: the same tiny buffer, no outermost event dropped (the
+	# signal handlers' nested writes never wait, and may still drop)
+	run discard 4 1000000 5 --blocking-timeout inf -b 64K --chunk-size 4K
+	awk '$1 == "#" && $4 == "0" && $6 != "0" { bad = 1 } END { exit bad }' stat.txt ||
+		die "an outermost stream lost events: $(cat stat.txt)"
+}
+
 many_threads() {
 	run discard 32 50000 10 -b 1M --chunk-size 4K
 }
@@ -52,3 +60,4 @@ t conservation_discard_tiny_buffer discard_tiny_buffer
 t conservation_overwrite_tiny_buffer overwrite_tiny_buffer
 t conservation_overwrite_roomy overwrite_roomy
 t conservation_32_threads many_threads
+t conservation_blocking_tiny_buffer blocking_tiny_buffer

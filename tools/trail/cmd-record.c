@@ -68,6 +68,7 @@ struct session {
 	int npids;
 	int overwrite, quiet, allow_unknown, all;
 	int buffer_given; /* -b */
+	uint32_t block_us; /* --blocking-timeout, ~0u: inf */
 	const char *tracer; /* -p */
 	uint32_t max_depth, retval;
 	int nest; /* --nest N, -1: none */
@@ -181,6 +182,9 @@ static const char record_help[] =
 	"                         x86-tsc, or mono (CLOCK_MONOTONIC)\n"
 	"      --overwrite        flight recorder: keep the newest events, overwrite\n"
 	"                         the oldest, write the file at the end\n"
+	"      --blocking-timeout T  a thread finding the buffer full waits up to T\n"
+	"                         (10ms, 1s, inf) for the recorder instead of\n"
+	"                         dropping the event (LTTng's blocking mode)\n"
 	"      --allow-unknown    accept event names the binary does not declare\n"
 	"                         (events from libraries loaded later with dlopen)\n"
 	"  -q, --quiet            no live status line and no summary\n"
@@ -632,6 +636,7 @@ static int arena_create(struct session *S)
 	trail__arena_format(S->base, &S->g, sid, S->overwrite ? TRAIL_ARENA_OVERWRITE : 0,
 			    S->clock, S->spec, (uint32_t)getpid(), start);
 	S->hdr = (struct trail_arena_hdr *)S->base;
+	S->hdr->block_us = S->block_us; /* before anybody maps it */
 	S->ctab = trail__arena_ctab(S->base, &S->g);
 	S->streams = trail__arena_streams(S->base, &S->g);
 	S->procs = trail__arena_procs(S->base, &S->g);
@@ -684,10 +689,19 @@ static void write_info(struct session *S, int argc, char **argv)
 	gethostname(host, sizeof(host) - 1);
 	o += (size_t)snprintf(text + o, sizeof(text) - o,
 			      "trail_version=%s\nhostname=%s\nmode=%s\nbuffer_bytes=%llu\n"
-			      "chunk_size=%u\nevents=",
+			      "chunk_size=%u\n",
 			      TRAIL_VERSION, host, S->overwrite ? "overwrite" : "discard",
 			      (unsigned long long)S->g.nchunks * S->g.chunk_size,
 			      S->g.chunk_size);
+	if (S->block_us == ~0u)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "blocking_timeout=inf\n");
+	else if (S->block_us)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "blocking_timeout=%u%s\n",
+				      S->block_us % 1000000 == 0 ? S->block_us / 1000000
+				      : S->block_us % 1000 == 0 ? S->block_us / 1000 : S->block_us,
+				      S->block_us % 1000000 == 0 ? "s"
+				      : S->block_us % 1000 == 0 ? "ms" : "us");
+	o += (size_t)snprintf(text + o, sizeof(text) - o, "events=");
 	for (int i = 0; i < S->nevents && o < sizeof(text) - 1; i++)
 		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", i ? "," : "",
 				      S->events[i]);
@@ -1643,6 +1657,7 @@ static int record(struct session *S, int argc, char **argv)
 		{"chunk-size", required_argument, NULL, 'K'},
 		{"clock", required_argument, NULL, 'C'},
 		{"overwrite", no_argument, NULL, 'O'},
+		{"blocking-timeout", required_argument, NULL, 'B'},
 		{"allow-unknown", no_argument, NULL, 'U'},
 		{"all", no_argument, NULL, 'a'},
 		{"plugin", required_argument, NULL, 'p'},
@@ -1735,6 +1750,16 @@ static int record(struct session *S, int argc, char **argv)
 			break;
 		case 'O':
 			S->overwrite = 1;
+			break;
+		case 'B':
+			if (!strcmp(optarg, "inf")) {
+				S->block_us = ~0u;
+				break;
+			}
+			if (tool_parse_duration(optarg, &v) || v < 1000 || v / 1000 >= ~0u)
+				return usage_err("--blocking-timeout needs a duration from 1us "
+						 "(10ms, 2s) or 'inf', not '%s'", optarg);
+			S->block_us = (uint32_t)(v / 1000);
 			break;
 		case 'U':
 			S->allow_unknown = 1;
@@ -1845,6 +1870,8 @@ static int record(struct session *S, int argc, char **argv)
 		if (S->funcs[i][1] == 'g' && strcmp(S->tracer, "function_graph"))
 			return usage_err("-g %s: graph roots go with -p function_graph "
 					 "(-l limits the function tracer)", S->funcs[i] + 3);
+	if (S->block_us && S->overwrite)
+		return usage_err("%s", "--blocking-timeout is for discard mode: --overwrite never waits");
 	if (!*S->cmd && !S->npids && !S->all)
 		return usage_err("%s", "nothing to record: give a COMMAND, -P PID or -a");
 	if ((*S->cmd != NULL) + (S->npids > 0) + S->all > 1)

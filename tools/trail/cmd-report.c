@@ -110,6 +110,8 @@ static void print_header(struct trail_reader *r, const char *path, size_t max_st
 	printf("\n# clock: %s, mode: %s",
 	       h->clock == TRAIL_CLOCK_TSC ? "tsc (shown as CLOCK_MONOTONIC)" : "CLOCK_MONOTONIC",
 	       (h->flags & TRAIL_ARENA_OVERWRITE) ? "overwrite (flight recorder)" : "discard");
+	if ((v = trail_reader_info(r, "blocking_timeout")))
+		printf(" (blocking up to %s)", v);
 	if ((v = trail_reader_info(r, "buffer_bytes")))
 		printf(", buffer: %llu KiB", strtoull(v, NULL, 10) / 1024);
 	if ((v = trail_reader_info(r, "events")) && *v)
