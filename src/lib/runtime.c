@@ -819,8 +819,15 @@ static void install_signal(void)
 	sa.sa_sigaction = ctl_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
+#if defined(__SANITIZE_THREAD__)
+	/* TSan must deliver it: the kernel may pick a thread TSan has not
+	 * set up yet, where an instrumented handler crashes TSan */
+	if (trail__sigaction_next(sig, &sa, NULL) == 0)
+		ctl_signal = sig;
+#else
 	if (__sigaction(sig, &sa, NULL) == 0)
 		ctl_signal = sig;
+#endif
 }
 
 static void do_init(void)

@@ -15,7 +15,8 @@
  * that way, keeps counting until the thread's next handler returns).
  * Handlers installed before libtrail was loaded (-P on a program without
  * it) are not seen: their calls count as level 0. libtrail's own handlers
- * go straight to glibc (__sigaction).
+ * go straight to glibc (__sigaction), except the control handler of a TSan
+ * build (trail__sigaction_next).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -83,6 +84,12 @@ UNINSTRUMENTED static int next(int sig, const struct sigaction *act, struct siga
 	sigaction_fn f = __atomic_load_n(&next_sigaction, __ATOMIC_ACQUIRE);
 
 	return f ? f(sig, act, oact) : __sigaction(sig, act, oact);
+}
+
+UNINSTRUMENTED int trail__sigaction_next(int sig, const struct sigaction *act,
+					 struct sigaction *oact)
+{
+	return next(sig, act, oact);
 }
 
 /* what the program sees of a kernel action: its own handler */
