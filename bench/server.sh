@@ -36,6 +36,11 @@
 #              /proc/PID/stat when the benchmark ends (children excluded)
 #   srv CPU    the same for redis-server
 #   cs v/nv    the recorder's voluntary / involuntary context switches
+#   runq wait  seconds the recorder spent runnable but waiting for a CPU
+#              during the benchmark (/proc/PID/schedstat): on two CPUs
+#              shared with the server and the client, the drain's latency
+#              (both of the main thread only: trail's drain; uftrace's
+#              writer threads are not in them)
 # Nothing is pinned by default: server, client and recorder share the two
 # CPUs, as on a busy server (SERVER_CPU=N pins the server through a small
 # wrapper script, which the recorders do not inherit).
@@ -127,14 +132,15 @@ free_port() { # a port nobody listens on (connect refused)
 # cpu PID -> "user+system seconds" of the process (all threads, not children)
 cpu() { awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / hz}' "/proc/$1/stat" 2>/dev/null; }
 ctxsw() { awk '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2} END {print v "/" n}' "/proc/$1/status" 2>/dev/null; }
+runq() { cut -d' ' -f2 "/proc/$1/schedstat" 2>/dev/null || echo 0; }
 now() { date +%s.%N; }
 
 # one PREFIX...: starts PREFIX... redis-server on a free port, runs the
 # benchmark, stops the server; sets BT (benchmark seconds), RCPU, SCPU, CS
-# (the recorder's, when PREFIX is not empty), RC (0: fine)
+# and RQ (the recorder's, when PREFIX is not empty), RC (0: fine)
 one() {
-	local port t0 t1 i pid
-	BT=FAIL RCPU=- SCPU=- CS=- RC=1
+	local port t0 t1 i pid q0=0
+	BT=FAIL RCPU=- SCPU=- CS=- RQ=- RC=1
 	port=$(free_port) || { echo "server: no free port" >&2; return; }
 	"$@" "${SRV[@]}" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 		--daemonize no --logfile "$TMP/redis.log" >"$TMP/rec.out" 2>"$TMP/rec.err" &
@@ -153,6 +159,7 @@ one() {
 		SRV_PID= REC_PID=
 		return
 	fi
+	[ -n "$REC_PID" ] && q0=$(runq "$REC_PID")
 	t0=$(now)
 	"$BENCH" -p "$port" -n "$REQS" -c "$CLIENTS" -P "$PIPELINE" -q -t "$TESTS" \
 		>"$TMP/bench.out" 2>&1
@@ -162,6 +169,7 @@ one() {
 	if [ -n "$REC_PID" ]; then
 		RCPU=$(cpu "$REC_PID")
 		CS=$(ctxsw "$REC_PID")
+		RQ=$(awk -v a="$q0" -v b="$(runq "$REC_PID")" 'BEGIN{printf "%.2f", (b-a)/1e9}')
 	fi
 	"$CLI" -p "$port" shutdown nosave >/dev/null 2>&1
 	for _ in $(seq 600); do # the recorder writes what is left, then exits
@@ -205,19 +213,19 @@ trail_run() {
 	eval "${kind}_mbs+=($(awk -v s="$bytes" -v t="$BT" 'BEGIN{printf "%.1f", s/t/1e6}'))"
 	eval "${kind}_off+=($(awk -v s="$bytes" -v t="$BT" -v i="$inbuf" -v w="$written" \
 		'BEGIN{printf "%.1f", (i ? s*w/i : s)/t/1e6}'))"
-	eval "${kind}_rcpu+=($RCPU) ${kind}_scpu+=($SCPU) ${kind}_cs+=($CS)"
-	printf '  run %d %-8s bench %6.2f s  calls %11d  lost %10d  %6.1f MB/s  rec CPU %6.2f s  srv CPU %6.2f s  cs %s  (load %s)\n' \
+	eval "${kind}_rcpu+=($RCPU) ${kind}_scpu+=($SCPU) ${kind}_cs+=($CS) ${kind}_rq+=($RQ)"
+	printf '  run %d %-8s bench %6.2f s  calls %11d  lost %10d  %6.1f MB/s  rec CPU %6.2f s  runq wait %6.2f s  srv CPU %6.2f s  cs %s  (load %s)\n' \
 		"$r" "$kind" "$BT" "$calls" "$((written - inbuf))" \
-		"$(awk -v s="$bytes" -v t="$BT" 'BEGIN{printf "%.1f", s/t/1e6}')" "$RCPU" "$SCPU" "$CS" \
+		"$(awk -v s="$bytes" -v t="$BT" 'BEGIN{printf "%.1f", s/t/1e6}')" "$RCPU" "$RQ" "$SCPU" "$CS" \
 		"$(cut -d' ' -f1 /proc/loadavg)" >&2
 	[ "${KEEP:-0}" = 1 ] || rm -f "$TMP/$kind.dat"
 }
 
 have_uf=0
 command -v uftrace >/dev/null && have_uf=1
-declare -a plain_t plain_scpu dflt_t dflt_calls dflt_lost dflt_mbs dflt_off dflt_rcpu dflt_scpu dflt_cs \
-	big_t big_calls big_lost big_mbs big_off big_rcpu big_scpu big_cs \
-	uf_t uf_calls uf_lost uf_mbs uf_rcpu uf_scpu uf_cs
+declare -a plain_t plain_scpu dflt_t dflt_calls dflt_lost dflt_mbs dflt_off dflt_rcpu dflt_scpu dflt_cs dflt_rq \
+	big_t big_calls big_lost big_mbs big_off big_rcpu big_scpu big_cs big_rq \
+	uf_t uf_calls uf_lost uf_mbs uf_rcpu uf_scpu uf_cs uf_rq
 dflt_fail=0 big_fail=0 uf_fail=0
 loads=()
 echo "server: redis $VER, redis-benchmark -n $REQS -c $CLIENTS -P $PIPELINE -t $TESTS, $RUNS runs" >&2
@@ -240,10 +248,10 @@ for r in $(seq "$RUNS"); do
 			ub=$(du -sb "$TMP/uf" | cut -f1)
 			ul=$(grep -ho 'LOST [0-9]*' "$TMP/rec.err" | awk '{s += $2} END {print s + 0}')
 			uf_t+=("$BT") uf_calls+=("$((recs / 2))") uf_lost+=("$ul") uf_rcpu+=("$RCPU")
-			uf_scpu+=("$SCPU") uf_cs+=("$CS")
+			uf_scpu+=("$SCPU") uf_cs+=("$CS") uf_rq+=("$RQ")
 			uf_mbs+=("$(awk -v s="$ub" -v t="$BT" 'BEGIN{printf "%.1f", s/t/1e6}')")
-			printf '  run %d %-8s bench %6.2f s  calls %11d  lost %10d  %6.1f MB/s  rec CPU %6.2f s  srv CPU %6.2f s  cs %s  (load %s)\n' \
-				"$r" uftrace "$BT" "$((recs / 2))" "$ul" "${uf_mbs[-1]}" "$RCPU" "$SCPU" "$CS" \
+			printf '  run %d %-8s bench %6.2f s  calls %11d  lost %10d  %6.1f MB/s  rec CPU %6.2f s  runq wait %6.2f s  srv CPU %6.2f s  cs %s  (load %s)\n' \
+				"$r" uftrace "$BT" "$((recs / 2))" "$ul" "${uf_mbs[-1]}" "$RCPU" "$RQ" "$SCPU" "$CS" \
 				"$(cut -d' ' -f1 /proc/loadavg)" >&2
 		else
 			uf_fail=1
@@ -259,7 +267,7 @@ echo "server: redis $VER, every function traced (-fpatchable-function-entry=5), 
 echo "  wall clock of the benchmark, median [min..max]; $(nproc) CPUs, $(uname -r)"
 row() { # LABEL KIND
 	local k=$1
-	local -n t=${k}_t calls=${k}_calls lost=${k}_lost mbs=${k}_mbs rcpu=${k}_rcpu scpu=${k}_scpu cs=${k}_cs
+	local -n t=${k}_t calls=${k}_calls lost=${k}_lost mbs=${k}_mbs rcpu=${k}_rcpu scpu=${k}_scpu cs=${k}_cs rq=${k}_rq
 	if [ ${#t[@]} -eq 0 ]; then
 		printf '  %-22s FAILED\n' "$2"
 		return
@@ -269,8 +277,9 @@ row() { # LABEL KIND
 		"$(stats '%.1f' "$(printf '%s\n' "${calls[@]}" | awk '{print $1/1e6}')")" \
 		"$(stats '%.2f' "$(printf '%s\n' "${lost[@]}" | awk '{print $1/1e6}')")" \
 		"$(nonzero "${lost[@]}")" "${#t[@]}" "$(stats '%.0f' "${mbs[@]}")"
-	printf '  %-22s   recorder CPU %s s   server CPU %s s   recorder cs vol/invol %s\n' "" \
-		"$(stats '%.2f' "${rcpu[@]}")" "$(stats '%.2f' "${scpu[@]}")" "$(printf '%s ' "${cs[@]}")"
+	printf '  %-22s   recorder CPU %s s   runq wait %s s   server CPU %s s\n' "" \
+		"$(stats '%.2f' "${rcpu[@]}")" "$(stats '%.2f' "${rq[@]}")" "$(stats '%.2f' "${scpu[@]}")"
+	printf '  %-22s   recorder context switches vol/invol per run: %s\n' "" "${cs[*]}"
 }
 printf '  %-22s %s   server CPU %s s\n' "untraced" "$(stats '%.2f' "${plain_t[@]}") s" "$(stats '%.2f' "${plain_scpu[@]}")"
 row dflt "trail, default buffer${TRAIL_DEFAULT_ARGS:+ ($TRAIL_DEFAULT_ARGS)}"
