@@ -94,7 +94,8 @@ struct wctx {
 	uint64_t owned;   /* its OWNED state word, for the publishing CAS */
 	uint32_t stream;  /* stream slot + 1, 0: none */
 	uint32_t pending_lost; /* dropped since the last chunk was taken */
-	uint32_t checks;  /* chunk takes and failures, paces orphan checks */
+	uint32_t checks;  /* chunks taken, paces orphan checks */
+	uint32_t fails;   /* failures to take one, likewise */
 };
 
 struct writer {

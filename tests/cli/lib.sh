@@ -62,6 +62,7 @@ normalize() {
 		-e 's/#P:[0-9]+/#P:N/' \
 		-e "s#$TMP#TMP#g; s#$BUILD#BUILD#g" \
 		-e 's/# clock: [^,]*,/# clock: CLOCK,/' \
+		-e 's/buffer: [0-9]+ KiB/buffer: N KiB/' \
 		-e 's/  +/ /g' "$@"
 }
 

@@ -231,6 +231,15 @@ blocking_mode() {
 	has err.txt "--blocking-timeout needs a duration"
 }
 
+command_keeps_its_priority() {
+	# the recorder may raise its own priority; the command runs as trail
+	# was started
+	nice -n 5 $TRAIL record -q --allow-unknown -e 'app:*' -o pr.dat -- \
+		sh -c 'nice; chrt -p $$' >out.txt 2>/dev/null
+	grep -qx 5 out.txt || die "nice value not kept: $(cat out.txt)"
+	has out.txt "SCHED_OTHER"
+}
+
 t existing_output_survives_a_failed_start existing_output_survives_a_failed_start
 t output_that_is_the_command_is_refused output_that_is_the_command_is_refused
 t two_recorders_one_output two_recorders_one_output
@@ -246,3 +255,4 @@ t nothing_recorded_is_an_error nothing_recorded_is_an_error
 t exec_does_not_delay_the_end exec_does_not_delay_the_end
 t command_keeps_its_signal_dispositions command_keeps_its_signal_dispositions
 t blocking_mode blocking_mode
+t command_keeps_its_priority command_keeps_its_priority

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -38,6 +39,11 @@
 #include "symtab.h"
 #include "tool.h"
 #include "tracefile.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14 */
+#define MADV_POPULATE_WRITE 23
+#endif
 
 #define CMD_ATTACH 1u
 #define CMD_DETACH 2u
@@ -69,6 +75,7 @@ struct session {
 	int overwrite, quiet, allow_unknown, all;
 	int buffer_given; /* -b */
 	uint32_t block_us; /* --blocking-timeout, ~0u: inf */
+	const char *priority; /* the drain's raised priority, or NULL */
 	const char *tracer; /* -p */
 	uint32_t max_depth, retval;
 	int nest; /* --nest N, -1: none */
@@ -116,6 +123,7 @@ struct session {
 	uint64_t *slot_lost;    /* per stream slot: what its last STREAM section said */
 	uint32_t *slot_gen;
 	uint8_t *slot_written;
+	uint8_t *chunk_mapped;  /* per chunk: the drain has mapped its pages */
 	uint32_t user_events;   /* events enabled other than the tracer's own */
 	pid_t child;
 	int child_status, child_done;
@@ -175,7 +183,8 @@ static const char record_help[] =
 	"  -P, --pid PID          attach to a running process (repeatable)\n"
 	"  -a, --all              every process of yours with libtrail loaded, and\n"
 	"                         those that start while recording (until Ctrl-C)\n"
-	"  -b, --buffer-size KB   shared buffer size in KiB, or with K/M/G (default 32M)\n"
+	"  -b, --buffer-size KB   shared buffer size in KiB, or with K/M/G (default:\n"
+	"                         1/64 of the memory, 32M to 1G)\n"
 	"      --chunk-size SIZE  per-thread chunk size (default 64K)\n"
 	"  -C, --clock CLOCK      timestamps: auto (default: the TSC when it is\n"
 	"                         invariant and in step on every CPU, else mono),\n"
@@ -528,9 +537,32 @@ static uint64_t memory_available(void)
 	return avail;
 }
 
-/* The buffer is allocated whole at the start: it must fit in the memory
- * this machine (and cgroup) has left, with a quarter to spare for the
- * programs being traced. A default buffer shrinks to fit; a -b that does
+/*
+ * The default buffer: 1/64 of the machine's memory, from 32 MiB to 1 GiB
+ * (384 MiB with 24 GiB). The buffer absorbs the times the recorder cannot
+ * drain: a busy 2-CPU machine tracing a server at ~240 MB/s left it off the
+ * CPU for 100-150 ms routinely, over a second at worst (doc/performance.md),
+ * longer than 32 MiB lasts. Its pages are taken only as chunks are used.
+ */
+static uint64_t default_buffer(void)
+{
+	char buf[4096], *p;
+	uint64_t total = 0, b;
+
+	if (trail__read_file("/proc/meminfo", buf, sizeof(buf)) > 0 &&
+	    (p = strstr(buf, "MemTotal:")))
+		total = strtoull(p + 9, NULL, 10) * 1024;
+	b = total / 64;
+	if (b < (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024)
+		b = (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024;
+	if (b > (1ull << 30))
+		b = 1ull << 30;
+	return b;
+}
+
+/* The buffer can be filled whole (its pages are taken as chunks are used):
+ * it must fit in the memory this machine (and cgroup) has left, with a
+ * quarter to spare for the programs being traced. A default buffer shrinks to fit; a -b that does
  * not fit is refused before anything starts. */
 static int fit_memory(struct session *S)
 {
@@ -621,15 +653,16 @@ static int arena_create(struct session *S)
 		tool_err("cannot seal the buffer: %s", strerror(errno));
 		return -1;
 	}
-	/* populated: the pages are allocated and mapped here at once, not by
-	 * a fault each when the drain first reads them (a fault can cost
-	 * 23 us in a virtual machine, doc/performance.md) */
-	S->base = mmap(NULL, S->g.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		       S->memfd, 0);
+	/* The tables are populated here at once; a chunk's pages when the
+	 * drain first reads it (chunk_map()), so a large buffer costs memory
+	 * and time only as far as it is used. Either way not by a fault a
+	 * page: a fault can cost 23 us in a virtual machine, doc/performance.md. */
+	S->base = mmap(NULL, S->g.size, PROT_READ | PROT_WRITE, MAP_SHARED, S->memfd, 0);
 	if (S->base == MAP_FAILED) {
 		tool_err("cannot map the buffer: %s", strerror(errno));
 		return -1;
 	}
+	madvise(S->base, S->g.chunks_off, MADV_POPULATE_WRITE);
 	r = (int)trail__read_file("/proc/sys/kernel/random/boot_id", (char *)S->syncs, 64);
 	sid = trail__mono_ns() ^ ((uint64_t)getpid() << 40) ^ (r > 0 ? ((uint64_t *)S->syncs)[0] : 0);
 	trail__proc_stat(getpid(), &start, NULL, NULL);
@@ -647,8 +680,9 @@ static int arena_create(struct session *S)
 	S->slot_lost = calloc(S->g.max_streams, sizeof(*S->slot_lost));
 	S->slot_gen = calloc(S->g.max_streams, sizeof(*S->slot_gen));
 	S->slot_written = calloc(S->g.max_streams, 1);
+	S->chunk_mapped = calloc(S->g.nchunks / 8 + 1, 1);
 	if (!S->chunkbuf || !S->event_done || !S->stream_seen || !S->pt || !S->slot_lost ||
-	    !S->slot_gen || !S->slot_written) {
+	    !S->slot_gen || !S->slot_written || !S->chunk_mapped) {
 		tool_err("out of memory");
 		return -1;
 	}
@@ -693,6 +727,9 @@ static void write_info(struct session *S, int argc, char **argv)
 			      TRAIL_VERSION, host, S->overwrite ? "overwrite" : "discard",
 			      (unsigned long long)S->g.nchunks * S->g.chunk_size,
 			      S->g.chunk_size);
+	if (S->priority)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "recorder_priority=%s\n",
+				      S->priority);
 	if (S->block_us == ~0u)
 		o += (size_t)snprintf(text + o, sizeof(text) - o, "blocking_timeout=inf\n");
 	else if (S->block_us)
@@ -795,14 +832,28 @@ static void write_proc(struct session *S, uint32_t i, uint32_t state)
 
 /* Copy chunk i out of the arena (we hold it READING, or salvage it), check
  * its header and append it. */
+/* Map chunk i's pages with one call the first time the drain reads it
+ * (kernels before 5.14 refuse: then faults map them). */
+static void chunk_map(struct session *S, uint32_t i, void *chunk)
+{
+	if (S->chunk_mapped[i >> 3] & (1u << (i & 7)))
+		return;
+	S->chunk_mapped[i >> 3] |= (uint8_t)(1u << (i & 7));
+	madvise(chunk, S->g.chunk_size, MADV_POPULATE_READ);
+}
+
 static void write_chunk(struct session *S, uint32_t i, uint32_t flags)
 {
 	struct trail_chunk_hdr *src = trail__arena_chunk(S->base, &S->g, i);
 	struct trail_chunk_hdr *h = (struct trail_chunk_hdr *)S->chunkbuf;
 	struct trail_sec_chunk sc = {flags, 0};
-	uint64_t commit = __atomic_load_n(&src->commit, __ATOMIC_ACQUIRE);
-	uint32_t bytes = TRAIL_COMMIT_BYTES(commit);
-	uint32_t events = TRAIL_COMMIT_EVENTS(commit);
+	uint64_t commit;
+	uint32_t bytes, events;
+
+	chunk_map(S, i, src);
+	commit = __atomic_load_n(&src->commit, __ATOMIC_ACQUIRE);
+	bytes = TRAIL_COMMIT_BYTES(commit);
+	events = TRAIL_COMMIT_EVENTS(commit);
 
 	if (!events && !bytes)
 		return;
@@ -847,7 +898,7 @@ static void write_modules(struct session *S);
 static uint32_t drain(struct session *S)
 {
 	struct pending *list = S->pending;
-	uint32_t n = 0;
+	uint32_t n = 0, lowest = UINT32_MAX;
 
 	if (!list && !(list = S->pending = malloc(S->g.nchunks * sizeof(*list))))
 		return 0;
@@ -870,7 +921,14 @@ static uint32_t drain(struct session *S)
 		if (!out_err(S))
 			write_chunk(S, list[k].idx, 0);
 		free_chunk(S, list[k].idx);
+		if (list[k].idx < lowest)
+			lowest = list[k].idx;
 	}
+	/* writers look for a free chunk from the hint on: sent back to the
+	 * lowest one freed, they reuse the chunks whose pages are mapped
+	 * already, and a large buffer the drain keeps up with is touched only
+	 * as far as its high-water mark */
+	__atomic_store_n(&S->hdr->alloc_hint, lowest, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -1371,6 +1429,51 @@ static void attach_new(struct session *S)
 	closedir(dir);
 }
 
+/* ------------------------------------------------------------- priority */
+
+/*
+ * The drain must run when it is due. It needs little CPU (~12 % of one at
+ * 240 MB/s), but on a machine the traced program keeps busy the scheduler
+ * left it waiting 1.3 to 7 times its CPU time, seconds per run, and the
+ * buffer filled: a busy server under function_graph lost up to 6 % of its
+ * events at the default buffer, none with the recorder SCHED_FIFO
+ * (doc/performance.md). So the recorder asks for SCHED_FIFO 1 where it may
+ * (root, CAP_SYS_NICE, RLIMIT_RTPRIO), else for nice -10 (RLIMIT_NICE), else
+ * runs as it was started. It sleeps between passes, and the kernel's RT
+ * throttling bounds it anyway. The command gets the policy and nice value
+ * trail was started with.
+ */
+static struct { int policy, nice; struct sched_param param; int saved; } sched_orig;
+
+static const char *drain_priority(void)
+{
+	struct sched_param sp = {.sched_priority = 1};
+
+	sched_orig.policy = sched_getscheduler(0);
+	sched_getparam(0, &sched_orig.param);
+	errno = 0;
+	sched_orig.nice = getpriority(PRIO_PROCESS, 0);
+	if (sched_orig.policy < 0 || errno)
+		return NULL;
+	sched_orig.saved = 1;
+	if (sched_orig.policy != SCHED_OTHER)
+		return NULL; /* the user chose: keep it */
+	if (!sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
+		return "SCHED_FIFO 1";
+	if (sched_orig.nice > -10 && !setpriority(PRIO_PROCESS, 0, -10))
+		return "nice -10";
+	return NULL;
+}
+
+/* In the command's process, before exec: as trail was started. */
+static void priority_restore(void)
+{
+	if (!sched_orig.saved)
+		return;
+	sched_setscheduler(0, sched_orig.policy, &sched_orig.param);
+	setpriority(PRIO_PROCESS, 0, sched_orig.nice);
+}
+
 /* ---------------------------------------------------------------- launch */
 
 static int launch(struct session *S, const char *libtrail)
@@ -1404,6 +1507,7 @@ static int launch(struct session *S, const char *libtrail)
 		close(pfd[0]);
 		for (size_t i = 0; i < sizeof(passed_sigs) / sizeof(passed_sigs[0]); i++)
 			sigaction(passed_sigs[i], &passed_acts[i], NULL);
+		priority_restore();
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setenv("TRAIL_SESSION", env_session, 1);
@@ -1870,6 +1974,8 @@ static int record(struct session *S, int argc, char **argv)
 		if (S->funcs[i][1] == 'g' && strcmp(S->tracer, "function_graph"))
 			return usage_err("-g %s: graph roots go with -p function_graph "
 					 "(-l limits the function tracer)", S->funcs[i] + 3);
+	if (!S->buffer_given)
+		S->buffer_bytes = default_buffer();
 	if (S->block_us && S->overwrite)
 		return usage_err("%s", "--blocking-timeout is for discard mode: --overwrite never waits");
 	if (!*S->cmd && !S->npids && !S->all)
@@ -1956,6 +2062,7 @@ static int record(struct session *S, int argc, char **argv)
 	}
 	if (fit_memory(S) || arena_create(S))
 		goto out;
+	S->priority = drain_priority();
 	/* from the moment the output exists, a stop signal finishes it */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_stop;
@@ -2139,6 +2246,7 @@ static void session_free(struct session *S)
 	free(S->slot_lost);
 	free(S->slot_gen);
 	free(S->slot_written);
+	free(S->chunk_mapped);
 	free(S->pending);
 	if (S->base && S->base != MAP_FAILED)
 		munmap(S->base, S->g.size);
