@@ -251,6 +251,7 @@ static int sec_proc(struct trail_reader *r, const uint8_t *p, uint64_t len)
 			 sizeof(*r->procs)))
 			return -1;
 		pr = &r->procs[r->nprocs++];
+		memset(pr, 0, sizeof(*pr)); /* exe: NULL until a path is given */
 	}
 	pr->pid = sp.pid;
 	pr->ppid = sp.ppid;
