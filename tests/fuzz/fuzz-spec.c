@@ -12,9 +12,12 @@
  *
  * Checked besides memory safety: trail__spec_check() gives 0 or a caret
  * inside the pattern (plus one) and a reason; a pattern without glob
- * characters matches itself; a one-line spec selects what its pattern
- * selects; an option value is NUL-terminated within the caller's buffer.
+ * characters matches itself; a well-formed pattern matches an ASCII name
+ * as fnmatch(3) does (the -e globs are the shell's); a
+ * one-line spec selects what its pattern selects; an option value is
+ * NUL-terminated within the caller's buffer.
  */
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +48,14 @@ static char *dup_str(const uint8_t *p, size_t n)
 		q[n] = '\0';
 	}
 	return q;
+}
+
+static int is_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s >= 0x80)
+			return 0;
+	return 1;
 }
 
 static int count_opt(const char *value, size_t len, void *arg)
@@ -89,7 +100,11 @@ int fuzz_spec_one(const uint8_t *data, size_t size)
 	m1 = trail__spec_match1(pat, plen, prov, name);
 	if (plen && pat[0] != '@' && !memchr(pat, 0, plen))
 		FUZZ_ASSERT(trail__spec_match(cpat, prov, name) == m1);
-	trail__glob(pat, plen, glob_s, slen);
+	if (!caret && strlen(cpat) == plen && !strchr(cpat, ':') && is_ascii(name))
+		FUZZ_ASSERT(trail__glob(pat, plen, glob_s, slen) ==
+			    !fnmatch(cpat, name, FNM_NOESCAPE));
+	else
+		trail__glob(pat, plen, glob_s, slen);
 	if (!memchr(pat, '*', plen) && !memchr(pat, '?', plen) &&
 	    !memchr(pat, '[', plen))
 		FUZZ_ASSERT(trail__glob(pat, plen, pat, plen));
