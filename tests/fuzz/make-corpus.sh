@@ -88,16 +88,21 @@ elf() {
 	$CC -O2 -g0 $pfe -c -o "$out/prog.o" "$prog"
 	strip --strip-all -o "$out/prog-stripped" "$out/prog-pie"
 	if command -v clang >/dev/null; then
-		clang "${small[@]}" $pfe -o "$out/prog-clang" "$prog" -lpthread
+		clang -w "${small[@]}" $pfe -o "$out/prog-clang" "$prog" -lpthread
 	fi
 	$CXX "${small[@]}" $pfe -o "$out/cxx" "$SRC/tests/cli/ftrace/cxx.cc"
-	# shared objects: a SONAME, and search paths with $ORIGIN/$PLATFORM
-	$CC "${small[@]}" $pfe -shared -fPIC -DINNER=inner_a -Wl,-soname,libplug.so.1 \
-		-Wl,--enable-new-dtags,-rpath,'$ORIGIN/../lib:${PLATFORM}/x' \
-		-o "$out/plug-runpath.so" "$SRC/tests/cli/ftrace/dlplug.c"
+	# shared objects needing libraries (by name, and by a path: sub/libdep.so
+	# has no SONAME), found through a SONAME, RUNPATH or RPATH with
+	# $ORIGIN/$PLATFORM, or no default directories (-z nodefaultlib)
+	mkdir -p "$TMP/sub"
+	$CC -shared -fPIC -o "$TMP/sub/libdep.so" "$SRC/tests/cli/ftrace/dlplug.c" -DINNER=dep
+	(cd "$TMP" && $CC "${small[@]}" $pfe -shared -fPIC -DINNER=inner_a \
+		-Wl,-soname,libplug.so.1 -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../lib:${PLATFORM}/x' \
+		-o "$out/plug-runpath.so" "$SRC/tests/cli/ftrace/dlplug.c" \
+		-Wl,--no-as-needed -lm sub/libdep.so)
 	$CC "${small[@]}" $pfe -shared -fPIC -DINNER=inner_b \
-		-Wl,--disable-new-dtags,-rpath,'$ORIGIN:/nonexistent' \
-		-o "$out/plug-rpath.so" "$SRC/tests/cli/ftrace/dlplug.c"
+		-Wl,--disable-new-dtags,-rpath,'$ORIGIN:/nonexistent' -Wl,-z,nodefaultlib \
+		-o "$out/plug-rpath.so" "$SRC/tests/cli/ftrace/dlplug.c" -Wl,--no-as-needed -lm
 	# other classes and machines
 	printf 'int f(int x) { return x + 1; }\nint g(void) { return f(2); }\n' >"$TMP/x.c"
 	$CC -mx32 -O2 $pfe -c -o "$out/x32.o" "$TMP/x.c" 2>/dev/null || rm -f "$out/x32.o"
