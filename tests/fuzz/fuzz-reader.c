@@ -16,9 +16,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "reader/reader.h"
-
-int fuzz_reader_one(const uint8_t *data, size_t size);
 
 static volatile size_t sink; /* reads the compiler must keep */
 
@@ -63,10 +62,20 @@ static void like_report(const struct trail_reader *r, const struct trail_record 
 	}
 }
 
+/* Every accessor; what reader.h promises of streams and messages. */
 static void accessors(const struct trail_reader *r)
 {
+	const struct trail_rstream *const *st;
+	const char *const *errs;
 	const struct trail_rproc *procs;
-	size_t n = trail_reader_procs(r, &procs);
+	size_t n = trail_reader_streams(r, &st);
+
+	for (size_t i = 0; i < n; i++)
+		FUZZ_ASSERT(st[i]->order == i && memchr(st[i]->comm, 0, 16));
+	n = trail_reader_errors(r, &errs);
+	for (size_t i = 0; i < n; i++)
+		sink += strlen(errs[i]);
+	n = trail_reader_procs(r, &procs);
 
 	for (size_t i = 0; i < n; i++)
 		if (procs[i].exe && show_known_bugs()) /* proc-exe-uninitialized */
@@ -84,8 +93,6 @@ int fuzz_reader_one(const uint8_t *data, size_t size)
 {
 	struct trail_reader *r;
 	struct trail_record rec;
-	const struct trail_rstream *const *st;
-	const char *const *errs;
 	char err[256], path[64], buf[4096];
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 	size_t n = 0;
@@ -105,8 +112,6 @@ int fuzz_reader_one(const uint8_t *data, size_t size)
 			like_report(r, &rec);
 		}
 		accessors(r);
-		trail_reader_streams(r, &st);
-		trail_reader_errors(r, &errs);
 		trail_reader_info(r, "command");
 		trail_reader_close(r);
 	}
