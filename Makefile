@@ -3,11 +3,12 @@
 #
 #   make demo    install deps, build, record + report the bundled example
 #   make check   install deps, build, run the whole test suite (also under
-#                ASan/UBSan), ending with "N passed, N failed"
+#                ASan/UBSan, then the fuzz targets FUZZ_SECONDS each, 60 by
+#                default, 0 to skip), ending with "N passed, N failed"
 
 BUILD ?= build
 
-.PHONY: all deps demo check test test-asan bench clean
+.PHONY: all deps demo check test test-asan fuzz bench clean
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -33,8 +34,13 @@ test-asan: build-asan/build.ninja
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		tests/run.sh build-asan
 
-check: deps
+check:
+	scripts/install-deps.sh --sanitizers
 	scripts/check.sh
+
+fuzz:
+	scripts/install-deps.sh --sanitizers
+	scripts/fuzz.sh
 
 bench: deps all
 	scripts/install-deps.sh --bench
@@ -42,4 +48,4 @@ bench: deps all
 	bench/real.sh $(BUILD)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz

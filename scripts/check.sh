@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: the normal build, then the same suite under
-# ASan+UBSan, then the concurrency tests under TSan. Prints each run's
-# results and ends with the total "N passed, N failed".
+# ASan+UBSan, then the concurrency tests under TSan, then each libFuzzer
+# target for FUZZ_SECONDS (default 60; 0 skips them: scripts/fuzz.sh).
+# Prints each run's results and ends with the total "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
 total_pass=0 total_fail=0 total_skip=0
@@ -41,6 +42,10 @@ if { [ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread
 else
 	echo "not ok - tsan build failed"; total_fail=$((total_fail + 1))
 fi
+
+echo "== fuzzing (${FUZZ_SECONDS:-60} s per target)"
+scripts/fuzz.sh "${FUZZ_SECONDS:-60}" | tee "$logs/fuzz"
+tally "$logs/fuzz"
 
 rm -rf "$logs"
 echo

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install what trail needs to build and test, from Debian packages, only
 # if something is missing. Used by the Makefile and by .ci/run.
-#   scripts/install-deps.sh [--bench]   (--bench adds the peer tracers)
+#   scripts/install-deps.sh [--bench] [--sanitizers]
+#   (--bench adds the peer tracers; --sanitizers clang and its runtimes,
+#   libFuzzer included, for scripts/fuzz.sh: make check and CI use it)
 set -eu
 pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev binutils procps util-linux)
 if [ "${1:-}" = "--bench" ]; then

@@ -37,7 +37,7 @@ static uint8_t *load(const char *name, size_t *size)
 	uint8_t *p;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/%s", TRAIL_SOURCE_DIR, name);
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/reader/%s", TRAIL_SOURCE_DIR, name);
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return NULL;
