@@ -9,6 +9,7 @@
  *
  *   scripts/fuzz.sh, or build-fuzz/tests/fuzz/fuzz-reader DIR tests/fuzz/corpus/reader
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,32 +18,10 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "common/crc32c.h"
 #include "reader/reader.h"
 
 static volatile size_t sink; /* reads the compiler must keep */
-
-/*
- * Known bugs of the reader, not fixed yet: the target steps around them,
- * so fuzzing goes on finding new ones, unless FUZZ_KNOWN_BUGS=show is in
- * the environment (tests/unit/test-fuzz-inputs.c checks that each still
- * shows with its input in tests/fuzz/regress/reader/; when one no longer
- * does, drop it here and there).
- *   proc-exe-uninitialized: sec_proc() in src/reader/reader.c takes a new
- *     process slot from realloc() without clearing it, and keeps its
- *     garbage exe pointer when the PROC section's path is empty (as the
- *     recorder writes it): trail_reader_procs() hands it out.
- */
-static int show_known_bugs(void)
-{
-	static int show = -1;
-
-	if (show < 0) {
-		const char *e = getenv("FUZZ_KNOWN_BUGS");
-
-		show = e && !strcmp(e, "show");
-	}
-	return show;
-}
 
 /* What report and its function_graph layout ask of a record. */
 static void like_report(const struct trail_reader *r, const struct trail_record *rec)
@@ -78,7 +57,7 @@ static void accessors(const struct trail_reader *r)
 	n = trail_reader_procs(r, &procs);
 
 	for (size_t i = 0; i < n; i++)
-		if (procs[i].exe && show_known_bugs()) /* proc-exe-uninitialized */
+		if (procs[i].exe) /* regress/reader/proc-exe-uninitialized */
 			sink += strlen(procs[i].exe);
 	for (uint32_t id = 0; id < 64; id++)
 		trail_reader_event(r, id);
@@ -124,5 +103,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	return fuzz_reader_one(data, size);
+}
+
+/*
+ * Every byte of a version 2 file is checksummed, so a blind mutation is a
+ * skipped section and no more. Half the mutants get their section CRCs
+ * (and the file header's) made right again, so the damage reaches chunk
+ * and record decoding; the other half test the checksums and the resync.
+ */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max, unsigned seed);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max, unsigned seed)
+{
+	size_t off = sizeof(struct trail_file_hdr);
+
+	size = LLVMFuzzerMutate(data, size, max);
+	if (!(seed & 1) || size < off)
+		return size;
+	{
+		struct trail_file_hdr h;
+
+		memcpy(&h, data, sizeof(h));
+		h.hdr_crc = trail__crc32c(0, &h, offsetof(struct trail_file_hdr, hdr_crc));
+		memcpy(data, &h, sizeof(h));
+	}
+	while (size - off >= sizeof(struct trail_sec)) {
+		struct trail_sec sec;
+
+		memcpy(&sec, data + off, sizeof(sec));
+		if (sec.magic != TRAIL_SEC_MAGIC || sec.len > size - off - sizeof(sec))
+			break;
+		sec.crc = trail__sec_crc(&sec, data + off + sizeof(sec), (size_t)sec.len, NULL, 0);
+		memcpy(data + off, &sec, sizeof(sec));
+		off += sizeof(sec) + (size_t)sec.len;
+	}
+	return size;
 }
 #endif

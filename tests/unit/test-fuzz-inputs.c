@@ -9,11 +9,7 @@
  * over its time. A target must have seeds; regress inputs may be none.
  * Fresh heap memory is filled with garbage (M_PERTURB; ASan does the
  * same), so a read of memory nobody wrote shows without MSan.
- *
- * A known bug of code this suite does not fix yet has its input in
- * regress/ too, and an entry in known_bugs below: its target steps around
- * it unless FUZZ_KNOWN_BUGS=show, and fuzz_known_bugs checks that it still
- * shows then (a skip naming it), failing once it no longer does.
+
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -53,7 +49,7 @@ out:
 }
 
 /* One input in a child process; 0 if it returned. */
-static int run_input(const struct target *t, const char *path, int show_known)
+static int run_input(const struct target *t, const char *path)
 {
 	size_t size = 0;
 	uint8_t *data = load(path, &size);
@@ -69,8 +65,6 @@ static int run_input(const struct target *t, const char *path, int show_known)
 	if (pid == 0) {
 		alarm(INPUT_TIMEOUT);
 		mallopt(M_PERTURB, 0x5a);
-		if (show_known)
-			setenv("FUZZ_KNOWN_BUGS", "show", 1);
 		t->one(data, size);
 		_exit(0);
 	}
@@ -106,7 +100,7 @@ static int run_dir(const struct target *t, const char *kind)
 		return -1;
 	for (int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
-		if (run_input(t, path, 0))
+		if (run_input(t, path))
 			check_failures++;
 		ran++;
 		free(ents[i]);
@@ -124,48 +118,6 @@ static void run_target(const struct target *t)
 		crashers < 0 ? 0 : crashers);
 }
 
-/* Bugs found by fuzzing, not fixed yet, each with its input in
- * tests/fuzz/regress/<target>/ and the place at fault. */
-static const struct known_bug {
-	const struct target t;
-	const char *input, *where;
-} known_bugs[] = {
-	{{"reader", fuzz_reader_one}, "proc-exe-uninitialized",
-	 "src/reader/reader.c sec_proc(): a new process's exe left uninitialized"},
-};
-
-TEST(fuzz_known_bugs)
-{
-	char path[1024], shows[1024] = "";
-	size_t n = sizeof(known_bugs) / sizeof(known_bugs[0]), still = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct known_bug *b = &known_bugs[i];
-
-		snprintf(path, sizeof(path), "%s/tests/fuzz/regress/%s/%s",
-			 TRAIL_SOURCE_DIR, b->t.name, b->input);
-		if (access(path, R_OK)) {
-			fprintf(stderr, "  %s: missing\n", path);
-			check_failures++;
-		} else if (!run_input(&b->t, path, 1)) {
-			fprintf(stderr, "  %s: no longer fails: fixed? remove it from "
-				"known_bugs and its target's FUZZ_KNOWN_BUGS check\n", path);
-			check_failures++;
-		} else {
-			snprintf(shows + strlen(shows), sizeof(shows) - strlen(shows),
-				 "%s%s/%s (%s)", still++ ? "; " : "", b->t.name,
-				 b->input, b->where);
-		}
-	}
-	if (!check_failures && still) {
-		char why[1200];
-
-		snprintf(why, sizeof(why), "%zu known bug%s not fixed: %s", still,
-			 still > 1 ? "s" : "", shows);
-		SKIP(why);
-	}
-}
-
 #define TARGET(t)                                                             \
 	TEST(fuzz_inputs_##t)                                                 \
 	{                                                                     \
@@ -181,4 +133,4 @@ TARGET(ldcache)
 
 TEST_MAIN(CHECK_T(fuzz_inputs_reader), CHECK_T(fuzz_inputs_meta),
 	  CHECK_T(fuzz_inputs_spec), CHECK_T(fuzz_inputs_elf),
-	  CHECK_T(fuzz_inputs_ldcache), CHECK_T(fuzz_known_bugs))
+	  CHECK_T(fuzz_inputs_ldcache))
