@@ -130,10 +130,11 @@ HIDDEN uint32_t trail__sig_level_at(uintptr_t sp);
 /* glibc's own sigaction, for libtrail's handlers (not counted) */
 struct sigaction;
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
-/* the next sigaction in lookup order (a sanitizer's, else glibc's), not
- * counted either: a TSan build gives its control handler to TSan, which
- * would otherwise see it run in a thread it has not set up yet */
-HIDDEN int trail__sigaction_next(int sig, const struct sigaction *act, struct sigaction *oact);
+/* a sanitizer's sigaction (else the next in lookup order), not counted
+ * either: a TSan build gives its control handler to TSan, which would
+ * otherwise see it run in a thread it has not set up yet */
+HIDDEN int trail__sigaction_sanitizer(int sig, const struct sigaction *act,
+				      struct sigaction *oact);
 
 /* ftrace.c */
 HIDDEN void trail__pend_flush(struct writer *w);

@@ -822,7 +822,7 @@ static void install_signal(void)
 #if defined(__SANITIZE_THREAD__)
 	/* TSan must deliver it: the kernel may pick a thread TSan has not
 	 * set up yet, where an instrumented handler crashes TSan */
-	if (trail__sigaction_next(sig, &sa, NULL) == 0)
+	if (trail__sigaction_sanitizer(sig, &sa, NULL) == 0)
 		ctl_signal = sig;
 #else
 	if (__sigaction(sig, &sa, NULL) == 0)

@@ -16,7 +16,7 @@
  * Handlers installed before libtrail was loaded (-P on a program without
  * it) are not seen: their calls count as level 0. libtrail's own handlers
  * go straight to glibc (__sigaction), except the control handler of a TSan
- * build (trail__sigaction_next).
+ * build (trail__sigaction_sanitizer).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -86,10 +86,14 @@ UNINSTRUMENTED static int next(int sig, const struct sigaction *act, struct siga
 	return f ? f(sig, act, oact) : __sigaction(sig, act, oact);
 }
 
-UNINSTRUMENTED int trail__sigaction_next(int sig, const struct sigaction *act,
-					 struct sigaction *oact)
+UNINSTRUMENTED int trail__sigaction_sanitizer(int sig, const struct sigaction *act,
+					      struct sigaction *oact)
 {
-	return next(sig, act, oact);
+	/* TSan is loaded before libtrail: not "next" from here, but its
+	 * interceptor is named */
+	sigaction_fn f = (sigaction_fn)dlsym(RTLD_DEFAULT, "__interceptor_sigaction");
+
+	return f ? f(sig, act, oact) : next(sig, act, oact);
 }
 
 /* what the program sees of a kernel action: its own handler */
