@@ -136,6 +136,26 @@ int tfw_header(struct tf_writer *w, struct trail_file_hdr *h)
 	return 0;
 }
 
+/*
+ * Blocks are allocated ahead of the writes, 64 MiB at a time: ext4's
+ * delayed allocation otherwise reserves them a page at a time inside every
+ * write, two thirds of the drain's CPU at a few hundred MB/s (22 us per
+ * 64 KiB chunk, 8 with the blocks there). The file's size is not changed
+ * (KEEP_SIZE); what is left past the end is given back when the file is
+ * done. A filesystem that cannot, or a full one, just writes as before.
+ */
+#define RESERVE_STEP (64ull << 20)
+
+static void reserve(struct tf_writer *w, uint64_t end)
+{
+	if (end <= w->reserved || !w->part)
+		return;
+	if (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->off, (off_t)RESERVE_STEP) == 0)
+		w->reserved = w->off + RESERVE_STEP;
+	else
+		w->reserved = UINT64_MAX; /* not here: never again */
+}
+
 int tfw_section(struct tf_writer *w, uint32_t type, const void *a, size_t alen,
 		const void *b, size_t blen)
 {
@@ -149,6 +169,7 @@ int tfw_section(struct tf_writer *w, uint32_t type, const void *a, size_t alen,
 	s.magic = TRAIL_SEC_MAGIC;
 	s.len = alen + blen;
 	s.crc = trail__sec_crc(&s, a, alen, b, blen);
+	reserve(w, w->off + sizeof(s) + alen + blen);
 	iov[n++] = (struct iovec){&s, sizeof(s)};
 	if (alen)
 		iov[n++] = (struct iovec){(void *)a, alen};
@@ -165,6 +186,10 @@ int tfw_finish(struct tf_writer *w, int keep)
 {
 	int r = 0;
 
+	/* blocks reserved past the end go back */
+	if (w->part && keep && w->reserved > w->off && w->reserved != UINT64_MAX &&
+	    !w->err)
+		ftruncate(w->fd, (off_t)w->off);
 	/* rename or unlink before the close drops the lock, so that no
 	 * other recorder can take FILE.part in between */
 	if (w->part && keep && rename(w->part, w->final) < 0)

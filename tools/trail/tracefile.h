@@ -28,6 +28,7 @@ struct tf_writer {
 	const char *path;
 	char *final;  /* where the file goes: path, or the target of its symlink */
 	char *part;   /* the file being written (NULL: written in place) */
+	uint64_t reserved; /* blocks allocated ahead up to here (fallocate) */
 };
 
 /* 0, or -errno: -EBUSY if another recorder is writing FILE.part. */
