@@ -81,8 +81,20 @@ recursion_10000_deep() {
 	[ "$(grep -c 'deep() {' got.txt)" -eq 10000 ] || die "opens: $(grep -c 'deep() {' got.txt)"
 	[ "$(grep -c 'deep();' got.txt)" -eq 1 ] || die "leaf"
 	[ "$(grep -c '} /\* deep \*/' got.txt)" -eq 10000 ] || die "closes"
-	# the innermost call is indented 10000 levels
-	awk '/deep\(\);/ { match($0, /\|  +/); if (RLENGTH - 3 != 20000) exit 1 }' got.txt
+	# indentation grows 2 columns a level up to depth 50 (100 columns),
+	# then stays; from depth 50 on each line ends with its depth: the k-th
+	# call opened is at depth k-1, the innermost (the leaf) at 10000, and
+	# the closes come back up
+	awk '
+		{ match($0, /\|  +/); ind = RLENGTH - 3; d = -1 }
+		/deep\(\) \{/ { d = opens++ }
+		/deep\(\);/ { d = opens }
+		/} \/\* deep \*\// { d = --opens }
+		d < 0 { print "unexpected: " $0; exit 1 }
+		d < 50 && (ind != 2 * d || /\)$/) { print "depth " d ": " $0; exit 1 }
+		d >= 50 && (ind != 100 || $0 !~ "\\(" d "\\)$") { print "depth " d ": " $0; exit 1 }
+	' got.txt || die "indentation or depth numbers wrong"
+	grep -q '^C) D | \{102\}deep(); (10000)$' got.txt || die "the innermost call: $(grep 'deep();' got.txt)"
 }
 
 longjmp_out() {
@@ -251,6 +263,16 @@ shadow_stack_full_degrades() {
 	has got.txt "function_graph: 3617 calls deeper than a thread's shadow stack"
 	[ "$(grep -c 'deep() {' got.txt)" -eq 16383 ] || die "opens: $(grep -c 'deep() {' got.txt)"
 	[ "$(grep -c 'deep();' got.txt)" -eq 1 ] || die "leaf"
+	# the report stays small: indentation is capped (at 50 levels), so
+	# no line is longer than about 150 bytes (it was 32 KiB at the bottom
+	# of this tree); the depth is still there, as a number
+	awk '{ if (length($0) > 160) { print NR ": " length($0) " bytes"; exit 1 } }' got.txt ||
+		die "a line longer than 160 bytes"
+	[ "$(stat -c %s got.txt)" -lt $((32767 * 150)) ] || die "report of $(stat -c %s got.txt) bytes"
+	grep -q 'deep(); (16383)$' got.txt || die "the innermost call's depth: $(grep 'deep();' got.txt)"
+	$TRAIL report -O fgraph:proc -i g.dat >proc.txt
+	awk '{ if (length($0) > 190) { print NR ": " length($0) " bytes"; exit 1 } }' proc.txt ||
+		die "-O fgraph:proc: a line longer than 190 bytes"
 }
 
 DLHOST=$BUILD/tests/cli/ftrace-dlhost

@@ -6,6 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Indentation stops growing at this depth. ftrace indents two columns a
+ * level without a limit, but the kernel's function_graph never nests much
+ * deeper than its return stack (FTRACE_RETFUNC_DEPTH, 50 frames), while a
+ * trail thread follows 16384 calls: a 16384-deep recursion indented in
+ * full is 32 KiB a line, half a gigabyte a report. Lines this deep or
+ * deeper keep this depth's indentation and end with their depth, as
+ * trace-cmd's -O fgraph:depth writes it: "deep() { (16000)". Shallower
+ * lines are ftrace's, unchanged.
+ */
+#define INDENT_MAX_DEPTH 50
+
 struct gpend {
 	uint64_t func;
 	uint64_t ts;
@@ -23,6 +35,7 @@ struct fgraph {
 	struct gstream *st;
 	size_t nst;
 	const struct trail_rstream *last;
+	size_t line_depth; /* of the line being built, if past the indentation cap */
 };
 
 struct fgraph *fgraph_new(struct trail_reader *r, int proc)
@@ -177,7 +190,19 @@ static void lead(struct fgraph *g, FILE *out, struct lbuf *l, const struct trail
 	else
 		lb_pad(l, 12, ' ');
 	lb_put(l, "  |  ", 5);
-	lb_pad(l, 2 * depth, ' ');
+	g->line_depth = depth >= INDENT_MAX_DEPTH ? depth : 0;
+	lb_pad(l, 2 * (depth < INDENT_MAX_DEPTH ? depth : INDENT_MAX_DEPTH), ' ');
+}
+
+/* The line ends, with its depth if its indentation was capped. */
+static void end(struct fgraph *g, struct lbuf *l)
+{
+	if (g->line_depth) {
+		lb_put(l, " (", 2);
+		lb_num(l, g->line_depth, 0, ' ');
+		lb_put(l, ")", 1);
+	}
+	lb_end(l);
 }
 
 static struct gstream *gs(struct fgraph *g, const struct trail_record *rec)
@@ -223,14 +248,14 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 			} else {
 				lb_put(&l, ";", 1);
 			}
-			lb_end(&l);
+			end(g, &l);
 			s->skip_exit = 1;
 			return;
 		}
 		lead(g, out, &l, rec, 0, 0, s->depth);
 		name_of(g, rec, func, 0, &l);
 		lb_put(&l, " {", 2);
-		lb_end(&l);
+		end(g, &l);
 		push(s, func, rec->ts_ns);
 		return;
 	}
@@ -251,7 +276,7 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 			lb_hex(&l, (unsigned long long)u64at(rec, 0));
 		}
 		lb_put(&l, " */", 3);
-		lb_end(&l);
+		end(g, &l);
 		return;
 	}
 	if (is(rec, "funcgraph_leaf")) { /* entry and exit of a leaf in one */
@@ -265,7 +290,7 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		     s->depth);
 		name_of(g, rec, u64at(rec, 0), 0, &l);
 		lb_put(&l, ";", 1);
-		lb_end(&l);
+		end(g, &l);
 		return;
 	}
 	if (is(rec, "funcgraph_call")) { /* threshold mode: long calls only */
@@ -278,7 +303,7 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		lb_put(&l, "} /* ", 5);
 		name_of(g, rec, u64at(rec, 0), 1, &l);
 		lb_put(&l, " */", 3);
-		lb_end(&l);
+		end(g, &l);
 		return;
 	}
 	/* anything else, as a comment at the current depth */
@@ -299,5 +324,5 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		lb_str(&l, fields);
 		lb_put(&l, " */", 3);
 	}
-	lb_end(&l);
+	end(g, &l);
 }
