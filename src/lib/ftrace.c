@@ -85,6 +85,10 @@ static struct trail_event *evp_function
 		 {{TRAIL_FK_INT, 8, flags, sizeof(fld) - 1, 0}, fld}}
 ONE_FIELD_META(meta_gentry, "funcgraph_entry", "func", TRAIL_FF_HEX | TRAIL_FF_PTR);
 ONE_FIELD_META(meta_gexit_ret, "funcgraph_exit_ret", "retval", TRAIL_FF_HEX);
+/* a frame a forked child inherited: written into the child's stream at
+ * fork, outermost first, so that the report can name the returns whose
+ * entries are in the parent's stream (exit records carry no function) */
+ONE_FIELD_META(meta_ginherit, "funcgraph_inherited", "func", TRAIL_FF_HEX | TRAIL_FF_PTR);
 static const struct __attribute__((packed)) {
 	struct trail_meta_hdr h;
 	char p[sizeof("ftrace")];
@@ -125,6 +129,7 @@ INTERNAL_EVENT(gexit, meta_gexit);
 INTERNAL_EVENT(gexit_ret, meta_gexit_ret);
 INTERNAL_EVENT(gcall, meta_gcall);
 INTERNAL_EVENT(gleaf, meta_gleaf);
+INTERNAL_EVENT(ginherit, meta_ginherit);
 
 /* ------------------------------------------------------------------ sites */
 
@@ -1227,6 +1232,28 @@ static void exit_record(const struct gframe *fr, int returned, uint64_t retval, 
 
 			write_event(&ev_gcall, 1u << s, p, sizeof(p));
 		}
+	}
+}
+
+/*
+ * In a forked child, once its sessions are set up: the shadow stack is the
+ * forking thread's, copied with the rest of memory, and the child returns
+ * through every frame on it. Their entries were written in the parent's
+ * stream; the child's gets one funcgraph_inherited {func} per frame,
+ * outermost first, for the sessions that wrote the entry and pair exits
+ * with entries (threshold mode writes {func, duration} at the exit from
+ * the frame's own entry time, which the child has too).
+ */
+void trail__ftrace_forked_frames(void)
+{
+	struct gstack *g = gstk;
+
+	for (uint32_t i = 0; g && i < g->depth; i++) {
+		uint32_t m = g->f[i].mask & ~__atomic_load_n(&thresh_sessions, __ATOMIC_RELAXED);
+		uint64_t func = g->f[i].func;
+
+		if (m)
+			write_event(&ev_ginherit, m, &func, sizeof(func));
 	}
 }
 

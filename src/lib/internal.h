@@ -145,6 +145,8 @@ HIDDEN void trail__pend_flush_self(void);
 HIDDEN int trail__ftrace_join(unsigned s, struct psess *ps, void *uc);
 HIDDEN void trail__ftrace_leave(unsigned s);
 HIDDEN void trail__ftrace_forked(unsigned s, struct psess *ps);
+/* in a forked child, its sessions set up: the frames it inherited */
+HIDDEN void trail__ftrace_forked_frames(void);
 HIDDEN void trail__ftrace_step(void *ucontext);
 HIDDEN int trail__ctl_signal(void);
 /* fn() under the control lock, the control signal blocked meanwhile */

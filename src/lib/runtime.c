@@ -754,6 +754,8 @@ static void fork_child(void)
 		trail__ftrace_forked(s, ps);
 		proc_state(ps, TRAIL_PS_ACTIVE, 0);
 	}
+	/* before anything the child writes: it returns through these first */
+	trail__ftrace_forked_frames();
 	registry_announce();
 	ctl_unlock(&fork_saved_mask);
 }

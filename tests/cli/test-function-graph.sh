@@ -171,6 +171,48 @@ fork_child() {
 	[ "$(cat n.txt)" -eq 2 ] || die "two processes expected"
 }
 
+fork_inside_calls() {
+	# fork() three calls deep: the child returns through the frames it
+	# inherited, whose entries are in the parent's stream. Its returns are
+	# named (a funcgraph_inherited record per frame, written at fork) and
+	# have no duration (the call began in the parent); the parent's tree
+	# is the same as without a fork.
+	for opt in "" --retval; do
+		# shellcheck disable=SC2086 # $opt: none or one word
+		$TRAIL record -q -p function_graph $NOSAN $opt -l 'fork_*' -l hash -o k.dat -- "$P2" forknest
+		$TRAIL report -q -O fgraph:proc -i k.dat >all.txt
+		parent=$(grep -m1 -oE -- '-[0-9]+ +\|' all.txt | grep -oE '[0-9]+')
+		# each process's lines, durations and CPUs normalized
+		for who in parent child; do
+			grep -E ' \|  ' all.txt | if [ $who = parent ]; then grep -F -- "-$parent "; else grep -vF -- "-$parent "; fi |
+				sed -E 's/^ *[0-9?]+\) +[^ ]+ +\|//; s/^ +[^|]* us +\|/D |/; s/^ +\|/- |/' >$who.txt
+		done
+		r0= r1=
+		[ -z "$opt" ] || { r0=' = 0x0' r1=' = 0x1'; }
+		{
+			printf '%s\n' '- |  fork_outer() {' '- |    fork_middle() {' '- |      fork_inner() {'
+			if [ -z "$opt" ]; then echo 'D |        hash();'; else echo 'D |        hash(); /* = 0x143c538f */'; fi
+			printf '%s\n' "D |      } /* fork_inner$r1 */" "D |    } /* fork_middle$r1 */" "D |  } /* fork_outer$r1 */"
+		} >want-parent.txt
+		{
+			if [ -z "$opt" ]; then echo 'D |        hash();'; else echo 'D |        hash(); /* = 0xf394e69 */'; fi
+			printf '%s\n' "- |      } /* fork_inner$r0 */" "- |    } /* fork_middle$r0 */" "- |  } /* fork_outer$r0 */"
+		} >want-child.txt
+		diff -u want-parent.txt parent.txt || die "parent ($opt)"
+		diff -u want-child.txt child.txt || die "child ($opt)"
+		$TRAIL report -q -i k.dat --count >count.txt
+		has count.txt "ftrace:funcgraph_inherited             3"
+	done
+	# a threshold recording names the child's returns anyway ({func,
+	# duration}, timed from the parent's entry): nothing inherited written
+	$TRAIL record -q -p function_graph $NOSAN --graph-time-thresh 1ns -l 'fork_*' -o k.dat -- "$P2" forknest
+	$TRAIL report -q -i k.dat >thr.txt
+	[ "$(grep -c '} /\* fork_outer \*/' thr.txt)" -eq 2 ] || die "threshold: $(cat thr.txt)"
+	hasnt thr.txt "0x0"
+	$TRAIL report -q -i k.dat --count >count.txt
+	hasnt count.txt "funcgraph_inherited"
+}
+
 exit_inside() {
 	rc=0
 	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" exit || rc=$?
@@ -355,6 +397,7 @@ t cxx_exceptions cxx_exceptions
 t threads threads
 t signal_handler_call signal_handler_call
 t fork_child fork_child
+t fork_inside_calls fork_inside_calls
 t exit_inside exit_inside
 t bytes_per_call bytes_per_call
 t events_inside_calls events_inside_calls

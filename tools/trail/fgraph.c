@@ -21,6 +21,7 @@
 struct gpend {
 	uint64_t func;
 	uint64_t ts;
+	int timed; /* 0: entered in another stream (a forked child's frame) */
 };
 
 struct gstream {
@@ -76,7 +77,7 @@ int fgraph_is_graph(const struct trail_record *rec)
 {
 	return is(rec, "funcgraph_entry") || is(rec, "funcgraph_exit") ||
 	       is(rec, "funcgraph_exit_ret") || is(rec, "funcgraph_call") ||
-	       is(rec, "funcgraph_leaf");
+	       is(rec, "funcgraph_leaf") || is(rec, "funcgraph_inherited");
 }
 
 /* ftrace's duration column: marker, 7 characters of microseconds (as many
@@ -210,7 +211,7 @@ static struct gstream *gs(struct fgraph *g, const struct trail_record *rec)
 	return rec->stream->order < g->nst ? &g->st[rec->stream->order] : NULL;
 }
 
-static int push(struct gstream *s, uint64_t func, uint64_t ts)
+static int push(struct gstream *s, uint64_t func, uint64_t ts, int timed)
 {
 	if (s->depth == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
@@ -221,7 +222,7 @@ static int push(struct gstream *s, uint64_t func, uint64_t ts)
 		s->stack = p;
 		s->cap = cap;
 	}
-	s->stack[s->depth++] = (struct gpend){func, ts};
+	s->stack[s->depth++] = (struct gpend){func, ts, timed};
 	return 0;
 }
 
@@ -256,11 +257,17 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		name_of(g, rec, func, 0, &l);
 		lb_put(&l, " {", 2);
 		end(g, &l);
-		push(s, func, rec->ts_ns);
+		push(s, func, rec->ts_ns, 1);
+		return;
+	}
+	if (is(rec, "funcgraph_inherited")) {
+		/* a forked child's frame, entered in the parent: nothing to
+		 * print until the child returns from it */
+		push(s, u64at(rec, 0), 0, 0);
 		return;
 	}
 	if (is(rec, "funcgraph_exit") || is(rec, "funcgraph_exit_ret")) {
-		struct gpend p = {0, rec->ts_ns};
+		struct gpend p = {0, 0, 0};
 
 		if (s->skip_exit) {
 			s->skip_exit = 0;
@@ -268,14 +275,21 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		}
 		if (s->depth)
 			p = s->stack[--s->depth];
-		lead(g, out, &l, rec, 1, rec->ts_ns - p.ts, s->depth);
-		lb_put(&l, "} /* ", 5);
-		name_of(g, rec, p.func, 1, &l); /* closing: the bare name */
+		/* the duration is known when the entry is in this stream; the
+		 * return from an inherited frame or one whose entry was lost
+		 * has none (its entry time is in another stream, or gone) */
+		lead(g, out, &l, rec, p.timed, rec->ts_ns - p.ts, s->depth);
+		lb_put(&l, "}", 1);
+		if (p.func) {
+			lb_put(&l, " /* ", 4);
+			name_of(g, rec, p.func, 1, &l); /* closing: the bare name */
+		}
 		if (is(rec, "funcgraph_exit_ret")) {
-			lb_put(&l, " = ", 3);
+			lb_put(&l, p.func ? " = " : " /* = ", p.func ? 3 : 6);
 			lb_hex(&l, (unsigned long long)u64at(rec, 0));
 		}
-		lb_put(&l, " */", 3);
+		if (p.func || is(rec, "funcgraph_exit_ret"))
+			lb_put(&l, " */", 3);
 		end(g, &l);
 		return;
 	}

@@ -15,6 +15,9 @@
  *   prog sigjump         a handler left by siglongjmp, then hash() at
  *                        level 0
  *   prog fork            a child process makes requests too
+ *   prog forknest        fork inside three nested calls: the child
+ *                        returns through them (and calls hash() first),
+ *                        the parent waits for it, then returns too
  *   prog exit            exit(3) from inside nested calls
  *   prog nap             one request that sleeps 3 ms inside lookup
  *   prog spin            3 threads making requests forever (attach tests)
@@ -150,6 +153,33 @@ static void on_usr1_jump(int sig)
 	siglongjmp(sj, 1);
 }
 
+/* the child returns 0 through all three, the parent 1 */
+F int fork_inner(void)
+{
+	pid_t p = fork();
+
+	hash(p ? "parent" : "child");
+	if (p > 0)
+		waitpid(p, NULL, 0);
+	return p > 0;
+}
+
+F int fork_middle(void)
+{
+	int r = fork_inner();
+
+	sink = (unsigned)r; /* after the call: no tail call */
+	return r;
+}
+
+F int fork_outer(void)
+{
+	int r = fork_middle();
+
+	sink = (unsigned)r;
+	return r;
+}
+
 F void leave(void)
 {
 	exit(3);
@@ -209,6 +239,9 @@ static int modes(int argc, char **argv)
 		if (!p)
 			_exit(0);
 		waitpid(p, NULL, 0);
+	} else if (!strcmp(m, "forknest")) {
+		if (!fork_outer())
+			_exit(0);
 	} else if (!strcmp(m, "exit")) {
 		about_to_leave();
 	} else if (!strcmp(m, "spin")) {
