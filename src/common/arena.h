@@ -185,7 +185,11 @@ struct trail_stream {
 	uint8_t pad[64];
 };
 
-/* Process slot: one process that joined the session. */
+/* Process slot: one process that joined the session. A process claims its
+ * slot (pid set, state still FREE) as soon as it has taken the request and
+ * mapped the arena, before it waits for anything (another session being
+ * attached, its functions being patched): a recorder seeing the pid knows
+ * the request arrived. */
 #define TRAIL_PS_FREE 0u
 #define TRAIL_PS_ACTIVE 1u
 #define TRAIL_PS_DETACH_PENDING 2u /* asked to detach, not yet quiescent */
@@ -204,7 +208,9 @@ struct trail_proc {
 	char comm[16];
 	int32_t signal;      /* its control signal (detach), 0: none */
 	uint32_t functions;  /* functions hooked for the session */
-	uint8_t pad[8];
+	int32_t tid;         /* FAILED with -EBUSY or -ETIMEDOUT: the thread that
+			      * did not answer while functions were patched */
+	uint8_t pad[4];
 };
 #define TRAIL_JOIN_ENV 1u    /* at start-up, from TRAIL_SESSION */
 #define TRAIL_JOIN_ATTACH 2u /* by signal, trail record -P */

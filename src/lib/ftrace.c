@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <trail/trail.h>
@@ -491,113 +492,11 @@ static int patch(struct hsite *h, uintptr_t target)
  *
  * A site is five one-byte nops: a running thread may be between two of
  * them, where a call written over them would be entered in its middle.
- * So, while other threads run: int3 on the first byte of every site of the
- * batch (a thread reaching one is moved past the site by the SIGTRAP
- * handler of poke.c), serialize, then ask every other thread, by signal,
- * to look at where it was stopped and step past the site if inside one
- * (they are nops: skipping them is what running them does); once all have
- * answered, no thread is inside a site, and the tail and then the first
- * byte are written. A thread that does not answer in time (it blocks the
- * signal) makes the batch fail and fall back to the nops.
+ * Code other threads may run is therefore written breakpoint first, every
+ * other thread stepped out of the sites between the breakpoints and the
+ * tails: fstep.c.
  */
-#include <signal.h>
-#include <sys/syscall.h>
 #include <ucontext.h>
-
-static const uintptr_t *step_sites; /* sorted, during a live patch */
-static size_t step_n;
-static uint32_t step_acks;
-
-void trail__ftrace_step(void *ucv)
-{
-	ucontext_t *uc = ucv;
-	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	const uintptr_t *v = __atomic_load_n(&step_sites, __ATOMIC_ACQUIRE);
-	size_t lo = 0, hi = __atomic_load_n(&step_n, __ATOMIC_ACQUIRE);
-
-	while (v && lo < hi) { /* the last site at or below ip */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (v && lo && ip > v[lo - 1] && ip < v[lo - 1] + TRAIL_ARCH_SITE_SIZE)
-		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(v[lo - 1] + TRAIL_ARCH_SITE_SIZE);
-	__atomic_fetch_add(&step_acks, 1, __ATOMIC_RELEASE);
-}
-
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
-/* Signal every other thread to step out of the sites; 0 when all did. */
-static int step_all_threads(void)
-{
-	char buf[4096];
-	pid_t self = (pid_t)syscall(SYS_gettid);
-	uint32_t sent = 0;
-	int sig = trail__ctl_signal(), fd;
-	long n;
-
-	if (!sig)
-		return -ENOTSUP;
-	fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	__atomic_store_n(&step_acks, 0, __ATOMIC_RELEASE);
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n;) {
-			struct linux_dirent64 *d = (struct linux_dirent64 *)(buf + off);
-			long tid = strtol(d->d_name, NULL, 10);
-
-			off += d->d_reclen;
-			if (tid <= 0 || tid == self)
-				continue;
-			{
-				siginfo_t si;
-
-				memset(&si, 0, sizeof(si));
-				si.si_signo = sig;
-				si.si_code = SI_QUEUE;
-				si.si_pid = trail__pid;
-				si.si_uid = getuid();
-				si.si_value.sival_int = (int)(3u << 24);
-				if (syscall(SYS_rt_tgsigqueueinfo, trail__pid, (pid_t)tid, sig, &si) == 0)
-					sent++;
-			}
-		}
-	}
-	close(fd);
-	/* every thread answers, or has exited (it then cannot be in a site) */
-	for (int i = 0; i < 20000 && __atomic_load_n(&step_acks, __ATOMIC_ACQUIRE) < sent; i++) {
-		struct timespec ts = {0, 50000};
-
-		if (i > 100) {
-			/* a thread may have exited after being counted */
-			int f2 = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-			char st[2048], *p;
-			ssize_t k = f2 < 0 ? -1 : read(f2, st, sizeof(st) - 1);
-
-			if (f2 >= 0)
-				close(f2);
-			if (k > 0) {
-				st[k] = '\0';
-				p = strstr(st, "\nThreads:");
-				if (p && (uint32_t)strtol(p + 9, NULL, 10) - 1 <=
-						 __atomic_load_n(&step_acks, __ATOMIC_ACQUIRE))
-					break;
-			}
-		}
-		nanosleep(&ts, NULL);
-	}
-	return __atomic_load_n(&step_acks, __ATOMIC_ACQUIRE) >= sent ? 0 : -EBUSY;
-}
 
 /* Patch a batch of sites while other threads run. */
 static int patch_live(struct hsite **hs, size_t n, uintptr_t *addrs, const uintptr_t *targets)
@@ -623,10 +522,7 @@ static int patch_live(struct hsite **hs, size_t n, uintptr_t *addrs, const uintp
 			addrs[j] = addrs[j - 1];
 			addrs[j - 1] = t;
 		}
-	__atomic_store_n(&step_n, n, __ATOMIC_RELEASE);
-	__atomic_store_n(&step_sites, addrs, __ATOMIC_RELEASE);
-	r = trail_arch_poke_stepped(pk, n, step_all_threads);
-	__atomic_store_n(&step_sites, NULL, __ATOMIC_RELEASE);
+	r = trail__step_poke(pk, n, addrs);
 	if (!r)
 		for (size_t i = 0; i < n; i++)
 			hs[i]->patched = 1;
@@ -670,11 +566,12 @@ static int batch_flush(struct batch *b)
  * Hook in object o what session s selects (under the control lock, room
  * reserved in the table). live: other threads may run o's code, so sites
  * go through b; else they are written directly. Returns the number of
- * functions hooked, or -EBUSY when a live batch failed.
+ * functions hooked, or the error of a live batch that failed (-EBUSY,
+ * -ETIMEDOUT: see fstep.c).
  */
 static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
 {
-	int any_l = 0, any_g = 0, n = 0;
+	int any_l = 0, any_g = 0, n = 0, r;
 
 	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
 	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
@@ -701,8 +598,8 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 				/* the masks set first are harmless until then */
 				b->h[b->n] = h;
 				b->target[b->n++] = target;
-				if (b->n == 64 && batch_flush(b))
-					return -EBUSY;
+				if (b->n == 64 && (r = batch_flush(b)))
+					return r;
 			}
 		}
 		if (root.hit)
@@ -852,7 +749,7 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 	char tracer[32], v[32];
 	struct gconf gc = {0};
 	struct batch b;
-	int any_g = 0, live, n = 0, nest;
+	int any_g = 0, live, n = 0, nest, k;
 
 	if (!trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer)))
 		return 0;
@@ -895,17 +792,16 @@ int trail__ftrace_join(unsigned s, struct psess *ps, void *uc)
 		__atomic_fetch_or(&simple_sessions, 1u << s, __ATOMIC_RELEASE);
 	b.n = 0;
 	for (unsigned i = 0; i < nobjs; i++) {
-		int k = hook_obj(s, ps, &objs[i], live, &b);
-
+		k = hook_obj(s, ps, &objs[i], live, &b);
 		if (k < 0) {
 			trail__ftrace_leave(s);
 			return k;
 		}
 		n += k;
 	}
-	if (batch_flush(&b)) {
+	if ((k = batch_flush(&b))) {
 		trail__ftrace_leave(s);
-		return -EBUSY;
+		return k;
 	}
 	if (uc)
 		step_self(uc);
@@ -943,6 +839,7 @@ void trail__ftrace_leave(unsigned s)
 	struct hsite *which[64];
 	struct htable *t = htab;
 	size_t n = 0, cap = t ? t->cap : 0;
+	int restore = -1; /* not known yet */
 
 	__atomic_fetch_add(&trail__pend_gen, 1, __ATOMIC_RELAXED);
 
@@ -959,7 +856,14 @@ void trail__ftrace_leave(unsigned s)
 			}
 		}
 		if (n == 64 || (!h && n)) {
-			if (!trail_arch_poke_live(batch, n))
+			/* restoring goes breakpoint first too: not while a thread
+			 * blocks SIGTRAP (one that started to after the attach).
+			 * The sites then stay hooked, for no session: their calls
+			 * go through the stub and return at once, and the next
+			 * session to want them finds them patched. */
+			if (restore < 0)
+				restore = !trail__step_check();
+			if (restore && !trail_arch_poke_live(batch, n))
 				for (size_t k = 0; k < n; k++)
 					which[k]->patched = 0;
 			n = 0;

@@ -78,6 +78,7 @@ struct psess {
 	pid_t cli_pid;
 	int cli_fd;
 	uint64_t cli_start;
+	int detaching; /* a thread waits for the grace period of its detach */
 	char spec[TRAIL_SPEC_MAX + 1];
 };
 
@@ -147,10 +148,26 @@ HIDDEN void trail__ftrace_leave(unsigned s);
 HIDDEN void trail__ftrace_forked(unsigned s, struct psess *ps);
 /* in a forked child, its sessions set up: the frames it inherited */
 HIDDEN void trail__ftrace_forked_frames(void);
-HIDDEN void trail__ftrace_step(void *ucontext);
 HIDDEN int trail__ctl_signal(void);
 /* fn() under the control lock, the control signal blocked meanwhile */
 HIDDEN void trail__ctl_locked(void (*fn)(void));
+
+/* fstep.c: writing code other threads may be running */
+struct trail_arch_poke;
+/* Write pk[0..n) breakpoint first, every other thread stepped out of the
+ * sites (addrs, sorted) before the tails are: 0, or -EBUSY (a thread
+ * blocks SIGTRAP or the control signal), -ETIMEDOUT (one did not answer),
+ * the thread then named by trail__ftrace_step_culprit(). Under the control
+ * lock. */
+HIDDEN int trail__step_poke(const struct trail_arch_poke *pk, size_t n, const uintptr_t *addrs);
+/* 0 if every other thread takes SIGTRAP (breakpoints can go in), else -EBUSY */
+HIDDEN int trail__step_check(void);
+/* Answer the step round open, if any, moving ucontext (the interrupted
+ * one; NULL: none, a waiter in normal context) out of the sites being
+ * patched: from the STEP signal, and from waits for the control lock. */
+HIDDEN void trail__ftrace_step(void *ucontext);
+/* the thread that made the last step round or check fail */
+HIDDEN int32_t trail__ftrace_step_culprit(void);
 
 /* record.c */
 extern __thread struct writer *trail__tls_w

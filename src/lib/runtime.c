@@ -25,7 +25,10 @@
  *
  * Locking: one spinlock (ctl_lock) serializes the handler, registration,
  * fork and exit paths; normal-context holders block the control signal
- * first, so the handler never spins on its own thread.
+ * first, so the handler never spins on its own thread. A thread waiting for
+ * the lock has the control signal blocked, so it answers the holder's step
+ * rounds (live patching, fstep.c) from its wait: the holder may be
+ * waiting for it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,7 +83,9 @@ static sigset_t fork_saved_mask;
 
 /* ------------------------------------------------------------------ lock */
 
-static void ctl_lock(sigset_t *saved)
+/* saved: block the control signal (normal context), else we are its
+ * handler; uc: the context the handler interrupted, else NULL. */
+static void ctl_lock(sigset_t *saved, void *uc)
 {
 	if (saved) {
 		sigset_t block;
@@ -90,8 +95,12 @@ static void ctl_lock(sigset_t *saved)
 			sigaddset(&block, ctl_signal);
 		pthread_sigmask(SIG_BLOCK, &block, saved);
 	}
-	while (__atomic_exchange_n(&ctl_lock_word, 1, __ATOMIC_ACQUIRE))
+	while (__atomic_exchange_n(&ctl_lock_word, 1, __ATOMIC_ACQUIRE)) {
+		/* the holder may be patching and waiting for every thread to
+		 * answer; our signal is blocked, so answer from here */
+		trail__ftrace_step(uc);
 		sched_yield();
+	}
 }
 
 static void ctl_unlock(sigset_t *saved)
@@ -144,13 +153,24 @@ got:
 	return w;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /*
  * Wait until no thread but this one can still be writing with a status
  * word it loaded before our caller cleared bits. Returns 0 if that cannot
- * be known now (this thread is itself mid-write, or another is stuck).
+ * be known now (this thread is itself mid-write, or another is stuck half
+ * a second). uc: as for ctl_lock; meanwhile this thread answers step
+ * rounds (an attach may be patching, and waiting for it).
  */
-static int grace_wait(void)
+static int grace_wait(void *uc)
 {
+	int64_t deadline = mono_ns() + 500000000;
 	struct writer *self = trail__tls_w;
 
 	if (have_membarrier)
@@ -171,8 +191,10 @@ static int grace_wait(void)
 		     __atomic_load_n(&w->depth, __ATOMIC_ACQUIRE) &&
 		     __atomic_load_n(&w->epoch, __ATOMIC_ACQUIRE) == e;
 		     spins++) {
-			if (spins > 20000) /* ~ a second of yields */
+			/* by the clock: yields take long on a busy machine */
+			if (spins % 64 == 63 && mono_ns() > deadline)
 				return 0;
+			trail__ftrace_step(uc);
 			sched_yield();
 		}
 	}
@@ -269,22 +291,25 @@ static void copy_comm(char *dst)
 	prctl(PR_GET_NAME, dst, 0, 0, 0);
 }
 
-/* Claim a process slot in the session for this process. */
-static int proc_claim(struct psess *ps, unsigned s, uint32_t how)
+/* Claim a process slot in an arena for this process: its index, or
+ * -ENOSPC. The pid goes last: a recorder seeing it knows the process took
+ * its request (the state says how the join ended). */
+static int proc_claim_in(struct trail_arena_hdr *h, struct trail_proc *procs,
+			 const struct trail_arena_geom *g, unsigned s, uint32_t how)
 {
 	struct trail_proc *pr;
 	uint64_t st = 0;
 	pid_t ppid = 0;
-	uint32_t i = __atomic_fetch_add(&ps->hdr->nprocs, 1, __ATOMIC_RELAXED);
+	uint32_t i = __atomic_fetch_add(&h->nprocs, 1, __ATOMIC_RELAXED);
 
-	if (i >= ps->g.max_procs)
+	if (i >= g->max_procs)
 		return -ENOSPC;
-	pr = &ps->procs[i];
+	pr = &procs[i];
 	trail__proc_stat(trail__pid, &st, NULL, &ppid);
 	/* joining again after exec: the slots of the image this one replaced
 	 * (same process, same start) can never answer a detach */
 	for (uint32_t k = 0; how == TRAIL_JOIN_ENV && k < i; k++) {
-		struct trail_proc *old = &ps->procs[k];
+		struct trail_proc *old = &procs[k];
 		uint32_t ost = __atomic_load_n(&old->state, __ATOMIC_ACQUIRE);
 
 		if (old->pid == (uint32_t)trail__pid && old->start_time == st &&
@@ -292,7 +317,6 @@ static int proc_claim(struct psess *ps, unsigned s, uint32_t how)
 			__atomic_compare_exchange_n(&old->state, &ost, TRAIL_PS_EXECED, 0,
 						    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	}
-	pr->pid = (uint32_t)trail__pid;
 	pr->ppid = (uint32_t)ppid;
 	pr->start_time = st;
 	pr->slot = s;
@@ -300,17 +324,32 @@ static int proc_claim(struct psess *ps, unsigned s, uint32_t how)
 	pr->result = 0;
 	pr->signal = ctl_signal;
 	copy_comm(pr->comm);
-	ps->proc_idx = i;
+	/* pairs with the recorder's acquire load of the pid (attach_all) */
+	__atomic_store_n(&pr->pid, (uint32_t)trail__pid, __ATOMIC_RELEASE);
+	return (int)i;
+}
+
+/* Claim a process slot in the session for this process. */
+static int proc_claim(struct psess *ps, unsigned s, uint32_t how)
+{
+	int i = proc_claim_in(ps->hdr, ps->procs, &ps->g, s, how);
+
+	if (i < 0)
+		return i;
+	ps->proc_idx = (uint32_t)i;
 	return 0;
+}
+
+static void proc_set(struct trail_proc *pr, uint32_t state, int32_t result)
+{
+	pr->result = result;
+	/* pairs with the recorder's acquire load of the process state */
+	__atomic_store_n(&pr->state, state, __ATOMIC_RELEASE);
 }
 
 static void proc_state(struct psess *ps, uint32_t state, int32_t result)
 {
-	struct trail_proc *pr = &ps->procs[ps->proc_idx];
-
-	pr->result = result;
-	/* pairs with the recorder's acquire load of the process state */
-	__atomic_store_n(&pr->state, state, __ATOMIC_RELEASE);
+	proc_set(&ps->procs[ps->proc_idx], state, result);
 }
 
 static int find_slot(pid_t cli, int fd)
@@ -324,26 +363,32 @@ static int find_slot(pid_t cli, int fd)
 
 static void sess_unmap(unsigned s);
 
-/* Open, check and map the recorder's arena. Handler-safe: uc is then the
- * interrupted context (else NULL). */
-static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
+/*
+ * A request to join, taken: the recorder's arena opened, checked and
+ * mapped, and a process slot claimed in it. This part needs no lock, and
+ * is done before the control lock is taken: a request that waits for the
+ * lock (another session being attached, its functions being patched) is
+ * then seen by its recorder to have arrived.
+ */
+struct join {
+	pid_t cli;
+	int fd;
+	void *base;
+	uint64_t size;
+	struct trail_arena_geom g;
+	struct trail_proc *pr; /* the slot claimed */
+};
+
+/* Handler-safe. Returns 0 or -errno (then nothing is mapped). */
+static int join_open(pid_t cli, int fd, uint32_t how, struct join *j)
 {
 	char path[64] = "/proc/", *e;
-	struct trail_arena_geom g;
-	struct psess *ps;
 	const char *why;
 	struct stat st;
-	uint32_t matched = 0;
-	void *base;
-	int mfd, s, r;
+	int mfd, r;
 
-	if (find_slot(cli, fd) >= 0)
-		return 0; /* a repeated signal */
-	for (s = 0; s < (int)TRAIL_MAX_SESSIONS; s++)
-		if (trail__sess[s].state == PS_FREE)
-			break;
-	if (s == (int)TRAIL_MAX_SESSIONS)
-		return -EBUSY;
+	j->cli = cli;
+	j->fd = fd;
 	e = trail__utoa(path + 6, (uint64_t)cli);
 	e = stpcpy(e, "/fd/");
 	e = trail__utoa(e, (uint64_t)fd);
@@ -356,24 +401,61 @@ static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 		close(mfd);
 		return -EPERM;
 	}
-	base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    mfd, 0);
+	j->size = (uint64_t)st.st_size;
+	j->base = mmap(NULL, (size_t)j->size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
 	close(mfd);
-	if (base == MAP_FAILED)
+	if (j->base == MAP_FAILED)
 		return -errno;
-	r = trail__arena_check(base, (uint64_t)st.st_size, &g, &why);
-	if (r) {
-		munmap(base, (size_t)st.st_size);
+	r = trail__arena_check(j->base, j->size, &j->g, &why);
+	if (r >= 0) {
+		/* the session slot is not known yet: written when it is */
+		r = proc_claim_in(j->base, trail__arena_procs(j->base, &j->g), &j->g,
+				  TRAIL_MAX_SESSIONS, how);
+		j->pr = trail__arena_procs(j->base, &j->g) + r;
+	}
+	if (r < 0) {
+		munmap(j->base, (size_t)j->size);
 		return r;
 	}
+	return 0;
+}
+
+/* Join the session of j (under the control lock). uc: the interrupted
+ * context when called from the control signal handler (else NULL). */
+static int sess_attach(struct join *j, void *uc)
+{
+	struct trail_arena_hdr *h = j->base;
+	struct trail_arena_geom g = j->g;
+	struct psess *ps;
+	uint32_t matched = 0;
+	int s, r;
+
+	if (find_slot(j->cli, j->fd) >= 0 ||
+	    !trail__proc_alive(j->cli, h->recorder_start)) {
+		/* a repeated request, or its recorder gave up while we waited
+		 * (and exited): the slot claimed stays FREE, which recorders
+		 * skip */
+		munmap(j->base, (size_t)j->size);
+		return 0;
+	}
+	for (s = 0; s < (int)TRAIL_MAX_SESSIONS; s++)
+		if (trail__sess[s].state == PS_FREE)
+			break;
+	if (s == (int)TRAIL_MAX_SESSIONS) { /* say so: the recorder waits */
+		proc_set(j->pr, TRAIL_PS_FAILED, -EUSERS);
+		munmap(j->base, (size_t)j->size);
+		return -EUSERS;
+	}
 	ps = &trail__sess[s];
-	ps->base = base;
-	ps->map_size = (uint64_t)st.st_size;
+	ps->base = j->base;
+	ps->map_size = j->size;
 	ps->g = g;
-	ps->hdr = base;
-	ps->ctab = trail__arena_ctab(base, &g);
-	ps->streams = trail__arena_streams(base, &g);
-	ps->procs = trail__arena_procs(base, &g);
+	ps->hdr = h;
+	ps->ctab = trail__arena_ctab(j->base, &g);
+	ps->streams = trail__arena_streams(j->base, &g);
+	ps->procs = trail__arena_procs(j->base, &g);
+	ps->proc_idx = (uint32_t)(j->pr - ps->procs);
+	j->pr->slot = (uint32_t)s;
 	ps->chunk_size = g.chunk_size;
 	ps->nchunks = g.nchunks;
 	ps->populated = mmap(NULL, (g.nchunks / 64 + 1) * sizeof(uint64_t), PROT_READ | PROT_WRITE,
@@ -385,8 +467,8 @@ static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 	ps->overwrite = !!(ps->hdr->flags & TRAIL_ARENA_OVERWRITE);
 	ps->block_us = ps->overwrite ? 0 : ps->hdr->block_us; /* overwrite never waits */
 	ps->session_id = ps->hdr->session_id;
-	ps->cli_pid = cli;
-	ps->cli_fd = fd;
+	ps->cli_pid = j->cli;
+	ps->cli_fd = j->fd;
 	ps->cli_start = ps->hdr->recorder_start;
 	ps->orphaned = 0;
 	/* a private, bounded copy of the spec: the arena is shared */
@@ -395,11 +477,6 @@ static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 
 		memcpy(ps->spec, ps->base + g.spec_off, n);
 		ps->spec[n] = '\0';
-	}
-	r = proc_claim(ps, (unsigned)s, how);
-	if (r) {
-		munmap(base, (size_t)st.st_size);
-		return r;
 	}
 	if (ps->hdr->clock != trail__clock) {
 		/* the recorder chose the clock: follow it, unless another
@@ -417,7 +494,12 @@ static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 	}
 	if (ps->hdr->clock != trail__clock) {
 		proc_state(ps, TRAIL_PS_FAILED, -EPROTO);
-		munmap(base, (size_t)st.st_size);
+		munmap(j->base, (size_t)j->size);
+		if (ps->populated)
+			munmap(ps->populated, (g.nchunks / 64 + 1) * sizeof(uint64_t));
+		ps->populated = NULL;
+		ps->base = NULL;
+		ps->hdr = NULL;
 		return -EPROTO;
 	}
 	__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELAXED);
@@ -428,6 +510,8 @@ static int sess_attach(pid_t cli, int fd, uint32_t how, void *uc)
 	r = trail__ftrace_join((unsigned)s, ps, uc);
 	if (r < 0) { /* the session asked for hooks we cannot set: no join */
 		disable_in((unsigned)s);
+		if (r == -EBUSY || r == -ETIMEDOUT)
+			ps->procs[ps->proc_idx].tid = trail__ftrace_step_culprit();
 		proc_state(ps, TRAIL_PS_FAILED, r);
 		sess_unmap((unsigned)s);
 		return r;
@@ -462,21 +546,38 @@ static void sess_unmap(unsigned s)
 	ps->populated = NULL;
 	ps->base = NULL;
 	ps->hdr = NULL;
+	ps->detaching = 0; /* a forked child's copy: the parent's thread waits */
 	__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&ps->state, PS_FREE, __ATOMIC_RELEASE);
 }
 
-/* Returns 0 when detached, -EAGAIN when it must be retried. */
-static int sess_detach(unsigned s)
+/*
+ * Returns 0 when detached, -EAGAIN when it must be retried. Called from
+ * the control signal handler (uc: the context it interrupted) with the
+ * control lock held, which it drops while it waits for the grace period:
+ * a writer it waits for may be handling a control signal too (a second
+ * recorder's detach or attach), waiting for the lock, with its write
+ * interrupted. The slot stays DETACHING meanwhile, and only this thread
+ * finishes it (detaching).
+ */
+static int sess_detach(unsigned s, void *uc)
 {
 	struct psess *ps = &trail__sess[s];
+	int quiet;
 
+	if (ps->detaching)
+		return -EAGAIN;
 	if (ps->state == PS_ACTIVE) {
 		disable_in(s);
 		__atomic_store_n(&ps->state, PS_DETACHING, __ATOMIC_RELEASE);
 		proc_state(ps, TRAIL_PS_DETACH_PENDING, 0);
 	}
-	if (!grace_wait())
+	ps->detaching = 1;
+	ctl_unlock(NULL);
+	quiet = grace_wait(uc);
+	ctl_lock(NULL, uc);
+	ps->detaching = 0;
+	if (!quiet)
 		return -EAGAIN;
 	trail__ftrace_leave(s);
 	sess_flush(s);
@@ -497,7 +598,9 @@ void trail__sess_check_orphan(struct psess *ps)
 		__atomic_store_n(&ps->orphaned, 1, __ATOMIC_RELAXED);
 }
 
-static void reap_orphans(void)
+/* Under the control lock, in the control signal handler (uc: as for
+ * sess_detach). */
+static void reap_orphans(void *uc)
 {
 	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
 		struct psess *ps = &trail__sess[s];
@@ -507,7 +610,7 @@ static void reap_orphans(void)
 		if (!__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED))
 			trail__sess_check_orphan(ps);
 		if (__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED))
-			sess_detach(s); /* -EAGAIN: left for the next signal */
+			sess_detach(s, uc); /* -EAGAIN: left for the next signal */
 	}
 }
 
@@ -527,14 +630,24 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 			errno = saved_errno;
 			return;
 		}
-		ctl_lock(NULL);
-		reap_orphans();
 		if (cmd == CMD_ATTACH) {
-			sess_attach(si->si_pid, fd, TRAIL_JOIN_ATTACH, uc);
-		} else if (cmd == CMD_DETACH) {
+			struct join j;
+			int r = join_open(si->si_pid, fd, TRAIL_JOIN_ATTACH, &j);
+
+			ctl_lock(NULL, uc);
+			reap_orphans(uc);
+			if (!r)
+				sess_attach(&j, uc);
+			ctl_unlock(NULL);
+			errno = saved_errno;
+			return;
+		}
+		ctl_lock(NULL, uc);
+		reap_orphans(uc);
+		if (cmd == CMD_DETACH) {
 			s = find_slot(si->si_pid, fd);
 			if (s >= 0)
-				sess_detach((unsigned)s);
+				sess_detach((unsigned)s, uc);
 		}
 		ctl_unlock(NULL);
 	}
@@ -545,7 +658,7 @@ void trail__ctl_locked(void (*fn)(void))
 {
 	sigset_t saved;
 
-	ctl_lock(&saved);
+	ctl_lock(&saved, NULL);
 	fn();
 	ctl_unlock(&saved);
 }
@@ -612,7 +725,7 @@ trail__register(struct trail_event **start, struct trail_event **stop)
 	trail__init();
 	if (disabled || !start || stop <= start)
 		return;
-	ctl_lock(&saved);
+	ctl_lock(&saved, NULL);
 	register_locked(start, stop);
 	ctl_unlock(&saved);
 }
@@ -629,7 +742,7 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 	/* exit() called inside a traced call: its kept entry, if any, while
 	 * the events are still there (destructors run at exit) */
 	trail__pend_flush_self();
-	ctl_lock(&saved);
+	ctl_lock(&saved, NULL);
 	for (pd = &dsos; *pd; pd = &(*pd)->next)
 		if ((*pd)->start == start) {
 			d = *pd;
@@ -651,7 +764,7 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 	ctl_unlock(&saved);
 	if (d) {
 		/* no writer may still hold one of these descriptors */
-		for (int i = 0; i < 3 && !grace_wait(); i++)
+		for (int i = 0; i < 3 && !grace_wait(NULL); i++)
 			;
 		free(d->evs);
 		free(d);
@@ -707,7 +820,7 @@ static void fork_prepare(void)
 {
 	/* the parent's stream gets it; the child must not write it again */
 	trail__pend_flush_self();
-	ctl_lock(&fork_saved_mask);
+	ctl_lock(&fork_saved_mask, NULL);
 }
 
 static void fork_parent(void)
@@ -788,9 +901,18 @@ static void join_from_env(void)
 		fd = parse_int(p, &p);
 		if (fd < 0)
 			break;
-		ctl_lock(NULL);
-		r = sess_attach(pid, fd, TRAIL_JOIN_ENV, NULL);
-		ctl_unlock(NULL);
+		{
+			struct join j;
+			sigset_t saved;
+
+			r = join_open(pid, fd, TRAIL_JOIN_ENV, &j);
+			/* the control signal blocked: a recorder may already be
+			 * attaching (trail record -a sees our registry entry) */
+			ctl_lock(&saved, NULL);
+			if (!r)
+				r = sess_attach(&j, NULL);
+			ctl_unlock(&saved);
+		}
 		if (r && r != -ENOENT)
 			fprintf(stderr, "trail: pid %d cannot join session %d:%d: %s\n",
 				(int)trail__pid, pid, fd, strerror(-r));

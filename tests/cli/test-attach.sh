@@ -78,6 +78,73 @@ two_sessions_do_not_interfere() {
 	hasnt s.txt "app:request"
 }
 
+P2=$BUILD/tests/cli/ftrace-prog-O2
+
+# three recorders at once on one busy process (threads calling in a loop):
+# each attaches, records and detaches, TRIES times over
+concurrent_attaches() { # function|events
+	local mode=$1 try k pid rps n
+	for try in $(seq $TRIES); do
+		if [ $mode = function ]; then
+			env LD_PRELOAD=$LIBTRAIL "$P2" spin &
+		else
+			"$EXAMPLE_LINKED" --loop >/dev/null &
+		fi
+		pid=$!
+		wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "process $pid never registered"
+		rps=()
+		for k in 1 2 3; do
+			if [ $mode = function ]; then
+				$TRAIL record -q -b 2M -p function -l hash -l lookup -o c$k.dat -P $pid 2>e$k.txt &
+			else
+				$TRAIL record -q -b 2M -e 'app:*' -o c$k.dat -P $pid 2>e$k.txt &
+			fi
+			rps+=($!)
+		done
+		sleep 1
+		kill -INT "${rps[@]}"
+		for k in 1 2 3; do
+			wait "${rps[$((k - 1))]}" || die "try $try, recorder $k: $(cat e$k.txt)"
+			[ ! -s e$k.txt ] || die "try $try, recorder $k: $(cat e$k.txt)"
+			n=$($TRAIL report -q --count -i c$k.dat |
+				awk '$1 == "ftrace:function" || $1 ~ /^app:/ { s += $2 } END { print s + 0 }')
+			[ "$n" -gt 10 ] || die "try $try, recorder $k: $n events"
+		done
+		kill -0 $pid || die "the process died"
+		! arena_mapped $pid || die "a buffer is still mapped"
+		kill $pid; wait $pid 2>/dev/null || true
+	done
+}
+
+concurrent_attaches_function() {
+	# -p function: each attach patches function entries while the threads
+	# run, the other attaches waiting for it; before the fix, 9 tries in
+	# 10 of three such attaches failed ("a thread did not answer")
+	concurrent_attaches function
+}
+
+concurrent_attaches_events() {
+	concurrent_attaches events
+}
+
+session_limit_named() {
+	# 8 sessions at once is the most a process can be in: the ninth
+	# recorder is told so at once (it used to wait 3 s and blame signals)
+	# (one at a time: see the TSan note below)
+	start_loop
+	rps=()
+	for k in 1 2 3 4 5 6 7 8; do
+		$TRAIL record -q -b 1M -e app:stop -o l$k.dat -P $lp 2>/dev/null & rps+=($!)
+		wait_for "[ \$(grep -c trail-arena /proc/$lp/maps) -ge $k ]" || die "session $k never attached"
+	done
+	expect_rc 1 $TRAIL record -q -b 1M -e app:stop -o l9.dat -P $lp 2>err.txt
+	has err.txt "process $lp is already in 8 trail sessions, the most it can be in"
+	for r in "${rps[@]}"; do
+		kill -INT $r; wait $r || die "a recorder failed"
+	done
+	kill $lp; wait $lp 2>/dev/null || true
+}
+
 recorder_ends_when_process_exits() {
 	start_loop
 	$TRAIL record -q -o e.dat -e app:stop -P $lp & rp=$!
@@ -101,6 +168,22 @@ list_registered_processes() {
 t attach_then_detach attach_then_detach
 t attach_to_preloaded_process attach_to_preloaded_process
 t two_sessions_do_not_interfere two_sessions_do_not_interfere
+TRIES=6
+if ldd "$LIBTRAIL" | grep -q libtsan; then
+	# its threads update shared counters without locks, on purpose
+	skip concurrent_attaches_function "TSan stops the sample program (its threads race on purpose)"
+	# Under TSan, a control signal that lands on a thread TSan has not set
+	# up yet (between clone and its start routine) crashes the process in
+	# TSan's runtime (__tsan_func_entry at the entry of our handler, which
+	# bypasses TSan's signal interception). Recorders attaching at once
+	# make it likely: 5 of 8 processes given 5 rounds of three, without
+	# this branch's changes too
+	skip concurrent_attaches_events "under TSan, concurrent control signals crash the process in TSan's runtime (a known problem, not this test's)"
+else
+	t concurrent_attaches_function concurrent_attaches_function
+	t concurrent_attaches_events concurrent_attaches_events
+fi
+t session_limit_named session_limit_named
 t recorder_ends_when_process_exits recorder_ends_when_process_exits
 t list_registered_processes list_registered_processes
 

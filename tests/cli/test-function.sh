@@ -121,6 +121,39 @@ attach_multithreaded() {
 	kill $pid; wait $pid 2>/dev/null || true
 }
 
+attach_blocked_thread_named() {
+	# a thread that blocks SIGTRAP would be killed by the kernel if it ran
+	# into a breakpoint (it was, before this was checked): the attach fails
+	# at once; one that blocks the control signal cannot be stepped out of
+	# the sites: the attach fails after 2 s. Either way nothing changes and
+	# the message names the thread and the signal.
+	for mode in blocked blockrt; do
+		env LD_PRELOAD=$LIBTRAIL "$P2" $mode &
+		pid=$!
+		wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+		wait_for "[ \$(ls /proc/$pid/task | wc -l) -ge 3 ]" || die "threads never started"
+		blocker=
+		for t in /proc/$pid/task/*; do
+			grep -q '^SigBlk:.*[1-9a-f]' $t/status && blocker=${t##*/}
+		done
+		[ -n "$blocker" ] || die "no thread blocks signals"
+		before=$(site_bytes $pid hash || true)
+		expect_rc 1 $TRAIL record -q -p function -l hash -o x.dat -P $pid 2>err.txt
+		if [ $mode = blocked ]; then
+			has err.txt "process $pid: its thread $blocker blocks SIGTRAP, and would be killed by a breakpoint"
+		else
+			sig=$(awk '$1 == "signal" { print $2 }' "$TRAIL_REGISTRY/$pid")
+			has err.txt "process $pid: its thread $blocker blocks signal $sig, so it cannot be moved out"
+		fi
+		has err.txt "nothing was changed"
+		kill -0 $pid || die "the process died"
+		if [ -n "$before" ]; then
+			[ "$(site_bytes $pid hash)" = "$before" ] || die "code changed"
+		fi
+		kill $pid; wait $pid 2>/dev/null || true
+	done
+}
+
 per_thread_selection() {
 	# --tid: only the chosen threads are traced, the others run hooked
 	# code without recording
@@ -166,4 +199,5 @@ t limit_and_notrace limit_and_notrace
 t with_events_and_accounting with_events_and_accounting
 t attach_then_code_restored attach_then_code_restored
 t attach_multithreaded attach_multithreaded
+t attach_blocked_thread_named attach_blocked_thread_named
 t nest_after_siglongjmp nest_after_siglongjmp

@@ -1288,21 +1288,55 @@ static int attach_all(struct session *S, const int *sigs)
 			tool_err("cannot signal process %d: %s", (int)S->pids[i], strerror(-r));
 			return -1;
 		}
-		for (int t = 0; t < 3000 && !(pr = find_proc(S, S->pids[i], NULL)); t++) {
+		/* 3 s to take the request (it then claims a process slot, k),
+		 * 60 s to join: it may wait for other sessions' attaches first */
+		int k = -1;
+
+		for (int t = 0; t < (k >= 0 ? 60000 : 3000) &&
+				!(pr = find_proc(S, S->pids[i], NULL)); t++) {
 			struct timespec ts = {0, 1000000};
+
+			for (uint32_t n = nprocs(S), j = 0; k < 0 && j < n; j++)
+				if (__atomic_load_n(&S->procs[j].pid, __ATOMIC_ACQUIRE) ==
+				    (uint32_t)S->pids[i])
+					k = (int)j;
+			if (k >= 0 && !trail__proc_alive(S->pids[i], S->procs[k].start_time))
+				break;
 			nanosleep(&ts, NULL);
 		}
-		if (!pr) {
+		if (!pr && k < 0) {
 			tool_err("process %d did not answer the attach request within 3 s "
-				 "(is signal %d blocked in all its threads?)",
-				 (int)S->pids[i], sigs[i]);
+				 "(is signal %d blocked in all its threads?)", (int)S->pids[i], sigs[i]);
+			return -1;
+		}
+		if (!pr) {
+			tool_err("process %d took the attach request but %s", (int)S->pids[i],
+				 trail__proc_alive(S->pids[i], S->procs[k].start_time)
+					 ? "did not finish joining within 60 s"
+					 : "exited while joining");
 			return -1;
 		}
 		if (__atomic_load_n(&pr->state, __ATOMIC_ACQUIRE) == TRAIL_PS_FAILED) {
-			if (S->tracer && pr->result == -EBUSY)
-				tool_err("process %d: a thread did not answer while its function "
-					 "entries were being patched (it blocks signal %d?); nothing "
-					 "was changed", (int)S->pids[i], sigs[i]);
+			char st[2048], path[64], *b;
+
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)S->pids[i], pr->tid);
+			if (pr->result == -EBUSY && trail__read_file(path, st, sizeof(st)) > 0 &&
+			    (b = strstr(st, "\nSigBlk:")) && (strtoull(b + 8, NULL, 16) & (1ull << (SIGTRAP - 1))))
+				tool_err("process %d: its thread %d blocks SIGTRAP, and would be killed "
+					 "by a breakpoint if it ran into one while function entries are "
+					 "patched; nothing was changed", (int)S->pids[i], pr->tid);
+			else if (pr->result == -EBUSY)
+				tool_err("process %d: its thread %d blocks signal %d, so it cannot be "
+					 "moved out of the function entries being patched; nothing was "
+					 "changed", (int)S->pids[i], pr->tid, sigs[i]);
+			else if (pr->result == -ETIMEDOUT)
+				tool_err("process %d: its thread %d did not answer signal %d within "
+					 "2 s while function entries were being patched (stopped, or "
+					 "starved of CPU); nothing was changed", (int)S->pids[i],
+					 pr->tid, sigs[i]);
+			else if (pr->result == -EUSERS)
+				tool_err("process %d is already in %d trail sessions, the most it "
+					 "can be in", (int)S->pids[i], TRAIL_MAX_SESSIONS);
 			else
 				tool_err("process %d could not join: %s", (int)S->pids[i],
 					 strerror(-pr->result));

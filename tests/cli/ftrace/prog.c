@@ -21,6 +21,9 @@
  *   prog exit            exit(3) from inside nested calls
  *   prog nap             one request that sleeps 3 ms inside lookup
  *   prog spin            3 threads making requests forever (attach tests)
+ *   prog blocked         spin, with one of the threads blocking every signal
+ *   prog blockrt         spin, with one of the threads blocking SIGRTMIN+7
+ *                        (libtrail's control signal) only
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -110,6 +113,25 @@ static void *spin_main(void *arg)
 	for (;;)
 		handle_request(arg);
 	return NULL;
+}
+
+static void *blocked_main(void *arg)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	return spin_main(arg);
+}
+
+static void *blockrt_main(void *arg)
+{
+	sigset_t one;
+
+	sigemptyset(&one);
+	sigaddset(&one, SIGRTMIN + 7);
+	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	return spin_main(arg);
 }
 
 static void *thread_main(void *arg)
@@ -249,6 +271,12 @@ static int modes(int argc, char **argv)
 
 		for (int i = 0; i < 3; i++)
 			pthread_create(&t[i], NULL, spin_main, (void *)"x9");
+		pthread_join(t[0], NULL);
+	} else if (!strcmp(m, "blocked") || !strcmp(m, "blockrt")) {
+		pthread_t t[2];
+
+		pthread_create(&t[0], NULL, m[5] == 'r' ? blockrt_main : blocked_main, (void *)"x9");
+		pthread_create(&t[1], NULL, spin_main, (void *)"x9");
 		pthread_join(t[0], NULL);
 	} else if (!strcmp(m, "nap")) {
 		printf("%d\n", slow_request() + handle_request("y7"));
