@@ -173,13 +173,11 @@ if ldd "$LIBTRAIL" | grep -q libtsan; then
 	# TSan's own background thread blocks every signal: a running TSan
 	# process cannot have its function entries patched (it never could)
 	skip concurrent_attaches_function "TSan's background thread blocks SIGTRAP: no live patching under TSan"
-	# Under TSan, a control signal that lands on a thread TSan has not set
-	# up yet (between clone and its start routine) crashes the process in
-	# TSan's runtime (__tsan_func_entry at the entry of our handler, which
-	# bypasses TSan's signal interception). Recorders attaching at once
-	# make it likely: 5 of 8 processes given 5 rounds of three, without
-	# this branch's changes too
-	skip concurrent_attaches_events "under TSan, concurrent control signals crash the process in TSan's runtime (a known problem, not this test's)"
+	# Under TSan the control handler is TSan's to run, at a point of its
+	# choosing in the thread the kernel picked: with three recorders at
+	# once, one in 60 found its request not taken within 3 s (measured on
+	# main too), which this test would report as the failure it looks for
+	skip concurrent_attaches_events "under TSan a control request can wait past the recorder's 3 s (TSan runs the handler when it chooses; on main too)"
 else
 	t concurrent_attaches_function concurrent_attaches_function
 	t concurrent_attaches_events concurrent_attaches_events
