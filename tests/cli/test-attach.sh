@@ -118,7 +118,7 @@ concurrent_attaches() { # function|events
 
 concurrent_attaches_function() {
 	# -p function: each attach patches function entries while the threads
-	# run, the other attaches waiting for it; before the fix, 9 tries in
+	# run, the other attaches waiting for it; before the fix, 10 tries in
 	# 10 of three such attaches failed ("a thread did not answer")
 	concurrent_attaches function
 }
