@@ -8,7 +8,6 @@
 
 #include <string.h>
 
-#include "tracefile.h"
 
 static uint32_t table[256];
 static int have_sse42 = -1;
@@ -65,14 +64,4 @@ uint32_t trail__crc32c(uint32_t crc, const void *buf, size_t n)
 	while (n--)
 		c = table[(c ^ *p++) & 0xff] ^ (c >> 8);
 	return ~c;
-}
-
-uint32_t trail__sec_crc(const struct trail_sec *s, const void *a, size_t alen,
-			const void *b, size_t blen)
-{
-	uint32_t c = trail__crc32c(0, s, 4); /* type, magic */
-
-	c = trail__crc32c(c, &s->len, sizeof(s->len));
-	c = trail__crc32c(c, a, alen);
-	return trail__crc32c(c, b, blen);
 }

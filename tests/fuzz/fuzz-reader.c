@@ -19,7 +19,7 @@
 
 #include "fuzz.h"
 #include "common/crc32c.h"
-#include "reader/reader.h"
+#include "tracefile/reader.h"
 
 static volatile size_t sink; /* reads the compiler must keep */
 

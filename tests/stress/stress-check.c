@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/reader/reader.h"
+#include "../../src/tracefile/reader.h"
 
 #define MAX_THREADS 64
 #define MAX_STREAMS 1024

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-format.c - event fields printed the way ftrace prints them
- * (src/reader/format.c, trail_format_fields): every field kind and size,
+ * (src/tracefile/fields.c, trail_format_fields): every field kind and size,
  * the extremes of each integer type, hex/bool/pointer flags, floats with
  * %g, strings with C escapes, NULL strings, arrays and sequences, payloads
  * too short for their fields, and truncation into small buffers, which
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "reader/reader.h"
+#include "tracefile/reader.h"
 
 /* One-field event. */
 static struct trail_revent ev1(const char *name, uint8_t kind, uint8_t size,

@@ -18,7 +18,7 @@
 
 #include "check.h"
 #include "common/crc32c.h"
-#include "common/tracefile.h"
+#include "tracefile/layout.h"
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-reader.c - the trace file reader (src/reader/reader.c) on files
+ * test-reader.c - the trace file reader (src/tracefile/reader.c) on files
  * built byte by byte by a small writer in this file, following
  * doc/file-format.md rather than the C structs: 64-byte header with the
  * CRC-32C of its first 60 bytes, sections of 16-byte header + payload with
@@ -27,7 +27,7 @@
 
 #include "check.h"
 #include "common/crc32c.h"
-#include "reader/reader.h"
+#include "tracefile/reader.h"
 
 /* ------------------------------------------------------------------------
  * Little-endian stores.

@@ -38,7 +38,7 @@
 #include "funcscan.h"
 #include "symtab.h"
 #include "tool.h"
-#include "tracefile.h"
+#include "../../src/tracefile/writer.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22 /* Linux 5.14 */

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 
 #include "../../src/common/arena.h"
-#include "../../src/reader/reader.h"
+#include "../../src/tracefile/reader.h"
 #include "fgraph.h"
 #include "lbuf.h"
 #include "tool.h"

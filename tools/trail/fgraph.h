@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "../../src/reader/reader.h"
+#include "../../src/tracefile/reader.h"
 
 struct fgraph;
 

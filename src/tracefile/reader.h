@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "../common/meta.h"
-#include "../common/tracefile.h"
+#include "layout.h"
 
 struct trail_reader;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tracefile.h - appending sections to a trace file (the writer side of
- * src/common/tracefile.h). A failed write (disk full, file size limit)
+ * writer.h - appending sections to a trace file (the writer side of
+ * layout.h). A failed write (disk full, file size limit)
  * truncates the file back to the end of the last whole section and makes
  * the writer refuse everything after: the file stays a valid prefix.
  *
@@ -13,13 +13,13 @@
  * holds its recording up to the kill. Targets that are not regular files
  * (/dev/null, a FIFO) are written directly.
  */
-#ifndef TRAIL_TOOL_TRACEFILE_H
-#define TRAIL_TOOL_TRACEFILE_H
+#ifndef TRAIL_TRACEFILE_WRITER_H
+#define TRAIL_TRACEFILE_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../src/common/tracefile.h"
+#include "layout.h"
 
 struct tf_writer {
 	int fd;

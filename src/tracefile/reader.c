@@ -2,7 +2,7 @@
 /*
  * reader.c - trace file reader: section scan, chunk index, per-stream
  * record decoding, timestamp merge. See reader.h for the contract and
- * src/common/tracefile.h for the layout.
+ * layout.h for the layout.
  */
 #include "reader.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tracefile.h - the trace file (trace.dat) layout, written by `trail record`
- * and read by src/reader. doc/file-format.md is the prose version.
+ * layout.h - the trace file (trace.dat) layout, written by writer.c and
+ * read by reader.c. doc/file-format.md is the prose version.
  *
  *   file header (64 bytes, own CRC)
  *   section*    each: struct trail_sec (16 bytes) + payload; the header's
@@ -18,9 +18,10 @@
  * All integers are little-endian; no field is ever reordered, new ones are
  * appended and older readers skip unknown section types.
  */
-#ifndef TRAIL_COMMON_TRACEFILE_H
-#define TRAIL_COMMON_TRACEFILE_H
+#ifndef TRAIL_TRACEFILE_LAYOUT_H
+#define TRAIL_TRACEFILE_LAYOUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define TRAIL_FILE_MAGIC "TRAILDAT"
@@ -175,4 +176,4 @@ struct trail_sec_end {
 				  * shadow stack was full (16384 frames) */
 };
 
-#endif /* TRAIL_COMMON_TRACEFILE_H */
+#endif /* TRAIL_TRACEFILE_LAYOUT_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* tracefile.c - the trace file writer; see tracefile.h. */
-#include "tracefile.h"
+/* writer.c - the trace file writer; see writer.h. */
+#include "writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "../../src/common/crc32c.h"
+#include "../common/crc32c.h"
 
 /* Open FILE.part locked, and empty it (a .part nobody holds is what a
  * killed recorder left: this recording replaces it, as it replaces FILE). */
