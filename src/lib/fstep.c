@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "../common/control.h"
 #include "../common/util.h"
 #include "internal.h"
 
@@ -300,7 +301,7 @@ static int step_all_threads(void)
 		si.si_code = SI_QUEUE;
 		si.si_pid = trail__pid;
 		si.si_uid = getuid();
-		si.si_value.sival_int = (int)(3u << 24);
+		si.si_value.sival_int = trail_ctl_encode(TRAIL_CTL_STEP, 0);
 		if (syscall(SYS_rt_tgsigqueueinfo, trail__pid, (pid_t)tid_at(t, i), sig, &si) &&
 		    errno == ESRCH) /* exited: it cannot be in a site */
 			__atomic_store_n(&t->t[i].answered, round, __ATOMIC_RELAXED);

@@ -47,6 +47,7 @@
 
 #include "../common/clock.h"
 #include "../common/registry.h"
+#include "../common/control.h"
 #include "../common/util.h"
 #include "internal.h"
 
@@ -55,9 +56,6 @@
 #define HAVE_RSEQ 1
 #endif
 
-#define CMD_ATTACH 1u
-#define CMD_DETACH 2u
-#define CMD_STEP 3u /* from this process: leave any site being patched */
 
 struct psess trail__sess[TRAIL_MAX_SESSIONS];
 uint32_t trail__clock = TRAIL_CLOCK_MONO;
@@ -620,17 +618,16 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 
 	if (si->si_code == SI_QUEUE && si->si_uid == getuid()) {
-		uint32_t v = (uint32_t)si->si_value.sival_int;
-		uint32_t cmd = v >> 24;
-		int fd = (int)(v & 0xffffff), s;
+		uint32_t cmd = trail_ctl_cmd(si->si_value.sival_int);
+		int fd = trail_ctl_fd(si->si_value.sival_int), s;
 
-		if (cmd == CMD_STEP && si->si_pid == trail__pid) {
+		if (cmd == TRAIL_CTL_STEP && si->si_pid == trail__pid) {
 			/* another thread of ours is patching and holds the lock */
 			trail__ftrace_step(uc);
 			errno = saved_errno;
 			return;
 		}
-		if (cmd == CMD_ATTACH) {
+		if (cmd == TRAIL_CTL_ATTACH) {
 			struct join j;
 			int r = join_open(si->si_pid, fd, TRAIL_JOIN_ATTACH, &j);
 
@@ -644,7 +641,7 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 		}
 		ctl_lock(NULL, uc);
 		reap_orphans(uc);
-		if (cmd == CMD_DETACH) {
+		if (cmd == TRAIL_CTL_DETACH) {
 			s = find_slot(si->si_pid, fd);
 			if (s >= 0)
 				sess_detach((unsigned)s, uc);

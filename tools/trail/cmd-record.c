@@ -38,6 +38,7 @@
 #include "funcscan.h"
 #include "symtab.h"
 #include "tool.h"
+#include "../../src/common/control.h"
 #include "../../src/tracefile/writer.h"
 
 #ifndef MADV_POPULATE_READ
@@ -45,8 +46,6 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define CMD_ATTACH 1u
-#define CMD_DETACH 2u
 #define MAX_SYNCS 4096
 
 struct proc_track {
@@ -1158,7 +1157,7 @@ static int send_cmd(struct session *S, pid_t pid, int sig, uint32_t cmd)
 {
 	union sigval v;
 
-	v.sival_int = (int)((cmd << 24) | (uint32_t)S->memfd);
+	v.sival_int = trail_ctl_encode(cmd, S->memfd);
 	return sigqueue(pid, sig, v) < 0 ? -errno : 0;
 }
 
@@ -1282,7 +1281,7 @@ static int attach_all(struct session *S, const int *sigs)
 {
 	for (int i = 0; i < S->npids; i++) {
 		struct trail_proc *pr = NULL;
-		int r = send_cmd(S, S->pids[i], sigs[i], CMD_ATTACH);
+		int r = send_cmd(S, S->pids[i], sigs[i], TRAIL_CTL_ATTACH);
 
 		if (r) {
 			tool_err("cannot signal process %d: %s", (int)S->pids[i], strerror(-r));
@@ -1388,7 +1387,7 @@ static void detach_all(struct session *S)
 				continue;
 			}
 			if (round % 5 == 0)
-				send_cmd(S, (pid_t)S->procs[i].pid, sig, CMD_DETACH);
+				send_cmd(S, (pid_t)S->procs[i].pid, sig, TRAIL_CTL_DETACH);
 			waiting++;
 		}
 		if (!waiting)
@@ -1458,7 +1457,7 @@ static void attach_new(struct session *S)
 		if (stat(p2, &st) || st.st_uid != geteuid() || !reg.signal ||
 		    !signal_caught((pid_t)pid, reg.signal) || !maps_libtrail((pid_t)pid))
 			continue;
-		send_cmd(S, (pid_t)pid, reg.signal, CMD_ATTACH);
+		send_cmd(S, (pid_t)pid, reg.signal, TRAIL_CTL_ATTACH);
 	}
 	closedir(dir);
 }
