@@ -13,6 +13,10 @@
  *   trail(app, request, fd, path, n);      // the call site
  *   if (trail_enabled(app, request)) ...   // guard costly preparation
  *
+ * TRAIL_EVENT_DEFINE takes the same arguments and declares only the
+ * descriptor, TRAIL_EVENT_DESC(app, request), for code that packs the
+ * payload itself (libtrail's function tracer does, probes will).
+ *
  * One header, no generated files, no separate provider object: put
  * TRAIL_EVENT in any header and include it from as many translation units
  * and shared objects as you like. Linking libtrail is optional: without it
@@ -192,6 +196,42 @@ static inline unsigned char *trail__put_array(unsigned char *p, const void *src,
 #define TRAIL__P_20(t1, a1, ...) t1 a1, TRAIL__P_18(__VA_ARGS__)
 #define TRAIL__P_22(t1, a1, ...) t1 a1, TRAIL__P_20(__VA_ARGS__)
 #define TRAIL__P_24(t1, a1, ...) t1 a1, TRAIL__P_22(__VA_ARGS__)
+/* TRAIL_ARGS(type, name, ...) -> the names, and a zero of each type */
+#define TRAIL__NAMES(...)                                                    \
+	TRAIL__CAT(TRAIL__N_, TRAIL__NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define TRAIL__N_1(x)
+#define TRAIL__N_2(t1, a1) a1
+#define TRAIL__N_4(t1, a1, ...) a1, TRAIL__N_2(__VA_ARGS__)
+#define TRAIL__N_6(t1, a1, ...) a1, TRAIL__N_4(__VA_ARGS__)
+#define TRAIL__N_8(t1, a1, ...) a1, TRAIL__N_6(__VA_ARGS__)
+#define TRAIL__N_10(t1, a1, ...) a1, TRAIL__N_8(__VA_ARGS__)
+#define TRAIL__N_12(t1, a1, ...) a1, TRAIL__N_10(__VA_ARGS__)
+#define TRAIL__N_14(t1, a1, ...) a1, TRAIL__N_12(__VA_ARGS__)
+#define TRAIL__N_16(t1, a1, ...) a1, TRAIL__N_14(__VA_ARGS__)
+#define TRAIL__N_18(t1, a1, ...) a1, TRAIL__N_16(__VA_ARGS__)
+#define TRAIL__N_20(t1, a1, ...) a1, TRAIL__N_18(__VA_ARGS__)
+#define TRAIL__N_22(t1, a1, ...) a1, TRAIL__N_20(__VA_ARGS__)
+#define TRAIL__N_24(t1, a1, ...) a1, TRAIL__N_22(__VA_ARGS__)
+#ifdef __cplusplus
+#define TRAIL__ZERO(t) t()
+#else
+#define TRAIL__ZERO(t) (t){0}
+#endif
+#define TRAIL__ZEROS(...)                                                    \
+	TRAIL__CAT(TRAIL__Z_, TRAIL__NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define TRAIL__Z_1(x)
+#define TRAIL__Z_2(t1, a1) TRAIL__ZERO(t1)
+#define TRAIL__Z_4(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_2(__VA_ARGS__)
+#define TRAIL__Z_6(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_4(__VA_ARGS__)
+#define TRAIL__Z_8(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_6(__VA_ARGS__)
+#define TRAIL__Z_10(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_8(__VA_ARGS__)
+#define TRAIL__Z_12(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_10(__VA_ARGS__)
+#define TRAIL__Z_14(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_12(__VA_ARGS__)
+#define TRAIL__Z_16(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_14(__VA_ARGS__)
+#define TRAIL__Z_18(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_16(__VA_ARGS__)
+#define TRAIL__Z_20(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_18(__VA_ARGS__)
+#define TRAIL__Z_22(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_20(__VA_ARGS__)
+#define TRAIL__Z_24(t1, a1, ...) TRAIL__ZERO(t1), TRAIL__Z_22(__VA_ARGS__)
 
 #ifdef __cplusplus
 #define TRAIL__SASSERT(c, m) static_assert(c, m)
@@ -404,28 +444,67 @@ template <typename T> struct trail__sgn<T, true> {
 #define TRAIL_ARGS(...) (__VA_ARGS__)
 #define TRAIL_FIELDS(...) __VA_ARGS__
 
-#define TRAIL_EVENT(prov, ev, args, fields)                                  \
+/*
+ * The descriptor of an event, once: its status word
+ * (trail__state_PROV_EV, what trail() and trail_enabled() load), its
+ * description blob and the struct trail_event libtrail registers.
+ * The function holding them takes the event's arguments (unused: the
+ * field descriptions take their types from them) and returns the struct
+ * trail_event *; it is static inline, so the descriptor exists in the
+ * objects that use it.
+ * meta_attrs: where the blob goes (trail_meta, which `trail list` reads
+ * in the program's file; libtrail's own events leave it out).
+ */
+#define TRAIL__DESCRIBE(prov, ev, args, fields, meta_attrs)                  \
 	static uint32_t trail__state_##prov##_##ev __attribute__((unused));  \
-	static inline void trail__emit_##prov##_##ev(TRAIL__PARAMS args)     \
+	_Pragma("GCC diagnostic push")                                       \
+	_Pragma("GCC diagnostic ignored \"-Wunused-parameter\"")             \
+	static inline struct trail_event *trail__desc_##prov##_##ev(         \
+		TRAIL__PARAMS args)                                          \
 	{                                                                    \
 		static const struct __attribute__((packed)) {                \
 			struct trail_meta_hdr h;                             \
 			char p[sizeof(#prov)];                               \
 			char e[sizeof(#ev)];                                 \
 			TRAIL__EACH(MD, fields)                              \
-		} trail__meta __attribute__((section("trail_meta"), used))   \
-			TRAIL__RETAIN = {                                    \
-				{TRAIL_META_MAGIC, sizeof(trail__meta), 1,   \
-				 0 TRAIL__EACH(NF, fields)},                 \
-				#prov,                                       \
-				#ev,                                         \
-				TRAIL__EACH(MI, fields)};                    \
+		} trail__meta meta_attrs = {                                 \
+			{TRAIL_META_MAGIC, sizeof(trail__meta), 1,           \
+			 0 TRAIL__EACH(NF, fields)},                         \
+			#prov,                                               \
+			#ev,                                                 \
+			TRAIL__EACH(MI, fields)};                            \
 		static struct trail_event trail__ev = {                      \
 			TRAIL_EVENT_ABI, sizeof(struct trail_event),         \
 			&trail__state_##prov##_##ev, &trail__meta, 0};       \
 		static struct trail_event *trail__evp                        \
 			__attribute__((section("trail_events"), used))       \
 				TRAIL__RETAIN = &trail__ev;                  \
+		(void)trail__evp;                                            \
+		return &trail__ev;                                           \
+	}                                                                    \
+	_Pragma("GCC diagnostic pop")
+/* the descriptor alone: its arguments' types must have a zero (no
+ * references) */
+#define TRAIL__DESCRIBE_ALONE(prov, ev, args, fields, meta_attrs)            \
+	TRAIL__DESCRIBE(prov, ev, args, fields, meta_attrs)                  \
+	static inline struct trail_event *trail__desc0_##prov##_##ev(void)   \
+	{                                                                    \
+		return trail__desc_##prov##_##ev(TRAIL__ZEROS args);         \
+	}
+#define TRAIL__DESC(prov, ev) trail__desc0_##prov##_##ev()
+#define TRAIL__META_LISTED __attribute__((section("trail_meta"), used)) TRAIL__RETAIN
+
+/* An event whose records another writer than trail() packs (the payload
+ * is the fields in order, as trail() would pack them): its descriptor,
+ * TRAIL_EVENT_DESC(PROV, EV), and trail_enabled(). */
+#define TRAIL_EVENT_DEFINE(prov, ev, args, fields)                           \
+	TRAIL__DESCRIBE_ALONE(prov, ev, args, fields, TRAIL__META_LISTED)
+#define TRAIL_EVENT_DESC(prov, ev) TRAIL__DESC(prov, ev)
+
+#define TRAIL_EVENT(prov, ev, args, fields)                                  \
+	TRAIL__DESCRIBE(prov, ev, args, fields, TRAIL__META_LISTED)          \
+	static inline void trail__emit_##prov##_##ev(TRAIL__PARAMS args)     \
+	{                                                                    \
 		size_t trail__len = 0;                                       \
 		unsigned char *trail__buf, *trail__p;                        \
 		TRAIL__EACH(CK, fields)                                      \
@@ -434,8 +513,8 @@ template <typename T> struct trail__sgn<T, true> {
 			(unsigned char *)__builtin_alloca(trail__len + 1);   \
 		TRAIL__EACH(WR, fields)                                      \
 		*trail__p = 0; /* the spare byte: nothing is read uninitialized */ \
-		(void)trail__evp;                                            \
-		trail__write(&trail__ev, trail__buf, (uint32_t)trail__len);  \
+		trail__write(trail__desc_##prov##_##ev(TRAIL__NAMES args),   \
+			     trail__buf, (uint32_t)trail__len);              \
 	}
 
 /* The call site: one relaxed load of the status word and a branch. */

@@ -3,7 +3,7 @@
  * fstep.c - writing function entries other threads may be running: the
  * breakpoint-first poke of src/arch (trail_arch_poke_stepped), with every
  * other thread stepped out of the sites between the breakpoints and the
- * tails. ftrace.c hands it batches of sites; runtime.c has threads that
+ * tails. ftracer.c hands it batches of sites; runtime.c has threads that
  * wait for the control lock answer it.
  *
  * A site is five one-byte nops: a running thread may be between two of
@@ -23,7 +23,7 @@
  *   step_tab <- every other thread's tid, sorted, answered = 0
  *   step_round <- R (release)  ------------------.
  *   a STEP signal to each of them                 |  acquire in
- *   wait: each entry answered == R, or gone       |  trail__ftrace_step():
+ *   wait: each entry answered == R, or gone       |  trail__step_answer():
  *   step_round <- 0                               |  move the interrupted
  *   tails, then first bytes written    (poke.c)   |  context, then
  *                                                 '- answered = R (release)
@@ -32,7 +32,7 @@
  * once (t_stepped), by its signal or, if it is waiting for the control
  * lock (a second attach or a detach arriving meanwhile, a fork, a dlopen:
  * all with the control signal blocked), from that wait (ctl_lock in
- * runtime.c polls trail__ftrace_step). Without that, the patcher waited
+ * runtime.c polls trail__step_answer). Without that, the patcher waited
  * for a thread that waited for the patcher's lock, until the round timed
  * out and the attach failed. A thread created during the round is not in
  * the table and needs no answer: it can only enter a site at its int3.
@@ -85,12 +85,12 @@ static uint32_t step_last;  /* the last round's number */
 static __thread uint32_t t_stepped __attribute__((tls_model("initial-exec")));
 static int32_t step_culprit; /* the thread that made the last round fail */
 
-int32_t trail__ftrace_step_culprit(void)
+int32_t trail__step_culprit(void)
 {
 	return step_culprit;
 }
 
-void trail__ftrace_step(void *ucv)
+void trail__step_answer(void *ucv)
 {
 	/* acquire: pairs with the release opening the round in
 	 * step_all_threads(): its sites and table come before it */
@@ -241,7 +241,7 @@ static uint64_t sig_blocked(int32_t tid)
  * the control signal (to be stepped). */
 static uint64_t needed_signals(void)
 {
-	int sig = trail__ctl_signal();
+	int sig = trail__ctl_sig;
 
 	return (1ull << (SIGTRAP - 1)) | (sig >= 1 && sig <= 64 ? 1ull << (sig - 1) : 0);
 }
@@ -260,7 +260,7 @@ static int step_all_threads(void)
 {
 	pid_t self = (pid_t)syscall(SYS_gettid);
 	struct step_tab *t = step_tab;
-	int sig = trail__ctl_signal(), r = 0;
+	int sig = trail__ctl_sig, r = 0;
 	uint32_t round, left;
 	int64_t deadline;
 	long n;
@@ -285,13 +285,13 @@ static int step_all_threads(void)
 	}
 	if (n < 0)
 		return (int)n;
-	/* pairs with the acquire load in trail__ftrace_step() */
+	/* pairs with the acquire load in trail__step_answer() */
 	__atomic_store_n(&step_tab, t, __ATOMIC_RELEASE);
 	if (++step_last == 0) /* 0 is "no round" */
 		step_last = 1;
 	round = step_last;
 	/* release: the table and the sites before the round; pairs with the
-	 * acquire in trail__ftrace_step() */
+	 * acquire in trail__step_answer() */
 	__atomic_store_n(&step_round, round, __ATOMIC_RELEASE);
 	for (uint32_t i = 0; i < t->n; i++) {
 		siginfo_t si;
@@ -389,7 +389,7 @@ int trail__step_poke(const struct trail_arch_poke *pk, size_t n, const uintptr_t
 
 	if (r)
 		return r;
-	/* pairs with the acquire loads in trail__ftrace_step() (the round,
+	/* pairs with the acquire loads in trail__step_answer() (the round,
 	 * published after these, is what an answer loads first) */
 	__atomic_store_n(&step_n, n, __ATOMIC_RELEASE);
 	__atomic_store_n(&step_sites, addrs, __ATOMIC_RELEASE);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * internal.h - libtrail's process-side state, shared by runtime.c (control:
- * registration, sessions, signals, fork) and record.c (the record path).
+ * registration, sessions, the control signal, fork), record.c (the record
+ * path and the writers), the event sources (fhook.c and the function
+ * tracer's other files) and fstep.c/signals.c. Sections below are named
+ * after the file that defines what they declare.
  *
  * Who touches what:
  *   - struct evrt: one per registered event descriptor; ids[] written under
@@ -99,26 +102,83 @@ struct wctx {
 	uint32_t fails;   /* failures to take one, likewise */
 };
 
+struct writer;
+
+/*
+ * A record an event source keeps back (function_graph's entry, which
+ * becomes a leaf record if the call returns first). Any other write of
+ * the thread at the outermost level calls flush first, which writes it
+ * (or drops it) and sets flush to NULL; so does thread exit, fork and
+ * exit(). data is the source's, opaque to the record path.
+ */
+struct trail_defer {
+	void (*flush)(struct writer *w); /* NULL: nothing kept */
+	uint64_t data[5];
+};
+
 struct writer {
 	uint32_t depth; /* nesting: 0 outside the record path */
 	uint32_t epoch; /* bumped on each outermost exit */
 	pid_t tid;
 	uint32_t in_use;
 	struct writer *next;
-	/* a function_graph entry not written yet (ftrace.c): if the call
-	 * returns before this thread writes anything else, one leaf record
-	 * stands for entry and exit; any other write writes it first */
-	uint32_t pend;       /* its sessions, 0: none */
-	uint32_t pend_gen;   /* trail__pend_gen when kept */
-	uint32_t pend_cpu;
-	uint64_t pend_ts;
-	uintptr_t pend_func;
-	uintptr_t pend_slot; /* its frame's return slot */
+	struct trail_defer defer;
 	struct wctx ctx[TRAIL_MAX_SESSIONS][TRAIL_MAX_DEPTH];
 };
 
-/* signals.c: the thread's signal handler nesting (0: not in a handler),
- * with each level's wrapper frame for handlers left by siglongjmp */
+/* ------------------------------------------------------------ record.c */
+extern __thread struct writer *trail__tls_w
+	__attribute__((tls_model("initial-exec"))) HIDDEN;
+extern struct writer *trail__writers HIDDEN; /* every writer, never freed */
+HIDDEN int trail__writers_init(void);
+HIDDEN struct writer *trail__writer_get(void);
+HIDDEN void trail__writers_forked(void);
+HIDDEN void trail__defer_flush_self(void);
+HIDDEN void trail__sess_check_orphan(struct psess *ps);
+HIDDEN void trail__ctx_publish(struct psess *ps, struct wctx *c);
+HIDDEN void trail__ctx_close(struct psess *ps, struct wctx *c);
+/* trail__write limited to the sessions in allow */
+HIDDEN void trail__write_mask(struct trail_event *ev, uint32_t allow,
+			      const void *payload, uint32_t len);
+
+/* ----------------------------------------------------------- runtime.c */
+extern struct psess trail__sess[TRAIL_MAX_SESSIONS] HIDDEN;
+extern uint32_t trail__clock HIDDEN;  /* TRAIL_CLOCK_* chosen at init */
+extern int trail__cpu_mode HIDDEN;    /* how to read the current CPU */
+extern pid_t trail__pid HIDDEN;
+extern int trail__ctl_sig HIDDEN;     /* the control signal, 0: none */
+HIDDEN void trail__init(void);
+/* fn() under the control lock, the control signal blocked meanwhile */
+HIDDEN void trail__ctl_locked(void (*fn)(void));
+
+/*
+ * An event source other than static events (registration): told when a
+ * session joins slot s (under the control lock; uc: the context the
+ * control signal interrupted, or NULL), leaves it (after the grace period:
+ * no thread records for it any more), or is inherited by a forked child
+ * (forked per session, then forked_child once, before the child writes).
+ * join returns what it hooked (>= 0, summed into the process slot's
+ * "functions") or -errno, and then the session is not joined.
+ */
+struct trail_source {
+	const char *name;
+	int (*join)(unsigned s, struct psess *ps, void *uc);
+	void (*leave)(unsigned s);
+	void (*forked)(unsigned s, struct psess *ps);
+	void (*forked_child)(void);
+};
+/* in a source's file: runtime.c finds it in the trail_sources section */
+#define TRAIL_SOURCE(var)                                                      \
+	static const struct trail_source *const var##_entry                    \
+		__attribute__((section("trail_sources"), used)) = &var
+
+#define CPU_RSEQ 1
+#define CPU_TSCP 2
+#define CPU_GETCPU 3
+
+/* ----------------------------------------------------------- signals.c */
+/* the thread's signal handler nesting (0: not in a handler), with each
+ * level's wrapper frame for handlers left by siglongjmp */
 #define TRAIL_SIG_LEVELS 8u
 struct trail_siglevel {
 	uint32_t level;
@@ -137,27 +197,13 @@ extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *o
 HIDDEN int trail__sigaction_sanitizer(int sig, const struct sigaction *act,
 				      struct sigaction *oact);
 
-/* ftrace.c */
-HIDDEN void trail__pend_flush(struct writer *w);
-/* bumped when a session leaves the tracers: kept entries older than that
- * may belong to a session gone, or to its slot's next one */
-extern uint32_t trail__pend_gen HIDDEN;
-HIDDEN void trail__pend_flush_self(void);
-HIDDEN int trail__ftrace_join(unsigned s, struct psess *ps, void *uc);
-HIDDEN void trail__ftrace_leave(unsigned s);
-HIDDEN void trail__ftrace_forked(unsigned s, struct psess *ps);
-/* in a forked child, its sessions set up: the frames it inherited */
-HIDDEN void trail__ftrace_forked_frames(void);
-HIDDEN int trail__ctl_signal(void);
-/* fn() under the control lock, the control signal blocked meanwhile */
-HIDDEN void trail__ctl_locked(void (*fn)(void));
-
-/* fstep.c: writing code other threads may be running */
+/* ------------------------------------------------------------- fstep.c */
+/* writing code other threads may be running */
 struct trail_arch_poke;
 /* Write pk[0..n) breakpoint first, every other thread stepped out of the
  * sites (addrs, sorted) before the tails are: 0, or -EBUSY (a thread
  * blocks SIGTRAP or the control signal), -ETIMEDOUT (one did not answer),
- * the thread then named by trail__ftrace_step_culprit(). Under the control
+ * the thread then named by trail__step_culprit(). Under the control
  * lock. */
 HIDDEN int trail__step_poke(const struct trail_arch_poke *pk, size_t n, const uintptr_t *addrs);
 /* 0 if every other thread takes SIGTRAP (breakpoints can go in), else -EBUSY */
@@ -165,31 +211,8 @@ HIDDEN int trail__step_check(void);
 /* Answer the step round open, if any, moving ucontext (the interrupted
  * one; NULL: none, a waiter in normal context) out of the sites being
  * patched: from the STEP signal, and from waits for the control lock. */
-HIDDEN void trail__ftrace_step(void *ucontext);
+HIDDEN void trail__step_answer(void *ucontext);
 /* the thread that made the last step round or check fail */
-HIDDEN int32_t trail__ftrace_step_culprit(void);
-
-/* record.c */
-extern __thread struct writer *trail__tls_w
-	__attribute__((tls_model("initial-exec"))) HIDDEN;
-
-/* runtime.c */
-extern struct psess trail__sess[TRAIL_MAX_SESSIONS] HIDDEN;
-extern uint32_t trail__clock HIDDEN;  /* TRAIL_CLOCK_* chosen at init */
-extern int trail__cpu_mode HIDDEN;    /* how to read the current CPU */
-extern pid_t trail__pid HIDDEN;
-HIDDEN struct writer *trail__writer_get(void);
-HIDDEN void trail__sess_check_orphan(struct psess *ps);
-HIDDEN void trail__init(void);
-
-HIDDEN void trail__ctx_publish(struct psess *ps, struct wctx *c);
-/* trail__write limited to the sessions in allow (function hooks) */
-HIDDEN void trail__write_mask(struct trail_event *ev, uint32_t allow,
-			      const void *payload, uint32_t len);
-HIDDEN void trail__ctx_close(struct psess *ps, struct wctx *c);
-
-#define CPU_RSEQ 1
-#define CPU_TSCP 2
-#define CPU_GETCPU 3
+HIDDEN int32_t trail__step_culprit(void);
 
 #endif /* TRAIL_LIB_INTERNAL_H */

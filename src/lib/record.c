@@ -14,15 +14,37 @@
  * records. 'depth' doubles as the thread's "inside the record path" flag for
  * the grace periods of detach (see runtime.c); 'epoch' moves on at each
  * outermost exit so a busy thread still lets a grace period end.
+ *
+ * This file also owns the writers themselves (one per thread that ever
+ * recorded, reused after it exits) and their end: thread exit and fork.
+ * It calls nothing above it: the sessions (struct psess) are filled in by
+ * runtime.c, the records come from the event sources.
  */
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "record.h"
 
 __thread struct writer *trail__tls_w
 	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+struct writer *trail__writers;
+static pthread_key_t writer_key;
+
+/*
+ * A recorder killed without detaching leaves its sessions mapped here.
+ * Writers notice it now and then (here) and turn their events' bits off;
+ * the mapping itself goes at the next control signal, when a grace period
+ * can be waited for (runtime.c).
+ */
+void trail__sess_check_orphan(struct psess *ps)
+{
+	if (!trail__proc_alive(ps->cli_pid, ps->cli_start))
+		__atomic_store_n(&ps->orphaned, 1, __ATOMIC_RELAXED);
+}
 
 void trail__ctx_publish(struct psess *ps, struct wctx *c)
 {
@@ -286,6 +308,118 @@ __attribute__((noinline)) void trail__ctx_reset(struct wctx *c, uint32_t gen)
 	memset(c, 0, sizeof(*c));
 	c->gen = gen;
 }
+
+/* --------------------------------------------------------------- writers */
+
+static void writer_dtor(void *arg);
+
+int trail__writers_init(void)
+{
+	return pthread_key_create(&writer_key, writer_dtor) ? -1 : 0;
+}
+
+/* The calling thread's writer, made or reused (NULL: out of memory, or
+ * libtrail disabled: no key). Only reached once a session is active. */
+struct writer *trail__writer_get(void)
+{
+	struct writer *w, *head;
+
+	for (w = __atomic_load_n(&trail__writers, __ATOMIC_ACQUIRE); w; w = w->next) {
+		uint32_t zero = 0;
+
+		if (!__atomic_load_n(&w->in_use, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&w->in_use, &zero, 1, 0,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			goto got;
+	}
+	w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w == MAP_FAILED)
+		return NULL;
+	w->in_use = 1;
+	head = __atomic_load_n(&trail__writers, __ATOMIC_RELAXED);
+	do
+		w->next = head;
+	while (!__atomic_compare_exchange_n(&trail__writers, &head, w, 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+got:
+	memset(w->ctx, 0, sizeof(w->ctx));
+	w->defer.flush = NULL;
+	w->tid = (pid_t)syscall(SYS_gettid);
+	if (trail__tls_w) { /* a signal handler on this thread beat us */
+		__atomic_store_n(&w->in_use, 0, __ATOMIC_RELEASE);
+		return trail__tls_w;
+	}
+	trail__tls_w = w;
+	pthread_setspecific(writer_key, w);
+	return w;
+}
+
+/* The calling thread's deferred write, done (fork, exit()). */
+void trail__defer_flush_self(void)
+{
+	struct writer *w = trail__tls_w;
+
+	if (!w || !w->defer.flush || w->depth)
+		return;
+	path_enter(w, 0);
+	if (w->defer.flush)
+		w->defer.flush(w);
+	path_leave(w, 0);
+}
+
+static void writer_dtor(void *arg)
+{
+	struct writer *w = arg;
+
+	/* enter the record path so a concurrent detach waits for us */
+	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (w->defer.flush) /* e.g. a function_graph entry whose call never returned */
+		w->defer.flush(w);
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
+		struct psess *ps = &trail__sess[s];
+
+		if (__atomic_load_n(&ps->state, __ATOMIC_ACQUIRE) != PS_ACTIVE)
+			continue;
+		for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++)
+			if (w->ctx[s][d].gen == __atomic_load_n(&ps->gen, __ATOMIC_RELAXED))
+				trail__ctx_close(ps, &w->ctx[s][d]);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
+	trail__tls_w = NULL;
+	__atomic_store_n(&w->in_use, 0, __ATOMIC_RELEASE);
+}
+
+/* In a forked child (one thread): every writer's contexts are the
+ * parent's chunks and streams, forgotten; the other threads' writers are
+ * free again. */
+void trail__writers_forked(void)
+{
+	struct writer *self = trail__tls_w;
+
+	for (struct writer *w = trail__writers; w; w = w->next) {
+		for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+			for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++) {
+				uint32_t gen = w->ctx[s][d].gen;
+
+				memset(&w->ctx[s][d], 0, sizeof(w->ctx[s][d]));
+				w->ctx[s][d].gen = gen;
+			}
+		w->defer.flush = NULL;
+		if (w != self) {
+			w->depth = 0;
+			w->in_use = 0;
+		}
+	}
+	if (self)
+		self->tid = trail__pid;
+}
+
+/* ------------------------------------------------------------ entry points */
 
 __attribute__((visibility("default"))) void
 trail__write(struct trail_event *ev, const void *payload, uint32_t len)

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * record.h - the record path's inline part, shared by record.c
- * (trail__write, the tracepoints' entry) and ftrace.c (function hooks,
- * which inline it with their constant payload sizes). See record.c for the
- * protocol; the slow paths (taking a chunk, resetting a context) stay
- * out of line there.
+ * (trail__write, the tracepoints' entry) and the event sources that
+ * inline it with their constant payload sizes (fhook.c: function hooks).
+ * See record.c for the protocol; the slow paths (taking a chunk,
+ * resetting a context, a source's deferred write) stay out of line there.
+ * The record path knows no event source: a source that keeps a record
+ * back (trail_defer) is called through the writer's pointer.
  */
 #ifndef TRAIL_LIB_RECORD_H
 #define TRAIL_LIB_RECORD_H
@@ -231,9 +233,9 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 		return;
 	}
 	path_enter(w, d);
-	/* a deferred function_graph entry goes first, in its own stream */
-	if (TRAIL_UNLIKELY(w->pend) && d == 0)
-		trail__pend_flush(w);
+	/* a record a source kept back goes first, in its own stream */
+	if (TRAIL_UNLIKELY(w->defer.flush != NULL) && d == 0)
+		w->defer.flush(w);
 	/* acquire: pairs with the release that set the bit after the session
 	 * slot and rt->ids[] were filled in */
 	mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow &

@@ -64,17 +64,11 @@ pid_t trail__pid;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int disabled;
-static int ctl_signal;          /* 0: attach disabled */
-
-int trail__ctl_signal(void)
-{
-	return ctl_signal;
-}
+int trail__ctl_sig;             /* the control signal, 0: attach disabled */
+#define ctl_signal trail__ctl_sig
 static int ctl_lock_word;
 static int have_membarrier;
 static int registry_fd = -1;
-static pthread_key_t writer_key;
-static struct writer *writers;  /* all writer records, never freed */
 static struct evrt *events;     /* all registered events */
 static struct dso *dsos;
 static sigset_t fork_saved_mask;
@@ -96,7 +90,7 @@ static void ctl_lock(sigset_t *saved, void *uc)
 	while (__atomic_exchange_n(&ctl_lock_word, 1, __ATOMIC_ACQUIRE)) {
 		/* the holder may be patching and waiting for every thread to
 		 * answer; our signal is blocked, so answer from here */
-		trail__ftrace_step(uc);
+		trail__step_answer(uc);
 		sched_yield();
 	}
 }
@@ -106,49 +100,6 @@ static void ctl_unlock(sigset_t *saved)
 	__atomic_store_n(&ctl_lock_word, 0, __ATOMIC_RELEASE);
 	if (saved)
 		pthread_sigmask(SIG_SETMASK, saved, NULL);
-}
-
-/* --------------------------------------------------------------- writers */
-
-static void writer_dtor(void *arg);
-
-struct writer *trail__writer_get(void)
-{
-	struct writer *w, *head;
-
-	trail__init();
-	if (disabled)
-		return NULL;
-	for (w = __atomic_load_n(&writers, __ATOMIC_ACQUIRE); w; w = w->next) {
-		uint32_t zero = 0;
-
-		if (!__atomic_load_n(&w->in_use, __ATOMIC_RELAXED) &&
-		    __atomic_compare_exchange_n(&w->in_use, &zero, 1, 0,
-						__ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			goto got;
-	}
-	w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (w == MAP_FAILED)
-		return NULL;
-	w->in_use = 1;
-	head = __atomic_load_n(&writers, __ATOMIC_RELAXED);
-	do
-		w->next = head;
-	while (!__atomic_compare_exchange_n(&writers, &head, w, 0,
-					    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-got:
-	memset(w->ctx, 0, sizeof(w->ctx));
-	w->pend = 0;
-	w->tid = (pid_t)syscall(SYS_gettid);
-	if (trail__tls_w) { /* a signal handler on this thread beat us */
-		__atomic_store_n(&w->in_use, 0, __ATOMIC_RELEASE);
-		return trail__tls_w;
-	}
-	trail__tls_w = w;
-	pthread_setspecific(writer_key, w);
-	return w;
 }
 
 static int64_t mono_ns(void)
@@ -175,7 +126,7 @@ static int grace_wait(void *uc)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	else
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (struct writer *w = __atomic_load_n(&writers, __ATOMIC_ACQUIRE); w;
+	for (struct writer *w = __atomic_load_n(&trail__writers, __ATOMIC_ACQUIRE); w;
 	     w = w->next) {
 		uint32_t e;
 
@@ -192,7 +143,7 @@ static int grace_wait(void *uc)
 			/* by the clock: yields take long on a busy machine */
 			if (spins % 64 == 63 && mono_ns() > deadline)
 				return 0;
-			trail__ftrace_step(uc);
+			trail__step_answer(uc);
 			sched_yield();
 		}
 	}
@@ -418,6 +369,48 @@ static int join_open(pid_t cli, int fd, uint32_t how, struct join *j)
 	return 0;
 }
 
+/* ---------------------------------------------------------- event sources
+ *
+ * Static events come in through registration (trail__register, below);
+ * every other source (function hooks today; probes, synthetic events
+ * later) puts a struct trail_source in the trail_sources section
+ * (TRAIL_SOURCE) and is told when a session joins, leaves, or is
+ * inherited by a forked child. The runtime calls sources only through
+ * those pointers: sources call down into the record path and the
+ * runtime's services, never the other way round. A section, not
+ * constructors: a session may join from libtrail's own constructor
+ * (TRAIL_SESSION), before other constructors have run.
+ */
+extern const struct trail_source *const __start_trail_sources[] HIDDEN __attribute__((weak));
+extern const struct trail_source *const __stop_trail_sources[] HIDDEN __attribute__((weak));
+#define for_each_source(src, p)                                                \
+	for (const struct trail_source *const *p = __start_trail_sources;      \
+	     p < __stop_trail_sources && ((src) = *p, 1); p++)
+
+/* Every source's join for slot s: what they hooked, or the first error
+ * (then the sources that joined already leave again). */
+static int sources_join(unsigned s, struct psess *ps, void *uc)
+{
+	const struct trail_source *src, *o;
+	int total = 0;
+
+	for_each_source(src, p) {
+		int r = src->join ? src->join(s, ps, uc) : 0;
+
+		if (r < 0) {
+			for_each_source(o, q) {
+				if (o == src)
+					break;
+				if (o->leave)
+					o->leave(s);
+			}
+			return r;
+		}
+		total += r;
+	}
+	return total;
+}
+
 /* Join the session of j (under the control lock). uc: the interrupted
  * context when called from the control signal handler (else NULL). */
 static int sess_attach(struct join *j, void *uc)
@@ -505,11 +498,11 @@ static int sess_attach(struct join *j, void *uc)
 	__atomic_store_n(&ps->state, PS_ACTIVE, __ATOMIC_RELEASE);
 	for (struct evrt *rt = events; rt; rt = rt->next)
 		matched += (uint32_t)enable_in((unsigned)s, rt);
-	r = trail__ftrace_join((unsigned)s, ps, uc);
+	r = sources_join((unsigned)s, ps, uc);
 	if (r < 0) { /* the session asked for hooks we cannot set: no join */
 		disable_in((unsigned)s);
 		if (r == -EBUSY || r == -ETIMEDOUT)
-			ps->procs[ps->proc_idx].tid = trail__ftrace_step_culprit();
+			ps->procs[ps->proc_idx].tid = trail__step_culprit();
 		proc_state(ps, TRAIL_PS_FAILED, r);
 		sess_unmap((unsigned)s);
 		return r;
@@ -524,7 +517,7 @@ static void sess_flush(unsigned s)
 {
 	struct psess *ps = &trail__sess[s];
 
-	for (struct writer *w = __atomic_load_n(&writers, __ATOMIC_ACQUIRE); w;
+	for (struct writer *w = __atomic_load_n(&trail__writers, __ATOMIC_ACQUIRE); w;
 	     w = w->next)
 		for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++) {
 			struct wctx *c = &w->ctx[s][d];
@@ -577,23 +570,17 @@ static int sess_detach(unsigned s, void *uc)
 	ps->detaching = 0;
 	if (!quiet)
 		return -EAGAIN;
-	trail__ftrace_leave(s);
+	{
+		const struct trail_source *src;
+
+		for_each_source(src, p)
+			if (src->leave)
+				src->leave(s);
+	}
 	sess_flush(s);
 	proc_state(ps, TRAIL_PS_DETACHED, 0);
 	sess_unmap(s);
 	return 0;
-}
-
-/*
- * A recorder killed without detaching leaves its sessions mapped here.
- * Writers notice it now and then (trail__sess_check_orphan) and turn their
- * events' bits off; the mapping itself goes at the next control signal,
- * when a grace period can be waited for.
- */
-void trail__sess_check_orphan(struct psess *ps)
-{
-	if (!trail__proc_alive(ps->cli_pid, ps->cli_start))
-		__atomic_store_n(&ps->orphaned, 1, __ATOMIC_RELAXED);
 }
 
 /* Under the control lock, in the control signal handler (uc: as for
@@ -623,7 +610,7 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 
 		if (cmd == TRAIL_CTL_STEP && si->si_pid == trail__pid) {
 			/* another thread of ours is patching and holds the lock */
-			trail__ftrace_step(uc);
+			trail__step_answer(uc);
 			errno = saved_errno;
 			return;
 		}
@@ -736,9 +723,9 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 
 	if (disabled || !start)
 		return;
-	/* exit() called inside a traced call: its kept entry, if any, while
-	 * the events are still there (destructors run at exit) */
-	trail__pend_flush_self();
+	/* exit() called inside a deferred write (a traced call): written
+	 * while the events are still there (destructors run at exit) */
+	trail__defer_flush_self();
 	ctl_lock(&saved, NULL);
 	for (pd = &dsos; *pd; pd = &(*pd)->next)
 		if ((*pd)->start == start) {
@@ -770,31 +757,6 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 
 /* ------------------------------------------------------- fork, thread exit */
 
-static void writer_dtor(void *arg)
-{
-	struct writer *w = arg;
-
-	/* enter the record path so a concurrent detach waits for us */
-	__atomic_store_n(&w->depth, 1, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (w->pend) /* a function_graph entry kept: the call never returned */
-		trail__pend_flush(w);
-	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
-		struct psess *ps = &trail__sess[s];
-
-		if (__atomic_load_n(&ps->state, __ATOMIC_ACQUIRE) != PS_ACTIVE)
-			continue;
-		for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++)
-			if (w->ctx[s][d].gen == __atomic_load_n(&ps->gen, __ATOMIC_RELAXED))
-				trail__ctx_close(ps, &w->ctx[s][d]);
-	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
-	trail__tls_w = NULL;
-	__atomic_store_n(&w->in_use, 0, __ATOMIC_RELEASE);
-}
-
 static void registry_announce(void)
 {
 	char path[512];
@@ -815,8 +777,9 @@ static void registry_announce(void)
 
 static void fork_prepare(void)
 {
-	/* the parent's stream gets it; the child must not write it again */
-	trail__pend_flush_self();
+	/* a deferred write goes to the parent's stream; the child must not
+	 * write it again */
+	trail__defer_flush_self();
 	ctl_lock(&fork_saved_mask, NULL);
 }
 
@@ -827,27 +790,10 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-	struct writer *self = trail__tls_w;
+	const struct trail_source *src;
 
 	trail__pid = getpid();
-	/* only this thread exists here; the parent still owns every chunk
-	 * and stream we inherited a reference to */
-	for (struct writer *w = writers; w; w = w->next) {
-		for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
-			for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++) {
-				uint32_t gen = w->ctx[s][d].gen;
-
-				memset(&w->ctx[s][d], 0, sizeof(w->ctx[s][d]));
-				w->ctx[s][d].gen = gen;
-			}
-		w->pend = 0;
-		if (w != self) {
-			w->depth = 0;
-			w->in_use = 0;
-		}
-	}
-	if (self)
-		self->tid = trail__pid;
+	trail__writers_forked();
 	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
 		struct psess *ps = &trail__sess[s];
 
@@ -861,11 +807,16 @@ static void fork_child(void)
 		}
 		/* the inherited contexts are the parent's */
 		__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELAXED);
-		trail__ftrace_forked(s, ps);
+		for_each_source(src, p)
+			if (src->forked)
+				src->forked(s, ps);
 		proc_state(ps, TRAIL_PS_ACTIVE, 0);
 	}
-	/* before anything the child writes: it returns through these first */
-	trail__ftrace_forked_frames();
+	/* before anything the child writes (function_graph: the frames it
+	 * returns through first) */
+	for_each_source(src, p)
+		if (src->forked_child)
+			src->forked_child();
 	registry_announce();
 	ctl_unlock(&fork_saved_mask);
 }
@@ -972,7 +923,7 @@ static void do_init(void)
 #endif
 	if (trail__cpu_mode != CPU_RSEQ && trail__clock == TRAIL_CLOCK_TSC)
 		trail__cpu_mode = CPU_TSCP;
-	if (pthread_key_create(&writer_key, writer_dtor)) {
+	if (trail__writers_init()) {
 		disabled = 1;
 		return;
 	}

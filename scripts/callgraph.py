@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""callgraph.py OBJ... - the calls between source files, from their objects.
+
+An edge A -> B means A's object refers to a function B's object defines
+(an undefined symbol in A that B defines as text: T, or W for weak).
+Prints every cycle (A -> B -> ... -> A) and exits 1 if there is one, else
+prints the edges and exits 0. Calls through function pointers
+(registrations) are not edges: that is how a lower layer calls up.
+"""
+import os
+import subprocess
+import sys
+
+
+def symbols(obj):
+    out = subprocess.run(["nm", "-P", obj], capture_output=True, text=True, check=True).stdout
+    defined, undefined = set(), set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        name, kind = parts[0], parts[1]
+        if kind in "TW":
+            defined.add(name)
+        elif kind == "U":
+            undefined.add(name)
+    return defined, undefined
+
+
+def name_of(obj):
+    base = os.path.basename(obj)
+    return base[:-2] if base.endswith(".o") else base
+
+
+def main(objs):
+    defs, uses = {}, {}
+    owner = {}
+    for o in objs:
+        d, u = symbols(o)
+        n = name_of(o)
+        defs[n], uses[n] = d, u
+        for s in d:
+            owner.setdefault(s, n)
+    edges = {n: sorted({owner[s] for s in uses[n] if s in owner and owner[s] != n}) for n in defs}
+    # cycles: a depth-first search from each node back to itself
+    cycles = set()
+    def walk(start, node, path):
+        for nxt in edges[node]:
+            if nxt == start:
+                cyc = path[:]
+                k = cyc.index(min(cyc))
+                cycles.add(tuple(cyc[k:] + cyc[:k]))
+            elif nxt not in path and nxt > start:
+                walk(start, nxt, path + [nxt])
+    for n in sorted(edges):
+        walk(n, n, [n])
+    for n in sorted(edges):
+        if edges[n]:
+            print(f"{n} -> {', '.join(edges[n])}")
+    for c in sorted(cycles):
+        print("cycle: " + " -> ".join(c + (c[0],)))
+    return 1 if cycles else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

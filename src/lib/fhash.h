@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fhash.h - the function tracer's site table: the address of every
+ * patchable entry of a loaded object that some session may want, with the
+ * sessions that want it and its original bytes. The entry handler
+ * (fhook.c), the trap and step handlers (src/arch, fstep.c) look sites up
+ * lock-free; ftracer.c and fobjs.c change it under the control lock.
+ *
+ * Open addressing, a power of two. Readers load the table pointer
+ * (acquire); a grown table is published whole (release, trail__hreserve)
+ * and the old one stays mapped: a reader may still be probing it.
+ */
+#ifndef TRAIL_LIB_FHASH_H
+#define TRAIL_LIB_FHASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../arch/arch.h"
+#include "internal.h"
+
+struct hsite {
+	uintptr_t addr;   /* 0: empty slot */
+	uint32_t mask;    /* sessions that want this function */
+	uint32_t root;    /* sessions for which it is a -g graph root */
+	uint8_t orig[TRAIL_ARCH_SITE_SIZE];
+	uint8_t patched;
+	uint8_t dead;     /* its object was unloaded (a tombstone) */
+};
+
+struct htable {
+	size_t cap;
+	size_t used; /* slots with an address, tombstones included */
+	struct hsite slot[];
+};
+
+extern struct htable *trail__htab HIDDEN;
+
+static inline size_t trail__hslot(uintptr_t a, size_t cap)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+/* the site at a, or NULL (inline: the entry handler's first step) */
+static inline struct hsite *trail__hfind(uintptr_t a)
+{
+	/* pairs with the release in trail__hreserve */
+	struct htable *t = __atomic_load_n(&trail__htab, __ATOMIC_ACQUIRE);
+
+	if (!t)
+		return NULL;
+	for (size_t i = trail__hslot(a, t->cap), n = 0; n < t->cap;
+	     i = (i + 1) & (t->cap - 1), n++) {
+		if (t->slot[i].addr == a)
+			return &t->slot[i];
+		if (!t->slot[i].addr)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Under the control lock, with room reserved: the site at a, made if new
+ * (a tombstone there is reused: a new object where an old one was). */
+HIDDEN struct hsite *trail__hinsert(uintptr_t a);
+/* Room for `more` sites (a table at most half full): 0 or -ENOMEM. */
+HIDDEN int trail__hreserve(size_t more);
+
+#endif

@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fhook.c - the function tracers' handlers: a patched entry calls
+ * trail__arch_on_entry() (through its stub and the entry trampoline), a
+ * hooked return trail__arch_on_exit(). The entry looks the site up
+ * (fhash.h), records ftrace:function {ip, parent_ip} into the sessions
+ * that want it, and for function_graph pushes a frame on the thread's
+ * shadow stack and swaps the return address; the exit pops it and records
+ * the exit. See doc/design/function-hooks.md.
+ */
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../arch/arch.h"
+#include "../common/clock.h"
+#include "fevents.h"
+#include "fhash.h"
+#include "fhook.h"
+#include "record.h"
+
+/* per session slot: what its tracer does (ftracer.c fills them in) */
+static struct fconf fconf[TRAIL_MAX_SESSIONS];
+static uint32_t graph_sessions; /* bits: sessions with function_graph */
+static uint32_t thresh_sessions;
+static uint32_t retval_sessions;
+static uint32_t simple_sessions; /* function_graph without roots, depth
+				  * limit or threshold: nothing to decide */
+static uint32_t tid_sessions;    /* sessions limited to some threads */
+static uint32_t nest_sessions;   /* sessions with a --nest limit */
+static uint32_t tid_gen;         /* changes when those lists do */
+
+
+/*
+ * The shadow stack of a thread: one frame per hooked return, holding what
+ * the return address was. Frames are pushed and popped in LIFO order also
+ * by signal handlers that run hooked functions (a frame is filled before
+ * depth counts it, and read before depth forgets it). A frame whose return
+ * slot lies below the stack pointer at an exit was left by longjmp or an
+ * exception: it is popped then, with an exit record so nesting stays whole.
+ * When the stack is full, calls are no longer hooked (and counted).
+ */
+#define GSTACK_FRAMES 16384u
+
+struct gframe {
+	uintptr_t ret;   /* the real return address */
+	uintptr_t slot;  /* where it was on the stack */
+	uintptr_t hook;  /* what the slot holds meanwhile (the site's stub) */
+	uintptr_t func;
+	uint64_t ts;     /* entry time (threshold mode) */
+	uint32_t mask;   /* sessions that recorded the entry */
+	uint32_t roots;  /* sessions for which this frame is a root */
+};
+
+struct gstack {
+	uint32_t depth;
+	uint32_t full;   /* calls not hooked: stack full */
+	uint32_t below_root[TRAIL_MAX_SESSIONS]; /* root frames open */
+	struct gframe f[GSTACK_FRAMES];
+};
+
+static __thread struct gstack *gstk __attribute__((tls_model("initial-exec")));
+
+static struct gstack *gstack_get(void)
+{
+	struct gstack *g = gstk;
+
+	if (TRAIL_LIKELY(g != NULL))
+		return g;
+	/* pages are touched only as deep as the calls go */
+	g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g == MAP_FAILED)
+		return NULL;
+	gstk = g;
+	return g;
+}
+
+static inline uint64_t ticks(void)
+{
+	return trail__clock_now(trail__clock);
+}
+
+/* --tid: the sessions limited to some threads that include this one,
+ * worked out again when the lists change (or after a fork: new tids) */
+static __thread uint32_t t_gen, t_sel;
+
+static __attribute__((noinline)) uint32_t thread_sessions(uint32_t limited)
+{
+	uint32_t gen = __atomic_load_n(&tid_gen, __ATOMIC_ACQUIRE);
+
+	if (t_gen != gen + 1) { /* +1: 0 is "never worked out" */
+		int32_t tid = (int32_t)syscall(SYS_gettid);
+
+		t_sel = 0;
+		for (uint32_t m = __atomic_load_n(&tid_sessions, __ATOMIC_ACQUIRE); m; m &= m - 1) {
+			unsigned s = (unsigned)__builtin_ctz(m);
+
+			for (uint32_t i = 0; i < fconf[s].ntids; i++)
+				if (fconf[s].tids[i] == tid)
+					t_sel |= 1u << s;
+		}
+		t_gen = gen + 1;
+	}
+	return t_sel & limited;
+}
+
+static inline uint32_t thread_allow(uint32_t mask)
+{
+	uint32_t limited = mask & __atomic_load_n(&tid_sessions, __ATOMIC_RELAXED);
+
+	if (TRAIL_LIKELY(!limited))
+		return mask;
+	return (mask & ~limited) | thread_sessions(limited);
+}
+
+/* --nest: the sessions of mask that trace calls at this signal handler
+ * level (sp: the call's stack pointer) */
+static __attribute__((noinline)) uint32_t nest_allow(uint32_t mask, uintptr_t sp)
+{
+	uint32_t level = trail__sig_level_at(sp);
+
+	for (uint32_t m = mask & __atomic_load_n(&nest_sessions, __ATOMIC_RELAXED); m; m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctz(m);
+
+		if (level > fconf[s].nest)
+			mask &= ~(1u << s);
+	}
+	return mask;
+}
+
+/* sessions of mask that record at this depth and below a root if needed */
+static uint32_t graph_allow(const struct gstack *g, uint32_t mask, uint32_t roots)
+{
+	uint32_t simple = mask & __atomic_load_n(&simple_sessions, __ATOMIC_RELAXED);
+	uint32_t allow = simple;
+
+	for (uint32_t m = mask & ~simple; m; m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctz(m);
+		const struct fconf *c = &fconf[s];
+
+		if (c->max_depth && g->depth >= c->max_depth)
+			continue;
+		if (c->has_roots && !g->below_root[s] && !(roots & (1u << s)))
+			continue;
+		allow |= 1u << s;
+	}
+	return allow;
+}
+
+/* ------------------------------------------------------ deferred entries
+ *
+ * Most calls are leaves: nothing else is written between their entry and
+ * their exit. So a function_graph entry is not written at once: the
+ * thread's writer keeps it (its trail_defer holds a struct gpend), and if
+ * the call returns first, one leaf record {func, duration} stamped with
+ * the entry's time stands for both (one write instead of two, the same 16
+ * bytes). Any other record of the thread at the outermost level writes
+ * the kept entry first (write_event calls the defer hook), so each stream
+ * stays in time order. Deferred only for sessions whose exit is a plain
+ * record (no return value, no threshold). The kept entry is written at
+ * fork, at thread exit and at exit() (when the first object's events are
+ * unregistered, by its destructor); a process killed, or an exec, inside a
+ * leaf loses that one entry.
+ */
+
+/* bumped when a session leaves the tracers: kept entries older than that
+ * may belong to a session gone, or to its slot's next one */
+static uint32_t pend_gen;
+
+/* the kept entry, in the writer's trail_defer.data */
+struct gpend {
+	uint32_t mask; /* its sessions */
+	uint32_t gen;  /* pend_gen when kept */
+	uint32_t cpu;
+	uint32_t pad;
+	uint64_t ts;
+	uint64_t func;
+	uint64_t slot; /* its frame's return slot */
+};
+_Static_assert(sizeof(struct gpend) <= sizeof(((struct trail_defer *)0)->data),
+	       "the kept entry fits in trail_defer");
+
+static inline struct gpend *gpend(struct writer *w)
+{
+	return (struct gpend *)(void *)w->defer.data;
+}
+
+/* The kept entry of w, written (w->depth is 1: in the record path, at its
+ * outermost level): w's trail_defer.flush. */
+static void gentry_flush(struct writer *w)
+{
+	struct trail_event *ev = TRAIL__DESC(ftrace, funcgraph_entry);
+	const struct gpend *p = gpend(w);
+	uint32_t m = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & p->mask &
+		     ((1u << TRAIL_MAX_SESSIONS) - 1);
+	struct evrt *rt = ev->rt;
+	uint64_t func = p->func;
+
+	w->defer.flush = NULL;
+	if (p->gen != __atomic_load_n(&pend_gen, __ATOMIC_RELAXED))
+		return; /* kept before its session left: not written */
+	if (m && rt)
+		write_sessions(ev, rt, w, 0, m, &func, sizeof(func), p->ts, p->cpu);
+}
+
+/* A call's entry, kept; the previous kept one is written. on_entry has
+ * seen this thread outside the record path. */
+static inline void gentry_defer(uint32_t allow, uintptr_t func, uintptr_t slot)
+{
+	struct writer *w = trail__tls_w;
+	uint32_t cpu;
+	uint64_t ts;
+
+	struct gpend *p;
+
+	if (TRAIL_UNLIKELY(!w) && !(w = trail__writer_get()))
+		return;
+	path_enter(w, 0);
+	if (w->defer.flush)
+		w->defer.flush(w);
+	ts = now_cpu(&cpu);
+	p = gpend(w);
+	p->ts = ts;
+	p->cpu = cpu;
+	p->func = func;
+	p->slot = slot;
+	p->gen = __atomic_load_n(&pend_gen, __ATOMIC_RELAXED);
+	p->mask = allow;
+	w->defer.flush = gentry_flush;
+	path_leave(w, 0);
+}
+
+/* A plain exit of the frame whose return slot was slot: a leaf record if
+ * its entry is still kept, else the exit record. */
+static inline void gexit_write(uint32_t mask, uintptr_t slot)
+{
+	struct trail_event *ev_exit = TRAIL__DESC(ftrace, funcgraph_exit);
+	struct writer *w = trail__tls_w;
+	struct gpend *kept;
+	struct evrt *rt;
+	uint32_t m, cpu;
+	uint64_t ts;
+
+	if (TRAIL_UNLIKELY(!w || w->depth || w->defer.flush != gentry_flush)) {
+		write_event(ev_exit, mask, NULL, 0);
+		return;
+	}
+	path_enter(w, 0);
+	ts = now_cpu(&cpu);
+	kept = gpend(w);
+	/* read again: a signal handler may have written it meanwhile */
+	if (TRAIL_LIKELY(w->defer.flush == gentry_flush && kept->slot == slot &&
+			 ts - kept->ts <= UINT32_MAX &&
+			 kept->gen == __atomic_load_n(&pend_gen, __ATOMIC_RELAXED))) {
+		struct trail_event *ev_leaf = TRAIL__DESC(ftrace, funcgraph_leaf);
+		struct __attribute__((packed)) {
+			uint64_t func;
+			uint32_t dur;
+		} p = {kept->func, (uint32_t)(ts - kept->ts)};
+
+		m = __atomic_load_n(ev_leaf->state, __ATOMIC_ACQUIRE) & kept->mask &
+		    ((1u << TRAIL_MAX_SESSIONS) - 1);
+		rt = ev_leaf->rt;
+		w->defer.flush = NULL;
+		if (m && rt)
+			write_sessions(ev_leaf, rt, w, 0, m, &p, sizeof(p), kept->ts, kept->cpu);
+	} else {
+		if (w->defer.flush)
+			w->defer.flush(w);
+		m = __atomic_load_n(ev_exit->state, __ATOMIC_ACQUIRE) & mask &
+		    ((1u << TRAIL_MAX_SESSIONS) - 1);
+		rt = ev_exit->rt;
+		if (m && rt)
+			write_sessions(ev_exit, rt, w, 0, m, NULL, 0, ts, cpu);
+	}
+	path_leave(w, 0);
+}
+
+/* returned: the function returned (with retval); else it was unwound by
+ * longjmp or an exception, and has no return value */
+static void exit_record(const struct gframe *fr, int returned, uint64_t retval, uint64_t now)
+{
+	uint32_t plain = fr->mask & ~thresh_sessions, timed = fr->mask & thresh_sessions;
+
+	if (plain) {
+		uint32_t ret = returned ? plain & retval_sessions : 0;
+
+		if (plain & ~ret)
+			write_event(TRAIL__DESC(ftrace, funcgraph_exit), plain & ~ret, NULL, 0);
+		if (ret)
+			write_event(TRAIL__DESC(ftrace, funcgraph_exit_ret), ret, &retval, sizeof(retval));
+	}
+	for (uint32_t m = timed; m; m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctz(m);
+
+		if (now - fr->ts >= fconf[s].thresh) {
+			uint64_t p[2] = {fr->func, now - fr->ts};
+
+			write_event(TRAIL__DESC(ftrace, funcgraph_call), 1u << s, p, sizeof(p));
+		}
+	}
+}
+
+/*
+ * In a forked child, once its sessions are set up: the shadow stack is the
+ * forking thread's, copied with the rest of memory, and the child returns
+ * through every frame on it. Their entries were written in the parent's
+ * stream; the child's gets one funcgraph_inherited {func} per frame,
+ * outermost first, for the sessions that wrote the entry and pair exits
+ * with entries (threshold mode writes {func, duration} at the exit from
+ * the frame's own entry time, which the child has too).
+ */
+void trail__fhook_forked_frames(void)
+{
+	struct gstack *g = gstk;
+
+	for (uint32_t i = 0; g && i < g->depth; i++) {
+		uint32_t m = g->f[i].mask & ~__atomic_load_n(&thresh_sessions, __ATOMIC_RELAXED);
+		uint64_t func = g->f[i].func;
+
+		if (m)
+			write_event(TRAIL__DESC(ftrace, funcgraph_inherited), m, &func, sizeof(func));
+	}
+}
+
+static void pop(struct gstack *g, const struct gframe *fr)
+{
+	for (uint32_t m = fr->roots; m; m &= m - 1)
+		g->below_root[__builtin_ctz(m)]--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	g->depth--;
+}
+
+int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
+			 uintptr_t hook)
+{
+	const struct hsite *h = trail__hfind(site);
+	struct writer *w = trail__tls_w;
+	uint32_t mask, gmask, fmask;
+	(void)regs;
+
+	/* recursion guard: a hooked function reached from inside the record
+	 * path (a patchable libc, say) is not traced */
+	if (!h || (w && __atomic_load_n(&w->depth, __ATOMIC_RELAXED)))
+		return 0;
+	mask = thread_allow(__atomic_load_n(&h->mask, __ATOMIC_ACQUIRE));
+	if (TRAIL_UNLIKELY(mask & __atomic_load_n(&nest_sessions, __ATOMIC_RELAXED)))
+		mask = nest_allow(mask, (uintptr_t)ret);
+	if (!mask)
+		return 0;
+	gmask = mask & __atomic_load_n(&graph_sessions, __ATOMIC_ACQUIRE);
+	fmask = mask & ~gmask;
+	if (fmask) {
+		uint64_t payload[2] = {site, *ret};
+
+		write_event(TRAIL__DESC(ftrace, function), fmask, payload, sizeof(payload));
+	}
+	if (gmask) {
+		struct gstack *g = gstack_get();
+		uint32_t roots = __atomic_load_n(&h->root, __ATOMIC_RELAXED) & gmask;
+		uint32_t allow;
+		struct gframe *fr;
+
+		if (!g)
+			return 0;
+		/* frames this call's return slot shows to be gone (left by
+		 * longjmp): deeper than it, or in its very slot unless that
+		 * still holds their hook (a tail call shares its caller's slot) */
+		while (g->depth && (g->f[g->depth - 1].slot < (uintptr_t)ret ||
+				    (g->f[g->depth - 1].slot == (uintptr_t)ret &&
+				     *ret != g->f[g->depth - 1].hook))) {
+			struct gframe fr = g->f[g->depth - 1];
+
+			pop(g, &fr);
+			exit_record(&fr, 0, 0, thresh_sessions ? ticks() : 0);
+		}
+		allow = graph_allow(g, gmask, roots);
+		if (!allow)
+			return 0;
+		if (g->depth >= GSTACK_FRAMES) { /* degrade: not hooked, counted */
+			g->full++;
+			for (uint32_t m = allow; m; m &= m - 1)
+				__atomic_fetch_add(&trail__sess[__builtin_ctz(m)].hdr->graph_unhooked,
+						   1, __ATOMIC_RELAXED);
+			return 0;
+		}
+		fr = &g->f[g->depth];
+		fr->ret = *ret;
+		fr->slot = (uintptr_t)ret;
+		fr->hook = hook;
+		fr->func = site;
+		fr->mask = allow;
+		fr->roots = roots & allow;
+		fr->ts = (allow & thresh_sessions) ? ticks() : 0;
+		for (uint32_t m = fr->roots; m; m &= m - 1)
+			g->below_root[__builtin_ctz(m)]++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		g->depth++;
+		if (!(allow & (thresh_sessions | retval_sessions))) {
+			gentry_defer(allow, site, (uintptr_t)ret);
+		} else if (allow & ~thresh_sessions) {
+			uint64_t func = site;
+
+			write_event(TRAIL__DESC(ftrace, funcgraph_entry), allow & ~thresh_sessions, &func, sizeof(func));
+		}
+		return 1; /* the stub puts hook in *ret and runs the body */
+	}
+	return 0;
+}
+
+
+uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
+{
+	struct gstack *g = gstk;
+	uintptr_t slot = (uintptr_t)regs->sp - 8, ret;
+	uint32_t d = g->depth;
+	const struct gframe *top = &g->f[d - 1];
+	uint64_t now;
+
+	/* the common case: the top frame returns, no threshold, return
+	 * value or root to account for */
+	if (TRAIL_LIKELY((d == 1 || top->slot >= slot) && !top->roots &&
+			 !(top->mask & (thresh_sessions | retval_sessions)))) {
+		uint32_t mask = top->mask;
+		uintptr_t fslot = top->slot;
+
+		ret = top->ret;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* read before popped */
+		g->depth = d - 1;
+		gexit_write(mask, fslot);
+		return ret;
+	}
+	now = thresh_sessions ? ticks() : 0;
+
+	/* frames below this one were skipped by longjmp or an exception */
+	while (g->depth > 1 && g->f[g->depth - 1].slot < slot) {
+		struct gframe fr = g->f[g->depth - 1];
+
+		pop(g, &fr);
+		exit_record(&fr, 0, 0, now);
+	}
+	{
+		struct gframe fr = g->f[g->depth - 1];
+
+		ret = fr.ret;
+		pop(g, &fr);
+		exit_record(&fr, 1, trail_arch_retval(regs), now);
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------------- unwinding
+ * (the interposers that call these are in funwind.c) */
+
+void trail__fhook_unhook_returns(void)
+{
+	struct gstack *g = gstk;
+
+	if (!g)
+		return;
+	/* deepest first: a tail call shares its caller's slot, and the
+	 * shallowest frame holds the real address */
+	for (uint32_t i = g->depth; i-- > 0;)
+		*(uintptr_t *)g->f[i].slot = g->f[i].ret;
+}
+
+void trail__fhook_rehook_returns(uintptr_t sp)
+{
+	struct gstack *g = gstk;
+	uint64_t now;
+
+	if (!g || !g->depth)
+		return;
+	now = thresh_sessions ? ticks() : 0;
+	while (g->depth && g->f[g->depth - 1].slot < sp) {
+		struct gframe fr = g->f[g->depth - 1];
+
+		pop(g, &fr);
+		exit_record(&fr, 0, 0, now);
+	}
+	for (uint32_t i = 0; i < g->depth; i++)
+		*(uintptr_t *)g->f[i].slot = g->f[i].hook;
+}
+
+/* ---------------------------------------------------------- configuration */
+
+void trail__fhook_config(unsigned s, const struct fconf *c)
+{
+	fconf[s] = *c;
+	if (c->ntids) {
+		__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_or(&tid_sessions, 1u << s, __ATOMIC_RELEASE);
+	}
+	if (c->graph)
+		__atomic_fetch_or(&graph_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (c->limit_nest)
+		__atomic_fetch_or(&nest_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (c->thresh)
+		__atomic_fetch_or(&thresh_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (c->retval)
+		__atomic_fetch_or(&retval_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (c->graph && !c->has_roots && !c->max_depth && !c->thresh)
+		__atomic_fetch_or(&simple_sessions, 1u << s, __ATOMIC_RELEASE);
+}
+
+void trail__fhook_clear(unsigned s)
+{
+	__atomic_fetch_add(&pend_gen, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_and(&graph_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&thresh_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&retval_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&simple_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&nest_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	if (__atomic_fetch_and(&tid_sessions, ~(1u << s), __ATOMIC_RELEASE) & (1u << s))
+		__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE);
+}
+
+void trail__fhook_forked(void)
+{
+	__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE); /* new thread ids */
+}

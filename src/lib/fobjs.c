@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fobjs.c - the loaded objects the function tracer knows; see fobjs.h.
+ * An object is found through dl_iterate_phdr, its sites read by fsites.c,
+ * and its stubs (one per site, near its code: a 5-byte call reaches them)
+ * made the first time one of its sites is hooked.
+ */
+#include "fobjs.h"
+
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../arch/arch.h"
+#include "../common/clock.h"
+#include "fhash.h"
+
+struct hobj trail__objs[MAX_OBJS];
+unsigned trail__nobjs;
+static int discovered;
+
+static int is_self(const struct dl_phdr_info *info)
+{
+	/* libtrail never traces itself: the object holding this function */
+	uintptr_t me = (uintptr_t)&is_self;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && me >= lo && me - lo < ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+/* The object dl_iterate_phdr reports, if we know it (same bias, same name). */
+static struct hobj *obj_known(const struct dl_phdr_info *info)
+{
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		if (trail__objs[i].fo.base == info->dlpi_addr &&
+		    !strncmp(trail__objs[i].dlname, info->dlpi_name, sizeof(trail__objs[i].dlname) - 1))
+			return &trail__objs[i];
+	return NULL;
+}
+
+static int discover_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct hobj *o;
+	struct stat st;
+	const char *path = info->dlpi_name;
+	char exe[464];
+	(void)size;
+	(void)arg;
+
+	if ((o = obj_known(info)) != NULL) {
+		o->seen = 1;
+		return 0;
+	}
+	if (trail__nobjs == MAX_OBJS || is_self(info) || !strncmp(path, "linux-vdso", 10) ||
+	    !strncmp(path, "linux-gate", 10))
+		return 0;
+	if (!*path) { /* the executable */
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n <= 0)
+			return 0;
+		exe[n] = '\0';
+		path = exe;
+	}
+	o = &trail__objs[trail__nobjs];
+	memset(o, 0, sizeof(*o));
+	if (trail__fobj_load(&o->fo, path, info->dlpi_addr, info) || !o->fo.nsites) {
+		/* known, with nothing to hook: not opened again at each rescan */
+		trail__fobj_free(&o->fo);
+		memset(&o->fo, 0, sizeof(o->fo));
+	}
+	o->fo.base = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (!o->xlo || lo < o->xlo)
+			o->xlo = lo;
+		if (lo + ph->p_memsz > o->xhi)
+			o->xhi = lo + ph->p_memsz;
+	}
+	if (stat(path, &st) == 0) {
+		o->dev = st.st_dev;
+		o->ino = st.st_ino;
+	}
+	memcpy(o->path, path, strnlen(path, sizeof(o->path) - 1));
+	memcpy(o->dlname, info->dlpi_name, strnlen(info->dlpi_name, sizeof(o->dlname) - 1));
+	o->seen = 1;
+	trail__nobjs++;
+	return 0;
+}
+
+int trail__fobjs_discover(void)
+{
+	size_t total = 0;
+
+	if (discovered)
+		return 0;
+	dl_iterate_phdr(discover_one, NULL);
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		total += trail__objs[i].fo.nsites;
+	if (trail__hreserve(total))
+		return -ENOMEM;
+	discovered = 1;
+	return 0;
+}
+
+uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k)
+{
+	if (!o->stubs) {
+		uint8_t *a = trail_arch_near_map(o->fo.lo, o->fo.hi,
+						 TRAIL_ARCH_STUBS_HDR +
+							 (size_t)o->fo.nsites * TRAIL_ARCH_STUB_SIZE,
+						 &o->stubs_len);
+
+		if (!a)
+			return 0;
+		trail_arch_stub_area_init(a);
+		for (uint32_t i = 0; i < o->fo.nsites; i++)
+			trail_arch_site_stub(a, i, o->fo.sites[i].addr);
+		if (mprotect(a, o->stubs_len, PROT_READ | PROT_EXEC)) {
+			munmap(a, o->stubs_len);
+			return 0;
+		}
+		o->stubs = a;
+	}
+	return trail_arch_stub_at(o->stubs, k);
+}
+
+void trail__fobjs_publish(struct psess *ps, unsigned s, struct hobj *o)
+{
+	struct trail_mod *mods = (struct trail_mod *)(ps->base + ps->g.mods_off);
+	uint32_t i;
+
+	if (o->published & (1u << s))
+		return;
+	i = __atomic_fetch_add(&ps->hdr->nmods, 1, __ATOMIC_RELAXED);
+	if (i >= ps->g.max_mods)
+		return;
+	mods[i].pid = (uint32_t)trail__pid;
+	mods[i].base = o->fo.base;
+	mods[i].lo = o->xlo;
+	mods[i].hi = o->xhi;
+	mods[i].dev = o->dev;
+	mods[i].ino = o->ino;
+	memcpy(mods[i].path, o->path, sizeof(mods[i].path));
+	mods[i].path[sizeof(mods[i].path) - 1] = '\0';
+	/* pairs with the recorder's acquire load */
+	__atomic_store_n(&mods[i].state, TRAIL_MS_READY, __ATOMIC_RELEASE);
+	o->published |= 1u << s;
+	o->modslot[s] = i;
+}
+
+/* ------------------------------------------------ objects coming and going
+ *
+ * The dynamic loader calls _dl_debug_state() (r_debug.r_brk) at every
+ * change of its list of objects, as debuggers know: RT_ADD or RT_DELETE
+ * before, RT_CONSISTENT after. A breakpoint there (trail_arch_watch) runs
+ * linkmap_changed() in the thread doing dlopen/dlclose, with the loader's
+ * lock held. After an add, the new objects are mapped but neither
+ * relocated nor initialized: no thread can run their code yet, so their
+ * sites are written directly. After a delete, the objects are unmapped:
+ * their sites become tombstones. The breakpoint stays while a session has
+ * a tracer.
+ */
+static int find_debug(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	/* the first object is the executable: its DT_DEBUG points at the
+	 * loader's own r_debug (_r_debug may be a stale copy-relocated one) */
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
+			const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr +
+								 info->dlpi_phdr[i].p_vaddr);
+
+			for (; d->d_tag != DT_NULL; d++)
+				if (d->d_tag == DT_DEBUG)
+					*(struct r_debug **)arg = (struct r_debug *)d->d_un.d_ptr;
+		}
+	return 1;
+}
+
+static struct r_debug *loader_debug;
+static int watching;
+static void (*watch_hook)(struct hobj *o);
+
+/* The gone objects free their stubs too; the new ones are appended, with
+ * room in the table for their sites. */
+int trail__fobjs_sync(void (*hook_new)(struct hobj *o))
+{
+	unsigned before = trail__nobjs, keep = 0;
+	size_t more = 0;
+	int r = 0;
+
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		trail__objs[i].seen = 0;
+	dl_iterate_phdr(discover_one, NULL);
+	for (unsigned i = 0; i < before; i++) {
+		struct hobj *o = &trail__objs[i];
+
+		if (o->seen)
+			continue;
+		for (uint32_t k = 0; k < o->fo.nsites; k++) {
+			struct hsite *h = trail__hfind(o->fo.sites[k].addr);
+
+			if (h && !h->dead) {
+				__atomic_store_n(&h->mask, 0, __ATOMIC_RELEASE);
+				h->root = 0;
+				h->patched = 0;
+				__atomic_store_n(&h->dead, 1, __ATOMIC_RELEASE);
+			}
+		}
+		if (o->stubs)
+			munmap(o->stubs, o->stubs_len);
+		trail__fobj_free(&o->fo);
+		/* tell the recorders: events after now at these addresses
+		 * are another object's */
+		for (uint32_t m = o->published; m; m &= m - 1) {
+			unsigned s = (unsigned)__builtin_ctz(m);
+			struct psess *ps = &trail__sess[s];
+			struct trail_mod *mods = (struct trail_mod *)(ps->base + ps->g.mods_off);
+
+			if (__atomic_load_n(&ps->state, __ATOMIC_ACQUIRE) != PS_ACTIVE ||
+			    o->modslot[s] >= ps->g.max_mods)
+				continue;
+			mods[o->modslot[s]].gone = trail__clock_now(trail__clock);
+			__atomic_store_n(&mods[o->modslot[s]].state, TRAIL_MS_GONE, __ATOMIC_RELEASE);
+		}
+	}
+	for (unsigned i = before; i < trail__nobjs; i++)
+		more += trail__objs[i].fo.nsites;
+	if (more && trail__hreserve(more))
+		r = -ENOMEM;
+	for (unsigned i = before; !r && hook_new && i < trail__nobjs; i++)
+		hook_new(&trail__objs[i]);
+	for (unsigned i = 0; i < trail__nobjs; i++) /* the slots of the gone ones */
+		if (trail__objs[i].seen) {
+			if (keep != i)
+				trail__objs[keep] = trail__objs[i];
+			keep++;
+		}
+	trail__nobjs = keep;
+	return r;
+}
+
+static void rescan(void)
+{
+	if (discovered && watching)
+		trail__fobjs_sync(watch_hook);
+}
+
+static void linkmap_changed(void *uc)
+{
+	(void)uc;
+	if (loader_debug &&
+	    __atomic_load_n(&loader_debug->r_state, __ATOMIC_RELAXED) == RT_CONSISTENT &&
+	    __atomic_load_n(&watching, __ATOMIC_RELAXED))
+		trail__ctl_locked(rescan);
+}
+
+void trail__fobjs_watch(void (*hook_new)(struct hobj *o))
+{
+	watch_hook = hook_new;
+	if (watching)
+		return;
+	if (!loader_debug)
+		dl_iterate_phdr(find_debug, &loader_debug);
+	if (loader_debug && !trail_arch_watch(loader_debug->r_brk, linkmap_changed))
+		__atomic_store_n(&watching, 1, __ATOMIC_RELAXED);
+}
+
+void trail__fobjs_unwatch(void)
+{
+	if (watching) {
+		trail_arch_unwatch();
+		__atomic_store_n(&watching, 0, __ATOMIC_RELAXED);
+	}
+}

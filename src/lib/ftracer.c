@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ftracer.c - the function and function_graph tracers as an event source:
+ * which functions a session selects, and their entries patched while the
+ * program runs (see doc/design/function-hooks.md).
+ *
+ * A session whose spec says "@tracer function" selects functions with
+ * "@l GLOB" lines (none: all) minus "@n GLOB" lines. At join, libtrail
+ * finds the patchable entries of every loaded object (fsites.c), patches
+ * the selected ones to call the entry trampoline through a stub page next
+ * to each object, and publishes the objects in the arena's module table so
+ * the recorder can name addresses (fobjs.c). The entry handler (fhook.c)
+ * looks the site up in the site table (fhash.h: address -> sessions that
+ * want it) and records into exactly those sessions.
+ *
+ * Code other threads may run is patched breakpoint-first, every thread
+ * stepped out of the nops (see "live patching" below, and fstep.c);
+ * objects loaded and unloaded later are followed through the loader's
+ * debug hook (fobjs.c). Unpatching restores the original bytes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "../arch/arch.h"
+#include "../common/spec.h"
+#include "../common/util.h"
+#include "fhash.h"
+#include "fhook.h"
+#include "fobjs.h"
+#include "internal.h"
+
+static uint32_t tracer_sessions; /* sessions with a tracer at all */
+
+/* ------------------------------------------------------------ selection */
+
+struct sel {
+	const char *name;
+	int hit;
+};
+
+static int glob_hit(const char *v, size_t len, void *arg)
+{
+	struct sel *s = arg;
+
+	if (trail__glob(v, len, s->name, strlen(s->name)))
+		s->hit = 1;
+	return s->hit;
+}
+
+static int has_opt(const char *v, size_t len, void *arg)
+{
+	(void)v;
+	(void)len;
+	*(int *)arg = 1;
+	return 1;
+}
+
+static int add_tid(const char *v, size_t len, void *arg)
+{
+	struct fconf *gc = arg;
+	long t = 0;
+
+	for (size_t i = 0; i < len && v[i] >= '0' && v[i] <= '9' && t < 1L << 31; i++)
+		t = t * 10 + (v[i] - '0');
+	if (t > 0 && t < 1L << 31 && gc->ntids < sizeof(gc->tids) / sizeof(gc->tids[0]))
+		gc->tids[gc->ntids++] = (int32_t)t;
+	return 0;
+}
+
+static int selected(const char *spec, const char *name, int any_l)
+{
+	struct sel s = {name, 0};
+
+	if (!*name)
+		return 0; /* a site without a symbol: nothing to select it by */
+	if (any_l) {
+		trail__spec_opts(spec, "l", glob_hit, &s);
+		if (!s.hit)
+			return 0;
+	}
+	s.hit = 0;
+	trail__spec_opts(spec, "n", glob_hit, &s);
+	return !s.hit;
+}
+
+static int single_threaded(void)
+{
+	char buf[2048], *p;
+
+	if (trail__read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "\nThreads:");
+	return p && strtol(p + 9, NULL, 10) == 1;
+}
+
+static int patch(struct hsite *h, uintptr_t target)
+{
+	uint8_t insn[TRAIL_ARCH_SITE_SIZE];
+
+	memcpy(h->orig, (const void *)h->addr, sizeof(h->orig));
+	trail_arch_jump_insn(insn, h->addr, target);
+	if (trail_arch_text_write((void *)h->addr, insn, sizeof(insn)))
+		return -1;
+	h->patched = 1;
+	return 0;
+}
+
+/* --------------------------------------------------- live patching
+ *
+ * A site is five one-byte nops: a running thread may be between two of
+ * them, where a call written over them would be entered in its middle.
+ * Code other threads may run is therefore written breakpoint first, every
+ * other thread stepped out of the sites between the breakpoints and the
+ * tails: fstep.c.
+ */
+
+/* Patch a batch of sites while other threads run. */
+static int patch_live(struct hsite **hs, size_t n, uintptr_t *addrs, const uintptr_t *targets)
+{
+	struct trail_arch_poke *pk;
+	size_t len = n * sizeof(*pk);
+	int r;
+
+	pk = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pk == MAP_FAILED)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		pk[i].addr = hs[i]->addr;
+		memcpy(hs[i]->orig, (const void *)hs[i]->addr, TRAIL_ARCH_SITE_SIZE);
+		trail_arch_jump_insn(pk[i].bytes, hs[i]->addr, targets[i]);
+		addrs[i] = hs[i]->addr;
+	}
+	/* the step handler needs them sorted: hsite order is by hash */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && addrs[j - 1] > addrs[j]; j--) {
+			uintptr_t t = addrs[j];
+
+			addrs[j] = addrs[j - 1];
+			addrs[j - 1] = t;
+		}
+	r = trail__step_poke(pk, n, addrs);
+	if (!r)
+		for (size_t i = 0; i < n; i++)
+			hs[i]->patched = 1;
+	munmap(pk, len ? len : 1);
+	return r;
+}
+
+/* The thread a control signal interrupted may have been inside a site
+ * just patched: move it past (the nops it skips did nothing). */
+static void step_self(void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+
+	for (uintptr_t k = 1; k < TRAIL_ARCH_SITE_SIZE; k++) {
+		const struct hsite *h = trail__hfind(ip - k);
+
+		if (h && h->patched && !h->dead) {
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ip - k + TRAIL_ARCH_SITE_SIZE);
+			return;
+		}
+	}
+}
+
+/* Sites waiting to be patched while other threads run, 64 at a time. */
+struct batch {
+	struct hsite *h[64];
+	uintptr_t target[64], addrs[64];
+	size_t n;
+};
+
+static int batch_flush(struct batch *b)
+{
+	int r = b->n ? patch_live(b->h, b->n, b->addrs, b->target) : 0;
+
+	b->n = 0;
+	return r;
+}
+
+/*
+ * Hook in object o what session s selects (under the control lock, room
+ * reserved in the table). live: other threads may run o's code, so sites
+ * go through b; else they are written directly. Returns the number of
+ * functions hooked, or the error of a live batch that failed (-EBUSY,
+ * -ETIMEDOUT: see fstep.c).
+ */
+static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
+{
+	int any_l = 0, any_g = 0, n = 0, r;
+
+	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
+	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
+	for (uint32_t k = 0; k < o->fo.nsites; k++) {
+		const struct fsite *f = &o->fo.sites[k];
+		struct sel root = {trail__fsite_name(&o->fo, f), 0};
+		struct hsite *h;
+		uintptr_t target;
+
+		if (any_g)
+			trail__spec_opts(ps->spec, "g", glob_hit, &root);
+		/* a graph root is traced even when -l leaves it out */
+		if (!root.hit && !selected(ps->spec, root.name, any_l))
+			continue;
+		h = trail__hinsert(f->addr);
+		target = trail__fobjs_target(o, k);
+		if (!h || !target)
+			continue;
+		if (!h->patched) {
+			if (!live) {
+				if (patch(h, target))
+					continue;
+			} else {
+				/* the masks set first are harmless until then */
+				b->h[b->n] = h;
+				b->target[b->n++] = target;
+				if (b->n == 64 && (r = batch_flush(b)))
+					return r;
+			}
+		}
+		if (root.hit)
+			__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);
+		__atomic_fetch_or(&h->mask, 1u << s, __ATOMIC_RELEASE);
+		n++;
+	}
+	if (n)
+		trail__fobjs_publish(ps, s, o);
+	return n;
+}
+
+/* A new object (dlopen): hooked for every session with a tracer. Its code
+ * cannot run yet (see fobjs.c), so its sites are written directly. */
+static void hook_new(struct hobj *o)
+{
+	for (uint32_t m = __atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED); m; m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctz(m);
+
+		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE)
+			hook_obj(s, &trail__sess[s], o, 0, NULL);
+	}
+}
+
+static void ftracer_leave(unsigned s);
+
+/*
+ * Session slot s joined with this spec: hook what it selects. Called under
+ * the control lock; uc is the interrupted context when called from the
+ * control signal handler. Returns the number of functions hooked for it,
+ * or -errno (then nothing changed for this session).
+ */
+static int ftracer_join(unsigned s, struct psess *ps, void *uc)
+{
+	char tracer[32], v[32];
+	struct fconf gc = {0};
+	struct batch b;
+	int any_g = 0, live, n = 0, nest, k;
+
+	if (!trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer)))
+		return 0;
+	if (!strcmp(tracer, "function_graph"))
+		gc.graph = 1;
+	else if (strcmp(tracer, "function"))
+		return -EINVAL;
+	live = !single_threaded();
+	if (trail__fobjs_discover())
+		return -ENOMEM;
+	/* objects loaded or unloaded while no tracer watched */
+	if (trail__fobjs_sync(NULL))
+		return -ENOMEM;
+	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
+	gc.has_roots = (uint32_t)any_g;
+	if (trail__spec_opt(ps->spec, "depth", v, sizeof(v)))
+		gc.max_depth = (uint32_t)strtoul(v, NULL, 10);
+	if (trail__spec_opt(ps->spec, "retval", v, sizeof(v)))
+		gc.retval = 1;
+	if (trail__spec_opt(ps->spec, "thresh", v, sizeof(v)))
+		gc.thresh = strtoull(v, NULL, 10); /* the recorder converted ns to ticks */
+	trail__spec_opts(ps->spec, "tid", add_tid, &gc);
+	nest = trail__spec_opt(ps->spec, "nest", v, sizeof(v));
+	if (nest) {
+		gc.limit_nest = 1;
+		gc.nest = (uint32_t)strtoul(v, NULL, 10);
+	}
+	trail__fhook_config(s, &gc);
+	b.n = 0;
+	for (unsigned i = 0; i < trail__nobjs; i++) {
+		k = hook_obj(s, ps, &trail__objs[i], live, &b);
+		if (k < 0) {
+			ftracer_leave(s);
+			return k;
+		}
+		n += k;
+	}
+	if ((k = batch_flush(&b))) {
+		ftracer_leave(s);
+		return k;
+	}
+	if (uc)
+		step_self(uc);
+	__atomic_fetch_or(&tracer_sessions, 1u << s, __ATOMIC_RELEASE);
+	trail__fobjs_watch(hook_new);
+	return n;
+}
+
+
+/* Session slot s is gone: unhook what only it wanted, restoring the
+ * original bytes while the program runs (a patched site is one jump
+ * instruction, so the breakpoint-first poke applies). Under the control
+ * lock, after the grace period (no thread records for s any more). */
+static void ftracer_leave(unsigned s)
+{
+	struct trail_arch_poke batch[64];
+	struct hsite *which[64];
+	struct htable *t = trail__htab;
+	size_t n = 0, cap = t ? t->cap : 0;
+	int restore = -1; /* not known yet */
+
+	trail__fhook_clear(s);
+
+	for (size_t i = 0; i <= cap; i++) {
+		struct hsite *h = i < cap ? &t->slot[i] : NULL;
+
+		if (h && h->addr && !h->dead && (h->mask & (1u << s))) {
+			__atomic_fetch_and(&h->mask, ~(1u << s), __ATOMIC_RELEASE);
+			__atomic_fetch_and(&h->root, ~(1u << s), __ATOMIC_RELEASE);
+			if (!h->mask && h->patched) {
+				batch[n].addr = h->addr;
+				memcpy(batch[n].bytes, h->orig, sizeof(h->orig));
+				which[n++] = h;
+			}
+		}
+		if (n == 64 || (!h && n)) {
+			/* restoring goes breakpoint first too: not while a thread
+			 * blocks SIGTRAP (one that started to after the attach).
+			 * The sites then stay hooked, for no session: their calls
+			 * go through the stub and return at once, and the next
+			 * session to want them finds them patched. */
+			if (restore < 0)
+				restore = !trail__step_check();
+			if (restore && !trail_arch_poke_live(batch, n))
+				for (size_t k = 0; k < n; k++)
+					which[k]->patched = 0;
+			n = 0;
+		}
+	}
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		trail__objs[i].published &= ~(1u << s);
+	if (!__atomic_and_fetch(&tracer_sessions, ~(1u << s), __ATOMIC_RELEASE))
+		trail__fobjs_unwatch();
+}
+
+/* In a forked child: its objects are the parent's, at the same addresses,
+ * but the recorder names addresses per process. */
+static void ftracer_forked(unsigned s, struct psess *ps)
+{
+	trail__fhook_forked();
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		if (trail__objs[i].published & (1u << s)) {
+			trail__objs[i].published &= ~(1u << s);
+			trail__fobjs_publish(ps, s, &trail__objs[i]);
+		}
+}
+
+static const struct trail_source ftracer = {
+	.name = "ftrace",
+	.join = ftracer_join,
+	.leave = ftracer_leave,
+	.forked = ftracer_forked,
+	/* before anything the child writes: it returns through these first */
+	.forked_child = trail__fhook_forked_frames,
+};
+TRAIL_SOURCE(ftracer);
