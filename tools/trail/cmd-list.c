@@ -3,10 +3,8 @@
  * cmd-list.c - `trail list`: the events a program (and the libraries it
  * needs) or a running process declares, read from their ELF files without
  * running anything; `trail list -f`: the functions they can have traced
- * (their patchable function entries, funcscan.c); and `trail ps`: the
- * processes trail can attach to.
+ * (their patchable function entries, funcscan.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -18,9 +16,7 @@
 #include <unistd.h>
 
 #include "../../src/common/meta.h"
-#include "../../src/common/registry.h"
 #include "../../src/common/spec.h"
-#include "../../src/common/util.h"
 #include "elfscan.h"
 #include "funcscan.h"
 #include "opt.h"
@@ -435,58 +431,4 @@ int cmd_list(int argc, char **argv)
 	free(L.e);
 	free(path);
 	return rc;
-}
-
-int cmd_ps(int argc, char **argv)
-{
-	char path[512];
-	struct dirent *d;
-	DIR *dir;
-	int dfd, n = 0;
-
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("Usage: trail ps\n\nList your running processes that have libtrail "
-		      "loaded (the registry), for 'trail record -P'.\n", stdout);
-		return 0;
-	}
-	if (argc > 1) {
-		tool_usage_err("ps", "unexpected argument '%s'", argv[1]);
-		return EXIT_USAGE;
-	}
-	if (trail__registry_path(path, sizeof(path)))
-		return 1;
-	dfd = trail__registry_open(path, 0);
-	if (dfd == -ENOENT)
-		return 0;
-	if (dfd < 0) {
-		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
-		return 1;
-	}
-	dir = fdopendir(dfd);
-	if (!dir)
-		return 1;
-	printf("%7s  %-16s %6s  %s\n", "PID", "COMM", "SIGNAL", "EXE");
-	while ((d = readdir(dir))) {
-		struct trail_reg reg;
-		char *end, comm[64] = "", exe[512] = "", p2[64];
-		long pid = strtol(d->d_name, &end, 10);
-		ssize_t k;
-
-		if (*end || pid <= 0 || trail__registry_get(dfd, (pid_t)pid, &reg))
-			continue;
-		if (!trail__proc_alive((pid_t)pid, reg.start)) {
-			trail__registry_del(dfd, (pid_t)pid); /* stale: it died */
-			continue;
-		}
-		snprintf(p2, sizeof(p2), "/proc/%ld/comm", pid);
-		if (trail__read_file(p2, comm, sizeof(comm)) > 0)
-			comm[strcspn(comm, "\n")] = '\0';
-		snprintf(p2, sizeof(p2), "/proc/%ld/exe", pid);
-		k = readlink(p2, exe, sizeof(exe) - 1);
-		exe[k > 0 ? k : 0] = '\0';
-		printf("%7ld  %-16s %6d  %s\n", pid, comm, reg.signal, exe);
-		n++;
-	}
-	closedir(dir);
-	return 0;
 }
