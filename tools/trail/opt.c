@@ -43,6 +43,8 @@ void opt_init(struct opt_parser *p, const struct opt_cmd *cmd, int argc, char **
 	*s++ = ':'; /* a missing value is told from an unknown option */
 	for (const struct opt *o = cmd->opts; o->letter || o->name; o++) {
 		assert(nl < OPT_MAX);
+		/* a long-only row's id must not be taken for a letter */
+		assert(o->letter || o->id >= OPT_LONG_ID);
 		if (o->letter) {
 			*s++ = o->letter;
 			for (int i = 0; i < (int)o->arg; i++)
