@@ -3,10 +3,8 @@
  * cmd-list.c - `trail list`: the events a program (and the libraries it
  * needs) or a running process declares, read from their ELF files without
  * running anything; `trail list -f`: the functions they can have traced
- * (their patchable function entries, funcscan.c); and `trail ps`: the
- * processes trail can attach to.
+ * (their patchable function entries, funcscan.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -18,32 +16,37 @@
 #include <unistd.h>
 
 #include "../../src/common/meta.h"
-#include "../../src/common/registry.h"
 #include "../../src/common/spec.h"
-#include "../../src/common/util.h"
 #include "elfscan.h"
 #include "funcscan.h"
+#include "opt.h"
 #include "tool.h"
 
-static const char list_help[] =
-	"Usage: trail list [OPTIONS] [-P PID | [--] PROGRAM] [PATTERN]\n"
-	"       trail list -f [-P PID | [--] PROGRAM] [GLOB]\n"
-	"\n"
-	"List the trail events a program and the shared libraries it needs\n"
-	"declare (read from their ELF files, nothing is run), or those of a\n"
-	"running process. PATTERN filters like 'trail record -e'.\n"
-	"\n"
-	"With -f, list the functions that can be traced instead, like ftrace's\n"
-	"available_filter_functions: those with a patchable entry (built with\n"
-	"-fpatchable-function-entry=5), one per line, 'NAME' for the program's,\n"
-	"'NAME [LIBRARY]' for a library's; C++ names demangled; a function\n"
-	"without a symbol shown as its address. GLOB (*, ?, [set]) filters the\n"
-	"names.\n"
-	"\n"
-	"  -P, --pid PID     list those of a running process\n"
-	"  -F, --fields      show each event's fields, like ftrace's format files\n"
-	"  -f, --functions   list the traceable functions, not the events\n"
-	"  -h, --help        this help\n";
+static const struct opt_cmd list_opts = {
+	.name = "list",
+	.intro = "Usage: trail list [OPTIONS] [-P PID | [--] PROGRAM] [PATTERN]\n"
+		 "       trail list -f [-P PID | [--] PROGRAM] [GLOB]\n"
+		 "\n"
+		 "List the trail events a program and the shared libraries it needs\n"
+		 "declare (read from their ELF files, nothing is run), or those of a\n"
+		 "running process. PATTERN filters like 'trail record -e'.\n"
+		 "\n"
+		 "With -f, list the functions that can be traced instead, like ftrace's\n"
+		 "available_filter_functions: those with a patchable entry (built with\n"
+		 "-fpatchable-function-entry=5), one per line, 'NAME' for the program's,\n"
+		 "'NAME [LIBRARY]' for a library's; C++ names demangled; a function\n"
+		 "without a symbol shown as its address. GLOB (*, ?, [set]) filters the\n"
+		 "names.\n",
+	.in_order = 1,
+	.opts = (const struct opt[]){
+		{'P', "pid", OPT_REQUIRED, "PID", "list those of a running process", 0,
+		 "a process id"},
+		{'F', "fields", OPT_NONE, NULL, "show each event's fields, like ftrace's format files", 0, NULL},
+		{'f', "functions", OPT_NONE, NULL, "list the traceable functions, not the events", 0, NULL},
+		OPT_HELP_ROW,
+		{0},
+	},
+};
 
 struct entry {
 	char *name;     /* provider:event */
@@ -349,30 +352,18 @@ static int list_events(struct listing *L, int r, const char *err, int nleft, cha
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"pid", required_argument, NULL, 'P'},
-		{"fields", no_argument, NULL, 'F'},
-		{"functions", no_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct listing L = {0};
 	char err[512] = "", *path = NULL;
-	long pid = 0;
+	pid_t pid = 0;
 	int c, fields = 0, functions = 0, r, rc;
+	struct opt_parser op;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+P:Ffh", opts, NULL)) != -1) {
-		char *end;
-
+	opt_init(&op, &list_opts, argc, argv);
+	while ((c = opt_next(&op)) != OPT_END) {
 		switch (c) {
 		case 'P':
-			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (errno || *end || pid <= 0) {
-				tool_usage_err("list", "-P needs a process id, not '%s'", optarg);
+			if (tool_pid_arg("list", "-P", optarg, &pid))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'F':
 			fields = 1;
@@ -380,15 +371,8 @@ int cmd_list(int argc, char **argv)
 		case 'f':
 			functions = 1;
 			break;
-		case 'h':
-			fputs(list_help, stdout);
-			return 0;
-		default:
-			if (optopt == 'P')
-				tool_usage_err("list", "option -P needs a process id");
-			else
-				tool_usage_err("list", "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
+		case OPT_EXIT:
+			return op.status;
 		}
 	}
 	if (functions && fields) {
@@ -403,14 +387,14 @@ int cmd_list(int argc, char **argv)
 	if (functions && pid) {
 		char what[64];
 
-		snprintf(what, sizeof(what), "process %ld", pid);
-		return list_functions((pid_t)pid, NULL, what,
+		snprintf(what, sizeof(what), "process %d", (int)pid);
+		return list_functions(pid, NULL, what,
 				      optind < argc ? argv[optind] : NULL);
 	}
 	if (pid) {
 		if (optind < argc)
 			L.pattern = argv[optind++];
-		r = elfscan_pid((pid_t)pid, collect, &L, err, sizeof(err));
+		r = elfscan_pid(pid, collect, &L, err, sizeof(err));
 	} else {
 		if (optind >= argc) {
 			tool_usage_err("list", "give a PROGRAM or -P PID");
@@ -447,58 +431,4 @@ int cmd_list(int argc, char **argv)
 	free(L.e);
 	free(path);
 	return rc;
-}
-
-int cmd_ps(int argc, char **argv)
-{
-	char path[512];
-	struct dirent *d;
-	DIR *dir;
-	int dfd, n = 0;
-
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("Usage: trail ps\n\nList your running processes that have libtrail "
-		      "loaded (the registry), for 'trail record -P'.\n", stdout);
-		return 0;
-	}
-	if (argc > 1) {
-		tool_usage_err("ps", "unexpected argument '%s'", argv[1]);
-		return EXIT_USAGE;
-	}
-	if (trail__registry_path(path, sizeof(path)))
-		return 1;
-	dfd = trail__registry_open(path, 0);
-	if (dfd == -ENOENT)
-		return 0;
-	if (dfd < 0) {
-		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
-		return 1;
-	}
-	dir = fdopendir(dfd);
-	if (!dir)
-		return 1;
-	printf("%7s  %-16s %6s  %s\n", "PID", "COMM", "SIGNAL", "EXE");
-	while ((d = readdir(dir))) {
-		struct trail_reg reg;
-		char *end, comm[64] = "", exe[512] = "", p2[64];
-		long pid = strtol(d->d_name, &end, 10);
-		ssize_t k;
-
-		if (*end || pid <= 0 || trail__registry_get(dfd, (pid_t)pid, &reg))
-			continue;
-		if (!trail__proc_alive((pid_t)pid, reg.start)) {
-			trail__registry_del(dfd, (pid_t)pid); /* stale: it died */
-			continue;
-		}
-		snprintf(p2, sizeof(p2), "/proc/%ld/comm", pid);
-		if (trail__read_file(p2, comm, sizeof(comm)) > 0)
-			comm[strcspn(comm, "\n")] = '\0';
-		snprintf(p2, sizeof(p2), "/proc/%ld/exe", pid);
-		k = readlink(p2, exe, sizeof(exe) - 1);
-		exe[k > 0 ? k : 0] = '\0';
-		printf("%7ld  %-16s %6d  %s\n", pid, comm, reg.signal, exe);
-		n++;
-	}
-	closedir(dir);
-	return 0;
 }

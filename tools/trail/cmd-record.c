@@ -36,6 +36,7 @@
 #include "../../src/common/util.h"
 #include "elfscan.h"
 #include "funcscan.h"
+#include "opt.h"
 #include "symtab.h"
 #include "tool.h"
 #include "../../src/common/control.h"
@@ -154,49 +155,73 @@ static void on_chld(int sig)
 	got_sigchld = 1;
 }
 
-static const char record_help[] =
-	"Usage: trail record [OPTIONS] -e EVENT [-e EVENT...] [--] COMMAND [ARGS...]\n"
-	"       trail record [OPTIONS] -e EVENT... -P PID [-P PID...]\n"
-	"       trail record [OPTIONS] -e EVENT... -a\n"
-	"\n"
-	"Record static tracepoints of a command (started with libtrail preloaded,\n"
-	"children and exec'd programs included) or of running processes that have\n"
-	"libtrail loaded. Stops when the command exits or on Ctrl-C, then writes\n"
-	"a complete trace file.\n"
-	"\n"
-	"  -e, --event EVENT      events to record: SYS:EVENT, SYS, EVENT, globs, 'all'\n"
-	"  -o, --output FILE      trace file (default trace.dat)\n"
-	"  -p, --plugin TRACER    a tracer: function (every call of a function with a\n"
-	"                         patchable entry: build with -fpatchable-function-entry=5)\n"
-	"                         or function_graph (calls and returns, with durations)\n"
-	"  -l, --limit-func GLOB  trace only these functions (repeatable)\n"
-	"  -n, --notrace-func GLOB  not these (repeatable)\n"
-	"  -g, --graph-func GLOB  function_graph: only what these call (repeatable)\n"
-	"      --max-graph-depth N  function_graph: no deeper than N calls\n"
-	"      --graph-time-thresh T  function_graph: only calls longer than T (50us)\n"
-	"      --retval           function_graph: record return values\n"
-	"      --tid TID[,TID...]  function tracers: only in these threads of the\n"
-	"                         -P processes (ftrace's set_ftrace_pid)\n"
-	"      --nest N           function tracers: calls in signal handlers nested\n"
-	"                         at most N deep (0: none, ftrace's funcgraph-irqs off)\n"
-	"  -P, --pid PID          attach to a running process (repeatable)\n"
-	"  -a, --all              every process of yours with libtrail loaded, and\n"
-	"                         those that start while recording (until Ctrl-C)\n"
-	"  -b, --buffer-size KB   shared buffer size in KiB, or with K/M/G (default:\n"
-	"                         1/64 of the memory, 32M to 1G)\n"
-	"      --chunk-size SIZE  per-thread chunk size (default 64K)\n"
-	"  -C, --clock CLOCK      timestamps: auto (default: the TSC when it is\n"
-	"                         invariant and in step on every CPU, else mono),\n"
-	"                         x86-tsc, or mono (CLOCK_MONOTONIC)\n"
-	"      --overwrite        flight recorder: keep the newest events, overwrite\n"
-	"                         the oldest, write the file at the end\n"
-	"      --blocking-timeout T  a thread finding the buffer full waits up to T\n"
-	"                         (10ms, 1s, inf) for the recorder instead of\n"
-	"                         dropping the event (LTTng's blocking mode)\n"
-	"      --allow-unknown    accept event names the binary does not declare\n"
-	"                         (events from libraries loaded later with dlopen)\n"
-	"  -q, --quiet            no live status line and no summary\n"
-	"  -h, --help             this help\n";
+/* ids of the options without a letter */
+enum {
+	O_CHUNK = OPT_LONG_ID, O_OVERWRITE, O_BLOCKING, O_UNKNOWN, O_DEPTH,
+	O_THRESH, O_RETVAL, O_TID, O_NEST,
+};
+
+static const struct opt_cmd record_opts = {
+	.name = "record",
+	.intro = "Usage: trail record [OPTIONS] -e EVENT [-e EVENT...] [--] COMMAND [ARGS...]\n"
+		 "       trail record [OPTIONS] -e EVENT... -P PID [-P PID...]\n"
+		 "       trail record [OPTIONS] -e EVENT... -a\n"
+		 "\n"
+		 "Record static tracepoints of a command (started with libtrail preloaded,\n"
+		 "children and exec'd programs included) or of running processes that have\n"
+		 "libtrail loaded. Stops when the command exits or on Ctrl-C, then writes\n"
+		 "a complete trace file.\n",
+	.col = 25,
+	.in_order = 1, /* what follows the options is the command's */
+	.opts = (const struct opt[]){
+		{'e', "event", OPT_REQUIRED, "EVENT",
+		 "events to record: SYS:EVENT, SYS, EVENT, globs, 'all'", 0, NULL},
+		{'o', "output", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
+		{'p', "plugin", OPT_REQUIRED, "TRACER",
+		 "a tracer: function (every call of a function with a\n"
+		 "patchable entry: build with -fpatchable-function-entry=5)\n"
+		 "or function_graph (calls and returns, with durations)", 0, NULL},
+		{'l', "limit-func", OPT_REQUIRED, "GLOB", "trace only these functions (repeatable)", 0, NULL},
+		{'n', "notrace-func", OPT_REQUIRED, "GLOB", "not these (repeatable)", 0, NULL},
+		{'g', "graph-func", OPT_REQUIRED, "GLOB",
+		 "function_graph: only what these call (repeatable)", 0, NULL},
+		{0, "max-graph-depth", OPT_REQUIRED, "N", "function_graph: no deeper than N calls", O_DEPTH, NULL},
+		{0, "graph-time-thresh", OPT_REQUIRED, "T",
+		 "function_graph: only calls longer than T (50us)", O_THRESH, NULL},
+		{0, "retval", OPT_NONE, NULL, "function_graph: record return values", O_RETVAL, NULL},
+		{0, "tid", OPT_REQUIRED, "TID[,TID...]",
+		 "function tracers: only in these threads of the\n"
+		 "-P processes (ftrace's set_ftrace_pid)", O_TID, NULL},
+		{0, "nest", OPT_REQUIRED, "N",
+		 "function tracers: calls in signal handlers nested\n"
+		 "at most N deep (0: none, ftrace's funcgraph-irqs off)", O_NEST, NULL},
+		{'P', "pid", OPT_REQUIRED, "PID", "attach to a running process (repeatable)", 0, NULL},
+		{'a', "all", OPT_NONE, NULL,
+		 "every process of yours with libtrail loaded, and\n"
+		 "those that start while recording (until Ctrl-C)", 0, NULL},
+		{'b', "buffer-size", OPT_REQUIRED, "KB",
+		 "shared buffer size in KiB, or with K/M/G (default:\n"
+		 "1/64 of the memory, 32M to 1G)", 0, NULL},
+		{0, "chunk-size", OPT_REQUIRED, "SIZE", "per-thread chunk size (default 64K)", O_CHUNK, NULL},
+		{'C', "clock", OPT_REQUIRED, "CLOCK",
+		 "timestamps: auto (default: the TSC when it is\n"
+		 "invariant and in step on every CPU, else mono),\n"
+		 "x86-tsc, or mono (CLOCK_MONOTONIC)", 0, NULL},
+		{0, "overwrite", OPT_NONE, NULL,
+		 "flight recorder: keep the newest events, overwrite\n"
+		 "the oldest, write the file at the end", O_OVERWRITE, NULL},
+		{0, "blocking-timeout", OPT_REQUIRED, "T",
+		 "a thread finding the buffer full waits up to T\n"
+		 "(10ms, 1s, inf) for the recorder instead of\n"
+		 "dropping the event (LTTng's blocking mode)", O_BLOCKING, NULL},
+		{0, "allow-unknown", OPT_NONE, NULL,
+		 "accept event names the binary does not declare\n"
+		 "(events from libraries loaded later with dlopen)", O_UNKNOWN, NULL},
+		{'q', "quiet", OPT_NONE, NULL, "no live status line and no summary", 0, NULL},
+		OPT_HELP_ROW,
+		{0},
+	},
+};
 
 static int usage_err(const char *fmt, const char *arg)
 {
@@ -1786,33 +1811,10 @@ static int command_result(struct session *S, int own)
 
 static int record(struct session *S, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"event", required_argument, NULL, 'e'},
-		{"output", required_argument, NULL, 'o'},
-		{"pid", required_argument, NULL, 'P'},
-		{"buffer-size", required_argument, NULL, 'b'},
-		{"chunk-size", required_argument, NULL, 'K'},
-		{"clock", required_argument, NULL, 'C'},
-		{"overwrite", no_argument, NULL, 'O'},
-		{"blocking-timeout", required_argument, NULL, 'B'},
-		{"allow-unknown", no_argument, NULL, 'U'},
-		{"all", no_argument, NULL, 'a'},
-		{"plugin", required_argument, NULL, 'p'},
-		{"limit-func", required_argument, NULL, 'l'},
-		{"notrace-func", required_argument, NULL, 'n'},
-		{"graph-func", required_argument, NULL, 'g'},
-		{"max-graph-depth", required_argument, NULL, 'D'},
-		{"graph-time-thresh", required_argument, NULL, 'T'},
-		{"retval", no_argument, NULL, 'R'},
-		{"tid", required_argument, NULL, 'I'},
-		{"nest", required_argument, NULL, 'N'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct trail_file_hdr fh;
 	struct sigaction sa;
 	const char *libtrail = NULL;
+	struct opt_parser op;
 	int c, r, rc = 1, stopping = 0;
 	uint64_t last_procs = 0, last_status = 0, last_sync = 0, last_recycle = 0, grace_end = 0;
 
@@ -1833,14 +1835,13 @@ static int record(struct session *S, int argc, char **argv)
 	S->pids = calloc((size_t)argc, sizeof(pid_t));
 	if (!S->events || !S->pids)
 		return 1;
-	opterr = 0;
 	S->funcs = calloc((size_t)argc, sizeof(char *));
 	if (!S->funcs)
 		return 1;
-	while ((c = getopt_long(argc, argv, "+e:o:P:b:C:ap:l:n:g:qh", opts, NULL)) != -1) {
+	opt_init(&op, &record_opts, argc, argv);
+	while ((c = opt_next(&op)) != OPT_END) {
 		uint64_t v;
-		char *end;
-		long pid;
+		unsigned long n;
 		size_t bad;
 		const char *why;
 
@@ -1857,11 +1858,9 @@ static int record(struct session *S, int argc, char **argv)
 			S->output = optarg;
 			break;
 		case 'P':
-			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (errno || *end || pid <= 0 || pid > INT_MAX)
-				return usage_err("-P needs a process id, not '%s'", optarg);
-			S->pids[S->npids++] = (pid_t)pid;
+			if (tool_pid_arg("record", "-P", optarg, &S->pids[S->npids]))
+				return EXIT_USAGE;
+			S->npids++;
 			break;
 		case 'b':
 			r = tool_parse_kb(optarg, &v);
@@ -1878,17 +1877,17 @@ static int record(struct session *S, int argc, char **argv)
 				return usage_err("unknown clock '%s' (available: auto x86-tsc mono)", optarg);
 			S->clock_want = optarg;
 			break;
-		case 'K':
+		case O_CHUNK:
 			if (tool_parse_kb(optarg, &v) || v < TRAIL_CHUNK_MIN ||
 			    v > TRAIL_CHUNK_MAX || (v & (v - 1)))
 				return usage_err("--chunk-size needs a power of two between 4K and 16M, not '%s'",
 						 optarg);
 			S->chunk_size = (uint32_t)v;
 			break;
-		case 'O':
+		case O_OVERWRITE:
 			S->overwrite = 1;
 			break;
-		case 'B':
+		case O_BLOCKING:
 			if (!strcmp(optarg, "inf")) {
 				S->block_us = ~0u;
 				break;
@@ -1898,7 +1897,7 @@ static int record(struct session *S, int argc, char **argv)
 						 "(10ms, 2s) or 'inf', not '%s'", optarg);
 			S->block_us = (uint32_t)(v / 1000);
 			break;
-		case 'U':
+		case O_UNKNOWN:
 			S->allow_unknown = 1;
 			break;
 		case 'a':
@@ -1910,47 +1909,33 @@ static int record(struct session *S, int argc, char **argv)
 						 optarg);
 			S->tracer = optarg;
 			break;
-		case 'D': {
-			char *end;
-			unsigned long d;
-
-			errno = 0;
-			d = strtoul(optarg, &end, 10);
-			if (errno || *end || !d || d > 100000)
+		case O_DEPTH:
+			if (tool_parse_ulong(optarg, NULL, 1, 100000, &n))
 				return usage_err("--max-graph-depth needs a depth from 1, not '%s'", optarg);
-			S->max_depth = (uint32_t)d;
+			S->max_depth = (uint32_t)n;
 			break;
-		}
-		case 'T':
+		case O_THRESH:
 			if (tool_parse_duration(optarg, &v) || !v)
 				return usage_err("--graph-time-thresh needs a duration like 50us, not '%s'",
 						 optarg);
 			S->thresh_ns = v;
 			break;
-		case 'R':
+		case O_RETVAL:
 			S->retval = 1;
 			break;
-		case 'N': {
-			char *end;
-			long n;
-
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || n < 0 || n > 64)
+		case O_NEST:
+			if (tool_parse_ulong(optarg, NULL, 0, 64, &n))
 				return usage_err("--nest needs a signal handler level from 0 to 64, not '%s'",
 						 optarg);
 			S->nest = (int)n;
 			break;
-		}
-		case 'I': {
+		case O_TID: {
 			char *p = optarg, *end;
 
 			for (;;) {
-				long t;
+				pid_t t;
 
-				errno = 0;
-				t = strtol(p, &end, 10);
-				if (errno || end == p || t <= 0 || t > INT_MAX || (*end && *end != ','))
+				if (tool_parse_pid(p, &end, &t) || (*end && *end != ','))
 					return usage_err("--tid needs thread ids (TID[,TID...]), not '%s'",
 							 optarg);
 				if (S->ntids == (int)(sizeof(S->tids) / sizeof(S->tids[0])))
@@ -1979,13 +1964,8 @@ static int record(struct session *S, int argc, char **argv)
 		case 'q':
 			S->quiet = 1;
 			break;
-		case 'h':
-			fputs(record_help, stdout);
-			return 0;
-		default:
-			if (optopt && strchr("eoPbCplng", optopt))
-				return usage_err("option -%s needs a value", (char[]){(char)optopt, 0});
-			return usage_err("unknown option '%s'", argv[optind - 1]);
+		case OPT_EXIT:
+			return op.status;
 		}
 	}
 	S->cmd = argv + optind;

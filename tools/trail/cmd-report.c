@@ -22,21 +22,28 @@
 #include "../../src/tracefile/reader.h"
 #include "fgraph.h"
 #include "lbuf.h"
+#include "opt.h"
 #include "tool.h"
 
-static const char report_help[] =
-	"Usage: trail report [OPTIONS]\n"
-	"\n"
-	"Print a trace file recorded by 'trail record' in ftrace's text format,\n"
-	"all threads merged in time order.\n"
-	"\n"
-	"  -i, --input FILE   trace file (default trace.dat)\n"
-	"  -t                 nanosecond timestamps (default: microseconds)\n"
-	"  -O fgraph:proc     function_graph: a TASK-TID column\n"
-	"  -q, --quiet        no header, events only\n"
-	"      --stat         only the header and accounting, no events\n"
-	"      --count        records of each event instead of the events\n"
-	"  -h, --help         this help\n";
+enum { O_STAT = OPT_LONG_ID, O_COUNT };
+
+static const struct opt_cmd report_opts = {
+	.name = "report",
+	.intro = "Usage: trail report [OPTIONS]\n"
+		 "\n"
+		 "Print a trace file recorded by 'trail record' in ftrace's text format,\n"
+		 "all threads merged in time order.\n",
+	.opts = (const struct opt[]){
+		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, "a file"},
+		{'t', NULL, OPT_NONE, NULL, "nanosecond timestamps (default: microseconds)", 0, NULL},
+		{'O', NULL, OPT_REQUIRED, "fgraph:proc", "function_graph: a TASK-TID column", 0, NULL},
+		{'q', "quiet", OPT_NONE, NULL, "no header, events only", 0, NULL},
+		{0, "stat", OPT_NONE, NULL, "only the header and accounting, no events", O_STAT, NULL},
+		{0, "count", OPT_NONE, NULL, "records of each event instead of the events", O_COUNT, NULL},
+		OPT_HELP_ROW,
+		{0},
+	},
+};
 
 /* "%16s-%-7u [%03u] %6llu.%06llu: " */
 static void prefix(struct lbuf *l, const struct trail_record *rec, int ns_ts)
@@ -250,14 +257,6 @@ static void unfinished_hint(const char *path)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"stat", no_argument, NULL, 'S'},
-		{"count", no_argument, NULL, 'C'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	const char *path = "trace.dat";
 	struct trail_reader *r;
 	struct trail_record rec;
@@ -267,9 +266,10 @@ int cmd_report(int argc, char **argv)
 	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, graph = -1, count = 0;
 	struct fgraph *fg = NULL;
 	size_t nerr;
+	struct opt_parser op;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:tqO:h", opts, NULL)) != -1) {
+	opt_init(&op, &report_opts, argc, argv);
+	while ((c = opt_next(&op)) != OPT_END) {
 		switch (c) {
 		case 'i':
 			path = optarg;
@@ -280,10 +280,10 @@ int cmd_report(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
-		case 'S':
+		case O_STAT:
 			stat_only = 1;
 			break;
-		case 'C':
+		case O_COUNT:
 			count = 1;
 			break;
 		case 'O':
@@ -294,15 +294,8 @@ int cmd_report(int argc, char **argv)
 			}
 			graph_proc = 1;
 			break;
-		case 'h':
-			fputs(report_help, stdout);
-			return 0;
-		default:
-			if (optopt == 'i')
-				tool_usage_err("report", "option -i needs a file");
-			else
-				tool_usage_err("report", "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
+		case OPT_EXIT:
+			return op.status;
 		}
 	}
 	if (optind < argc) {

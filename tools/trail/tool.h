@@ -32,6 +32,17 @@ void tool_caret(const char *what, const char *input, size_t pos,
 int tool_parse_kb(const char *s, uint64_t *bytes);
 /* "123", "10ms", "2s" -> nanoseconds */
 int tool_parse_duration(const char *s, uint64_t *ns);
+/* A decimal number from min to max, digits only (no sign, no space): 0,
+ * -EINVAL, or -ERANGE outside the bounds. With end, the digits may be
+ * followed by more (*end: where they stop); without, they are the
+ * whole string. */
+int tool_parse_ulong(const char *s, char **end, unsigned long min,
+		     unsigned long max, unsigned long *v);
+/* A process (or thread) id: tool_parse_ulong from 1 to pid_t's largest. */
+int tool_parse_pid(const char *s, char **end, pid_t *pid);
+/* The PID given to option opt ("-P") of subcommand cmd: 0, or EXIT_USAGE
+ * after the usage error is reported. */
+int tool_pid_arg(const char *cmd, const char *opt, const char *s, pid_t *pid);
 /* 1536 -> "1.5 KiB" */
 const char *tool_human_bytes(uint64_t v, char *buf, size_t n);
 /* 1234567 -> "1,234,567" */

@@ -132,6 +132,48 @@ int tool_parse_duration(const char *s, uint64_t *ns)
 	return 0;
 }
 
+int tool_parse_ulong(const char *s, char **end, unsigned long min,
+		     unsigned long max, unsigned long *v)
+{
+	char *e;
+	unsigned long n;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(s, &e, 10);
+	if (end)
+		*end = e;
+	else if (*e)
+		return -EINVAL;
+	if (errno == ERANGE || n < min || n > max)
+		return -ERANGE;
+	*v = n;
+	return 0;
+}
+
+int tool_parse_pid(const char *s, char **end, pid_t *pid)
+{
+	unsigned long v;
+	int r = tool_parse_ulong(s, end, 1, INT_MAX, &v);
+
+	if (!r)
+		*pid = (pid_t)v;
+	return r;
+}
+
+int tool_pid_arg(const char *cmd, const char *opt, const char *s, pid_t *pid)
+{
+	int r = tool_parse_pid(s, NULL, pid);
+
+	if (r == -ERANGE)
+		tool_usage_err(cmd, "%s needs a process id from 1 to %d, not '%s'", opt,
+			       INT_MAX, s);
+	else if (r)
+		tool_usage_err(cmd, "%s needs a process id, not '%s'", opt, s);
+	return r ? EXIT_USAGE : 0;
+}
+
 const char *tool_human_bytes(uint64_t v, char *buf, size_t n)
 {
 	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
