@@ -1154,6 +1154,11 @@ const struct trail_revent *trail_reader_event(const struct trail_reader *r, uint
 	return id < r->nevents_cap ? r->events[id] : NULL;
 }
 
+uint32_t trail_reader_event_ids(const struct trail_reader *r)
+{
+	return r->nevents_cap;
+}
+
 const char *trail_reader_info(const struct trail_reader *r, const char *key)
 {
 	static char val[1024];

@@ -85,6 +85,10 @@ size_t trail_reader_procs(const struct trail_reader *r,
 			  const struct trail_rproc **out);
 const struct trail_revent *trail_reader_event(const struct trail_reader *r,
 					      uint32_t id);
+/* Event ids are below this: with trail_reader_event() (NULL for an unused
+ * id), every event the file describes, for exporters declaring them all
+ * before the first record (CTF metadata, Perfetto's interned names). */
+uint32_t trail_reader_event_ids(const struct trail_reader *r);
 /* A value from the INFO section ("command", "mode", ...), or NULL. */
 const char *trail_reader_info(const struct trail_reader *r, const char *key);
 int trail_reader_complete(const struct trail_reader *r);

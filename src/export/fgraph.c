@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* fgraph.c - the function_graph report layout; see fgraph.h. */
-#include "fgraph.h"
-#include "lbuf.h"
-
+/* fgraph.c - the function_graph layout, an output; see fgraph.h. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fgraph.h"
+#include "lbuf.h"
 
 /*
  * Indentation stops growing at this depth. ftrace indents two columns a
@@ -31,37 +32,40 @@ struct gstream {
 };
 
 struct fgraph {
+	struct trail_output out;
 	struct trail_reader *r;
-	int proc;
+	FILE *f;
+	int proc, quiet;
 	struct gstream *st;
 	size_t nst;
 	const struct trail_rstream *last;
 	size_t line_depth; /* of the line being built, if past the indentation cap */
 };
 
-struct fgraph *fgraph_new(struct trail_reader *r, int proc)
+static int begin(void *ctx, const struct trail_export_src *src)
 {
-	const struct trail_rstream *const *streams;
-	struct fgraph *g = calloc(1, sizeof(*g));
+	struct fgraph *g = ctx;
 
-	if (!g)
-		return NULL;
-	g->r = r;
-	g->proc = proc;
-	g->nst = trail_reader_streams(r, &streams);
+	g->r = src->reader;
+	g->nst = src->nstreams;
 	g->st = calloc(g->nst ? g->nst : 1, sizeof(*g->st));
-	if (!g->st) {
-		free(g);
-		return NULL;
-	}
-	return g;
+	if (!g->st)
+		return -ENOMEM;
+	if (!g->quiet)
+		fprintf(g->f, "# tracer: function_graph\n#\n# CPU)%s  DURATION      |  FUNCTION CALLS\n"
+			"#  |  %s   |   |          |   |   |   |\n",
+			g->proc ? "           TASK-TID     " : "",
+			g->proc ? "              |         " : "");
+	return 0;
 }
 
-void fgraph_free(struct fgraph *g)
+static void fgraph_free(void *ctx)
 {
+	struct fgraph *g = ctx;
+
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->nst; i++)
+	for (size_t i = 0; g->st && i < g->nst; i++)
 		free(g->st[i].stack);
 	free(g->st);
 	free(g);
@@ -73,7 +77,7 @@ static int is(const struct trail_record *rec, const char *name)
 	       !strcmp(rec->event->meta.name, name);
 }
 
-int fgraph_is_graph(const struct trail_record *rec)
+int trail__fgraph_is_graph(const struct trail_record *rec)
 {
 	return is(rec, "funcgraph_entry") || is(rec, "funcgraph_exit") ||
 	       is(rec, "funcgraph_exit_ret") || is(rec, "funcgraph_call") ||
@@ -109,17 +113,6 @@ static void lb_duration(struct lbuf *l, uint64_t ns)
 		lb_pad(l, 7 - len, ' ');
 	lb_put(l, us, len);
 	lb_put(l, " us", 3);
-}
-
-const char *fgraph_duration(uint64_t ns, char *buf, size_t n)
-{
-	struct lbuf l;
-
-	lb_init(&l, NULL);
-	lb_duration(&l, ns);
-	l.b[l.n] = '\0';
-	snprintf(buf, n, "%s", l.b);
-	return buf;
 }
 
 static uint64_t u64at(const struct trail_record *rec, unsigned i)
@@ -226,13 +219,15 @@ static int push(struct gstream *s, uint64_t func, uint64_t ts, int timed)
 	return 0;
 }
 
-void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
+static int record(void *ctx, const struct trail_record *rec)
 {
+	struct fgraph *g = ctx;
+	FILE *out = g->f;
 	struct gstream *s = gs(g, rec);
 	struct lbuf l;
 
 	if (!s)
-		return;
+		return 0;
 	if (is(rec, "funcgraph_entry")) {
 		struct trail_record next;
 		uint64_t func = u64at(rec, 0);
@@ -251,27 +246,27 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 			}
 			end(g, &l);
 			s->skip_exit = 1;
-			return;
+			return 0;
 		}
 		lead(g, out, &l, rec, 0, 0, s->depth);
 		name_of(g, rec, func, 0, &l);
 		lb_put(&l, " {", 2);
 		end(g, &l);
 		push(s, func, rec->ts_ns, 1);
-		return;
+		return 0;
 	}
 	if (is(rec, "funcgraph_inherited")) {
 		/* a forked child's frame, entered in the parent: nothing to
 		 * print until the child returns from it */
 		push(s, u64at(rec, 0), 0, 0);
-		return;
+		return 0;
 	}
 	if (is(rec, "funcgraph_exit") || is(rec, "funcgraph_exit_ret")) {
 		struct gpend p = {0, 0, 0};
 
 		if (s->skip_exit) {
 			s->skip_exit = 0;
-			return;
+			return 0;
 		}
 		if (s->depth)
 			p = s->stack[--s->depth];
@@ -291,7 +286,7 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		if (p.func || is(rec, "funcgraph_exit_ret"))
 			lb_put(&l, " */", 3);
 		end(g, &l);
-		return;
+		return 0;
 	}
 	if (is(rec, "funcgraph_leaf")) { /* entry and exit of a leaf in one */
 		uint32_t dur = 0;
@@ -305,7 +300,7 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		name_of(g, rec, u64at(rec, 0), 0, &l);
 		lb_put(&l, ";", 1);
 		end(g, &l);
-		return;
+		return 0;
 	}
 	if (is(rec, "funcgraph_call")) { /* threshold mode: long calls only */
 		uint64_t dur = u64at(rec, 1);
@@ -318,7 +313,7 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		name_of(g, rec, u64at(rec, 0), 1, &l);
 		lb_put(&l, " */", 3);
 		end(g, &l);
-		return;
+		return 0;
 	}
 	/* anything else, as a comment at the current depth */
 	lead(g, out, &l, rec, 0, 0, s->depth);
@@ -339,4 +334,25 @@ void fgraph_record(struct fgraph *g, const struct trail_record *rec, FILE *out)
 		lb_put(&l, " */", 3);
 	}
 	end(g, &l);
+	return 0;
+}
+
+struct trail_output *trail_output_fgraph_create(const struct trail_fgraph_opts *opts)
+{
+	static const struct trail_output ops = {
+		.name = "fgraph", .begin = begin, .event = record, .free = fgraph_free,
+	};
+	struct fgraph *g;
+
+	if (!opts || opts->sz < sizeof(*opts) || !opts->out) {
+		errno = EINVAL;
+		return NULL;
+	}
+	g = trail__output_new(sizeof(*g), &ops);
+	if (!g)
+		return NULL;
+	g->f = opts->out;
+	g->proc = opts->proc;
+	g->quiet = opts->quiet;
+	return &g->out;
 }
