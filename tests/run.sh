@@ -6,16 +6,12 @@
 #   "N passed, N failed" (and skips, each with its reason).
 # Each program/script runs with a timeout; one that dies or times out
 # counts as a failure.
+# `meson test -C BUILD` runs the same programs and scripts, registered in
+# tests/meson.build (doc/testing.md).
 set -u
-BUILD=$(cd "${1:-build}" && pwd) || { echo "no build dir ${1:-build}"; exit 2; }
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-export TRAIL_BUILD=$BUILD TRAIL_SRC=$SRC
-export TRAIL=$BUILD/trail
-# a private registry, so parallel runs and a user's own sessions never mix
-export TRAIL_REGISTRY=$(mktemp -d /tmp/trail-reg.XXXXXX)
-export TRAIL_TEST_TMP=$(mktemp -d /tmp/trail-test.XXXXXX)
-chmod 700 "$TRAIL_REGISTRY"
-trap 'rm -rf "$TRAIL_REGISTRY" "$TRAIL_TEST_TMP"' EXIT
+. "$(dirname "$0")/lib/env.sh"
+trail_test_env "${1:-build}" || exit 2
+BUILD=$TRAIL_BUILD SRC=$TRAIL_SRC
 TIMEOUT=${TEST_TIMEOUT:-300}
 FILTER=${TEST_FILTER:-}
 

@@ -1,104 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-reader.c - libFuzzer target for the trace file reader: the input is
- * a trace file; every record is decoded and formatted, and looked at the
- * way `trail report` does (the next record of its stream, its time, its
- * first words as function addresses named from the file's symbols), then
- * every accessor is called. Also compiled into tests/unit/test-mutate.c
- * and test-fuzz-inputs.c (with FUZZ_NO_MAIN) for fuzzer-less runs.
+ * a trace file, read through by fuzz_reader_one() (reader-one.c, which the
+ * fuzzer-less tests share); a custom mutator keeps half the mutants'
+ * checksums right.
  *
  *   scripts/fuzz.sh, or build-fuzz/tests/fuzz/fuzz-reader DIR tests/fuzz/corpus/reader
  */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "fuzz.h"
 #include "common/crc32c.h"
-#include "tracefile/reader.h"
+#include "tracefile/layout.h"
 
-static volatile size_t sink; /* reads the compiler must keep */
-
-/* What report and its function_graph layout ask of a record. */
-static void like_report(const struct trail_reader *r, const struct trail_record *rec)
-{
-	struct trail_record next;
-	uint64_t ip, off;
-	const char *name;
-
-	if (rec->stream && trail_reader_peek(r, rec->stream, &next))
-		trail_reader_to_ns(r, next.ts_raw);
-	trail_reader_to_ns(r, rec->ts_raw + 1000);
-	for (uint32_t i = 0; rec->stream && i + 8 <= rec->len && i < 32; i += 8) {
-		memcpy(&ip, rec->payload + i, 8);
-		name = trail_reader_symbol(r, rec->stream->pid, ip, rec->ts_raw, &off);
-		if (name)
-			sink += strlen(name) + off;
-	}
-}
-
-/* Every accessor; what reader.h promises of streams and messages. */
-static void accessors(const struct trail_reader *r)
-{
-	const struct trail_rstream *const *st;
-	const char *const *errs;
-	const struct trail_rproc *procs;
-	size_t n = trail_reader_streams(r, &st);
-
-	for (size_t i = 0; i < n; i++)
-		FUZZ_ASSERT(st[i]->order == i && memchr(st[i]->comm, 0, 16));
-	n = trail_reader_errors(r, &errs);
-	for (size_t i = 0; i < n; i++)
-		sink += strlen(errs[i]);
-	n = trail_reader_procs(r, &procs);
-
-	for (size_t i = 0; i < n; i++)
-		if (procs[i].exe) /* regress/reader/proc-exe-uninitialized */
-			sink += strlen(procs[i].exe);
-	for (uint32_t id = 0; id < 64; id++)
-		trail_reader_event(r, id);
-	trail_reader_header(r);
-	trail_reader_complete(r);
-	trail_reader_nostream_lost(r);
-	trail_reader_graph_unhooked(r);
-	trail_reader_info(r, "mode");
-}
-
-int fuzz_reader_one(const uint8_t *data, size_t size)
-{
-	struct trail_reader *r;
-	struct trail_record rec;
-	char err[256], path[64], buf[4096];
-	int fd = memfd_create("fuzz", MFD_CLOEXEC);
-	size_t n = 0;
-
-	if (fd < 0)
-		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (trail_reader_open(path, &r, err, sizeof(err)) == 0) {
-		while (trail_reader_next(r, &rec) > 0 && n++ < 1000000) {
-			if (rec.type == TRAIL_RT_EVENT)
-				trail_format_fields(rec.event, rec.payload, rec.len, buf,
-						    sizeof(buf));
-			like_report(r, &rec);
-		}
-		accessors(r);
-		trail_reader_info(r, "command");
-		trail_reader_close(r);
-	}
-	close(fd);
-	return 0;
-}
-
-#ifndef FUZZ_NO_MAIN
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -139,4 +55,3 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max, unsigned 
 	}
 	return size;
 }
-#endif

@@ -4,7 +4,10 @@
  * fuzz_<target>_one(), the whole work on one input, and (unless built with
  * FUZZ_NO_MAIN) the libFuzzer entry point calling it, so the same file runs
  * under libFuzzer (scripts/fuzz.sh) and in the plain test suite
- * (tests/unit/test-fuzz-inputs.c runs the corpus and regress inputs).
+ * (tests/unit/test-fuzz-inputs.c runs the corpus and regress inputs). The
+ * reader's fuzz_reader_one() has a file of its own, reader-one.c, which
+ * fuzz-reader.c (entry point and custom mutator) and the fuzzer-less
+ * tests/unit/test-mutate.c link as well.
  *
  * A target checks what its API promises, not only that nothing crashes: a
  * broken promise aborts (FUZZ_ASSERT), which libFuzzer reports as a crash.

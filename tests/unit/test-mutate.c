@@ -8,17 +8,20 @@
  * crash, hang or read out of bounds (run under ASan in CI); what it reads
  * must stay bounded by the input.
  */
-#define FUZZ_NO_MAIN
-#include "../fuzz/fuzz-reader.c"
-
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "common/crc32c.h"
+#include "fuzz.h" /* fuzz_reader_one(): tests/fuzz/reader-one.c */
 #include "tracefile/layout.h"
+#include "tracefile/reader.h"
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
