@@ -879,7 +879,7 @@ TEST(descriptors_in_section)
 		CHECK(*(const uint32_t *)(*p)->meta == TRAIL_META_MAGIC);
 	}
 	CHECK_EQ(nulls, 1); /* one translation unit, one NULL entry */
-	CHECK_EQ(others, NEVENTS);
+	CHECK_EQ(others, NEVENTS + 2); /* + app:defined and app:emitted, below */
 }
 
 /* The constructor handed this object's bounds to trail__register. */
@@ -914,6 +914,46 @@ TEST(destructor_unregisters_bounds)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+
+/* TRAIL_EVENT_DEFINE: the descriptor alone, the same blob as TRAIL_EVENT
+ * makes for the same fields (the names "defined" and "emitted" have the
+ * same length: only those bytes differ), one descriptor however often it
+ * is asked for, with its own status word, in the section registration
+ * reads. */
+TRAIL_EVENT_DEFINE(app, defined, TRAIL_ARGS(int, v, uint64_t, h, const char *, s),
+		   TRAIL_FIELDS(trail_field_int(v) trail_field_hex(h) trail_field_string(s)))
+TRAIL_EVENT(app, emitted, TRAIL_ARGS(int, v, uint64_t, h, const char *, s),
+	    TRAIL_FIELDS(trail_field_int(v) trail_field_hex(h) trail_field_string(s)))
+
+TEST(define_declares_the_same_descriptor)
+{
+	struct trail_event *d = TRAIL_EVENT_DESC(app, defined), *e;
+	const unsigned char *db = d->meta, *eb;
+	uint16_t dsize, esize;
+	int in_section = 0;
+
+	CHECK(TRAIL_EVENT_DESC(app, defined) == d);
+	CHECK(d->state == &trail__state_app_defined);
+	CHECK(!trail_enabled(app, defined));
+	trail__state_app_emitted = 1;
+	cap.calls = 0;
+	trail(app, emitted, 1, 2, "x");
+	trail__state_app_emitted = 0;
+	CHECK_EQ(cap.calls, 1);
+	e = cap.ev;
+	eb = e->meta;
+	memcpy(&dsize, db + 4, 2);
+	memcpy(&esize, eb + 4, 2);
+	CHECK_EQ(dsize, esize);
+	/* header 8, "app\0" 4, then the event name (8 with its NUL) */
+	CHECK(memcmp(db, eb, 12) == 0);
+	CHECK(memcmp(db + 12, "defined", 8) == 0 && memcmp(eb + 12, "emitted", 8) == 0);
+	CHECK(memcmp(db + 20, eb + 20, (size_t)dsize - 20) == 0);
+	for (struct trail_event **p = reg_start; p && p < reg_stop; p++)
+		in_section |= *p == d;
+	CHECK(in_section);
+}
+
 TEST_MAIN(CHECK_T(payload_ints), CHECK_T(payload_hex),
 	  CHECK_T(payload_array_from_null_is_zeros),
 	  CHECK_T(payload_sequence_negative_length_is_empty),
@@ -929,4 +969,5 @@ TEST_MAIN(CHECK_T(payload_ints), CHECK_T(payload_hex),
 	  CHECK_T(enabled_reflects_status_word),
 	  CHECK_T(fields_evaluated_once), CHECK_T(descriptors_in_section),
 	  CHECK_T(constructor_registers_bounds),
-	  CHECK_T(destructor_unregisters_bounds))
+	  CHECK_T(destructor_unregisters_bounds),
+	  CHECK_T(define_declares_the_same_descriptor))
