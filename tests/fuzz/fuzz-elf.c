@@ -10,7 +10,7 @@
  *     machine's default directories: those are real files);
  *   - funcscan_file(): the patchable function entries, relocations and
  *     symbols (tools/trail/funcscan.c);
- *   - symtab_load(): the function symbols (tools/trail/symtab.c).
+ *   - symtab_load(): the function symbols (src/recorder/symtab.c).
  *
  * Checked besides memory safety, from the headers' promises: every blob
  * reported parses with its size; error strings are NUL-terminated (and

@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd-record.c - `trail record`: create a session arena, get processes into
- * it (launch a command with libtrail preloaded, or attach to running ones by
- * signal), drain published chunks into the trace file while they run, and
- * on the end (command exit, Ctrl-C, disk full) detach everyone, collect what
- * is left (including the committed part of chunks owned by processes that
- * died) and write the final accounting.
- *
- * Everything read from the arena is hostile: indices are bounds-checked,
- * chunks are copied to private memory before their header is trusted, and
- * the arena is a sealed memfd so no process can shrink it under us.
+ * cmd-record.c - `trail record`: the command line of a recording. It
+ * parses the options, checks what can be checked before anything runs
+ * (the events and functions the program or processes declare, with the
+ * ELF scanners of tools/trail), then drives the recorder of src/recorder/
+ * (arena, launch or attach, drain, finish: recorder.h gives the order),
+ * prints what it reports (status line, summary, messages), and decides
+ * the exit status. The stop and SIGCHLD handlers are here: they only set
+ * flags this file's loop acts on.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,12 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sched.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../src/common/arena.h"
@@ -34,34 +27,11 @@
 #include "../../src/common/registry.h"
 #include "../../src/common/spec.h"
 #include "../../src/common/util.h"
+#include "../../src/recorder/recorder.h"
 #include "elfscan.h"
 #include "funcscan.h"
 #include "opt.h"
-#include "symtab.h"
 #include "tool.h"
-#include "../../src/common/control.h"
-#include "../../src/tracefile/writer.h"
-
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22 /* Linux 5.14 */
-#define MADV_POPULATE_WRITE 23
-#endif
-
-#define MAX_SYNCS 4096
-
-struct proc_track {
-	uint32_t pid;
-	uint64_t start;
-	int announced;
-	int dead;
-	int detached;
-	int stuck;
-};
-
-struct pending {
-	uint32_t idx;
-	uint64_t pub;
-};
 
 struct session {
 	/* options */
@@ -75,7 +45,6 @@ struct session {
 	int overwrite, quiet, allow_unknown, all;
 	int buffer_given; /* -b */
 	uint32_t block_us; /* --blocking-timeout, ~0u: inf */
-	const char *priority; /* the drain's raised priority, or NULL */
 	const char *tracer; /* -p */
 	uint32_t max_depth, retval;
 	int nest; /* --nest N, -1: none */
@@ -85,48 +54,13 @@ struct session {
 	char **funcs;       /* -l / -n as "@l GLOB" / "@n GLOB" spec lines */
 	int nfuncs;
 	int nfuncs_user;    /* of those, given on the command line */
-	uint32_t mods_seen;
-	uint8_t *mods_gone; /* per module slot: its unloading was written */
-	struct symcache { uint64_t dev, ino; char *path; uint32_t id; } *symc;
-	size_t nsymc;
 	char **cmd;
 	int *sigs; /* -P: each process's control signal */
-	struct { pid_t pid; uint64_t start; } *tried; /* -a: processes asked */
-	size_t ntried, tried_cap;
 	char *cmd_path;
-
-	/* arena */
-	int memfd;
-	uint8_t *base;
-	struct trail_arena_geom g;
-	struct trail_arena_hdr *hdr;
-	uint64_t *ctab;
-	struct trail_stream *streams;
-	struct trail_proc *procs;
-	char spec[TRAIL_SPEC_MAX + 1];
-
-	/* output */
-	struct tf_writer out;
-	uint8_t *chunkbuf;
-	uint8_t *event_done; /* per event id: EVENT section written */
-	uint8_t *stream_seen;
-	struct proc_track *pt;
-	struct pending *pending; /* drain()'s list */
-	uint32_t clock, mult, shift;
+	uint32_t clock;
 	const char *clock_want; /* -C */
-	struct trail_clock_sync syncs[MAX_SYNCS];
-	uint32_t nsyncs, syncs_written;
 
-	/* progress */
-	uint64_t ev_total, chunks, bytes, bad_chunks;
-	uint64_t lost_written;  /* dropped + overwritten of the STREAM sections written */
-	uint64_t *slot_lost;    /* per stream slot: what its last STREAM section said */
-	uint32_t *slot_gen;
-	uint8_t *slot_written;
-	uint8_t *chunk_mapped;  /* per chunk: the drain has mapped its pages */
-	uint32_t user_events;   /* events enabled other than the tracer's own */
-	pid_t child;
-	int child_status, child_done;
+	struct trail_recorder *R;
 	int tty;
 };
 
@@ -476,748 +410,40 @@ static int check_functions(struct session *S, pid_t pid, const char *where)
 	return bad ? -1 : 0;
 }
 
-/* ---------------------------------------------------------------- arena */
-
-/*
- * The buffer is a memfd, and sizing a file counts against the file size
- * limit (ulimit -f), which is meant for the trace file, not for memory.
- * Below the hard limit, the soft one is lifted while the memfd is sized
- * (and only then: the output file and the command keep the user's limit).
- * A hard limit below the buffer caps the buffer, with a warning.
- */
-static int fit_file_limit(struct session *S, uint32_t spec_len)
-{
-	struct rlimit rl;
-	uint64_t want = S->g.size;
-	char a[32], b[32];
-
-	if (getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want)
-		return 0;
-	while (S->g.size > rl.rlim_max &&
-	       !trail__arena_geom(&S->g, (uint64_t)(S->g.nchunks - 1) * S->g.chunk_size,
-				  S->g.chunk_size, spec_len))
-		;
-	if (S->g.size > rl.rlim_max) {
-		tool_err("the file size limit (ulimit -f: %s) is too small for a trace buffer "
-			 "(%s at least): raise it (ulimit -f unlimited) or use a smaller --chunk-size",
-			 tool_human_bytes(rl.rlim_max, a, sizeof(a)),
-			 tool_human_bytes(want > S->g.size ? S->g.size : want, b, sizeof(b)));
-		return -1;
-	}
-	S->buffer_bytes = (uint64_t)S->g.nchunks * S->g.chunk_size;
-	tool_warn("the file size limit (ulimit -f: %s) caps the buffer at %s "
-		  "(the trace file stops at that limit too)",
-		  tool_human_bytes(rl.rlim_max, a, sizeof(a)),
-		  tool_human_bytes(S->buffer_bytes, b, sizeof(b)));
-	return 0;
-}
-
-/* ftruncate, with the soft file size limit lifted to the hard one. */
-static int size_memfd(int fd, uint64_t size)
-{
-	struct rlimit rl, up;
-	int r, e, lifted = 0;
-
-	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size) {
-		up = rl;
-		up.rlim_cur = rl.rlim_max;
-		lifted = !setrlimit(RLIMIT_FSIZE, &up);
-	}
-	r = ftruncate(fd, (off_t)size);
-	e = errno;
-	if (lifted)
-		setrlimit(RLIMIT_FSIZE, &rl);
-	errno = e;
-	return r;
-}
-
-/* Memory this process may still take: MemAvailable, and the room left
- * under its cgroup's memory.max. */
-static uint64_t memory_available(void)
-{
-	char buf[4096], path[4200], *p;
-	uint64_t avail = UINT64_MAX;
-
-	if (trail__read_file("/proc/meminfo", buf, sizeof(buf)) > 0 &&
-	    (p = strstr(buf, "MemAvailable:")))
-		avail = strtoull(p + 13, NULL, 10) * 1024;
-	if (trail__read_file("/proc/self/cgroup", buf, sizeof(buf)) > 0 &&
-	    !strncmp(buf, "0::", 3)) {
-		char v[64];
-		uint64_t max, cur;
-
-		buf[strcspn(buf, "\n")] = '\0';
-		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", buf + 3);
-		if (trail__read_file(path, v, sizeof(v)) > 0 && strncmp(v, "max", 3)) {
-			max = strtoull(v, NULL, 10);
-			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", buf + 3);
-			cur = trail__read_file(path, v, sizeof(v)) > 0 ? strtoull(v, NULL, 10) : 0;
-			if (max > cur && max - cur < avail)
-				avail = max - cur;
-			else if (max <= cur)
-				avail = 0;
-		}
-	}
-	return avail;
-}
-
-/*
- * The default buffer: 1/64 of the machine's memory, from 32 MiB to 1 GiB
- * (384 MiB with 24 GiB). The buffer absorbs the times the recorder cannot
- * drain: a busy 2-CPU machine tracing a server at ~240 MB/s left it off the
- * CPU for 100-150 ms routinely, over a second at worst (doc/performance.md),
- * longer than 32 MiB lasts. Its pages are taken only as chunks are used.
- */
-static uint64_t default_buffer(void)
-{
-	char buf[4096], *p;
-	uint64_t total = 0, b;
-
-	if (trail__read_file("/proc/meminfo", buf, sizeof(buf)) > 0 &&
-	    (p = strstr(buf, "MemTotal:")))
-		total = strtoull(p + 9, NULL, 10) * 1024;
-	b = total / 64;
-	if (b < (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024)
-		b = (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024;
-	if (b > (1ull << 30))
-		b = 1ull << 30;
-	return b;
-}
-
-/* The buffer can be filled whole (its pages are taken as chunks are used):
- * it must fit in the memory this machine (and cgroup) has left, with a
- * quarter to spare for the programs being traced. A default buffer shrinks to fit; a -b that does
- * not fit is refused before anything starts. */
-static int fit_memory(struct session *S)
-{
-	uint64_t avail = memory_available(), room = avail / 4 * 3;
-	char a[32], b[32], c[32], d[32];
-
-	if (S->buffer_bytes <= room)
-		return 0;
-	if (!S->buffer_given && room >= 2ull * S->chunk_size) {
-		S->buffer_bytes = room / S->chunk_size * S->chunk_size;
-		return 0;
-	}
-	tool_err("a %s buffer does not fit in memory: %s available%s, so %s at most "
-		 "(-b, with --chunk-size %s)",
-		 tool_human_bytes(S->buffer_bytes, a, sizeof(a)),
-		 tool_human_bytes(avail, b, sizeof(b)), " (MemAvailable, cgroup memory.max)",
-		 tool_human_bytes(room, c, sizeof(c)),
-		 tool_human_bytes(S->chunk_size, d, sizeof(d)));
-	return -1;
-}
-
-static int arena_create(struct session *S)
-{
-	size_t len = 0;
-	uint64_t sid, start = 0;
-	int r;
-	char tracer[512] = "";
-
-	trail__clock_calibrate(S->clock, &S->mult, &S->shift, 20);
-	if (S->tracer) {
-		int graph = !strcmp(S->tracer, "function_graph");
-		size_t o = (size_t)snprintf(tracer, sizeof(tracer), "@tracer %s\n%s", S->tracer,
-					    graph ? "ftrace:funcgraph_*" : "ftrace:function");
-
-		if (S->max_depth)
-			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@depth %u",
-					      S->max_depth);
-		if (S->retval)
-			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@retval 1");
-		if (S->thresh_ns) { /* in the writers' clock ticks */
-			unsigned __int128 t = ((unsigned __int128)S->thresh_ns << S->shift) /
-					      (S->mult ? S->mult : 1);
-
-			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@thresh %llu",
-					      (unsigned long long)(t ? t : 1));
-		}
-		for (int i = 0; i < S->ntids; i++)
-			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@tid %ld", S->tids[i]);
-		if (S->nest >= 0)
-			o += (size_t)snprintf(tracer + o, sizeof(tracer) - o, "\n@nest %d", S->nest);
-	}
-	/* the -e patterns, then the tracer's options and events */
-	for (int i = 0; i < S->nevents + S->nfuncs + (S->tracer ? 1 : 0); i++) {
-		const char *line = i < S->nevents ? S->events[i]
-			: i < S->nevents + S->nfuncs ? S->funcs[i - S->nevents] : tracer;
-		size_t l = strlen(line);
-
-		if (len + l + 1 > TRAIL_SPEC_MAX) {
-			tool_err("too many -e/-l/-n patterns (%d bytes at most)", TRAIL_SPEC_MAX);
-			return -1;
-		}
-		memcpy(S->spec + len, line, l);
-		len += l;
-		S->spec[len++] = '\n';
-	}
-	S->spec[len] = '\0';
-	if (trail__arena_geom(&S->g, S->buffer_bytes, S->chunk_size, (uint32_t)len)) {
-		tool_err("buffer of %llu KiB cannot hold two chunks of %u KiB",
-			 (unsigned long long)(S->buffer_bytes / 1024), S->chunk_size / 1024);
-		return -1;
-	}
-	if (fit_file_limit(S, (uint32_t)len))
-		return -1;
-	S->memfd = memfd_create("trail-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (S->memfd < 0) {
-		tool_err("memfd_create: %s", strerror(errno));
-		return -1;
-	}
-	if (size_memfd(S->memfd, S->g.size) < 0) {
-		char h[32];
-
-		tool_err("cannot size the %s buffer: %s", tool_human_bytes(S->g.size, h, sizeof(h)),
-			 strerror(errno));
-		return -1;
-	}
-	/* nobody may shrink or grow it: mappings never fault with SIGBUS */
-	if (fcntl(S->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-		tool_err("cannot seal the buffer: %s", strerror(errno));
-		return -1;
-	}
-	/* The tables are populated here at once; a chunk's pages when the
-	 * drain first reads it (chunk_map()), so a large buffer costs memory
-	 * and time only as far as it is used. Either way not by a fault a
-	 * page: a fault can cost 23 us in a virtual machine, doc/performance.md. */
-	S->base = mmap(NULL, S->g.size, PROT_READ | PROT_WRITE, MAP_SHARED, S->memfd, 0);
-	if (S->base == MAP_FAILED) {
-		tool_err("cannot map the buffer: %s", strerror(errno));
-		return -1;
-	}
-	madvise(S->base, S->g.chunks_off, MADV_POPULATE_WRITE);
-	r = (int)trail__read_file("/proc/sys/kernel/random/boot_id", (char *)S->syncs, 64);
-	sid = trail__mono_ns() ^ ((uint64_t)getpid() << 40) ^ (r > 0 ? ((uint64_t *)S->syncs)[0] : 0);
-	trail__proc_stat(getpid(), &start, NULL, NULL);
-	trail__arena_format(S->base, &S->g, sid, S->overwrite ? TRAIL_ARENA_OVERWRITE : 0,
-			    S->clock, S->spec, (uint32_t)getpid(), start);
-	S->hdr = (struct trail_arena_hdr *)S->base;
-	S->hdr->block_us = S->block_us; /* before anybody maps it */
-	S->ctab = trail__arena_ctab(S->base, &S->g);
-	S->streams = trail__arena_streams(S->base, &S->g);
-	S->procs = trail__arena_procs(S->base, &S->g);
-	S->chunkbuf = malloc(S->g.chunk_size);
-	S->event_done = calloc(S->g.max_events, 1);
-	S->stream_seen = calloc(S->g.max_streams, 1);
-	S->pt = calloc(S->g.max_procs, sizeof(*S->pt));
-	S->slot_lost = calloc(S->g.max_streams, sizeof(*S->slot_lost));
-	S->slot_gen = calloc(S->g.max_streams, sizeof(*S->slot_gen));
-	S->slot_written = calloc(S->g.max_streams, 1);
-	S->chunk_mapped = calloc(S->g.nchunks / 8 + 1, 1);
-	if (!S->chunkbuf || !S->event_done || !S->stream_seen || !S->pt || !S->slot_lost ||
-	    !S->slot_gen || !S->slot_written || !S->chunk_mapped) {
-		tool_err("out of memory");
-		return -1;
-	}
-	return 0;
-}
-
-/* ---------------------------------------------------------------- output */
-
-static int out_err(struct session *S)
-{
-	return S->out.err;
-}
-
-static void add_sync(struct session *S)
-{
-	if (S->nsyncs < MAX_SYNCS)
-		trail__clock_sync(S->clock, &S->syncs[S->nsyncs++]);
-}
-
-static void write_clock(struct session *S)
-{
-	struct trail_sec_clock c = {S->clock, S->shift, S->mult, 0};
-	uint32_t n = S->nsyncs - S->syncs_written;
-
-	if (!n)
-		return;
-	c.nsync = n;
-	if (!tfw_section(&S->out, TRAIL_SEC_CLOCK, &c, sizeof(c),
-			 &S->syncs[S->syncs_written], n * sizeof(S->syncs[0])))
-		S->syncs_written = S->nsyncs;
-}
-
-static void write_info(struct session *S, int argc, char **argv)
-{
-	char text[8192], host[256] = "";
-	size_t o = 0;
-
-	gethostname(host, sizeof(host) - 1);
-	o += (size_t)snprintf(text + o, sizeof(text) - o,
-			      "trail_version=%s\nhostname=%s\nmode=%s\nbuffer_bytes=%llu\n"
-			      "chunk_size=%u\n",
-			      TRAIL_VERSION, host, S->overwrite ? "overwrite" : "discard",
-			      (unsigned long long)S->g.nchunks * S->g.chunk_size,
-			      S->g.chunk_size);
-	if (S->priority)
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "recorder_priority=%s\n",
-				      S->priority);
-	if (S->block_us == ~0u)
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "blocking_timeout=inf\n");
-	else if (S->block_us)
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "blocking_timeout=%u%s\n",
-				      S->block_us % 1000000 == 0 ? S->block_us / 1000000
-				      : S->block_us % 1000 == 0 ? S->block_us / 1000 : S->block_us,
-				      S->block_us % 1000000 == 0 ? "s"
-				      : S->block_us % 1000 == 0 ? "ms" : "us");
-	o += (size_t)snprintf(text + o, sizeof(text) - o, "events=");
-	for (int i = 0; i < S->nevents && o < sizeof(text) - 1; i++)
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", i ? "," : "",
-				      S->events[i]);
-	if (S->tracer && o < sizeof(text) - 1) {
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "\ntracer=%s\nfunctions=",
-				      S->tracer);
-		for (int i = 0; i < S->nfuncs_user && o < sizeof(text) - 1; i++)
-			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s-%c %s", i ? " " : "",
-					      S->funcs[i][1], S->funcs[i] + 3);
-		if (S->nest >= 0 && o < sizeof(text) - 1)
-			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s--nest %d",
-					      S->nfuncs_user ? " " : "", S->nest);
-	}
-	if (o < sizeof(text) - 1)
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "\ncommand=");
-	for (int i = 0; i < argc && o < sizeof(text) - 1; i++)
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", i ? " " : "", argv[i]);
-	for (int i = 0; i < S->npids && o < sizeof(text) - 1; i++)
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%d", i ? "," : "-P ",
-				      (int)S->pids[i]);
-	if (o < sizeof(text) - 1)
-		o += (size_t)snprintf(text + o, sizeof(text) - o, "\n");
-	if (o > sizeof(text) - 1)
-		o = sizeof(text) - 1;
-	tfw_section(&S->out, TRAIL_SEC_INFO, text, o, NULL, 0);
-}
-
-/* New entries of the session's event table. */
-static void write_events(struct session *S)
-{
-	uint32_t n = __atomic_load_n(&S->hdr->nevents, __ATOMIC_ACQUIRE);
-	const uint32_t *idx = (const uint32_t *)(S->base + S->g.evidx_off);
-	const uint8_t *data = S->base + S->g.evdata_off;
-
-	if (n > S->g.max_events)
-		n = S->g.max_events;
-	for (uint32_t i = 0; i < n; i++) {
-		struct trail_sec_event se = {i, 0};
-		struct trail_evrec rec;
-		struct trail_meta m;
-		uint8_t blob[65536];
-		const char *why;
-		uint32_t off;
-
-		if (S->event_done[i])
-			continue;
-		off = __atomic_load_n(&idx[i], __ATOMIC_ACQUIRE);
-		if (!off || off > S->g.evdata_size - sizeof(rec))
-			continue;
-		memcpy(&rec, data + off, sizeof(rec));
-		if (rec.id != i || rec.size > sizeof(blob) ||
-		    rec.size > S->g.evdata_size - off - sizeof(rec)) {
-			S->event_done[i] = 1; /* broken: never valid */
-			continue;
-		}
-		memcpy(blob, data + off + sizeof(rec), rec.size);
-		if (trail__meta_parse(blob, rec.size, &m, &why)) {
-			S->event_done[i] = 1;
-			continue;
-		}
-		if (!tfw_section(&S->out, TRAIL_SEC_EVENT, &se, sizeof(se), blob, rec.size)) {
-			S->event_done[i] = 1;
-			if (strcmp(m.provider, "ftrace")) /* not a tracer's own */
-				S->user_events++;
-		}
-	}
-}
-
-static void write_proc(struct session *S, uint32_t i, uint32_t state)
-{
-	struct trail_proc pr;
-	struct trail_sec_proc sp;
-	char path[64], exe[PATH_MAX] = "";
-	ssize_t n;
-
-	memcpy(&pr, &S->procs[i], sizeof(pr));
-	memset(&sp, 0, sizeof(sp));
-	sp.pid = pr.pid;
-	sp.ppid = pr.ppid;
-	sp.how = pr.how;
-	sp.state = state;
-	sp.result = pr.result;
-	sp.exited = S->pt[i].dead;
-	memcpy(sp.comm, pr.comm, sizeof(sp.comm));
-	sp.comm[15] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/exe", pr.pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	tfw_section(&S->out, TRAIL_SEC_PROC, &sp, sizeof(sp), exe, strlen(exe) + 1);
-}
-
-/* Copy chunk i out of the arena (we hold it READING, or salvage it), check
- * its header and append it. */
-/* Map chunk i's pages with one call the first time the drain reads it
- * (kernels before 5.14 refuse: then faults map them). */
-static void chunk_map(struct session *S, uint32_t i, void *chunk)
-{
-	if (S->chunk_mapped[i >> 3] & (1u << (i & 7)))
-		return;
-	S->chunk_mapped[i >> 3] |= (uint8_t)(1u << (i & 7));
-	madvise(chunk, S->g.chunk_size, MADV_POPULATE_READ);
-}
-
-static void write_chunk(struct session *S, uint32_t i, uint32_t flags)
-{
-	struct trail_chunk_hdr *src = trail__arena_chunk(S->base, &S->g, i);
-	struct trail_chunk_hdr *h = (struct trail_chunk_hdr *)S->chunkbuf;
-	struct trail_sec_chunk sc = {flags, 0};
-	uint64_t commit;
-	uint32_t bytes, events;
-
-	chunk_map(S, i, src);
-	commit = __atomic_load_n(&src->commit, __ATOMIC_ACQUIRE);
-	bytes = TRAIL_COMMIT_BYTES(commit);
-	events = TRAIL_COMMIT_EVENTS(commit);
-
-	if (!events && !bytes)
-		return;
-	if (bytes > S->g.chunk_size - sizeof(*h) || events > bytes / 4) {
-		S->bad_chunks++;
-		return;
-	}
-	memcpy(h, src, sizeof(*h));
-	h->commit = commit; /* what we read, not what it may be now */
-	memcpy(h + 1, src + 1, bytes);
-	if (h->stream >= S->g.max_streams) {
-		S->bad_chunks++;
-		return;
-	}
-	if (tfw_section(&S->out, TRAIL_SEC_CHUNK, &sc, sizeof(sc), h, sizeof(*h) + bytes))
-		return;
-	S->stream_seen[h->stream] = 1;
-	S->ev_total += events;
-	S->bytes += bytes;
-	S->chunks++;
-}
-
-static void free_chunk(struct session *S, uint32_t i)
-{
-	/* release: our reads of the chunk are done before a writer takes it
-	 * (pairs with the acquire CAS in take_chunk()) */
-	__atomic_store_n(&S->ctab[i], TRAIL_CS_FREE, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&S->hdr->nfree, 1, __ATOMIC_RELAXED);
-}
-
-
-static int cmp_pub(const void *a, const void *b)
-{
-	const struct pending *x = a, *y = b;
-
-	return x->pub < y->pub ? -1 : x->pub > y->pub;
-}
-
-static void write_modules(struct session *S);
-
-/* Take every published chunk, oldest publication first. */
-static uint32_t drain(struct session *S)
-{
-	struct pending *list = S->pending;
-	uint32_t n = 0, lowest = UINT32_MAX;
-
-	if (!list && !(list = S->pending = malloc(S->g.nchunks * sizeof(*list))))
-		return 0;
-	for (uint32_t i = 0; i < S->g.nchunks; i++) {
-		uint64_t w = __atomic_load_n(&S->ctab[i], __ATOMIC_RELAXED);
-
-		if (TRAIL_CS_STATE(w) != TRAIL_CS_COMPLETE)
-			continue;
-		/* acquire: pairs with the writer's release publishing it */
-		if (__atomic_compare_exchange_n(&S->ctab[i], &w, TRAIL_CS_READING, 0,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			list[n++] = (struct pending){i, TRAIL_CS_PUB(w)};
-	}
-	if (!n)
-		return 0;
-	qsort(list, n, sizeof(*list), cmp_pub);
-	write_events(S);
-	write_modules(S);
-	for (uint32_t k = 0; k < n; k++) {
-		if (!out_err(S))
-			write_chunk(S, list[k].idx, 0);
-		free_chunk(S, list[k].idx);
-		if (list[k].idx < lowest)
-			lowest = list[k].idx;
-	}
-	/* writers look for a free chunk from the hint on: sent back to the
-	 * lowest one freed, they reuse the chunks whose pages are mapped
-	 * already, and a large buffer the drain keeps up with is touched only
-	 * as far as its high-water mark */
-	__atomic_store_n(&S->hdr->alloc_hint, lowest, __ATOMIC_RELAXED);
-	return n;
-}
-
-/* Chunks still OWNED by writers of process slot p (dead, or not answering). */
-static void salvage(struct session *S, uint32_t p, int steal)
-{
-	write_events(S);
-	write_modules(S);
-	for (uint32_t i = 0; i < S->g.nchunks; i++) {
-		uint64_t w = __atomic_load_n(&S->ctab[i], __ATOMIC_ACQUIRE);
-		uint32_t st = TRAIL_CS_OWNER(w);
-
-		if (TRAIL_CS_STATE(w) != TRAIL_CS_OWNED || st >= S->g.max_streams ||
-		    __atomic_load_n(&S->streams[st].proc, __ATOMIC_RELAXED) != p)
-			continue;
-		if (!steal) { /* the writer may live on: copy, leave it in place */
-			if (!out_err(S))
-				write_chunk(S, i, TRAIL_CHUNK_SALVAGED);
-			continue;
-		}
-		if (!__atomic_compare_exchange_n(&S->ctab[i], &w, TRAIL_CS_READING, 0,
-						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			continue;
-		if (!out_err(S))
-			write_chunk(S, i, TRAIL_CHUNK_SALVAGED);
-		if (S->overwrite)
-			__atomic_store_n(&S->ctab[i], TRAIL_CS_COMPLETE_WORD(0), __ATOMIC_RELEASE);
-		else
-			free_chunk(S, i);
-	}
-}
-
-static void recycle_streams(struct session *S, int dead_proc);
-
-/* The SYMBOLS section of an object file, written once per file. */
-static uint32_t symbols_for(struct session *S, const char *path, uint64_t dev, uint64_t ino)
-{
-	struct trail_sec_symbols ss;
-	struct symtab t;
-	struct trail_sym *v;
-	char err[256];
-	void *nc;
-	uint32_t id;
-
-	for (size_t i = 0; i < S->nsymc; i++)
-		if (S->symc[i].dev == dev && S->symc[i].ino == ino &&
-		    !strcmp(S->symc[i].path, path))
-			return S->symc[i].id;
-	nc = realloc(S->symc, (S->nsymc + 1) * sizeof(*S->symc));
-	if (!nc)
-		return TRAIL_NO_SYMBOLS;
-	S->symc = nc;
-	id = (uint32_t)S->nsymc;
-	S->symc[S->nsymc++] = (struct symcache){dev, ino, strdup(path), TRAIL_NO_SYMBOLS};
-	if (symtab_load(path, &t, err, sizeof(err)))
-		return TRAIL_NO_SYMBOLS;
-	v = calloc(t.n ? t.n : 1, sizeof(*v));
-	if (v) {
-		for (size_t i = 0; i < t.n; i++) {
-			v[i].addr = t.syms[i].addr;
-			v[i].size = t.syms[i].size;
-			v[i].name = t.syms[i].name;
-		}
-		ss.id = id;
-		ss.nsyms = (uint32_t)t.n;
-		ss.names_len = t.names_len;
-		/* one section: header, symbols, names */
-		{
-			size_t len = sizeof(ss) + t.n * sizeof(*v) + t.names_len;
-			char *buf = malloc(len);
-
-			if (buf) {
-				memcpy(buf, &ss, sizeof(ss));
-				memcpy(buf + sizeof(ss), v, t.n * sizeof(*v));
-				memcpy(buf + sizeof(ss) + t.n * sizeof(*v), t.names, t.names_len);
-				if (!tfw_section(&S->out, TRAIL_SEC_SYMBOLS, buf, len, NULL, 0))
-					S->symc[id].id = id;
-				free(buf);
-			}
-		}
-		free(v);
-	}
-	symtab_free(&t);
-	return S->symc[id].id;
-}
-
-/* New entries of the module table: objects with hooked functions. */
-static void write_modules(struct session *S)
-{
-	const struct trail_mod *mods = (const struct trail_mod *)(S->base + S->g.mods_off);
-	uint32_t n = __atomic_load_n(&S->hdr->nmods, __ATOMIC_ACQUIRE);
-
-	if (n > S->g.max_mods)
-		n = S->g.max_mods;
-	for (; S->mods_seen < n && !out_err(S); S->mods_seen++) {
-		struct trail_mod m;
-		struct trail_sec_module sm;
-
-		uint32_t st = __atomic_load_n(&mods[S->mods_seen].state, __ATOMIC_ACQUIRE);
-
-		if (st != TRAIL_MS_READY && st != TRAIL_MS_GONE)
-			break; /* still being filled: next time */
-		memcpy(&m, &mods[S->mods_seen], sizeof(m));
-		m.path[sizeof(m.path) - 1] = '\0';
-		if (m.path[0] != '/')
-			continue;
-		memset(&sm, 0, sizeof(sm));
-		sm.pid = m.pid;
-		sm.base = m.base;
-		sm.lo = m.lo;
-		sm.hi = m.hi;
-		sm.symbols = symbols_for(S, m.path, m.dev, m.ino);
-		tfw_section(&S->out, TRAIL_SEC_MODULE, &sm, sizeof(sm), m.path, strlen(m.path) + 1);
-	}
-	/* objects unloaded since (dlclose): later events at their addresses
-	 * are another object's */
-	for (uint32_t i = 0; i < S->mods_seen && !out_err(S); i++) {
-		struct trail_mod m;
-		struct trail_sec_modgone g;
-
-		if ((S->mods_gone && S->mods_gone[i]) ||
-		    __atomic_load_n(&mods[i].state, __ATOMIC_ACQUIRE) != TRAIL_MS_GONE)
-			continue;
-		if (!S->mods_gone && !(S->mods_gone = calloc(S->g.max_mods, 1)))
-			return;
-		memcpy(&m, &mods[i], sizeof(m));
-		S->mods_gone[i] = 1;
-		if (m.path[0] != '/')
-			continue;
-		memset(&g, 0, sizeof(g));
-		g.pid = m.pid;
-		g.base = m.base;
-		g.lo = m.lo;
-		g.hi = m.hi;
-		g.gone = m.gone;
-		tfw_section(&S->out, TRAIL_SEC_MODGONE, &g, sizeof(g), NULL, 0);
-	}
-}
-
-/* processes that found the process table full (it counts on past it) */
-static uint64_t procs_refused(struct session *S)
-{
-	uint32_t n = __atomic_load_n(&S->hdr->nprocs, __ATOMIC_ACQUIRE);
-
-	return n > S->g.max_procs ? n - S->g.max_procs : 0;
-}
-
-static uint32_t nprocs(struct session *S)
-{
-	uint32_t n = __atomic_load_n(&S->hdr->nprocs, __ATOMIC_ACQUIRE);
-
-	return n > S->g.max_procs ? S->g.max_procs : n;
-}
-
-/* Announce new processes, notice dead ones and take their chunks. */
-static void check_procs(struct session *S)
-{
-	uint32_t n = nprocs(S);
-
-	for (uint32_t i = 0; i < n; i++) {
-		struct proc_track *t = &S->pt[i];
-		uint32_t st = __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE);
-
-		if (st == TRAIL_PS_FREE)
-			continue;
-		if (!t->announced) {
-			t->pid = S->procs[i].pid;
-			t->start = S->procs[i].start_time;
-			t->announced = 1;
-			write_proc(S, i, st);
-		}
-		if (st == TRAIL_PS_DETACHED || st == TRAIL_PS_FAILED)
-			t->detached = 1;
-		if (!t->dead && (st == TRAIL_PS_EXECED || !trail__proc_alive((pid_t)t->pid, t->start))) {
-			if (S->child && (pid_t)t->pid == S->child && !S->child_done)
-				continue; /* our zombie: reaped in the main loop */
-			t->dead = 1;
-			if (!S->overwrite) {
-				salvage(S, i, 1);
-				recycle_streams(S, (int)i);
-			}
-		}
-	}
-}
-
 /* ---------------------------------------------------------------- status */
 
-/* Events lost so far, counted as the file will count them: the STREAM
- * sections written, the slots not written yet, the stream table's refusals. */
-static uint64_t live_lost(struct session *S)
+/* The recorder's messages, as every trail message: "trail: ..." */
+static void log_msg(void *ctx, enum trail_recorder_level level, const char *msg)
 {
-	uint64_t lost = S->lost_written + __atomic_load_n(&S->hdr->nostream_lost, __ATOMIC_RELAXED);
+	struct session *S = ctx;
 
-	for (uint32_t i = 0; i < S->g.max_streams; i++) {
-		uint32_t st = __atomic_load_n(&S->streams[i].state, __ATOMIC_ACQUIRE);
-		uint32_t gen = __atomic_load_n(&S->streams[i].gen, __ATOMIC_RELAXED);
-
-		if (st != TRAIL_SS_LIVE && st != TRAIL_SS_EXITED)
-			continue;
-		if (S->slot_written[i] && S->slot_gen[i] == gen)
-			lost -= S->slot_lost[i];
-		lost += __atomic_load_n(&S->streams[i].dropped, __ATOMIC_RELAXED) +
-			__atomic_load_n(&S->streams[i].overwritten, __ATOMIC_RELAXED);
-	}
-	return lost;
+	if (level == TRAIL_RECORDER_ERR)
+		tool_err("%s", msg);
+	else if (level == TRAIL_RECORDER_WARN)
+		tool_warn("%s", msg);
+	else if (!S->quiet)
+		fprintf(stderr, "trail: %s\n", msg);
 }
 
 static void status_line(struct session *S, int final)
 {
+	struct trail_recorder_stats st;
 	char a[32], b[32], c[32];
 	uint64_t lost = 0;
 
 	if (!S->tty || S->quiet)
 		return;
-	lost = live_lost(S);
+	lost = trail_recorder_live_lost(S->R);
+	trail_recorder_stats(S->R, &st);
 	fprintf(stderr, "\r\033[Ktrail: %s events  %s  lost %s  processes %u%s",
-		tool_thousands(S->ev_total, a, sizeof(a)),
-		tool_human_bytes(S->bytes, b, sizeof(b)),
-		tool_thousands(lost, c, sizeof(c)), nprocs(S), final ? "\n" : "");
+		tool_thousands(st.events, a, sizeof(a)),
+		tool_human_bytes(st.bytes, b, sizeof(b)),
+		tool_thousands(lost, c, sizeof(c)), st.procs, final ? "\n" : "");
 	if (final)
 		fputs("\r\033[K", stderr);
 }
 
 /* ---------------------------------------------------------------- attach */
-
-static int send_cmd(struct session *S, pid_t pid, int sig, uint32_t cmd)
-{
-	union sigval v;
-
-	v.sival_int = trail_ctl_encode(cmd, S->memfd);
-	return sigqueue(pid, sig, v) < 0 ? -errno : 0;
-}
-
-/* Is `sig` caught by pid (SigCgt in /proc/PID/status)? */
-static int signal_caught(pid_t pid, int sig)
-{
-	char path[64], buf[4096], *p;
-	unsigned long long mask;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (trail__read_file(path, buf, sizeof(buf)) < 0)
-		return 0;
-	p = strstr(buf, "\nSigCgt:");
-	if (!p)
-		return 0;
-	mask = strtoull(p + 8, NULL, 16);
-	return sig > 0 && sig <= 64 && ((mask >> (sig - 1)) & 1);
-}
-
-static int maps_libtrail(pid_t pid)
-{
-	char path[64], *buf;
-	int found = 0;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	buf = malloc(1 << 22);
-	if (!buf)
-		return 0;
-	n = trail__read_file(path, buf, 1 << 22);
-	if (n > 0)
-		found = strstr(buf, "/libtrail.so") != NULL;
-	free(buf);
-	return found;
-}
 
 /* The checks a user deserves a clear message for, before anything starts. */
 static int check_pid(struct session *S, pid_t pid, int *sig)
@@ -1250,13 +476,13 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		return -1;
 	}
 	if (dfd < 0 || (r = trail__registry_get(dfd, pid, &reg), close(dfd), r) ||
-	    !maps_libtrail(pid)) {
+	    !trail_recorder_pid_maps_libtrail(pid)) {
 		tool_err("process %d (%s) has no libtrail loaded: start it with "
 			 "LD_PRELOAD=%s, or link it with -ltrail",
 			 (int)pid, comm, tool_libtrail_path() ? tool_libtrail_path() : "libtrail.so.1");
 		return -1;
 	}
-	if (!reg.signal || !signal_caught(pid, reg.signal)) {
+	if (!reg.signal || !trail_recorder_pid_catches(pid, reg.signal)) {
 		tool_err("process %d (%s) has libtrail but attaching is disabled "
 			 "(TRAIL_SIGNAL=0, or the program took over signal %d)",
 			 (int)pid, comm, reg.signal);
@@ -1288,484 +514,74 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 	return 0;
 }
 
-static struct trail_proc *find_proc(struct session *S, pid_t pid, uint32_t *idx)
-{
-	uint32_t n = nprocs(S);
-
-	for (uint32_t i = n; i-- > 0;)
-		if (S->procs[i].pid == (uint32_t)pid &&
-		    __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE) != TRAIL_PS_FREE) {
-			if (idx)
-				*idx = i;
-			return &S->procs[i];
-		}
-	return NULL;
-}
-
-static int attach_all(struct session *S, const int *sigs)
-{
-	for (int i = 0; i < S->npids; i++) {
-		struct trail_proc *pr = NULL;
-		int r = send_cmd(S, S->pids[i], sigs[i], TRAIL_CTL_ATTACH);
-
-		if (r) {
-			tool_err("cannot signal process %d: %s", (int)S->pids[i], strerror(-r));
-			return -1;
-		}
-		/* 3 s to take the request (it then claims a process slot, k),
-		 * 60 s to join: it may wait for other sessions' attaches first */
-		int k = -1;
-
-		for (int t = 0; t < (k >= 0 ? 60000 : 3000) &&
-				!(pr = find_proc(S, S->pids[i], NULL)); t++) {
-			struct timespec ts = {0, 1000000};
-
-			for (uint32_t n = nprocs(S), j = 0; k < 0 && j < n; j++)
-				if (__atomic_load_n(&S->procs[j].pid, __ATOMIC_ACQUIRE) ==
-				    (uint32_t)S->pids[i])
-					k = (int)j;
-			if (k >= 0 && !trail__proc_alive(S->pids[i], S->procs[k].start_time))
-				break;
-			nanosleep(&ts, NULL);
-		}
-		if (!pr && k < 0) {
-			tool_err("process %d did not answer the attach request within 3 s "
-				 "(is signal %d blocked in all its threads?)", (int)S->pids[i], sigs[i]);
-			return -1;
-		}
-		if (!pr) {
-			tool_err("process %d took the attach request but %s", (int)S->pids[i],
-				 trail__proc_alive(S->pids[i], S->procs[k].start_time)
-					 ? "did not finish joining within 60 s"
-					 : "exited while joining");
-			return -1;
-		}
-		if (__atomic_load_n(&pr->state, __ATOMIC_ACQUIRE) == TRAIL_PS_FAILED) {
-			char st[2048], path[64], *b;
-
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)S->pids[i], pr->tid);
-			if (pr->result == -EBUSY && trail__read_file(path, st, sizeof(st)) > 0 &&
-			    (b = strstr(st, "\nSigBlk:")) && (strtoull(b + 8, NULL, 16) & (1ull << (SIGTRAP - 1))))
-				tool_err("process %d: its thread %d blocks SIGTRAP, and would be killed "
-					 "by a breakpoint if it ran into one while function entries are "
-					 "patched; nothing was changed", (int)S->pids[i], pr->tid);
-			else if (pr->result == -EBUSY)
-				tool_err("process %d: its thread %d blocks signal %d, so it cannot be "
-					 "moved out of the function entries being patched; nothing was "
-					 "changed", (int)S->pids[i], pr->tid, sigs[i]);
-			else if (pr->result == -ETIMEDOUT)
-				tool_err("process %d: its thread %d did not answer signal %d within "
-					 "2 s while function entries were being patched (stopped, or "
-					 "starved of CPU); nothing was changed", (int)S->pids[i],
-					 pr->tid, sigs[i]);
-			else if (pr->result == -EUSERS)
-				tool_err("process %d is already in %d trail sessions, the most it "
-					 "can be in", (int)S->pids[i], TRAIL_MAX_SESSIONS);
-			else
-				tool_err("process %d could not join: %s", (int)S->pids[i],
-					 strerror(-pr->result));
-			return -1;
-		}
-		if (!S->quiet && S->tracer)
-			fprintf(stderr, "trail: attached to process %d (%.16s): %u function%s hooked\n",
-				(int)S->pids[i], pr->comm, pr->functions, pr->functions == 1 ? "" : "s");
-		else if (!S->quiet)
-			fprintf(stderr, "trail: attached to process %d (%.16s): %d event%s enabled\n",
-				(int)S->pids[i], pr->comm, pr->result, pr->result == 1 ? "" : "s");
-	}
-	return 0;
-}
-
-/* Ask every live process to detach; wait for them (signalling again while
- * one reports that it was interrupted mid-write). */
-static void detach_all(struct session *S)
-{
-	for (int round = 0; round < 200; round++) {
-		uint32_t n = nprocs(S);
-		int waiting = 0;
-
-		for (uint32_t i = 0; i < n; i++) {
-			struct proc_track *t = &S->pt[i];
-			uint32_t st = __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE);
-			int sig = S->procs[i].signal;
-
-			if (st == TRAIL_PS_FREE || st == TRAIL_PS_DETACHED || st == TRAIL_PS_FAILED) {
-				t->detached = st != TRAIL_PS_FREE;
-				continue;
-			}
-			if (!t->announced)
-				check_procs(S);
-			/* an image replaced by exec never answers: it joined again
-			 * (EXECED), or catches the control signal no more (exec
-			 * resets handlers) and has no libtrail mapped; finish()
-			 * salvages it as a dead one */
-			if (t->dead || st == TRAIL_PS_EXECED ||
-			    !trail__proc_alive((pid_t)S->procs[i].pid, S->procs[i].start_time) ||
-			    (round && sig > 0 && sig <= 64 &&
-			     !signal_caught((pid_t)S->procs[i].pid, sig) &&
-			     !maps_libtrail((pid_t)S->procs[i].pid))) {
-				t->dead = 1;
-				continue;
-			}
-			if (sig <= 0 || sig > 64) {
-				t->stuck = 1;
-				continue;
-			}
-			if (round % 5 == 0)
-				send_cmd(S, (pid_t)S->procs[i].pid, sig, TRAIL_CTL_DETACH);
-			waiting++;
-		}
-		if (!waiting)
-			return;
-		struct timespec ts = {0, 10000000};
-		nanosleep(&ts, NULL);
-	}
-	for (uint32_t i = 0; i < nprocs(S); i++) {
-		uint32_t st = __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE);
-
-		if (!S->pt[i].dead && (st == TRAIL_PS_ACTIVE || st == TRAIL_PS_DETACH_PENDING)) {
-			S->pt[i].stuck = 1;
-			tool_warn("process %u did not detach within 2 s; taking its events "
-				  "committed so far", S->procs[i].pid);
-		}
-	}
-}
-
-/*
- * -a: ask every registered process of ours that is not in the session yet.
- * Asynchronous: a process that does not answer is simply not recorded.
- */
-static void attach_new(struct session *S)
-{
-	char path[512];
-	struct dirent *d;
-	DIR *dir;
-	int dfd;
-
-	if (trail__registry_path(path, sizeof(path)) ||
-	    (dfd = trail__registry_open(path, 0)) < 0)
-		return;
-	dir = fdopendir(dfd);
-	if (!dir) {
-		close(dfd);
-		return;
-	}
-	while ((d = readdir(dir))) {
-		struct trail_reg reg;
-		struct stat st;
-		char *end, p2[64];
-		long pid = strtol(d->d_name, &end, 10);
-		size_t k;
-
-		if (*end || pid <= 0 || pid == getpid() ||
-		    trail__registry_get(dfd, (pid_t)pid, &reg) ||
-		    !trail__proc_alive((pid_t)pid, reg.start))
-			continue;
-		for (k = 0; k < S->ntried; k++)
-			if (S->tried[k].pid == (pid_t)pid && S->tried[k].start == reg.start)
-				break;
-		if (k < S->ntried)
-			continue;
-		if (S->ntried == S->tried_cap) {
-			size_t cap = S->tried_cap ? S->tried_cap * 2 : 64;
-			void *nt = realloc(S->tried, cap * sizeof(*S->tried));
-
-			if (!nt)
-				break;
-			S->tried = nt;
-			S->tried_cap = cap;
-		}
-		S->tried[S->ntried].pid = (pid_t)pid;
-		S->tried[S->ntried].start = reg.start;
-		S->ntried++;
-		snprintf(p2, sizeof(p2), "/proc/%ld", pid);
-		if (stat(p2, &st) || st.st_uid != geteuid() || !reg.signal ||
-		    !signal_caught((pid_t)pid, reg.signal) || !maps_libtrail((pid_t)pid))
-			continue;
-		send_cmd(S, (pid_t)pid, reg.signal, TRAIL_CTL_ATTACH);
-	}
-	closedir(dir);
-}
-
-/* ------------------------------------------------------------- priority */
-
-/*
- * The drain must run when it is due. It needs little CPU (~12 % of one at
- * 240 MB/s), but on a machine the traced program keeps busy the scheduler
- * left it waiting 1.3 to 7 times its CPU time, seconds per run, and the
- * buffer filled: a busy server under function_graph lost up to 6 % of its
- * events at the default buffer, none with the recorder SCHED_FIFO
- * (doc/performance.md). So the recorder asks for SCHED_FIFO 1 where it may
- * (root, CAP_SYS_NICE, RLIMIT_RTPRIO), else for nice -10 (RLIMIT_NICE), else
- * runs as it was started. It sleeps between passes, and the kernel's RT
- * throttling bounds it anyway. The command gets the policy and nice value
- * trail was started with.
- */
-static struct { int policy, nice; struct sched_param param; int saved; } sched_orig;
-
-static const char *drain_priority(void)
-{
-	struct sched_param sp = {.sched_priority = 1};
-
-	sched_orig.policy = sched_getscheduler(0);
-	sched_getparam(0, &sched_orig.param);
-	errno = 0;
-	sched_orig.nice = getpriority(PRIO_PROCESS, 0);
-	if (sched_orig.policy < 0 || errno)
-		return NULL;
-	sched_orig.saved = 1;
-	if (sched_orig.policy != SCHED_OTHER)
-		return NULL; /* the user chose: keep it */
-	if (!sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
-		return "SCHED_FIFO 1";
-	if (sched_orig.nice > -10 && !setpriority(PRIO_PROCESS, 0, -10))
-		return "nice -10";
-	return NULL;
-}
-
-/* In the command's process, before exec: as trail was started. */
-static void priority_restore(void)
-{
-	if (!sched_orig.saved)
-		return;
-	sched_setscheduler(0, sched_orig.policy, &sched_orig.param);
-	setpriority(PRIO_PROCESS, 0, sched_orig.nice);
-}
-
 /* ---------------------------------------------------------------- launch */
 
-static int launch(struct session *S, const char *libtrail)
+/* In the command's process, before exec: the dispositions trail was
+ * given, not the recorder's own. */
+static void restore_signals(void *ctx)
 {
-	char env_session[64], *preload = NULL;
-	const char *old = getenv("LD_PRELOAD");
-	int pfd[2], err = 0;
-	ssize_t n;
-
-	snprintf(env_session, sizeof(env_session), "%d:%d", (int)getpid(), S->memfd);
-	if (asprintf(&preload, "%s%s%s", libtrail, old && *old ? " " : "",
-		     old ? old : "") < 0)
-		return -1;
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		tool_err("pipe: %s", strerror(errno));
-		free(preload);
-		return -1;
-	}
-	S->child = fork();
-	if (S->child < 0) {
-		tool_err("fork: %s", strerror(errno));
-		close(pfd[0]);
-		close(pfd[1]);
-		free(preload);
-		S->child = 0;
-		return -1;
-	}
-	if (S->child == 0) {
-		sigset_t none;
-
-		close(pfd[0]);
-		for (size_t i = 0; i < sizeof(passed_sigs) / sizeof(passed_sigs[0]); i++)
-			sigaction(passed_sigs[i], &passed_acts[i], NULL);
-		priority_restore();
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		setenv("TRAIL_SESSION", env_session, 1);
-		setenv("LD_PRELOAD", preload, 1);
-#if defined(__SANITIZE_ADDRESS__)
-		{ /* an ASan build preloads an ASan libtrail */
-			const char *ao = getenv("ASAN_OPTIONS");
-			char *v = NULL;
-
-			if (asprintf(&v, "%s%sverify_asan_link_order=0", ao ? ao : "",
-				     ao && *ao ? ":" : "") > 0)
-				setenv("ASAN_OPTIONS", v, 1);
-		}
-#endif
-		execv(S->cmd_path, S->cmd);
-		err = errno;
-		if (write(pfd[1], &err, sizeof(err)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	free(preload);
-	close(pfd[1]);
-	n = read(pfd[0], &err, sizeof(err));
-	close(pfd[0]);
-	if (n == (ssize_t)sizeof(err)) {
-		tool_err("cannot run %s: %s", S->cmd[0], strerror(err));
-		waitpid(S->child, NULL, 0);
-		S->child = 0;
-		return -1;
-	}
-	return 0;
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(passed_sigs) / sizeof(passed_sigs[0]); i++)
+		sigaction(passed_sigs[i], &passed_acts[i], NULL);
 }
 
 /* ---------------------------------------------------------------- finish */
 
-/* The accounting of stream slot i as it stands (final if it exited). */
-static void write_stream(struct session *S, uint32_t i)
-{
-	struct trail_stream st;
-	struct trail_sec_stream ss;
-
-	memcpy(&st, &S->streams[i], sizeof(st));
-	memset(&ss, 0, sizeof(ss));
-	ss.idx = i;
-	ss.gen = st.gen;
-	ss.pid = st.pid;
-	ss.tid = st.tid;
-	ss.level = st.level;
-	ss.final = 1;
-	ss.dropped = st.dropped;
-	ss.overwritten = st.overwritten;
-	ss.chunks = st.chunks;
-	memcpy(ss.comm, st.comm, sizeof(ss.comm));
-	ss.comm[15] = '\0';
-	if (tfw_section(&S->out, TRAIL_SEC_STREAM, &ss, sizeof(ss), NULL, 0))
-		return;
-	/* the file's accounting: a later STREAM section of the same (slot,
-	 * generation) replaces the earlier one */
-	if (S->slot_written[i] && S->slot_gen[i] == ss.gen)
-		S->lost_written -= S->slot_lost[i];
-	S->slot_written[i] = 1;
-	S->slot_gen[i] = ss.gen;
-	S->slot_lost[i] = ss.dropped + ss.overwritten;
-	S->lost_written += S->slot_lost[i];
-}
-
-static void write_streams(struct session *S)
-{
-	for (uint32_t i = 0; i < S->g.max_streams; i++) {
-		uint32_t state = __atomic_load_n(&S->streams[i].state, __ATOMIC_ACQUIRE);
-
-		if (state != TRAIL_SS_LIVE && state != TRAIL_SS_EXITED)
-			continue;
-		if (!S->stream_seen[i] && !S->streams[i].dropped && !S->streams[i].overwritten)
-			continue;
-		write_stream(S, i);
-	}
-}
-
-/*
- * Discard mode: give the slots of threads that exited (and of dead
- * processes) back to the session, after writing their final accounting.
- * Their chunks still in the arena carry (slot, generation), and a new
- * owner gets a new generation, so nothing is mixed up. Not in overwrite
- * mode, where reclaimers may still credit an old slot.
- */
-static void recycle_streams(struct session *S, int dead_proc)
-{
-	if (S->overwrite)
-		return;
-	for (uint32_t i = 0; i < S->g.max_streams; i++) {
-		struct trail_stream *st = &S->streams[i];
-		uint32_t state = __atomic_load_n(&st->state, __ATOMIC_ACQUIRE);
-
-		if (state != TRAIL_SS_EXITED &&
-		    !(state == TRAIL_SS_LIVE && dead_proc >= 0 &&
-		      __atomic_load_n(&st->proc, __ATOMIC_RELAXED) == (uint32_t)dead_proc))
-			continue;
-		if (!out_err(S))
-			write_stream(S, i);
-		S->stream_seen[i] = 0;
-		/* CAS: a live slot of a dead process may still be in CLAIMING
-		 * by nobody; only the states we saw are released */
-		__atomic_compare_exchange_n(&st->state, &state, TRAIL_SS_FREE, 0,
-					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-	}
-}
-
-static void finish(struct session *S)
-{
-	struct trail_sec_end end;
-	uint32_t n;
-
-	__atomic_store_n(&S->hdr->stopping, 1, __ATOMIC_RELEASE);
-	check_procs(S);
-	if (!out_err(S) && !S->overwrite)
-		drain(S);
-	detach_all(S);
-	check_procs(S);
-	if (!out_err(S))
-		drain(S);
-	n = nprocs(S);
-	for (uint32_t i = 0; i < n; i++)
-		if (!out_err(S) && (S->pt[i].dead || S->pt[i].stuck))
-			salvage(S, i, S->pt[i].dead);
-	if (!out_err(S) && S->overwrite)
-		drain(S);
-	for (uint32_t i = 0; i < n && !out_err(S); i++)
-		if (S->pt[i].announced)
-			write_proc(S, i, __atomic_load_n(&S->procs[i].state, __ATOMIC_ACQUIRE));
-	write_events(S);
-	write_modules(S);
-	write_streams(S);
-	add_sync(S);
-	write_clock(S);
-	memset(&end, 0, sizeof(end));
-	end.chunks = S->chunks;
-	end.events = S->ev_total;
-	end.nostream_lost = __atomic_load_n(&S->hdr->nostream_lost, __ATOMIC_RELAXED);
-	end.noevent_lost = __atomic_load_n(&S->hdr->noevent_lost, __ATOMIC_RELAXED);
-	end.bad_chunks = S->bad_chunks;
-	end.complete = 1;
-	end.procs_refused = procs_refused(S);
-	end.graph_unhooked = __atomic_load_n(&S->hdr->graph_unhooked, __ATOMIC_RELAXED);
-	tfw_section(&S->out, TRAIL_SEC_END, &end, sizeof(end), NULL, 0);
-}
-
 static int write_failed(struct session *S, int err)
 {
+	struct trail_recorder_stats st;
 	char a[32], b[32];
 
+	trail_recorder_stats(S->R, &st);
 	tool_err("%s: %s after %s events; recording stopped, the file keeps the "
 		 "%s written before the error",
-		 S->output, strerror(-err), tool_thousands(S->ev_total, a, sizeof(a)),
-		 tool_human_bytes(S->out.off, b, sizeof(b)));
+		 S->output, strerror(-err), tool_thousands(st.events, a, sizeof(a)),
+		 tool_human_bytes(st.file_bytes, b, sizeof(b)));
 	return 1;
 }
 
 /* The closing line: what the file holds, with the file's own accounting. */
 static void summary(struct session *S)
 {
+	struct trail_recorder_stats st;
 	char a[32], b[32], c2[32];
-	uint64_t lost = S->lost_written + __atomic_load_n(&S->hdr->nostream_lost, __ATOMIC_RELAXED);
 
 	if (S->quiet)
 		return;
+	trail_recorder_stats(S->R, &st);
 	fprintf(stderr, "trail: %s events (%s) from %u process%s in %s, %s lost%s\n",
-		tool_thousands(S->ev_total, a, sizeof(a)),
-		tool_human_bytes(S->out.off, b, sizeof(b)), nprocs(S),
-		nprocs(S) == 1 ? "" : "es", S->output,
-		tool_thousands(lost, c2, sizeof(c2)),
-		lost && !S->overwrite ? " (buffer full: try a larger -b)" : "");
-	if (S->bad_chunks)
-		tool_warn("%llu malformed chunks were refused", (unsigned long long)S->bad_chunks);
-	if (procs_refused(S))
+		tool_thousands(st.events, a, sizeof(a)),
+		tool_human_bytes(st.file_bytes, b, sizeof(b)), st.procs,
+		st.procs == 1 ? "" : "es", S->output,
+		tool_thousands(st.lost, c2, sizeof(c2)),
+		st.lost && !S->overwrite ? " (buffer full: try a larger -b)" : "");
+	if (st.bad_chunks)
+		tool_warn("%llu malformed chunks were refused", (unsigned long long)st.bad_chunks);
+	if (st.procs_refused)
 		tool_warn("%llu processes could not join the session (more than %u)",
-			  (unsigned long long)procs_refused(S), S->g.max_procs);
+			  (unsigned long long)st.procs_refused, st.max_procs);
 }
 
 /* A launched command that recorded nothing at all: say why (its events
  * were not there, or libtrail never loaded). 1: that is an error. */
 static int nothing_recorded(struct session *S, const char *libtrail)
 {
-	uint32_t n = nprocs(S), hooked = 0;
+	struct trail_recorder_stats st;
 
-	if (!*S->cmd || !S->child)
+	if (!*S->cmd || !trail_recorder_child(S->R, NULL, NULL))
 		return 0;
-	if (!n) {
+	trail_recorder_stats(S->R, &st);
+	if (!st.procs) {
 		tool_err("no process of %s joined the recording: libtrail (%s) was not loaded "
 			 "(a static or setuid program, a bad TRAIL_LIBRARY, or LD_PRELOAD refused)",
 			 S->cmd[0], libtrail);
 		return 1;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		hooked += S->procs[i].functions;
-	if (S->user_events || hooked || S->ev_total)
+	if (st.user_events || trail_recorder_hooked(S->R) || st.events)
 		return 0;
 	/* with --allow-unknown, absent events were asked for: a warning */
 	(S->allow_unknown ? tool_warn : tool_err)(
-		"nothing was recorded: no process that ran (%u) %s", n,
+		"nothing was recorded: no process that ran (%u) %s", st.procs,
 		S->tracer ? "had a function matching the selection"
 			  : "declared an event matching the -e patterns");
 	return !S->allow_unknown;
@@ -1776,47 +592,76 @@ static int nothing_recorded(struct session *S, const char *libtrail)
  * a command left running after a stop signal: 128 + that signal. */
 static int command_result(struct session *S, int own)
 {
-	if (S->child && !S->child_done) {
-		int st;
+	int done, status;
+	pid_t child;
 
-		if (waitpid(S->child, &st, WNOHANG) == S->child) {
-			S->child_done = 1;
-			S->child_status = st;
-		}
-	}
-	if (S->child && !S->child_done) {
+	trail_recorder_reap(S->R);
+	child = trail_recorder_child(S->R, &done, &status);
+	if (child && !done) {
 		if (stop_signal)
 			tool_warn("%s (pid %d) did not exit within %llu s of %s: it goes on, "
-				  "untraced", S->cmd[0], (int)S->child,
+				  "untraced", S->cmd[0], (int)child,
 				  STOP_GRACE_NS / 1000000000ull, strsignal(stop_signal));
 		else
-			tool_warn("%s (pid %d) goes on, untraced", S->cmd[0], (int)S->child);
+			tool_warn("%s (pid %d) goes on, untraced", S->cmd[0], (int)child);
 		return own ? own : stop_signal ? 128 + stop_signal : 1;
 	}
-	if (S->child_done && WIFSIGNALED(S->child_status) &&
-	    WTERMSIG(S->child_status) != SIGINT && WTERMSIG(S->child_status) != SIGTERM &&
-	    WTERMSIG(S->child_status) != stop_signal)
+	if (done && WIFSIGNALED(status) &&
+	    WTERMSIG(status) != SIGINT && WTERMSIG(status) != SIGTERM &&
+	    WTERMSIG(status) != stop_signal)
 		tool_warn("%s was killed by signal %d (%s)", S->cmd[0],
-			  WTERMSIG(S->child_status), strsignal(WTERMSIG(S->child_status)));
+			  WTERMSIG(status), strsignal(WTERMSIG(status)));
 	if (own)
 		return own;
-	if (!S->child_done)
+	if (!done)
 		return 0; /* -P, -a: stopping is the normal end */
-	if (WIFSIGNALED(S->child_status))
-		return 128 + WTERMSIG(S->child_status);
-	return WIFEXITED(S->child_status) ? WEXITSTATUS(S->child_status) : 1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/* What the recorder is to do: the options, once checked. */
+static void recorder_opts(struct session *S, struct trail_recorder_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sz = sizeof(*o);
+	o->events = S->events;
+	o->nevents = S->nevents;
+	o->funcs = S->funcs;
+	o->nfuncs = S->nfuncs;
+	o->nfuncs_user = S->nfuncs_user;
+	o->tracer = S->tracer;
+	o->max_depth = S->max_depth;
+	o->retval = S->retval;
+	o->thresh_ns = S->thresh_ns;
+	o->nest = S->nest;
+	o->tids = S->tids;
+	o->ntids = S->ntids;
+	o->buffer_bytes = S->buffer_bytes;
+	o->buffer_given = S->buffer_given;
+	o->chunk_size = S->chunk_size;
+	o->overwrite = S->overwrite;
+	o->block_us = S->block_us;
+	o->clock = S->clock;
+	o->cmd = S->cmd;
+	o->cmd_path = S->cmd_path;
+	o->pids = S->pids;
+	o->npids = S->npids;
+	o->log = log_msg;
+	o->log_ctx = S;
+	o->fmt_bytes = tool_human_bytes;
 }
 
 /* ---------------------------------------------------------------- main */
 
 static int record(struct session *S, int argc, char **argv)
 {
-	struct trail_file_hdr fh;
 	struct sigaction sa;
 	const char *libtrail = NULL;
 	struct opt_parser op;
 	int c, r, rc = 1, stopping = 0;
-	uint64_t last_procs = 0, last_status = 0, last_sync = 0, last_recycle = 0, grace_end = 0;
+	uint64_t last_alive = 0, last_status = 0, grace_end = 0;
+	struct trail_recorder_opts ro;
 
 	/* the command gets the dispositions trail was given (a background
 	 * job's ignored SIGINT, say), not the recorder's own */
@@ -1829,7 +674,6 @@ static int record(struct session *S, int argc, char **argv)
 	S->output = "trace.dat";
 	S->buffer_bytes = (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024;
 	S->chunk_size = TRAIL_CHUNK_DEFAULT;
-	S->memfd = -1;
 	S->nest = -1;
 	S->events = calloc((size_t)argc, sizeof(char *));
 	S->pids = calloc((size_t)argc, sizeof(pid_t));
@@ -1988,7 +832,7 @@ static int record(struct session *S, int argc, char **argv)
 			return usage_err("-g %s: graph roots go with -p function_graph "
 					 "(-l limits the function tracer)", S->funcs[i] + 3);
 	if (!S->buffer_given)
-		S->buffer_bytes = default_buffer();
+		S->buffer_bytes = trail_recorder_default_buffer();
 	if (S->block_us && S->overwrite)
 		return usage_err("%s", "--blocking-timeout is for discard mode: --overwrite never waits");
 	if (!*S->cmd && !S->npids && !S->all)
@@ -2073,9 +917,10 @@ static int record(struct session *S, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (fit_memory(S) || arena_create(S))
+	recorder_opts(S, &ro);
+	if (trail_recorder_create(&ro, &S->R))
 		goto out;
-	S->priority = drain_priority();
+	trail_recorder_raise_priority(S->R);
 	/* from the moment the output exists, a stop signal finishes it */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_stop;
@@ -2087,7 +932,7 @@ static int record(struct session *S, int argc, char **argv)
 	sa.sa_handler = on_chld;
 	sa.sa_flags = SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
-	r = tfw_open(&S->out, S->output);
+	r = trail_recorder_open(S->R, S->output);
 	if (r == -EBUSY) {
 		tool_err("another trail record is writing %s (its %s.part is locked): "
 			 "choose another -o", S->output, S->output);
@@ -2096,80 +941,56 @@ static int record(struct session *S, int argc, char **argv)
 		tool_err("cannot write %s: %s", S->output, strerror(-r));
 		goto out;
 	}
-
-	memset(&fh, 0, sizeof(fh));
-	memcpy(fh.magic, TRAIL_FILE_MAGIC, 8);
-	fh.major = TRAIL_FILE_MAJOR;
-	fh.minor = TRAIL_FILE_MINOR;
-	fh.endian = 1;
-	fh.hdr_size = sizeof(fh);
-	fh.session_id = S->hdr->session_id;
-	fh.flags = S->hdr->flags;
-	fh.clock = S->clock;
-	fh.chunk_size = S->g.chunk_size;
-	fh.ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
-	{
-		struct timespec rt;
-		clock_gettime(CLOCK_REALTIME, &rt);
-		fh.created_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
-	}
-	add_sync(S);
-	if (tfw_header(&S->out, &fh))
-		goto write_error;
-	write_info(S, *S->cmd ? argc - optind : 0, S->cmd);
-	write_clock(S);
-	if (out_err(S))
+	if (trail_recorder_begin(S->R))
 		goto write_error;
 
 	S->tty = isatty(2);
 	if (stop_signal) { /* asked to stop before anything ran */
-		tfw_finish(&S->out, 0);
+		trail_recorder_close(S->R, 0);
 		rc = 128 + stop_signal;
 		goto out;
 	}
 
 	if (S->all) {
-		attach_new(S);
+		size_t asked = trail_recorder_attach_new(S->R);
+
 		if (!S->quiet)
 			fprintf(stderr, "trail: recording every process of yours with libtrail "
-				"(%zu now, new ones as they start); Ctrl-C to stop\n", S->ntried);
-	} else if (*S->cmd ? launch(S, libtrail) : attach_all(S, S->sigs)) {
+				"(%zu now, new ones as they start); Ctrl-C to stop\n", asked);
+	} else if (*S->cmd ? trail_recorder_launch(S->R, libtrail, restore_signals, NULL)
+			   : trail_recorder_attach(S->R, S->sigs)) {
 		/* nothing ran: an existing output file stays as it was */
-		finish(S);
-		tfw_finish(&S->out, 0);
+		trail_recorder_finish(S->R);
+		trail_recorder_close(S->R, 0);
 		goto out;
 	}
 
 	for (;;) {
 		uint64_t now = trail__mono_ns();
+		pid_t child;
+		int done;
 		uint32_t n;
 
-		if (out_err(S))
+		if (trail_recorder_error(S->R))
 			break;
+		child = trail_recorder_child(S->R, &done, NULL);
 		if (stop_signal && !stopping) {
 			/* a command goes on being recorded while it exits: it gets
 			 * the signal (unless the terminal sent it to both of us)
 			 * and STOP_GRACE_NS to act on it */
 			stopping = 1;
-			if (!S->child || S->child_done)
+			if (!child || done)
 				break;
 			if (stop_code != SI_KERNEL)
-				kill(S->child, stop_signal);
+				kill(child, stop_signal);
 			grace_end = now + STOP_GRACE_NS;
 		}
 		if (stopping && (stop_count > 1 || now >= grace_end))
 			break;
-		if (S->child && !S->child_done) {
-			int st;
-
-			if (waitpid(S->child, &st, WNOHANG) == S->child) {
-				S->child_done = 1;
-				S->child_status = st;
-			}
-		}
-		if (S->child_done)
+		if (trail_recorder_reap(S->R))
 			break;
-		if (S->npids && now - last_procs > 100000000ull) {
+		/* on the period of the recorder's process checks */
+		if (S->npids && now - last_alive > 100000000ull) {
 			int alive = 0;
 
 			for (int i = 0; i < S->npids; i++)
@@ -2177,46 +998,25 @@ static int record(struct session *S, int argc, char **argv)
 					alive = 1;
 			if (!alive)
 				break;
+			last_alive = now;
 		}
-		n = S->overwrite ? 0 : drain(S);
-		if (now - last_recycle > 20000000ull) {
-			recycle_streams(S, -1);
-			last_recycle = now;
-		}
-		if (now - last_procs > 100000000ull) {
-			if (S->all)
-				attach_new(S);
-			check_procs(S);
-			if (!S->overwrite)
-				write_events(S);
-			last_procs = now;
-		}
-		/* a sync point 100 ms in, then every second, each written at
-		 * once: a file cut short still maps its clock well */
-		if (now - last_sync > (S->nsyncs < 2 ? 100000000ull : 1000000000ull)) {
-			add_sync(S);
-			write_clock(S);
-			last_sync = now;
-		}
+		n = trail_recorder_poll(S->R, now, S->all);
 		if (now - last_status > 250000000ull) {
 			status_line(S, 0);
 			last_status = now;
 		}
-		if (n < S->g.nchunks / 8) {
-			struct timespec ts = {0, n ? 1000000 : 5000000};
-			nanosleep(&ts, NULL);
-		}
+		trail_recorder_nap(S->R, n);
 	}
-	if (out_err(S)) {
+	if (trail_recorder_error(S->R)) {
 		/* stop the writers, keep what is on disk */
-		detach_all(S);
+		trail_recorder_detach(S->R);
 		status_line(S, 1);
-		write_failed(S, out_err(S));
-		tfw_finish(&S->out, 1);
+		write_failed(S, trail_recorder_error(S->R));
+		trail_recorder_close(S->R, 1);
 	} else {
-		finish(S);
+		trail_recorder_finish(S->R);
 		status_line(S, 1);
-		r = tfw_finish(&S->out, 1);
+		r = trail_recorder_close(S->R, 1);
 		if (r)
 			write_failed(S, r);
 		else
@@ -2229,8 +1029,8 @@ static int record(struct session *S, int argc, char **argv)
 	rc = command_result(S, rc);
 	goto out;
 write_error:
-	write_failed(S, out_err(S));
-	tfw_finish(&S->out, 1);
+	write_failed(S, trail_recorder_error(S->R));
+	trail_recorder_close(S->R, 1);
 out:
 	return rc;
 }
@@ -2238,33 +1038,14 @@ out:
 /* Everything a session holds, on every way out of record(). */
 static void session_free(struct session *S)
 {
-	if (S->out.part)
-		tfw_finish(&S->out, 0);
+	trail_recorder_free(S->R);
 	for (int i = 0; S->funcs && i < S->nfuncs; i++)
 		free(S->funcs[i]);
-	for (size_t i = 0; i < S->nsymc; i++)
-		free(S->symc[i].path);
 	free(S->funcs);
 	free(S->events);
 	free(S->pids);
 	free(S->sigs);
 	free(S->cmd_path);
-	free(S->tried);
-	free(S->symc);
-	free(S->mods_gone);
-	free(S->chunkbuf);
-	free(S->event_done);
-	free(S->stream_seen);
-	free(S->pt);
-	free(S->slot_lost);
-	free(S->slot_gen);
-	free(S->slot_written);
-	free(S->chunk_mapped);
-	free(S->pending);
-	if (S->base && S->base != MAP_FAILED)
-		munmap(S->base, S->g.size);
-	if (S->memfd >= 0)
-		close(S->memfd);
 	free(S);
 }
 
@@ -2275,8 +1056,6 @@ int cmd_record(int argc, char **argv)
 
 	if (!S)
 		return 1;
-	S->memfd = -1;
-	S->out.fd = -1;
 	rc = record(S, argc, argv);
 	session_free(S);
 	return rc;

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attach.c - the processes of a session, as the recorder sees them: ask
+ * running ones to join (trail record -P: one by one, waiting for each;
+ * -a: every registered one, asynchronously) or to leave, by the control
+ * signal of src/common/control.h carrying the arena's memfd; follow the
+ * process table of the arena (announce new processes in PROC sections,
+ * notice dead ones and salvage their chunks). doc/design/control-plane.md
+ * tells the protocol.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/control.h"
+#include "../common/registry.h"
+#include "../common/util.h"
+#include "internal.h"
+
+static int send_cmd(struct trail_recorder *R, pid_t pid, int sig, uint32_t cmd)
+{
+	union sigval v;
+
+	v.sival_int = trail_ctl_encode(cmd, R->memfd);
+	return sigqueue(pid, sig, v) < 0 ? -errno : 0;
+}
+
+/* Is `sig` caught by pid (SigCgt in /proc/PID/status)? */
+int trail_recorder_pid_catches(pid_t pid, int sig)
+{
+	char path[64], buf[4096], *p;
+	unsigned long long mask;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (trail__read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strstr(buf, "\nSigCgt:");
+	if (!p)
+		return 0;
+	mask = strtoull(p + 8, NULL, 16);
+	return sig > 0 && sig <= 64 && ((mask >> (sig - 1)) & 1);
+}
+
+int trail_recorder_pid_maps_libtrail(pid_t pid)
+{
+	char path[64], *buf;
+	int found = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	buf = malloc(1 << 22);
+	if (!buf)
+		return 0;
+	n = trail__read_file(path, buf, 1 << 22);
+	if (n > 0)
+		found = strstr(buf, "/libtrail.so") != NULL;
+	free(buf);
+	return found;
+}
+
+/* Announce new processes, notice dead ones and take their chunks. */
+void trail__rec_check_procs(struct trail_recorder *R)
+{
+	uint32_t n = shm_nprocs(&R->m);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct proc_track *t = &R->pt[i];
+		const struct trail_proc *pr = shm_proc(&R->m, i);
+		uint32_t st = __atomic_load_n(&pr->state, __ATOMIC_ACQUIRE);
+
+		if (st == TRAIL_PS_FREE)
+			continue;
+		if (!t->announced) {
+			t->pid = pr->pid;
+			t->start = pr->start_time;
+			t->announced = 1;
+			trail__rec_write_proc(R, i, st);
+		}
+		if (st == TRAIL_PS_DETACHED || st == TRAIL_PS_FAILED)
+			t->detached = 1;
+		if (!t->dead && (st == TRAIL_PS_EXECED || !trail__proc_alive((pid_t)t->pid, t->start))) {
+			if (R->child && (pid_t)t->pid == R->child && !R->child_done)
+				continue; /* our zombie: reaped in the main loop */
+			t->dead = 1;
+			if (!R->o.overwrite) {
+				trail__rec_salvage(R, i, 1);
+				trail__rec_recycle_streams(R, (int)i);
+			}
+		}
+	}
+}
+
+static struct trail_proc *find_proc(struct trail_recorder *R, pid_t pid)
+{
+	for (uint32_t i = shm_nprocs(&R->m); i-- > 0;) {
+		struct trail_proc *pr = shm_proc(&R->m, i);
+
+		if (pr->pid == (uint32_t)pid &&
+		    __atomic_load_n(&pr->state, __ATOMIC_ACQUIRE) != TRAIL_PS_FREE)
+			return pr;
+	}
+	return NULL;
+}
+
+/* Why process pid could not join, from its FAILED slot pr. */
+static void join_failed(struct trail_recorder *R, pid_t pid, int sig, const struct trail_proc *pr)
+{
+	char st[2048], path[64], *b;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, pr->tid);
+	if (pr->result == -EBUSY && trail__read_file(path, st, sizeof(st)) > 0 &&
+	    (b = strstr(st, "\nSigBlk:")) && (strtoull(b + 8, NULL, 16) & (1ull << (SIGTRAP - 1))))
+		rec_err(R, "process %d: its thread %d blocks SIGTRAP, and would be killed "
+			"by a breakpoint if it ran into one while function entries are "
+			"patched; nothing was changed", (int)pid, pr->tid);
+	else if (pr->result == -EBUSY)
+		rec_err(R, "process %d: its thread %d blocks signal %d, so it cannot be "
+			"moved out of the function entries being patched; nothing was "
+			"changed", (int)pid, pr->tid, sig);
+	else if (pr->result == -ETIMEDOUT)
+		rec_err(R, "process %d: its thread %d did not answer signal %d within "
+			"2 s while function entries were being patched (stopped, or "
+			"starved of CPU); nothing was changed", (int)pid, pr->tid, sig);
+	else if (pr->result == -EUSERS)
+		rec_err(R, "process %d is already in %d trail sessions, the most it "
+			"can be in", (int)pid, TRAIL_MAX_SESSIONS);
+	else
+		rec_err(R, "process %d could not join: %s", (int)pid, strerror(-pr->result));
+}
+
+int trail_recorder_attach(struct trail_recorder *R, const int *sigs)
+{
+	for (int i = 0; i < R->o.npids; i++) {
+		pid_t pid = R->o.pids[i];
+		struct trail_proc *pr = NULL;
+		int r = send_cmd(R, pid, sigs[i], TRAIL_CTL_ATTACH);
+
+		if (r) {
+			rec_err(R, "cannot signal process %d: %s", (int)pid, strerror(-r));
+			return -1;
+		}
+		/* 3 s to take the request (it then claims a process slot, k),
+		 * 60 s to join: it may wait for other sessions' attaches first */
+		const struct trail_proc *k = NULL;
+
+		for (int t = 0; t < (k ? 60000 : 3000) && !(pr = find_proc(R, pid)); t++) {
+			struct timespec ts = {0, 1000000};
+
+			for (uint32_t n = shm_nprocs(&R->m), j = 0; !k && j < n; j++)
+				if (__atomic_load_n(&shm_proc(&R->m, j)->pid, __ATOMIC_ACQUIRE) ==
+				    (uint32_t)pid)
+					k = shm_proc(&R->m, j);
+			if (k && !trail__proc_alive(pid, k->start_time))
+				break;
+			nanosleep(&ts, NULL);
+		}
+		if (!pr && !k) {
+			rec_err(R, "process %d did not answer the attach request within 3 s "
+				"(is signal %d blocked in all its threads?)", (int)pid, sigs[i]);
+			return -1;
+		}
+		if (!pr) {
+			rec_err(R, "process %d took the attach request but %s", (int)pid,
+				trail__proc_alive(pid, k->start_time)
+					? "did not finish joining within 60 s"
+					: "exited while joining");
+			return -1;
+		}
+		if (__atomic_load_n(&pr->state, __ATOMIC_ACQUIRE) == TRAIL_PS_FAILED) {
+			join_failed(R, pid, sigs[i], pr);
+			return -1;
+		}
+		if (R->o.tracer)
+			rec_info(R, "attached to process %d (%.16s): %u function%s hooked",
+				 (int)pid, pr->comm, pr->functions, pr->functions == 1 ? "" : "s");
+		else
+			rec_info(R, "attached to process %d (%.16s): %d event%s enabled",
+				 (int)pid, pr->comm, pr->result, pr->result == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+/* Ask every live process to detach; wait for them (signalling again while
+ * one reports that it was interrupted mid-write). */
+void trail_recorder_detach(struct trail_recorder *R)
+{
+	for (int round = 0; round < 200; round++) {
+		uint32_t n = shm_nprocs(&R->m);
+		int waiting = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct proc_track *t = &R->pt[i];
+			const struct trail_proc *pr = shm_proc(&R->m, i);
+			uint32_t st = __atomic_load_n(&pr->state, __ATOMIC_ACQUIRE);
+			int sig = pr->signal;
+
+			if (st == TRAIL_PS_FREE || st == TRAIL_PS_DETACHED || st == TRAIL_PS_FAILED) {
+				t->detached = st != TRAIL_PS_FREE;
+				continue;
+			}
+			if (!t->announced)
+				trail__rec_check_procs(R);
+			/* an image replaced by exec never answers: it joined again
+			 * (EXECED), or catches the control signal no more (exec
+			 * resets handlers) and has no libtrail mapped; finish()
+			 * salvages it as a dead one */
+			if (t->dead || st == TRAIL_PS_EXECED ||
+			    !trail__proc_alive((pid_t)pr->pid, pr->start_time) ||
+			    (round && sig > 0 && sig <= 64 &&
+			     !trail_recorder_pid_catches((pid_t)pr->pid, sig) &&
+			     !trail_recorder_pid_maps_libtrail((pid_t)pr->pid))) {
+				t->dead = 1;
+				continue;
+			}
+			if (sig <= 0 || sig > 64) {
+				t->stuck = 1;
+				continue;
+			}
+			if (round % 5 == 0)
+				send_cmd(R, (pid_t)pr->pid, sig, TRAIL_CTL_DETACH);
+			waiting++;
+		}
+		if (!waiting)
+			return;
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+	for (uint32_t i = 0; i < shm_nprocs(&R->m); i++) {
+		const struct trail_proc *pr = shm_proc(&R->m, i);
+		uint32_t st = __atomic_load_n(&pr->state, __ATOMIC_ACQUIRE);
+
+		if (!R->pt[i].dead && (st == TRAIL_PS_ACTIVE || st == TRAIL_PS_DETACH_PENDING)) {
+			R->pt[i].stuck = 1;
+			rec_warn(R, "process %u did not detach within 2 s; taking its events "
+				 "committed so far", pr->pid);
+		}
+	}
+}
+
+/*
+ * -a: ask every registered process of ours that is not in the session yet.
+ * Asynchronous: a process that does not answer is simply not recorded.
+ */
+size_t trail_recorder_attach_new(struct trail_recorder *R)
+{
+	char path[512];
+	struct dirent *d;
+	DIR *dir;
+	int dfd;
+
+	if (trail__registry_path(path, sizeof(path)) ||
+	    (dfd = trail__registry_open(path, 0)) < 0)
+		return R->ntried;
+	dir = fdopendir(dfd);
+	if (!dir) {
+		close(dfd);
+		return R->ntried;
+	}
+	while ((d = readdir(dir))) {
+		struct trail_reg reg;
+		struct stat st;
+		char *end, p2[64];
+		long pid = strtol(d->d_name, &end, 10);
+		size_t k;
+
+		if (*end || pid <= 0 || pid == getpid() ||
+		    trail__registry_get(dfd, (pid_t)pid, &reg) ||
+		    !trail__proc_alive((pid_t)pid, reg.start))
+			continue;
+		for (k = 0; k < R->ntried; k++)
+			if (R->tried[k].pid == (pid_t)pid && R->tried[k].start == reg.start)
+				break;
+		if (k < R->ntried)
+			continue;
+		if (R->ntried == R->tried_cap) {
+			size_t cap = R->tried_cap ? R->tried_cap * 2 : 64;
+			void *nt = realloc(R->tried, cap * sizeof(*R->tried));
+
+			if (!nt)
+				break;
+			R->tried = nt;
+			R->tried_cap = cap;
+		}
+		R->tried[R->ntried].pid = (pid_t)pid;
+		R->tried[R->ntried].start = reg.start;
+		R->ntried++;
+		snprintf(p2, sizeof(p2), "/proc/%ld", pid);
+		if (stat(p2, &st) || st.st_uid != geteuid() || !reg.signal ||
+		    !trail_recorder_pid_catches((pid_t)pid, reg.signal) ||
+		    !trail_recorder_pid_maps_libtrail((pid_t)pid))
+			continue;
+		send_cmd(R, (pid_t)pid, reg.signal, TRAIL_CTL_ATTACH);
+	}
+	closedir(dir);
+	return R->ntried;
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * drain.c - the consumer of the arena's chunk protocol (arena.h draws the
+ * state machine): take published chunks (COMPLETE -> READING), copy each
+ * to private memory, check its header and append it to the trace file,
+ * give it back (-> FREE); take the committed part of chunks still OWNED
+ * by processes that died or do not answer (salvage); give the stream
+ * slots of exited threads back. trail_recorder_poll() is one pass of the
+ * recording loop around these.
+ *
+ * Chunks are copied before their header is trusted: a writer may still
+ * store into a chunk being salvaged, and nothing in it is believed twice.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "internal.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14 */
+#endif
+
+/* Map chunk i's pages with one call the first time the drain reads it
+ * (kernels before 5.14 refuse: then faults map them). */
+static void chunk_map(struct trail_recorder *R, uint32_t i, void *chunk)
+{
+	if (R->chunk_mapped[i >> 3] & (1u << (i & 7)))
+		return;
+	R->chunk_mapped[i >> 3] |= (uint8_t)(1u << (i & 7));
+	madvise(chunk, R->m.g.chunk_size, MADV_POPULATE_READ);
+}
+
+/* Copy chunk i out of the arena (we hold it READING, or salvage it), check
+ * its header and append it. */
+static void write_chunk(struct trail_recorder *R, uint32_t i, uint32_t flags)
+{
+	struct trail_chunk_hdr *src = shm_chunk(&R->m, i);
+	struct trail_chunk_hdr *h = (struct trail_chunk_hdr *)R->chunkbuf;
+	struct trail_sec_chunk sc = {flags, 0};
+	const void *recs;
+	uint64_t commit;
+	uint32_t bytes, events;
+
+	if (!src)
+		return;
+	chunk_map(R, i, src);
+	if (shm_chunk_commit(&R->m, src, &commit)) {
+		R->bad_chunks++;
+		return;
+	}
+	bytes = TRAIL_COMMIT_BYTES(commit);
+	events = TRAIL_COMMIT_EVENTS(commit);
+	if (!events && !bytes)
+		return;
+	recs = shm_chunk_records(&R->m, src, bytes);
+	memcpy(h, src, sizeof(*h));
+	h->commit = commit; /* what we read, not what it may be now */
+	memcpy(h + 1, recs, bytes);
+	if (!shm_stream(&R->m, h->stream)) { /* the copy's: it cannot change now */
+		R->bad_chunks++;
+		return;
+	}
+	if (tfw_section(&R->out, TRAIL_SEC_CHUNK, &sc, sizeof(sc), h, sizeof(*h) + bytes))
+		return;
+	R->stream_seen[h->stream] = 1;
+	R->ev_total += events;
+	R->bytes += bytes;
+	R->chunks++;
+}
+
+static void free_chunk(struct trail_recorder *R, uint64_t *word)
+{
+	/* release: our reads of the chunk are done before a writer takes it
+	 * (pairs with the acquire CAS in take_chunk()) */
+	__atomic_store_n(word, TRAIL_CS_FREE, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&shm_hdr(&R->m)->nfree, 1, __ATOMIC_RELAXED);
+}
+
+static int cmp_pub(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+
+	return x->pub < y->pub ? -1 : x->pub > y->pub;
+}
+
+/* Take every published chunk, oldest publication first. */
+uint32_t trail__rec_drain(struct trail_recorder *R)
+{
+	struct pending *list = R->pending;
+	uint32_t n = 0, lowest = UINT32_MAX;
+
+	if (!list && !(list = R->pending = malloc(R->m.g.nchunks * sizeof(*list))))
+		return 0;
+	for (uint32_t i = 0; i < R->m.g.nchunks; i++) {
+		uint64_t *word = shm_cword(&R->m, i);
+		uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+		if (TRAIL_CS_STATE(w) != TRAIL_CS_COMPLETE)
+			continue;
+		/* acquire: pairs with the writer's release publishing it */
+		if (__atomic_compare_exchange_n(word, &w, TRAIL_CS_READING, 0,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			list[n++] = (struct pending){i, TRAIL_CS_PUB(w)};
+	}
+	if (!n)
+		return 0;
+	qsort(list, n, sizeof(*list), cmp_pub);
+	trail__rec_write_events(R);
+	trail__rec_write_modules(R);
+	for (uint32_t k = 0; k < n; k++) {
+		if (!R->out.err)
+			write_chunk(R, list[k].idx, 0);
+		free_chunk(R, shm_cword(&R->m, list[k].idx));
+		if (list[k].idx < lowest)
+			lowest = list[k].idx;
+	}
+	/* writers look for a free chunk from the hint on: sent back to the
+	 * lowest one freed, they reuse the chunks whose pages are mapped
+	 * already, and a large buffer the drain keeps up with is touched only
+	 * as far as its high-water mark */
+	__atomic_store_n(&shm_hdr(&R->m)->alloc_hint, lowest, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Chunks still OWNED by writers of process slot p (dead, or not answering). */
+void trail__rec_salvage(struct trail_recorder *R, uint32_t p, int steal)
+{
+	trail__rec_write_events(R);
+	trail__rec_write_modules(R);
+	for (uint32_t i = 0; i < R->m.g.nchunks; i++) {
+		uint64_t *word = shm_cword(&R->m, i);
+		uint64_t w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+		const struct trail_stream *owner;
+
+		if (TRAIL_CS_STATE(w) != TRAIL_CS_OWNED ||
+		    !(owner = shm_stream(&R->m, TRAIL_CS_OWNER(w))) ||
+		    __atomic_load_n(&owner->proc, __ATOMIC_RELAXED) != p)
+			continue;
+		if (!steal) { /* the writer may live on: copy, leave it in place */
+			if (!R->out.err)
+				write_chunk(R, i, TRAIL_CHUNK_SALVAGED);
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(word, &w, TRAIL_CS_READING, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		if (!R->out.err)
+			write_chunk(R, i, TRAIL_CHUNK_SALVAGED);
+		if (R->o.overwrite)
+			__atomic_store_n(word, TRAIL_CS_COMPLETE_WORD(0), __ATOMIC_RELEASE);
+		else
+			free_chunk(R, word);
+	}
+}
+
+/*
+ * Discard mode: give the slots of threads that exited (and of dead
+ * processes) back to the session, after writing their final accounting.
+ * Their chunks still in the arena carry (slot, generation), and a new
+ * owner gets a new generation, so nothing is mixed up. Not in overwrite
+ * mode, where reclaimers may still credit an old slot.
+ */
+void trail__rec_recycle_streams(struct trail_recorder *R, int dead_proc)
+{
+	if (R->o.overwrite)
+		return;
+	for (uint32_t i = 0; i < R->m.g.max_streams; i++) {
+		struct trail_stream *st = shm_stream(&R->m, i);
+		uint32_t state = __atomic_load_n(&st->state, __ATOMIC_ACQUIRE);
+
+		if (state != TRAIL_SS_EXITED &&
+		    !(state == TRAIL_SS_LIVE && dead_proc >= 0 &&
+		      __atomic_load_n(&st->proc, __ATOMIC_RELAXED) == (uint32_t)dead_proc))
+			continue;
+		if (!R->out.err)
+			trail__rec_write_stream(R, i);
+		R->stream_seen[i] = 0;
+		/* CAS: a live slot of a dead process may still be in CLAIMING
+		 * by nobody; only the states we saw are released */
+		__atomic_compare_exchange_n(&st->state, &state, TRAIL_SS_FREE, 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * finish.c - the end of a recording: tell writers the session stops,
+ * detach every process, drain and salvage what is left (the committed
+ * part of chunks owned by processes that died or did not answer), then
+ * write the final PROC, STREAM, CLOCK and END sections, whose counts make
+ * the file's accounting exact (written = read + lost, per stream). Also
+ * the figures the caller shows while recording and after.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static void write_streams(struct trail_recorder *R)
+{
+	for (uint32_t i = 0; i < R->m.g.max_streams; i++) {
+		const struct trail_stream *st = shm_stream(&R->m, i);
+		uint32_t state = __atomic_load_n(&st->state, __ATOMIC_ACQUIRE);
+
+		if (state != TRAIL_SS_LIVE && state != TRAIL_SS_EXITED)
+			continue;
+		if (!R->stream_seen[i] && !st->dropped && !st->overwritten)
+			continue;
+		trail__rec_write_stream(R, i);
+	}
+}
+
+void trail_recorder_finish(struct trail_recorder *R)
+{
+	struct trail_arena_hdr *hdr = shm_hdr(&R->m);
+	struct trail_sec_end end;
+	uint32_t n;
+
+	__atomic_store_n(&hdr->stopping, 1, __ATOMIC_RELEASE);
+	trail__rec_check_procs(R);
+	if (!R->out.err && !R->o.overwrite)
+		trail__rec_drain(R);
+	trail_recorder_detach(R);
+	trail__rec_check_procs(R);
+	if (!R->out.err)
+		trail__rec_drain(R);
+	n = shm_nprocs(&R->m);
+	for (uint32_t i = 0; i < n; i++)
+		if (!R->out.err && (R->pt[i].dead || R->pt[i].stuck))
+			trail__rec_salvage(R, i, R->pt[i].dead);
+	if (!R->out.err && R->o.overwrite)
+		trail__rec_drain(R);
+	for (uint32_t i = 0; i < n && !R->out.err; i++)
+		if (R->pt[i].announced)
+			trail__rec_write_proc(R, i, __atomic_load_n(&shm_proc(&R->m, i)->state,
+								     __ATOMIC_ACQUIRE));
+	trail__rec_write_events(R);
+	trail__rec_write_modules(R);
+	write_streams(R);
+	trail__rec_add_sync(R);
+	trail__rec_write_clock(R);
+	memset(&end, 0, sizeof(end));
+	end.chunks = R->chunks;
+	end.events = R->ev_total;
+	end.nostream_lost = __atomic_load_n(&hdr->nostream_lost, __ATOMIC_RELAXED);
+	end.noevent_lost = __atomic_load_n(&hdr->noevent_lost, __ATOMIC_RELAXED);
+	end.bad_chunks = R->bad_chunks;
+	end.complete = 1;
+	end.procs_refused = shm_procs_refused(&R->m);
+	end.graph_unhooked = __atomic_load_n(&hdr->graph_unhooked, __ATOMIC_RELAXED);
+	tfw_section(&R->out, TRAIL_SEC_END, &end, sizeof(end), NULL, 0);
+}
+
+int trail_recorder_error(const struct trail_recorder *R)
+{
+	return R->out.err;
+}
+
+void trail_recorder_stats(const struct trail_recorder *R, struct trail_recorder_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->events = R->ev_total;
+	st->bytes = R->bytes;
+	st->chunks = R->chunks;
+	st->bad_chunks = R->bad_chunks;
+	st->lost = R->lost_written +
+		   __atomic_load_n(&shm_hdr(&R->m)->nostream_lost, __ATOMIC_RELAXED);
+	st->file_bytes = R->out.off;
+	st->procs = shm_nprocs(&R->m);
+	st->max_procs = R->m.g.max_procs;
+	st->procs_refused = shm_procs_refused(&R->m);
+	st->user_events = R->user_events;
+}
+
+/* Events lost so far, counted as the file will count them: the STREAM
+ * sections written, the slots not written yet, the stream table's refusals. */
+uint64_t trail_recorder_live_lost(const struct trail_recorder *R)
+{
+	uint64_t lost = R->lost_written +
+			__atomic_load_n(&shm_hdr(&R->m)->nostream_lost, __ATOMIC_RELAXED);
+
+	for (uint32_t i = 0; i < R->m.g.max_streams; i++) {
+		const struct trail_stream *s = shm_stream(&R->m, i);
+		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		uint32_t gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
+
+		if (st != TRAIL_SS_LIVE && st != TRAIL_SS_EXITED)
+			continue;
+		if (R->slot_written[i] && R->slot_gen[i] == gen)
+			lost -= R->slot_lost[i];
+		lost += __atomic_load_n(&s->dropped, __ATOMIC_RELAXED) +
+			__atomic_load_n(&s->overwritten, __ATOMIC_RELAXED);
+	}
+	return lost;
+}
+
+uint32_t trail_recorder_hooked(const struct trail_recorder *R)
+{
+	uint32_t n = shm_nprocs(&R->m), hooked = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		hooked += shm_proc(&R->m, i)->functions;
+	return hooked;
+}

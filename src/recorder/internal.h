@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - the recorder's state, shared by its files (not by its
+ * callers: they see struct trail_recorder as opaque, recorder.h).
+ *
+ *   arena.c   sizing, creating and mapping the arena; create/free, messages
+ *   output.c  the trace file: header, INFO, CLOCK, EVENT, MODULE/SYMBOLS,
+ *             PROC, STREAM sections
+ *   drain.c   the consumer: drain and salvage chunks, recycle streams
+ *   attach.c  processes: tracking, attach, detach, -a
+ *   launch.c  the command (fork/exec with the preload), drain priority
+ *   finish.c  the end: last drain, final sections, statistics
+ *
+ * Every read of the arena goes through shm.h.
+ */
+#ifndef TRAIL_RECORDER_INTERNAL_H
+#define TRAIL_RECORDER_INTERNAL_H
+
+#include <sched.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/clock.h"
+#include "../common/spec.h"
+#include "../tracefile/writer.h"
+#include "recorder.h"
+#include "shm.h"
+
+#define MAX_SYNCS 4096
+
+struct proc_track {
+	uint32_t pid;
+	uint64_t start;
+	int announced;
+	int dead;
+	int detached;
+	int stuck;
+};
+
+struct pending {
+	uint32_t idx;
+	uint64_t pub;
+};
+
+struct trail_recorder {
+	struct trail_recorder_opts o;
+	uint64_t buffer_bytes; /* o.buffer_bytes, fitted to memory and limits */
+	const char *priority;  /* the drain's raised priority, or NULL */
+	struct { int policy, nice; struct sched_param param; int saved; } sched_orig;
+
+	/* arena */
+	int memfd;
+	struct rec_shm m;
+	char spec[TRAIL_SPEC_MAX + 1];
+
+	/* output */
+	struct tf_writer out;
+	uint8_t *chunkbuf;
+	uint8_t *event_done; /* per event id: EVENT section written */
+	uint8_t *stream_seen;
+	struct proc_track *pt;
+	struct pending *pending; /* drain()'s list */
+	uint32_t clock, mult, shift;
+	struct trail_clock_sync syncs[MAX_SYNCS];
+	uint32_t nsyncs, syncs_written;
+	uint32_t mods_seen;
+	uint8_t *mods_gone; /* per module slot: its unloading was written */
+	struct symcache { uint64_t dev, ino; char *path; uint32_t id; } *symc;
+	size_t nsymc;
+
+	/* processes */
+	struct { pid_t pid; uint64_t start; } *tried; /* -a: processes asked */
+	size_t ntried, tried_cap;
+	pid_t child;
+	int child_status, child_done;
+
+	/* progress */
+	uint64_t ev_total, chunks, bytes, bad_chunks;
+	uint64_t lost_written;  /* dropped + overwritten of the STREAM sections written */
+	uint64_t *slot_lost;    /* per stream slot: what its last STREAM section said */
+	uint32_t *slot_gen;
+	uint8_t *slot_written;
+	uint8_t *chunk_mapped;  /* per chunk: the drain has mapped its pages */
+	uint32_t user_events;   /* events enabled other than the tracer's own */
+	uint64_t last_procs, last_sync, last_recycle; /* trail_recorder_poll()'s periods */
+};
+
+/* arena.c: messages through the caller's log callback */
+void trail__rec_log(struct trail_recorder *R, enum trail_recorder_level level,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define rec_err(R, ...) trail__rec_log(R, TRAIL_RECORDER_ERR, __VA_ARGS__)
+#define rec_warn(R, ...) trail__rec_log(R, TRAIL_RECORDER_WARN, __VA_ARGS__)
+#define rec_info(R, ...) trail__rec_log(R, TRAIL_RECORDER_INFO, __VA_ARGS__)
+const char *trail__rec_bytes(const struct trail_recorder *R, uint64_t v, char *buf, size_t n);
+
+/* output.c */
+void trail__rec_add_sync(struct trail_recorder *R);
+void trail__rec_write_clock(struct trail_recorder *R);
+void trail__rec_write_events(struct trail_recorder *R);
+void trail__rec_write_modules(struct trail_recorder *R);
+void trail__rec_write_proc(struct trail_recorder *R, uint32_t i, uint32_t state);
+void trail__rec_write_stream(struct trail_recorder *R, uint32_t i);
+
+/* drain.c */
+uint32_t trail__rec_drain(struct trail_recorder *R);
+void trail__rec_salvage(struct trail_recorder *R, uint32_t p, int steal);
+void trail__rec_recycle_streams(struct trail_recorder *R, int dead_proc);
+
+/* attach.c */
+void trail__rec_check_procs(struct trail_recorder *R);
+
+/* launch.c: in the command's process, before exec */
+void trail__rec_priority_restore(struct trail_recorder *R);
+
+#endif /* TRAIL_RECORDER_INTERNAL_H */

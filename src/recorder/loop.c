@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * loop.c - one pass of the recorder's loop, above the pieces it paces:
+ * the drain (drain.c) as often as the CLI calls, streams of exited
+ * threads recycled every 20 ms, processes checked (and with -a new ones
+ * attached, attach.c) and new events described every 100 ms, a clock
+ * sync point 100 ms in and then every second.
+ */
+#include <time.h>
+
+#include "internal.h"
+
+uint32_t trail_recorder_poll(struct trail_recorder *R, uint64_t now, int all_new)
+{
+	uint32_t n = R->o.overwrite ? 0 : trail__rec_drain(R);
+
+	if (now - R->last_recycle > 20000000ull) {
+		trail__rec_recycle_streams(R, -1);
+		R->last_recycle = now;
+	}
+	if (now - R->last_procs > 100000000ull) {
+		if (all_new)
+			trail_recorder_attach_new(R);
+		trail__rec_check_procs(R);
+		if (!R->o.overwrite)
+			trail__rec_write_events(R);
+		R->last_procs = now;
+	}
+	/* a sync point 100 ms in, then every second, each written at
+	 * once: a file cut short still maps its clock well */
+	if (now - R->last_sync > (R->nsyncs < 2 ? 100000000ull : 1000000000ull)) {
+		trail__rec_add_sync(R);
+		trail__rec_write_clock(R);
+		R->last_sync = now;
+	}
+	return n;
+}
+
+void trail_recorder_nap(struct trail_recorder *R, uint32_t n)
+{
+	if (n < R->m.g.nchunks / 8) {
+		struct timespec ts = {0, n ? 1000000 : 5000000};
+		nanosleep(&ts, NULL);
+	}
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recorder.h - the consumer side of a recording session: what `trail
+ * record` runs between parsing its options and printing its summary.
+ *
+ * A recorder owns the session arena (a sealed memfd the traced processes
+ * map), gets processes into it (launching a command with libtrail
+ * preloaded, or attaching to running ones by signal), drains published
+ * chunks into the trace file while they run, and at the end detaches
+ * everyone, collects what is left (including the committed part of chunks
+ * owned by processes that died) and writes the final accounting.
+ *
+ * The caller calls, in order:
+ *
+ *   trail_recorder_create()           size and create the arena
+ *   trail_recorder_raise_priority()   optional: the drain's scheduling
+ *   trail_recorder_open()             the trace file (FILE.part)
+ *   trail_recorder_begin()            its header, INFO and first CLOCK
+ *   trail_recorder_launch() | trail_recorder_attach() | trail_recorder_attach_new()
+ *   loop: trail_recorder_reap(), trail_recorder_poll(), trail_recorder_nap()
+ *   trail_recorder_finish()           (or trail_recorder_detach() after a
+ *                                      write error)
+ *   trail_recorder_close()            FILE.part becomes FILE (or is removed)
+ *   trail_recorder_free()
+ *
+ * The recorder never prints nor exits: errors and warnings go to the log
+ * callback of its options, worded for a user, and every call returns
+ * whether it worked. Signals stay the caller's: it decides when to stop
+ * (it owns the stop/child handlers and the grace period), and passes a
+ * child_setup hook to trail_recorder_launch() to give the command the
+ * signal dispositions it should start with.
+ */
+#ifndef TRAIL_RECORDER_RECORDER_H
+#define TRAIL_RECORDER_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct trail_recorder;
+
+enum trail_recorder_level {
+	TRAIL_RECORDER_ERR,  /* the call that logged it fails */
+	TRAIL_RECORDER_WARN, /* it goes on */
+	TRAIL_RECORDER_INFO, /* progress a user may want to see (attached to ...) */
+};
+
+/* msg: one line, no newline, no "trail: " prefix. */
+typedef void (*trail_recorder_log_fn)(void *ctx, enum trail_recorder_level level,
+				      const char *msg);
+
+/*
+ * What to record and how. The arrays are the caller's and must outlive
+ * the recorder (INFO repeats them, attaching reads pids).
+ */
+struct trail_recorder_opts {
+	size_t sz; /* sizeof(struct trail_recorder_opts) */
+
+	/* the enable spec: -e patterns, then "@l GLOB"-style function lines
+	 * (funcs[0 .. nfuncs_user) as the user gave them, then what the
+	 * checks added) and the tracer's options */
+	char *const *events;
+	int nevents;
+	char *const *funcs;
+	int nfuncs, nfuncs_user;
+	const char *tracer; /* "function", "function_graph" or NULL */
+	uint32_t max_depth, retval;
+	uint64_t thresh_ns;
+	int nest; /* -1: none */
+	const long *tids;
+	int ntids;
+
+	/* the buffer */
+	uint64_t buffer_bytes;
+	int buffer_given;   /* else a default that may shrink to fit memory */
+	uint32_t chunk_size;
+	int overwrite;      /* flight recorder */
+	uint32_t block_us;  /* blocking mode, ~0u: inf, 0: drop */
+	uint32_t clock;     /* TRAIL_CLOCK_* (trail__clock_choose()) */
+
+	/* who: a command (cmd, NULL-terminated, found at cmd_path), or pids */
+	char *const *cmd;
+	const char *cmd_path;
+	const pid_t *pids;
+	int npids;
+
+	trail_recorder_log_fn log;
+	void *log_ctx;
+	/* how sizes read in messages ("1.5 KiB"); NULL: plain bytes */
+	const char *(*fmt_bytes)(uint64_t v, char *buf, size_t n);
+};
+
+/* The default buffer size for this machine (arena.c says why). */
+uint64_t trail_recorder_default_buffer(void);
+
+/* Size the buffer to the memory and file size limit left, create, seal
+ * and map the arena. 0 with *out set (free it with trail_recorder_free),
+ * or -errno, logged. */
+int trail_recorder_create(const struct trail_recorder_opts *o, struct trail_recorder **out);
+/* NULL-safe. Removes a FILE.part not closed yet. */
+void trail_recorder_free(struct trail_recorder *R);
+
+/* Ask for a real-time (else a higher) priority for the drain; the command
+ * launched later gets the one trail was started with. Returns what was
+ * obtained ("SCHED_FIFO 1", "nice -10") for INFO, or NULL. */
+const char *trail_recorder_raise_priority(struct trail_recorder *R);
+
+/* Open the trace file: 0, -EBUSY (another recorder writes FILE.part) or
+ * -errno. Not logged: the caller words it. */
+int trail_recorder_open(struct trail_recorder *R, const char *path);
+/* The file header, INFO and first CLOCK sections: 0 or the write error. */
+int trail_recorder_begin(struct trail_recorder *R);
+
+/* fork + exec opts.cmd with libtrail preloaded into the session. The child
+ * calls child_setup(ctx) first (to restore signal dispositions). 0 or -1,
+ * logged. */
+int trail_recorder_launch(struct trail_recorder *R, const char *libtrail,
+			  void (*child_setup)(void *ctx), void *ctx);
+/* Attach to every opts.pids process (sigs[i]: its control signal), one
+ * after the other, waiting for each to join. 0 or -1, logged; INFO says
+ * what each attached. */
+int trail_recorder_attach(struct trail_recorder *R, const int *sigs);
+/* Ask every registered process of the user not asked yet to join
+ * (asynchronous). Returns how many were asked so far. */
+size_t trail_recorder_attach_new(struct trail_recorder *R);
+
+/* The launched command: reap it if it exited (WNOHANG). 1: it is done. */
+int trail_recorder_reap(struct trail_recorder *R);
+/* Its pid (0: none, or it could not run), *done and, if done, its wait
+ * *status. No wait. */
+pid_t trail_recorder_child(const struct trail_recorder *R, int *done, int *status);
+
+/* One pass of the consumer at time now (trail__mono_ns()): drain published
+ * chunks, recycle exited streams, announce new processes and salvage dead
+ * ones (all_new: ask new ones to join first, trail_recorder_attach_new()),
+ * write clock syncs, each on its period. Returns the chunks drained. */
+uint32_t trail_recorder_poll(struct trail_recorder *R, uint64_t now, int all_new);
+/* Sleep as the drain's pace wants after a pass that drained n chunks. */
+void trail_recorder_nap(struct trail_recorder *R, uint32_t n);
+
+/* The trace file's first write error (-errno), or 0. */
+int trail_recorder_error(const struct trail_recorder *R);
+/* Ask every process to detach and wait for them (logged: those that did
+ * not). */
+void trail_recorder_detach(struct trail_recorder *R);
+/* Stop: detach everyone, drain and salvage what is left, write the final
+ * PROC, STREAM, CLOCK and END sections. */
+void trail_recorder_finish(struct trail_recorder *R);
+/* keep: FILE.part becomes FILE; else it is removed. 0 or -errno. */
+int trail_recorder_close(struct trail_recorder *R, int keep);
+
+struct trail_recorder_stats {
+	uint64_t events, bytes, chunks; /* written to the file */
+	uint64_t bad_chunks;            /* malformed chunks refused */
+	uint64_t lost;                  /* as the file counts them so far */
+	uint64_t file_bytes;            /* whole sections written */
+	uint32_t procs;                 /* processes that joined */
+	uint32_t max_procs;
+	uint64_t procs_refused;         /* could not join: table full */
+	uint32_t user_events;           /* events described, not a tracer's own */
+};
+void trail_recorder_stats(const struct trail_recorder *R, struct trail_recorder_stats *st);
+/* Events lost so far, counted as the file will count them once finished
+ * (walks the stream table: for a status line, not per event). */
+uint64_t trail_recorder_live_lost(const struct trail_recorder *R);
+/* Functions hooked, over every process that joined. */
+uint32_t trail_recorder_hooked(const struct trail_recorder *R);
+
+/* Does pid catch signal sig (SigCgt)? Does it map libtrail? (The checks
+ * before attaching; detaching asks them too.) */
+int trail_recorder_pid_catches(pid_t pid, int sig);
+int trail_recorder_pid_maps_libtrail(pid_t pid);
+
+#endif /* TRAIL_RECORDER_RECORDER_H */
