@@ -97,6 +97,8 @@ uint32_t trail__rec_drain(struct trail_recorder *R)
 		uint64_t *word = shm_cword(&R->m, i);
 		uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 
+		if (TRAIL_CS_STATE(w) != TRAIL_CS_FREE && i > R->high)
+			R->high = i;
 		if (TRAIL_CS_STATE(w) != TRAIL_CS_COMPLETE)
 			continue;
 		/* acquire: pairs with the writer's release publishing it */

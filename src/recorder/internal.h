@@ -81,6 +81,8 @@ struct trail_recorder {
 	uint32_t *slot_gen;
 	uint8_t *slot_written;
 	uint8_t *chunk_mapped;  /* per chunk: the drain has mapped its pages */
+	uint32_t high;          /* highest chunk seen in use (drain's scans) */
+	uint32_t ahead;         /* chunks [0, ahead) allocated by populate_ahead() */
 	uint32_t user_events;   /* events enabled other than the tracer's own */
 	uint64_t last_procs, last_sync, last_recycle; /* trail_recorder_poll()'s periods */
 };
@@ -103,6 +105,9 @@ void trail__rec_write_stream(struct trail_recorder *R, uint32_t i);
 
 /* drain.c */
 uint32_t trail__rec_drain(struct trail_recorder *R);
+/* arena.c: the pages of the chunks writers are about to take, allocated
+ * ahead of them (a step each call) */
+void trail__rec_populate_ahead(struct trail_recorder *R);
 void trail__rec_salvage(struct trail_recorder *R, uint32_t p, int steal);
 void trail__rec_recycle_streams(struct trail_recorder *R, int dead_proc);
 
