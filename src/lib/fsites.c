@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fsites.c - patchable function entries of a loaded object; see fsites.h.
- * Async-signal-safe: open/pread/mmap only, and an in-place heapsort.
+ * Async-signal-safe: open/pread/mmap only, and in-place sorts. Which
+ * symbol names a site is src/common/symrule.h's rule, as for `trail list
+ * -f` and the recorder's SYMBOLS.
  */
 #include "fsites.h"
 
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "../common/symrule.h"
 
 #define MAX_SECTIONS 65535u
 #define MAX_SYMTAB (256u << 20) /* bytes of symbols + names we accept */
@@ -82,53 +85,6 @@ static int in_segment(const struct dl_phdr_info *info, uintptr_t addr, size_t le
 	return 0;
 }
 
-struct fsym {
-	uintptr_t addr;
-	uint64_t size;
-	uint32_t name; /* offset in the string table */
-	uint32_t global;
-};
-
-/* heapsort: no allocation, no recursion */
-static int sym_before(const struct fsym *a, const struct fsym *b)
-{
-	if (a->addr != b->addr)
-		return a->addr < b->addr;
-	return a->global > b->global; /* at one address, global names first */
-}
-
-static void sift(struct fsym *v, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		struct fsym t;
-
-		if (l < n && sym_before(&v[m], &v[l]))
-			m = l;
-		if (l + 1 < n && sym_before(&v[m], &v[l + 1]))
-			m = l + 1;
-		if (m == i)
-			return;
-		t = v[i];
-		v[i] = v[m];
-		v[m] = t;
-		i = m;
-	}
-}
-
-static void sort_syms(struct fsym *v, size_t n)
-{
-	for (size_t i = n / 2; i-- > 0;)
-		sift(v, n, i);
-	for (size_t k = n; k > 1; k--) {
-		struct fsym t = v[0];
-
-		v[0] = v[k - 1];
-		v[k - 1] = t;
-		sift(v, k - 1, 0);
-	}
-}
-
 static void sort_addrs(uintptr_t *v, size_t n)
 {
 	/* sites come nearly sorted from the linker: a shell sort is quick on
@@ -146,30 +102,6 @@ static void sort_addrs(uintptr_t *v, size_t n)
 		}
 }
 
-/* The function symbol whose range holds addr (endbr64 may precede the
- * site), by binary search over symbols sorted by address. */
-static const struct fsym *sym_for(const struct fsym *v, size_t n, uintptr_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) { /* lo = how many symbols start at or below addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	/* the first (global, by the sort) of the symbols at that address */
-	while (lo > 1 && v[lo - 2].addr == v[lo - 1].addr)
-		lo--;
-	if (addr >= v[lo - 1].addr + (v[lo - 1].size ? v[lo - 1].size : 1))
-		return NULL;
-	return &v[lo - 1];
-}
-
 int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		     const struct dl_phdr_info *info)
 {
@@ -179,7 +111,7 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 	struct stat st;
 	uint64_t shnum, shstrndx, sites_addr = 0, sites_size = 0;
 	uintptr_t *addrs = NULL;
-	struct fsym *fs = NULL;
+	struct trail_symrule_ent *fs = NULL;
 	size_t fs_len = 0, nfs = 0, naddrs = 0, names_need = 1, nkeep = 0;
 	int fd, r = -EPROTO;
 
@@ -263,7 +195,7 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			addrs[i] += base;
 	sort_addrs(addrs, naddrs);
 
-	/* function symbols, sorted */
+	/* the symbol table of symrule.h: candidates, sorted, one per group */
 	if (syms.p) {
 		const ElfW(Sym) *sy = syms.p;
 		size_t n = syms.len / sizeof(*sy);
@@ -275,23 +207,28 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			goto out;
 		}
 		for (size_t i = 0; i < n; i++) {
-			unsigned t = ELF64_ST_TYPE(sy[i].st_info);
+			int cls;
 
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || sy[i].st_shndx == SHN_UNDEF ||
-			    sy[i].st_name >= strs.len)
+			if (sy[i].st_name >= strs.len ||
+			    (cls = trail__symrule_class(sy[i].st_info, sy[i].st_shndx,
+							(const char *)strs.p + sy[i].st_name)) < 0)
 				continue;
-			fs[nfs].addr = base + sy[i].st_value;
-			fs[nfs].size = sy[i].st_size;
-			fs[nfs].name = sy[i].st_name;
-			fs[nfs].global = ELF64_ST_BIND(sy[i].st_info) != STB_LOCAL;
+			fs[nfs] = (struct trail_symrule_ent){
+				.value = base + sy[i].st_value,
+				.size = sy[i].st_size,
+				.index = (uint32_t)i,
+				.name = sy[i].st_name,
+				.rank = trail__symrule_rank(cls, sy[i].st_info, sy[i].st_other,
+							    sy[i].st_size),
+			};
 			nfs++;
 		}
-		sort_syms(fs, nfs);
+		nfs = trail__symrule_table(fs, nfs);
 	}
 
 	/* keep the sites that are real, unpatched and in code; size names */
 	for (size_t i = 0; i < naddrs; i++) {
-		const struct fsym *s;
+		const struct trail_symrule_ent *s;
 
 		if ((i && addrs[i] == addrs[i - 1]) ||
 		    !in_segment(info, addrs[i], TRAIL_ARCH_SITE_SIZE, PF_X | PF_R) ||
@@ -300,7 +237,7 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			addrs[i] = 0;
 			continue;
 		}
-		s = fs ? sym_for(fs, nfs, addrs[i]) : NULL;
+		s = fs ? trail__symrule_find(fs, nfs, 0, addrs[i]) : NULL;
 		/* an area starting before its function's entry (=N,M) is
 		 * entered in its middle by every caller: never a site */
 		if (fs && !s) {
@@ -325,14 +262,14 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 	o->names_len = 1;
 	for (size_t i = 0; i < naddrs; i++) {
 		struct fsite *f;
-		const struct fsym *s;
+		const struct trail_symrule_ent *s;
 
 		if (!addrs[i])
 			continue;
 		f = &o->sites[o->nsites++];
 		f->addr = addrs[i];
 		f->name = 0;
-		s = fs ? sym_for(fs, nfs, addrs[i]) : NULL;
+		s = fs ? trail__symrule_find(fs, nfs, 0, addrs[i]) : NULL;
 		if (s) {
 			const char *nm = (const char *)strs.p + s->name;
 			size_t len = strnlen(nm, strs.len - s->name);

@@ -8,10 +8,11 @@
  * section __patchable_function_entries through the section headers (they
  * are not mapped), and takes the site addresses from memory, where the
  * dynamic loader has relocated them (or is about to, for an object seen
- * in the middle of dlopen: link-time addresses are moved by the bias). Each site gets the name of
- * the function symbol (from .symtab, else .dynsym) that contains it, and is
- * kept only if it lies in an executable segment of the object and its
- * bytes are still an unpatched site.
+ * in the middle of dlopen: link-time addresses are moved by the bias). Each site gets the name
+ * src/common/symrule.h gives it from .symtab, else .dynsym (the rule `trail
+ * list -f` and the recorder's SYMBOLS follow too), and is kept only if it
+ * lies in an executable segment of the object, its bytes are still an
+ * unpatched site, and (when the object has symbols) a symbol names it.
  *
  * Memory comes from mmap, so a load can run where malloc cannot (the
  * control signal handler). Every offset and size read from the file is

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* symtab.c - function symbols of an ELF file; see symtab.h. */
+/*
+ * symtab.c - function symbols of an ELF file; see symtab.h. The table is
+ * src/common/symrule.h's, the one libtrail selects functions by and
+ * `trail list -f` lists them by, so a report names a site as they do.
+ */
 #include "symtab.h"
 
 #include <errno.h>
@@ -10,15 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/symrule.h"
+
 /* from the C++ runtime (libstdc++), as every C++ tool uses it */
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
-
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct symtab_sym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
 
 static int add_name(struct symtab *t, size_t *cap, const char *s, uint32_t *off)
 {
@@ -48,7 +47,8 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 	Elf_Scn *scn = NULL, *pick = NULL;
 	GElf_Shdr sh, psh = {0};
 	Elf_Data *d;
-	size_t cap = 0, names_cap = 0, count;
+	struct trail_symrule_ent *v = NULL;
+	size_t cap = 0, n = 0, names_cap = 0, count;
 	int fd, r = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -79,57 +79,63 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 	if (!d || !psh.sh_entsize)
 		goto out;
 	count = d->d_size / psh.sh_entsize;
+	if (count > INT32_MAX)
+		count = INT32_MAX;
 	for (size_t i = 0; i < count; i++) {
 		GElf_Sym s;
-		const char *nm, *show;
-		char *dem = NULL;
-		int st = -1;
-		unsigned type;
+		int cls;
 
 		if (!gelf_getsym(d, (int)i, &s))
 			continue;
-		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    !s.st_value)
+		cls = trail__symrule_class(s.st_info, s.st_shndx,
+					   elf_strptr(e, psh.sh_link, s.st_name));
+		if (cls < 0)
 			continue;
-		nm = elf_strptr(e, psh.sh_link, s.st_name);
-		if (!nm || !*nm)
-			continue;
-		if (nm[0] == '_' && nm[1] == 'Z')
-			dem = __cxa_demangle(nm, NULL, NULL, &st);
-		show = dem && st == 0 ? dem : nm;
-		if (t->n == cap) {
+		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 256;
-			struct symtab_sym *ns = realloc(t->syms, nc * sizeof(*ns));
+			struct trail_symrule_ent *nv = realloc(v, nc * sizeof(*nv));
 
-			if (!ns) {
-				free(dem);
+			if (!nv) {
 				r = -ENOMEM;
 				goto out;
 			}
-			t->syms = ns;
+			v = nv;
 			cap = nc;
 		}
-		t->syms[t->n].addr = s.st_value;
-		t->syms[t->n].size = s.st_size;
-		if (add_name(t, &names_cap, show, &t->syms[t->n].name)) {
-			free(dem);
+		v[n++] = (struct trail_symrule_ent){
+			.value = s.st_value,
+			.size = s.st_size,
+			.index = (uint32_t)i,
+			.name = s.st_name,
+			.rank = trail__symrule_rank(cls, s.st_info, s.st_other, s.st_size),
+		};
+	}
+	/* one entry per address: the winner, with its group's span */
+	n = trail__symrule_table(v, n);
+	if (n) {
+		t->syms = malloc(n * sizeof(*t->syms));
+		if (!t->syms) {
 			r = -ENOMEM;
 			goto out;
 		}
-		t->n++;
-		free(dem);
 	}
-	if (t->n) {
-		size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *nm = elf_strptr(e, psh.sh_link, v[i].name);
+		char *dem = NULL;
+		int st = -1;
 
-		qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
-		for (size_t i = 0; i < t->n; i++) /* one name per address */
-			if (!k || t->syms[i].addr != t->syms[k - 1].addr)
-				t->syms[k++] = t->syms[i];
-		t->n = k;
+		if (nm[0] == '_' && nm[1] == 'Z')
+			dem = __cxa_demangle(nm, NULL, NULL, &st);
+		t->syms[t->n].addr = v[i].value;
+		t->syms[t->n].size = v[i].size;
+		r = add_name(t, &names_cap, dem && st == 0 ? dem : nm, &t->syms[t->n].name);
+		free(dem);
+		if (r)
+			goto out;
+		t->n++;
 	}
 out:
+	free(v);
 	if (r)
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 	if (e)

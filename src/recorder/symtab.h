@@ -12,7 +12,7 @@
 
 struct symtab_sym {
 	uint64_t addr; /* file virtual address */
-	uint64_t size;
+	uint64_t size; /* the span of its aliases; 0: unsized (symrule.h) */
 	uint32_t name; /* offset in names */
 };
 
@@ -23,8 +23,9 @@ struct symtab {
 	size_t names_len;
 };
 
-/* Read .symtab (else .dynsym) FUNC symbols of path. 0 or -errno with a
- * reason in err. */
+/* Read the function symbols of path's .symtab (else .dynsym), one per
+ * address, named as src/common/symrule.h says (so as libtrail and `trail
+ * list -f` name them). 0 or -errno with a reason in err. */
 int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen);
 void symtab_free(struct symtab *t);
 

@@ -19,6 +19,7 @@
 #include "../common/arena.h"
 #include "../common/clock.h"
 #include "../common/crc32c.h"
+#include "../common/symrule.h"
 
 #define MAX_ERRORS 64
 
@@ -1237,7 +1238,7 @@ const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
 			else
 				hi = mid;
 		}
-		if (lo && a < t->syms[lo - 1].addr + (t->syms[lo - 1].size ? t->syms[lo - 1].size : 1)) {
+		if (lo && trail__symrule_covers(t->syms[lo - 1].addr, t->syms[lo - 1].size, a)) {
 			if (off)
 				*off = a - t->syms[lo - 1].addr;
 			return t->names + t->syms[lo - 1].name;

@@ -23,6 +23,15 @@ build_fixtures() {
 	printf 'int main(void) { return 0; }\n' >plain.c
 	$CC -O2 plain.c -o plain
 	$CC -O2 -fpatchable-function-entry=5,2 plain.c -o before
+	# names at one address (funcs/aliases.c), and the assembly site after
+	# an endbr64 with -fcf-protection
+	$CC -O0 $PFE "$FX/aliases.c" -o aliases-O0
+	$CC -O2 $PFE "$FX/aliases.c" -o aliases-O2
+	if $CC -O2 $PFE -fcf-protection=full -DCET "$FX/aliases.c" -o aliases-cet 2>/dev/null; then
+		:
+	else
+		cp aliases-O2 aliases-cet # no CET in this compiler: the plain build again
+	fi
 }
 
 # by_addr OBJECT SUFFIX NAME... : the names, ordered by their address
@@ -114,6 +123,34 @@ no_patchable_entries() {
 	has err.txt "-fpatchable-function-entry=5"
 }
 
+# One name per function for list -f, for libtrail's -l selection and for
+# the report's SYMBOLS (src/common/symrule.h): a global alias of a static
+# function, a weak alias, an unsized global entry of a local assembly
+# function, a label just before a sized function.
+aliases_named_alike() {
+	printf '%s\n' after_label asm_entry main pub_alias strong_fn >want.txt
+	for v in O0 O2 cet; do
+		$TRAIL list -f ./aliases-$v | sort >list.txt
+		diff -u want.txt list.txt
+		# every function, once: the report names them as list -f does
+		$TRAIL record -q -p function -o all.dat -- ./aliases-$v >/dev/null
+		$TRAIL report -q -i all.dat | sed -E 's/.*: ([^ ]+) <-[^ ]+$/\1/' | sort >got.txt
+		diff -u want.txt got.txt
+		# each name selects its function, named the same in the report
+		for f in after_label asm_entry pub_alias strong_fn; do
+			$TRAIL record -q -p function -l $f -o one.dat -- ./aliases-$v >/dev/null
+			$TRAIL report -q -i one.dat | sed -E 's/.*: ([^ ]+ <-[^ ]+)$/\1/' >got.txt
+			echo "$f <-main" >want1.txt
+			diff -u want1.txt got.txt
+		done
+		# a losing alias names nothing list -f shows: refused alike
+		for f in impl_local weak_alias asm_impl pre_label; do
+			expect_rc 1 $TRAIL record -q -p function -l $f -o x.dat -- ./aliases-$v 2>err.txt
+			has err.txt "no function matches '-l $f'"
+		done
+	done
+}
+
 glob_matches_nothing() {
 	expect_rc 1 $TRAIL list -f O2/prog 'nope*' >out.txt 2>err.txt
 	[ ! -s out.txt ] || die "output: $(cat out.txt)"
@@ -140,5 +177,6 @@ t list_glob list_glob
 t list_cxx_demangled list_cxx_demangled
 t list_running_process list_running_process
 t no_patchable_entries no_patchable_entries
+t aliases_named_alike aliases_named_alike
 t glob_matches_nothing glob_matches_nothing
 t usage usage

@@ -10,10 +10,10 @@
  *      .rela for an ET_REL); sorted, duplicates dropped;
  *   2. the code: each site must lie in an executable section whose bytes
  *      can be read;
- *   3. the function: from .symtab, else .dynsym, FUNC/IFUNC symbols first,
- *      else NOTYPE labels: the one whose entry the area starts (or, for
- *      =N,M, precedes through nops only), else the one containing it (the
- *      area after an endbr64);
+ *   3. the function: from .symtab, else .dynsym, by the rule of
+ *      src/common/symrule.h (shared with libtrail and the recorder): the
+ *      one whose entry the area starts (or, for =N,M, precedes through
+ *      nops only), else the one covering it (the area after an endbr64);
  *   4. the nops at the site, counted as funcscan.h says; none: the site is
  *      skipped and counted.
  *
@@ -22,6 +22,7 @@
  */
 #include "funcscan.h"
 #include "elfscan.h"
+#include "../../src/common/symrule.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,14 +68,6 @@ struct xsec {
 	size_t idx;
 };
 
-struct sym {
-	uint64_t value, size;
-	uint32_t shndx; /* ET_REL only; 0 for a linked file */
-	uint32_t rank;  /* binding: lower is a better name */
-	size_t order;   /* index in the table, the last tie-break */
-	const char *name;
-};
-
 struct strbuf {
 	char *p;
 	size_t len, cap;
@@ -98,8 +91,9 @@ struct work {
 	size_t nents;
 	struct xsec *xs;
 	size_t nxs;
-	struct sym *syms[2]; /* [0] FUNC/IFUNC, [1] NOTYPE */
-	size_t nsyms[2];
+	struct trail_symrule_ent *syms; /* symrule.h's table; shndx 0 unless ET_REL */
+	size_t nsyms;
+	size_t strndx;                  /* the names of syms */
 	struct strbuf str;
 };
 
@@ -578,22 +572,9 @@ static int code_bytes(struct work *w, size_t idx, const unsigned char **p,
 /* ------------------------------------------------------------------------
  * Step 3: the symbols.
  */
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct sym *x = a, *y = b;
-
-	if (x->shndx != y->shndx)
-		return x->shndx < y->shndx ? -1 : 1;
-	if (x->value != y->value)
-		return x->value < y->value ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
 static int load_symbols(struct work *w)
 {
-	size_t idx = 0, nsyms, strndx = 0, cap[2] = {0, 0};
+	size_t idx = 0, nsyms, cap = 0;
 	Elf_Data *d, *xndx;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -603,7 +584,7 @@ static int load_symbols(struct work *w)
 			if (gelf_getshdr(scn, &sh) &&
 			    sh.sh_type == (pass ? SHT_DYNSYM : SHT_SYMTAB)) {
 				idx = elf_ndxscn(scn);
-				strndx = sh.sh_link;
+				w->strndx = sh.sh_link;
 				break;
 			}
 	if (!idx)
@@ -613,96 +594,54 @@ static int load_symbols(struct work *w)
 		warn(w, "%s: symbol table unreadable: functions are unnamed", w->path);
 		return 0;
 	}
-	for (size_t i = 1; i < nsyms; i++) {
-		unsigned type, bind;
-		const char *name;
+	for (size_t i = 1; i < nsyms && i <= UINT32_MAX; i++) {
 		uint32_t shndx;
 		GElf_Sym s;
-		int t;
+		int cls;
 
 		if (get_sym(d, xndx, i, &s, &shndx))
 			break;
-		type = GELF_ST_TYPE(s.st_info);
-		bind = GELF_ST_BIND(s.st_info);
-		if (type == STT_FUNC || type == STT_GNU_IFUNC)
-			t = 0;
-		else if (type == STT_NOTYPE)
-			t = 1;
-		else
+		cls = trail__symrule_class(s.st_info, s.st_shndx,
+					   elf_strptr(w->elf, w->strndx, s.st_name));
+		if (cls < 0)
 			continue;
-		if (shndx == SHN_UNDEF ||
-		    (shndx >= SHN_LORESERVE && shndx <= SHN_HIRESERVE))
-			continue;
-		name = elf_strptr(w->elf, strndx, s.st_name);
-		if (!name || !*name)
-			continue;
-		if (w->nsyms[t] == cap[t]) {
-			size_t c = cap[t] ? 2 * cap[t] : 256;
-			struct sym *v = realloc(w->syms[t], c * sizeof(*v));
+		if (w->nsyms == cap) {
+			size_t c = cap ? 2 * cap : 256;
+			struct trail_symrule_ent *v = realloc(w->syms, c * sizeof(*v));
 
 			if (!v)
 				return -ENOMEM;
-			w->syms[t] = v;
-			cap[t] = c;
+			w->syms = v;
+			cap = c;
 		}
-		w->syms[t][w->nsyms[t]++] = (struct sym){
+		w->syms[w->nsyms++] = (struct trail_symrule_ent){
 			.value = s.st_value,
 			.size = s.st_size,
 			.shndx = w->rel ? shndx : 0,
-			.rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 :
-				bind == STB_LOCAL ? 2 : 3,
-			.order = i,
-			.name = name,
+			.index = (uint32_t)i,
+			.name = s.st_name,
+			.rank = trail__symrule_rank(cls, s.st_info, s.st_other, s.st_size),
 		};
 	}
-	for (int t = 0; t < 2; t++)
-		if (w->nsyms[t])
-			qsort(w->syms[t], w->nsyms[t], sizeof(struct sym), cmp_sym);
+	w->nsyms = trail__symrule_table(w->syms, w->nsyms);
 	return 0;
 }
 
 /*
  * The function of the area at (shndx, addr), whose first run0 bytes are
- * 0x90: one whose entry is addr or lies within those nops (=N,M), else one
- * that contains addr (the area after an endbr64). NULL if none.
+ * 0x90: one whose entry is addr, else one whose entry lies within those
+ * nops (=N,M), else the one covering addr (the area after an endbr64).
+ * NULL if none.
  */
-static const struct sym *sym_for(const struct sym *v, size_t n, uint32_t shndx,
-				 uint64_t addr, size_t run0)
+static const struct trail_symrule_ent *sym_for(const struct work *w, uint32_t shndx,
+					       uint64_t addr, size_t run0)
 {
-	size_t lo = 0, hi = n;
-	const struct sym *best = NULL;
+	const struct trail_symrule_ent *v = w->syms;
+	size_t n = w->nsyms, lo = trail__symrule_upto(v, n, shndx, addr);
+	const struct trail_symrule_ent *best = trail__symrule_find(v, n, shndx, addr);
 
-	while (lo < hi) { /* lo = symbols at or below (shndx, addr) */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].shndx < shndx ||
-		    (v[mid].shndx == shndx && v[mid].value <= addr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* the best-ranked symbol at the greatest value <= addr that holds
-	 * it (they are sorted by rank within one value) */
-	if (lo && v[lo - 1].shndx == shndx) {
-		size_t a = 0, b = lo - 1;
-
-		while (a < b) { /* a = the first symbol at that value */
-			size_t mid = a + (b - a) / 2;
-
-			if (v[mid].shndx < shndx || v[mid].value < v[lo - 1].value)
-				a = mid + 1;
-			else
-				b = mid;
-		}
-		/* best rank first; a few aliases at most in a real file */
-		for (size_t i = a; i < lo && i - a < 64; i++)
-			if (addr - v[i].value < (v[i].size ? v[i].size : 1)) {
-				best = &v[i];
-				break;
-			}
-		if (best && best->value == addr)
-			return best;
-	}
+	if (best && best->value == addr)
+		return best;
 	/* an entry reached through nops only */
 	if (lo < n && v[lo].shndx == shndx && v[lo].value - addr <= run0)
 		return &v[lo];
@@ -867,7 +806,7 @@ static int build_sites(struct work *w, struct fscan *out)
 	for (size_t i = 0; i < nd; i++) {
 		const struct ent *e = &w->ents[i];
 		const unsigned char *p;
-		const struct sym *s = NULL;
+		const struct trail_symrule_ent *s;
 		uint64_t base, off, limit;
 		size_t idx, n, run0, nops, before = 0;
 		struct fsite *f;
@@ -891,9 +830,7 @@ static int build_sites(struct work *w, struct fscan *out)
 			limit = w->ents[i + 1].val - e->val;
 		p += off;
 		run0 = run90(p, limit);
-		for (int t = 0; t < 2 && !s; t++)
-			s = sym_for(w->syms[t], w->nsyms[t], w->rel ? e->shndx : 0,
-				    e->val, run0);
+		s = sym_for(w, w->rel ? e->shndx : 0, e->val, run0);
 		nops = nops_at(p, limit);
 		if (s && s->value > e->val) {
 			before = s->value - e->val;
@@ -913,10 +850,11 @@ static int build_sites(struct work *w, struct fscan *out)
 		f->nops = (uint32_t)nops;
 		f->before = (uint32_t)before;
 		if (s) {
-			char *dm = funcscan_demangle(s->name);
+			const char *sn = elf_strptr(w->elf, w->strndx, s->name);
+			char *dm = funcscan_demangle(sn ? sn : "");
 
 			f->func = s->value;
-			sym_off[out->n] = str_add(&w->str, s->name);
+			sym_off[out->n] = str_add(&w->str, sn ? sn : "");
 			name_off[out->n] = dm ? str_add(&w->str, dm) : (size_t)-1;
 			free(dm);
 			if (sym_off[out->n] == (size_t)-1 ||
@@ -999,8 +937,7 @@ out:
 	free(w.ents);
 	free(w.xs);
 	free(w.psec_of);
-	free(w.syms[0]);
-	free(w.syms[1]);
+	free(w.syms);
 	free(w.str.p);
 	return r;
 }

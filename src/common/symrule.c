@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symrule.c - which symbol names an address; the rule is in symrule.h.
+ * Pure and async-signal-safe: an in-place heapsort, no allocation.
+ */
+#include "symrule.h"
+
+#include <elf.h>
+
+int trail__symrule_class(unsigned char info, uint16_t shndx, const char *name)
+{
+	unsigned type = ELF64_ST_TYPE(info);
+
+	if (!name || !*name || shndx == SHN_UNDEF ||
+	    (shndx >= SHN_LORESERVE && shndx != SHN_XINDEX))
+		return -1;
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return TRAIL_SYMRULE_FUNC;
+	if (type == STT_NOTYPE)
+		return TRAIL_SYMRULE_LABEL;
+	return -1;
+}
+
+/* rank bits: class (8), binding (4-5), unsized (1), hidden (0) */
+uint16_t trail__symrule_rank(int cls, unsigned char info, unsigned char other,
+			     uint64_t size)
+{
+	unsigned bind = ELF64_ST_BIND(info), vis = ELF64_ST_VISIBILITY(other);
+	unsigned b = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : bind == STB_LOCAL ? 2 : 3;
+
+	return (uint16_t)((unsigned)(cls != TRAIL_SYMRULE_FUNC) << 8 | b << 4 |
+			  (unsigned)!size << 1 |
+			  (unsigned)(vis == STV_HIDDEN || vis == STV_INTERNAL));
+}
+
+static int cls_of(const struct trail_symrule_ent *e)
+{
+	return e->rank >> 8 ? TRAIL_SYMRULE_LABEL : TRAIL_SYMRULE_FUNC;
+}
+
+int trail__symrule_before(const struct trail_symrule_ent *a,
+			  const struct trail_symrule_ent *b)
+{
+	if (a->shndx != b->shndx)
+		return a->shndx < b->shndx;
+	if (a->value != b->value)
+		return a->value < b->value;
+	if (a->rank != b->rank)
+		return a->rank < b->rank;
+	return a->index < b->index;
+}
+
+static void sift(struct trail_symrule_ent *v, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct trail_symrule_ent t;
+
+		if (l < n && trail__symrule_before(&v[m], &v[l]))
+			m = l;
+		if (l + 1 < n && trail__symrule_before(&v[m], &v[l + 1]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = v[i];
+		v[i] = v[m];
+		v[m] = t;
+		i = m;
+	}
+}
+
+static void sort(struct trail_symrule_ent *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift(v, n, i);
+	for (size_t k = n; k > 1; k--) {
+		struct trail_symrule_ent t = v[0];
+
+		v[0] = v[k - 1];
+		v[k - 1] = t;
+		sift(v, k - 1, 0);
+	}
+}
+
+int trail__symrule_covers(uint64_t value, uint64_t span, uint64_t addr)
+{
+	if (addr < value)
+		return 0;
+	return span ? addr - value < span : addr - value <= TRAIL_SYMRULE_SLACK;
+}
+
+size_t trail__symrule_table(struct trail_symrule_ent *v, size_t n)
+{
+	size_t k = 0, func = (size_t)-1; /* the last function group kept */
+
+	sort(v, n);
+	for (size_t i = 0; i < n;) {
+		struct trail_symrule_ent g = v[i]; /* the winner: first by the sort */
+		size_t j = i + 1;
+
+		for (; j < n && v[j].shndx == g.shndx && v[j].value == g.value; j++)
+			if (cls_of(&v[j]) == cls_of(&g) && v[j].size > g.size)
+				g.size = v[j].size;
+		i = j;
+		if (cls_of(&g) == TRAIL_SYMRULE_LABEL && func != (size_t)-1 &&
+		    v[func].shndx == g.shndx && trail__symrule_covers(v[func].value, v[func].size, g.value))
+			continue; /* a label inside a function */
+		if (cls_of(&g) == TRAIL_SYMRULE_FUNC)
+			func = k;
+		v[k++] = g;
+	}
+	return k;
+}
+
+size_t trail__symrule_upto(const struct trail_symrule_ent *v, size_t n,
+			   uint32_t shndx, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].shndx < shndx || (v[mid].shndx == shndx && v[mid].value <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct trail_symrule_ent *trail__symrule_find(const struct trail_symrule_ent *v,
+						    size_t n, uint32_t shndx,
+						    uint64_t addr)
+{
+	size_t lo = trail__symrule_upto(v, n, shndx, addr);
+
+	if (!lo || v[lo - 1].shndx != shndx || !trail__symrule_covers(v[lo - 1].value, v[lo - 1].size, addr))
+		return NULL;
+	return &v[lo - 1];
+}
