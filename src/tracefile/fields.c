@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * format.c - event fields as ftrace prints them: "name=value" separated by
+ * fields.c - event fields as ftrace prints them: "name=value" separated by
  * spaces; strings quoted with C escapes, hex fields as 0x..., arrays as
  * {a,b,c}. Hand-rolled number formatting: report prints millions of lines.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/util.h"
 #include "reader.h"
 
 struct out {
@@ -32,14 +33,8 @@ static void putc1(struct out *o, char c)
 static void put_u64(struct out *o, uint64_t v)
 {
 	char tmp[24];
-	int n = 0;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		putc1(o, tmp[--n]);
+	put(o, tmp, (size_t)(trail__utoa(tmp, v) - tmp));
 }
 
 static void put_s64(struct out *o, int64_t v)
