@@ -6,6 +6,7 @@
 
 #include "fgraph.h"
 #include "lbuf.h"
+#include "view.h"
 
 /*
  * Indentation stops growing at this depth. ftrace indents two columns a
@@ -19,26 +20,14 @@
  */
 #define INDENT_MAX_DEPTH 50
 
-struct gpend {
-	uint64_t func;
-	uint64_t ts;
-	int timed; /* 0: entered in another stream (a forked child's frame) */
-};
-
-struct gstream {
-	struct gpend *stack;
-	size_t depth, cap;
-	int skip_exit; /* the next exit was printed with its leaf entry */
-};
-
 struct fgraph {
 	struct trail_output out;
-	struct trail_reader *r;
+	const struct trail_export_src *src;
 	FILE *f;
-	int proc, quiet;
-	struct gstream *st;
-	size_t nst;
+	int proc, quiet, abstime, abstime_ns;
 	const struct trail_rstream *last;
+	uint32_t *depth; /* by stream: the depth of what comes next */
+	size_t nst;
 	size_t line_depth; /* of the line being built, if past the indentation cap */
 };
 
@@ -46,15 +35,17 @@ static int begin(void *ctx, const struct trail_export_src *src)
 {
 	struct fgraph *g = ctx;
 
-	g->r = src->reader;
+	g->src = src;
 	g->nst = src->nstreams;
-	g->st = calloc(g->nst ? g->nst : 1, sizeof(*g->st));
-	if (!g->st)
+	g->depth = calloc(g->nst ? g->nst : 1, sizeof(*g->depth));
+	if (!g->depth)
 		return -ENOMEM;
 	if (!g->quiet)
-		fprintf(g->f, "# tracer: function_graph\n#\n# CPU)%s  DURATION      |  FUNCTION CALLS\n"
-			"#  |  %s   |   |          |   |   |   |\n",
+		fprintf(g->f, "# tracer: function_graph\n#\n#%s CPU)%s  DURATION      |  FUNCTION CALLS\n"
+			"#%s  |  %s   |   |          |   |   |   |\n",
+			g->abstime ? (g->abstime_ns ? "        TIME          " : "     TIME       ") : "",
 			g->proc ? "           TASK-TID     " : "",
+			g->abstime ? (g->abstime_ns ? "          |           " : "      |         ") : "",
 			g->proc ? "              |         " : "");
 	return 0;
 }
@@ -63,25 +54,14 @@ static void fgraph_free(void *ctx)
 {
 	struct fgraph *g = ctx;
 
-	if (!g)
-		return;
-	for (size_t i = 0; g->st && i < g->nst; i++)
-		free(g->st[i].stack);
-	free(g->st);
+	if (g)
+		free(g->depth);
 	free(g);
-}
-
-static int is(const struct trail_record *rec, const char *name)
-{
-	return rec->type == TRAIL_RT_EVENT && !strcmp(rec->event->meta.provider, "ftrace") &&
-	       !strcmp(rec->event->meta.name, name);
 }
 
 int trail__fgraph_is_graph(const struct trail_record *rec)
 {
-	return is(rec, "funcgraph_entry") || is(rec, "funcgraph_exit") ||
-	       is(rec, "funcgraph_exit_ret") || is(rec, "funcgraph_call") ||
-	       is(rec, "funcgraph_leaf") || is(rec, "funcgraph_inherited");
+	return trail__view_is_graph(rec);
 }
 
 /* ftrace's duration column: marker, 7 characters of microseconds (as many
@@ -115,58 +95,52 @@ static void lb_duration(struct lbuf *l, uint64_t ns)
 	lb_put(l, " us", 3);
 }
 
-static uint64_t u64at(const struct trail_record *rec, unsigned i)
-{
-	uint64_t v = 0;
-
-	if (rec->len >= (i + 1) * 8)
-		memcpy(&v, rec->payload + i * 8, 8);
-	return v;
-}
-
 /* "func()" as ftrace writes calls (a demangled C++ name has its own
  * parameter list already); bare: "func" */
-static void name_of(struct fgraph *g, const struct trail_record *rec, uint64_t ip, int bare,
-		    struct lbuf *l)
+static void name_of(const struct trail_call *c, int bare, struct lbuf *l)
 {
-	const char *name = trail_reader_symbol(g->r, rec->stream->pid, ip, rec->ts_raw, NULL);
-
-	if (name) {
-		const char *paren = strchr(name, '(');
+	if (c->name) {
+		const char *paren = strchr(c->name, '(');
 
 		if (bare && paren)
-			lb_put(l, name, (size_t)(paren - name));
+			lb_put(l, c->name, (size_t)(paren - c->name));
 		else
-			lb_str(l, name);
+			lb_str(l, c->name);
 		if (!bare && !paren)
 			lb_put(l, "()", 2);
 	} else {
-		lb_hex(l, (unsigned long long)ip);
+		lb_hex(l, (unsigned long long)c->func);
 		if (!bare)
 			lb_put(l, "()", 2);
 	}
 }
 
-/* The columns before the call text: CPU, TASK-PID with -O fgraph:proc,
- * duration, and the indentation of depth. */
-static void lead(struct fgraph *g, FILE *out, struct lbuf *l, const struct trail_record *rec,
-		 int with_dur, uint64_t dur, size_t depth)
+/* The columns before the call text: the absolute time with abstime, CPU,
+ * TASK-PID with -O fgraph:proc, duration, and the indentation of depth. */
+static void lead(struct fgraph *g, FILE *out, struct lbuf *l, const struct trail_rstream *st,
+		 uint32_t cpu, uint64_t ts, int with_dur, uint64_t dur, size_t depth)
 {
-	const struct trail_rstream *st = rec->stream;
-
 	if (g->last && g->last != st) /* ftrace's context switch marker */
 		fprintf(out, " ------------------------------------------\n"
 			     " %3u) %s-%u => %s-%u\n"
 			     " ------------------------------------------\n\n",
-			rec->cpu == ~0u ? 0 : rec->cpu, g->last->comm, g->last->tid, st->comm,
-			st->tid);
+			cpu == ~0u ? 0 : cpu, g->last->comm, g->last->tid, st->comm, st->tid);
 	g->last = st;
 	lb_init(l, out);
-	if (rec->cpu == ~0u) {
+	if (g->abstime) { /* ftrace's funcgraph-abstime: when the line happened */
+		lb_num(l, ts / 1000000000ull, 6, ' ');
+		lb_put(l, ".", 1);
+		if (g->abstime_ns)
+			lb_num(l, ts % 1000000000ull, 9, '0');
+		else
+			lb_num(l, ts % 1000000000ull / 1000, 6, '0');
+		lb_put(l, " |", 2);
+	}
+	if (cpu == ~0u) {
 		lb_str(l, " \?\?\?) ");
 	} else {
 		lb_put(l, " ", 1);
-		lb_num(l, rec->cpu, 3, ' ');
+		lb_num(l, cpu, 3, ' ');
 		lb_put(l, ") ", 2);
 	}
 	if (g->proc) {
@@ -199,124 +173,82 @@ static void end(struct fgraph *g, struct lbuf *l)
 	lb_end(l);
 }
 
-static struct gstream *gs(struct fgraph *g, const struct trail_record *rec)
+static void retval(struct lbuf *l, const struct trail_call *c, int open)
 {
-	return rec->stream->order < g->nst ? &g->st[rec->stream->order] : NULL;
+	lb_put(l, open ? " /* = " : " = ", open ? 6 : 3);
+	lb_hex(l, (unsigned long long)c->retval);
 }
 
-static int push(struct gstream *s, uint64_t func, uint64_t ts, int timed)
-{
-	if (s->depth == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		void *p = realloc(s->stack, cap * sizeof(*s->stack));
-
-		if (!p)
-			return -1;
-		s->stack = p;
-		s->cap = cap;
-	}
-	s->stack[s->depth++] = (struct gpend){func, ts, timed};
-	return 0;
-}
-
-static int record(void *ctx, const struct trail_record *rec)
+static int call(void *ctx, const struct trail_call *c)
 {
 	struct fgraph *g = ctx;
 	FILE *out = g->f;
-	struct gstream *s = gs(g, rec);
 	struct lbuf l;
 
-	if (!s)
-		return 0;
-	if (is(rec, "funcgraph_entry")) {
-		struct trail_record next;
-		uint64_t func = u64at(rec, 0);
-
-		/* a leaf when the thread's next record is this call's exit */
-		if (trail_reader_peek(g->r, rec->stream, &next) &&
-		    (is(&next, "funcgraph_exit") || is(&next, "funcgraph_exit_ret"))) {
-			lead(g, out, &l, rec, 1, next.ts_ns - rec->ts_ns, s->depth);
-			name_of(g, rec, func, 0, &l);
-			if (is(&next, "funcgraph_exit_ret")) {
-				lb_put(&l, "; /* = ", 7);
-				lb_hex(&l, (unsigned long long)u64at(&next, 0));
-				lb_put(&l, " */", 3);
-			} else {
-				lb_put(&l, ";", 1);
-			}
-			end(g, &l);
-			s->skip_exit = 1;
-			return 0;
-		}
-		lead(g, out, &l, rec, 0, 0, s->depth);
-		name_of(g, rec, func, 0, &l);
+	if (c->stream->order < g->nst)
+		g->depth[c->stream->order] = c->kind == TRAIL_CALL_ENTRY ? c->depth + 1 :
+					     c->kind == TRAIL_CALL_EXIT ? c->depth :
+					     g->depth[c->stream->order];
+	switch (c->kind) {
+	case TRAIL_CALL_ENTRY:
+		lead(g, out, &l, c->stream, c->cpu, c->start_ns, 0, 0, c->depth);
+		name_of(c, 0, &l);
 		lb_put(&l, " {", 2);
-		end(g, &l);
-		push(s, func, rec->ts_ns, 1);
-		return 0;
-	}
-	if (is(rec, "funcgraph_inherited")) {
-		/* a forked child's frame, entered in the parent: nothing to
-		 * print until the child returns from it */
-		push(s, u64at(rec, 0), 0, 0);
-		return 0;
-	}
-	if (is(rec, "funcgraph_exit") || is(rec, "funcgraph_exit_ret")) {
-		struct gpend p = {0, 0, 0};
-
-		if (s->skip_exit) {
-			s->skip_exit = 0;
-			return 0;
+		break;
+	case TRAIL_CALL_LEAF:
+		if (c->flags & TRAIL_CALL_THRESH) { /* a record-time threshold call */
+			lead(g, out, &l, c->stream, c->cpu, c->end_ns, 1, c->end_ns - c->start_ns, 0);
+			lb_put(&l, "} /* ", 5);
+			name_of(c, 1, &l);
+			lb_put(&l, " */", 3);
+			break;
 		}
-		if (s->depth)
-			p = s->stack[--s->depth];
+		lead(g, out, &l, c->stream, c->cpu, c->start_ns, 1, c->end_ns - c->start_ns,
+		     c->depth);
+		name_of(c, 0, &l);
+		if (c->flags & TRAIL_CALL_RETVAL) {
+			lb_put(&l, ";", 1);
+			retval(&l, c, 1);
+			lb_put(&l, " */", 3);
+		} else {
+			lb_put(&l, ";", 1);
+		}
+		break;
+	case TRAIL_CALL_EXIT:
+		/* a call still open when the trace (or a loss) cut it: ftrace
+		 * prints nothing for it */
+		if (c->flags & TRAIL_CALL_OPEN)
+			return 0;
 		/* the duration is known when the entry is in this stream; the
 		 * return from an inherited frame or one whose entry was lost
-		 * has none (its entry time is in another stream, or gone) */
-		lead(g, out, &l, rec, p.timed, rec->ts_ns - p.ts, s->depth);
+		 * has none */
+		lead(g, out, &l, c->stream, c->cpu, c->end_ns, !(c->flags & TRAIL_CALL_NOSTART),
+		     c->end_ns - c->start_ns, c->depth);
 		lb_put(&l, "}", 1);
-		if (p.func) {
+		if (c->func) {
 			lb_put(&l, " /* ", 4);
-			name_of(g, rec, p.func, 1, &l); /* closing: the bare name */
+			name_of(c, 1, &l); /* closing: the bare name */
 		}
-		if (is(rec, "funcgraph_exit_ret")) {
-			lb_put(&l, p.func ? " = " : " /* = ", p.func ? 3 : 6);
-			lb_hex(&l, (unsigned long long)u64at(rec, 0));
-		}
-		if (p.func || is(rec, "funcgraph_exit_ret"))
+		if (c->flags & TRAIL_CALL_RETVAL)
+			retval(&l, c, !c->func);
+		if (c->func || (c->flags & TRAIL_CALL_RETVAL))
 			lb_put(&l, " */", 3);
-		end(g, &l);
+		break;
+	default:
 		return 0;
 	}
-	if (is(rec, "funcgraph_leaf")) { /* entry and exit of a leaf in one */
-		uint32_t dur = 0;
+	end(g, &l);
+	return 0;
+}
 
-		if (rec->len >= 12)
-			memcpy(&dur, rec->payload + 8, 4);
-		/* stamped at the entry; the duration is in clock ticks */
-		lead(g, out, &l, rec, 1,
-		     trail_reader_to_ns(g->r, rec->ts_raw + dur) - trail_reader_to_ns(g->r, rec->ts_raw),
-		     s->depth);
-		name_of(g, rec, u64at(rec, 0), 0, &l);
-		lb_put(&l, ";", 1);
-		end(g, &l);
-		return 0;
-	}
-	if (is(rec, "funcgraph_call")) { /* threshold mode: long calls only */
-		uint64_t dur = u64at(rec, 1);
+/* Records of other events, as comments in the tree */
+static int record(void *ctx, const struct trail_record *rec)
+{
+	struct fgraph *g = ctx;
+	uint32_t depth = rec->stream->order < g->nst ? g->depth[rec->stream->order] : 0;
+	struct lbuf l;
 
-		/* the duration is in clock ticks: convert as a span */
-		lead(g, out, &l, rec, 1,
-		     trail_reader_to_ns(g->r, rec->ts_raw) - trail_reader_to_ns(g->r, rec->ts_raw - dur),
-		     0);
-		lb_put(&l, "} /* ", 5);
-		name_of(g, rec, u64at(rec, 0), 1, &l);
-		lb_put(&l, " */", 3);
-		end(g, &l);
-		return 0;
-	}
-	/* anything else, as a comment at the current depth */
-	lead(g, out, &l, rec, 0, 0, s->depth);
+	lead(g, g->f, &l, rec->stream, rec->cpu, rec->ts_ns, 0, 0, depth);
 	if (rec->type == TRAIL_RT_LOST) {
 		lb_put(&l, "/* [LOST ", 9);
 		lb_num(&l, (unsigned long long)rec->lost, 0, ' ');
@@ -340,7 +272,8 @@ static int record(void *ctx, const struct trail_record *rec)
 struct trail_output *trail_output_fgraph_create(const struct trail_fgraph_opts *opts)
 {
 	static const struct trail_output ops = {
-		.name = "fgraph", .begin = begin, .event = record, .free = fgraph_free,
+		.name = "fgraph", .begin = begin, .event = record, .call = call,
+		.free = fgraph_free,
 	};
 	struct fgraph *g;
 
@@ -354,5 +287,7 @@ struct trail_output *trail_output_fgraph_create(const struct trail_fgraph_opts *
 	g->f = opts->out;
 	g->proc = opts->proc;
 	g->quiet = opts->quiet;
+	g->abstime = opts->abstime;
+	g->abstime_ns = opts->abstime_ns;
 	return &g->out;
 }

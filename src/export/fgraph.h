@@ -24,6 +24,8 @@ struct trail_fgraph_opts {
 	FILE *out;  /* the lines go here */
 	int proc;   /* a TASK-TID column (ftrace's funcgraph-proc) */
 	int quiet;  /* no column header */
+	int abstime;    /* a TIME column (ftrace's funcgraph-abstime) */
+	int abstime_ns; /* ... in nanoseconds */
 };
 
 /* NULL with errno set (ENOMEM, EINVAL). Free with trail_output_free(). */

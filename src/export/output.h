@@ -64,6 +64,92 @@
 
 #define TRAIL_OUTPUT_DONE 1
 
+/*
+ * Calls. An output with a call() callback gets function_graph data as
+ * calls, paired by the driver (view.c), with the view's selection applied,
+ * instead of the raw ftrace:funcgraph_* records (which then never reach
+ * its event()):
+ *
+ *   ENTRY  a call begins; things happen inside it (children, events) and
+ *          its EXIT comes later, in the same stream
+ *   EXIT   the innermost open call of its stream ends: start and end known
+ *   LEAF   a whole call with nothing shown inside it, entry and exit at once
+ *          (ftrace's "func();" line)
+ *
+ * In one stream, ENTRY/EXIT nest properly and every ENTRY gets its EXIT
+ * (at the end of the trace, or of --time-range, or at a loss in its
+ * stream, the view closes what is open: flag OPEN, end = the last time
+ * known). Across streams the order is time order, except that a call the
+ * view must wait on (a --graph-time-thresh call whose duration is not yet
+ * known) comes out late, with the records of its stream queued behind it:
+ * per stream the order is always kept.
+ *
+ * The function tracer's ftrace:function records are events (they have no
+ * duration); record-time threshold calls (ftrace:funcgraph_call) are
+ * LEAFs with flag THRESH: start = end - duration, depth 0, their children
+ * unknown (they were not recorded).
+ */
+enum trail_call_kind {
+	TRAIL_CALL_ENTRY = 1,
+	TRAIL_CALL_EXIT = 2,
+	TRAIL_CALL_LEAF = 3,
+};
+
+#define TRAIL_CALL_NOSTART 0x1u /* EXIT: entered before what the file (or the
+				 * view's time range) holds: a forked child's
+				 * inherited frame, an entry lost or before
+				 * --time-range; start_ns is 0, no duration */
+#define TRAIL_CALL_OPEN 0x2u    /* EXIT made by the view, not a return: the
+				 * trace or the time range ended, or events
+				 * were lost in the stream (then a LOST record
+				 * follows); end_ns is the last time known */
+#define TRAIL_CALL_RETVAL 0x4u  /* retval holds the return value */
+#define TRAIL_CALL_THRESH 0x8u  /* a record-time threshold call (see above) */
+
+struct trail_call {
+	int kind; /* enum trail_call_kind */
+	unsigned flags;
+	const struct trail_rstream *stream;
+	uint32_t cpu;          /* of the record that made it; ~0u unknown */
+	uint32_t depth;        /* calls of this stream shown around it */
+	uint64_t func;         /* the function's address */
+	const char *name;      /* its symbol, or NULL (then print func) */
+	uint64_t start_ns;     /* CLOCK_MONOTONIC ns (0 with NOSTART) */
+	uint64_t end_ns;       /* EXIT, LEAF */
+	uint64_t ts_raw;       /* the clock tick of the record that made it */
+	uint64_t child_ns;     /* EXIT: time in the children shown, so self
+				* time is end - start - child_ns */
+	uint64_t retval;       /* with TRAIL_CALL_RETVAL */
+};
+
+/* What to show, for every view (report, --summary, every export format):
+ * the same options read the same way everywhere. Zeroed: everything. */
+struct trail_view {
+	size_t sz; /* sizeof(struct trail_view) */
+	/* functions, trace-cmd's -l/-n/-g at record time, on symbol names
+	 * (globs): -l only these calls (nested among themselves), -n not these
+	 * (their children stay), -g these and everything they call */
+	const char *const *only, *const *notrace, *const *graph;
+	size_t nonly, nnotrace, ngraph;
+	/* threads: a stream is shown if it matches one of each list given */
+	const uint32_t *tids, *pids;
+	const char *const *comms; /* globs on the thread's name */
+	size_t ntids, npids, ncomms;
+	/* time: records in [start_ns, end_ns] (CLOCK_MONOTONIC); rel_start /
+	 * rel_end: the bound is an offset from the file's first record */
+	uint64_t start_ns, end_ns;
+	int has_start, has_end, rel_start, rel_end;
+	uint32_t max_depth;   /* calls deeper than this are not shown; 0: all */
+	uint64_t thresh_ns;   /* calls shorter than this are not shown (their
+			       * parents are); 0: all */
+	/* progress: called about every 2^20 records with the records read so
+	 * far and the file offset reached */
+	void (*progress)(void *arg, uint64_t records, uint64_t offset);
+	void *progress_arg;
+};
+
+struct trail_viewer;
+
 /* The file being exported, as every output sees it. */
 struct trail_export_src {
 	struct trail_reader *reader;
@@ -73,6 +159,8 @@ struct trail_export_src {
 	size_t nstreams;
 	const struct trail_rproc *procs;
 	size_t nprocs;
+	const struct trail_view *view; /* never NULL: zeroed if none given */
+	struct trail_viewer *viewer;   /* the driver's (view.c) */
 	char *err; /* an output's reason for its -errno, if it has one */
 	size_t errlen;
 };
@@ -82,18 +170,26 @@ struct trail_output {
 	void *ctx;        /* the output's own state */
 	int (*begin)(void *ctx, const struct trail_export_src *src);
 	int (*event)(void *ctx, const struct trail_record *rec);
+	/* optional: function_graph data as calls (see above) */
+	int (*call)(void *ctx, const struct trail_call *call);
 	/* optional: damage, as soon as the reader finds it */
 	int (*damage)(void *ctx, const char *msg);
 	int (*end)(void *ctx, const struct trail_export_src *src);
 	void (*free)(void *ctx);
 };
 
-/* Feed every record of r to out, once, in time order. path names the file
- * in headers. Returns 0, or the first -errno of a callback with, when err is
- * given, its reason (or strerror's) there. The reader's own damage stays in
+/* Feed every record of r to out, once, in time order, as view selects
+ * (NULL: everything). path names the file in headers. Returns 0, or the
+ * first -errno of a callback with, when err is given, its reason (or
+ * strerror's) there. The reader's own damage stays in
  * trail_reader_errors() for the caller as ever. */
-int trail_export_run(struct trail_reader *r, const char *path, struct trail_output *out,
-		     char *err, size_t errlen);
+int trail_export_run(struct trail_reader *r, const char *path, const struct trail_view *view,
+		     struct trail_output *out, char *err, size_t errlen);
+
+/* trail_reader_symbol() through the driver's cache of names by address:
+ * what outputs call for an address (the function tracer's ip/parent_ip). */
+const char *trail_export_symbol(const struct trail_export_src *src, uint32_t pid, uint64_t ip,
+				uint64_t ts_raw);
 
 /* For outputs: a zeroed state of size bytes that starts with its struct
  * trail_output, a copy of ops with ctx set to it; NULL with errno if none. */

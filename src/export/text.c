@@ -129,14 +129,6 @@ static int count_begin(void *ctx, const struct trail_export_src *src)
 	return 0;
 }
 
-static int text_begin(void *ctx, const struct trail_export_src *src)
-{
-	struct text *t = ctx;
-
-	count_begin(ctx, src);
-	return t->o.stat ? TRAIL_OUTPUT_DONE : 0; /* --stat: no records read */
-}
-
 /* "%16s-%-7u [%03u] %6llu.%06llu: " */
 static void prefix(struct lbuf *l, const struct trail_record *rec, int ns_ts)
 {
@@ -170,10 +162,10 @@ static int is_function(const struct trail_record *rec)
 	return rec->len >= 16 && !strcmp(m->provider, "ftrace") && !strcmp(m->name, "function");
 }
 
-static void put_addr(struct lbuf *l, struct trail_reader *r, uint32_t pid, uint64_t ip,
-		     uint64_t ts)
+static void put_addr(struct lbuf *l, const struct trail_export_src *src, uint32_t pid,
+		     uint64_t ip, uint64_t ts)
 {
-	const char *name = trail_reader_symbol(r, pid, ip, ts, NULL);
+	const char *name = trail_export_symbol(src, pid, ip, ts);
 
 	if (name)
 		lb_str(l, name); /* as ftrace: the name, no offset */
@@ -182,42 +174,62 @@ static void put_addr(struct lbuf *l, struct trail_reader *r, uint32_t pid, uint6
 }
 
 /* ftrace's function tracer line: "func <-parent" */
-static void function_line(struct lbuf *l, struct trail_reader *r, const struct trail_record *rec)
+static void function_line(struct lbuf *l, const struct trail_export_src *src,
+			  const struct trail_record *rec)
 {
 	uint64_t ip, parent;
 
 	memcpy(&ip, rec->payload, 8);
 	memcpy(&parent, rec->payload + 8, 8);
-	put_addr(l, r, rec->stream->pid, ip, rec->ts_raw);
+	put_addr(l, src, rec->stream->pid, ip, rec->ts_raw);
 	lb_put(l, " <-", 3);
-	put_addr(l, r, rec->stream->pid, parent, rec->ts_raw);
+	put_addr(l, src, rec->stream->pid, parent, rec->ts_raw);
 }
 
-/* A function_graph recording is shown in its own layout: the first record
- * says which. */
-static int pick_layout(struct text *t, const struct trail_record *rec)
+/* A function_graph recording is shown in its own layout: the recording's
+ * tracer says which, or the first thing shown. */
+static int to_graph(struct text *t)
 {
 	struct trail_fgraph_opts fo = {
 		.sz = sizeof(fo), .out = t->o.out, .proc = t->o.graph_proc, .quiet = t->o.quiet,
+		.abstime = t->o.graph_abstime, .abstime_ns = t->o.ns_ts,
 	};
 
-	t->graph = rec->type == TRAIL_RT_EVENT && trail__fgraph_is_graph(rec);
-	if (!t->graph)
-		return 0;
+	t->graph = 1;
 	t->fg = trail_output_fgraph_create(&fo);
 	if (!t->fg)
 		return -errno;
 	return t->fg->begin(t->fg->ctx, t->src);
 }
 
+static int text_begin(void *ctx, const struct trail_export_src *src)
+{
+	struct text *t = ctx;
+
+	const char *tracer = trail_reader_info(src->reader, "tracer");
+
+	count_begin(ctx, src);
+	if (t->o.stat)
+		return TRAIL_OUTPUT_DONE; /* --stat: no records read */
+	return tracer && !strcmp(tracer, "function_graph") ? to_graph(t) : 0;
+}
+
+static int text_call(void *ctx, const struct trail_call *c)
+{
+	struct text *t = ctx;
+	int rc;
+
+	if (!t->fg && (rc = to_graph(t)))
+		return rc;
+	return t->fg->call(t->fg->ctx, c);
+}
+
 static int text_event(void *ctx, const struct trail_record *rec)
 {
 	struct text *t = ctx;
 	struct lbuf l;
-	int rc;
 
-	if (t->graph < 0 && (rc = pick_layout(t, rec)))
-		return rc;
+	t->graph = t->graph < 0 ? 0 : t->graph;
 	if (t->fg)
 		return t->fg->event(t->fg->ctx, rec);
 	lb_init(&l, t->o.out);
@@ -227,7 +239,7 @@ static int text_event(void *ctx, const struct trail_record *rec)
 		lb_num(&l, (unsigned long long)rec->lost, 0, ' ');
 		lb_put(&l, " EVENTS]", 8);
 	} else if (is_function(rec)) {
-		function_line(&l, t->src->reader, rec);
+		function_line(&l, t->src, rec);
 	} else {
 		const struct trail_meta *m = &rec->event->meta;
 
@@ -345,7 +357,8 @@ static struct trail_output *create(const struct trail_text_opts *opts,
 struct trail_output *trail_output_text_create(const struct trail_text_opts *opts)
 {
 	static const struct trail_output ops = {
-		.name = "text", .begin = text_begin, .event = text_event, .end = text_end,
+		.name = "text", .begin = text_begin, .event = text_event, .call = text_call,
+		.end = text_end,
 		.free = text_free,
 	};
 

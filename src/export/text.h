@@ -23,6 +23,8 @@ struct trail_text_opts {
 	int quiet;      /* no header (-q) */
 	int stat;       /* the header lists every stream; text: no events */
 	int graph_proc; /* function_graph: a TASK-TID column (-O fgraph:proc) */
+	int graph_abstime; /* function_graph: a TIME column (-O fgraph:abstime;
+			    * nanoseconds with ns_ts) */
 };
 
 /* NULL with errno set (ENOMEM, EINVAL). Free with trail_output_free(). */

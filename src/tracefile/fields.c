@@ -221,3 +221,73 @@ short_payload:
 	*o.p = '\0';
 	return (size_t)(o.p - buf);
 }
+
+int trail_field_at(const struct trail_revent *ev, uint32_t i, const uint8_t *p, uint32_t len,
+		   uint32_t *off, struct trail_fval *v)
+{
+	const struct trail_field *f;
+	uint32_t o = *off;
+	uint16_t k;
+
+	if (i >= ev->meta.nfields)
+		return 0;
+	f = &ev->meta.fields[i];
+	*v = (struct trail_fval){.f = f, .count = 1};
+	switch (f->kind) {
+	case TRAIL_FK_INT:
+	case TRAIL_FK_FLOAT:
+		break;
+	case TRAIL_FK_STRING:
+		if (o + 2 > len)
+			return 0;
+		memcpy(&k, p + o, 2);
+		o += 2;
+		v->null = k == TRAIL_STRING_NULL;
+		v->count = v->null ? 0 : k;
+		break;
+	case TRAIL_FK_ARRAY:
+		v->count = f->count;
+		break;
+	case TRAIL_FK_SEQ:
+		if (o + 2 > len)
+			return 0;
+		memcpy(&k, p + o, 2);
+		o += 2;
+		v->count = k;
+		break;
+	default:
+		return 0;
+	}
+	if (o + (uint64_t)v->count * (f->kind == TRAIL_FK_STRING ? 1 : f->size) > len)
+		return 0;
+	v->data = p + o;
+	*off = o + v->count * (f->kind == TRAIL_FK_STRING ? 1u : f->size);
+	return 1;
+}
+
+uint64_t trail_fval_u64(const struct trail_fval *v, uint32_t j)
+{
+	if (j >= v->count || v->f->kind == TRAIL_FK_STRING || v->f->kind == TRAIL_FK_FLOAT)
+		return 0;
+	return load_u(v->data + (size_t)j * v->f->size, v->f->size);
+}
+
+int64_t trail_fval_s64(const struct trail_fval *v, uint32_t j)
+{
+	return sign_extend(trail_fval_u64(v, j), v->f->size);
+}
+
+double trail_fval_double(const struct trail_fval *v)
+{
+	float fl;
+	double d = 0;
+
+	if (v->f->kind != TRAIL_FK_FLOAT)
+		return 0;
+	if (v->f->size == 4) {
+		memcpy(&fl, v->data, 4);
+		return fl;
+	}
+	memcpy(&d, v->data, 8);
+	return d;
+}

@@ -1212,6 +1212,14 @@ size_t trail_reader_errors(const struct trail_reader *r, const char *const **msg
 const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
 				uint64_t ip, uint64_t ts_raw, uint64_t *off)
 {
+	return trail_reader_symbol_span(r, pid, ip, ts_raw, off, NULL);
+}
+
+const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				     uint64_t ts_raw, uint64_t *off, uint64_t *until)
+{
+	if (until)
+		*until = UINT64_MAX;
 	/* in load order, the first not unloaded by ts: objects loaded one
 	 * after the other at the same addresses each get their events */
 	for (size_t m = 0; m < r->nmods; m++) {
@@ -1223,6 +1231,9 @@ const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
 		if (mod->pid != pid || ip < mod->base || ts_raw >= mod->gone ||
 		    (mod->hi > mod->lo && (ip < mod->lo || ip >= mod->hi)))
 			continue;
+		/* the answer holds until an object it looked at is unloaded */
+		if (until && mod->gone < *until)
+			*until = mod->gone;
 		for (size_t k = 0; k < r->nsymtabs; k++)
 			if (r->symtabs[k].id == mod->symbols)
 				t = &r->symtabs[k];

@@ -113,11 +113,50 @@ int trail_reader_peek(const struct trail_reader *r, const struct trail_rstream *
  * unknown. */
 const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
 				uint64_t ip, uint64_t ts_raw, uint64_t *off);
+/* The same, with *until the first raw time at which the answer may differ
+ * (an object it depends on is unloaded then): callers caching names by
+ * address keep them while ts_raw < *until. */
+const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				     uint64_t ts_raw, uint64_t *off, uint64_t *until);
 
 /* format.c: "name=value name=value ..." of an event payload into buf, as
  * ftrace prints fields (strings quoted, hex fields in hex). Returns the
  * length written (truncated at n - 1). */
 size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
 			   uint32_t len, char *buf, size_t n);
+
+/*
+ * The typed fields of a payload, one at a time, for outputs that keep the
+ * types (CTF, Perfetto, JSON):
+ *
+ *     uint32_t off = 0;
+ *     struct trail_fval v;
+ *     for (uint32_t i = 0; i < ev->meta.nfields; i++) {
+ *             if (!trail_field_at(ev, i, p, len, &off, &v))
+ *                     break; // payload shorter than its description
+ *             ... v.f->kind, v.f->name, trail_fval_u64(&v, 0) ...
+ *     }
+ *
+ * Fields must be taken in order (off carries the position).
+ */
+struct trail_fval {
+	const struct trail_field *f;
+	const uint8_t *data; /* INT, FLOAT: the value; STRING: its bytes;
+			      * ARRAY, SEQ: the first element */
+	uint32_t count;      /* STRING: bytes; ARRAY, SEQ: elements; else 1 */
+	int null;            /* a NULL string pointer (count 0) */
+};
+
+/* 1 and *v filled (*off moved past the field), or 0 if the payload ends
+ * before field i does. */
+int trail_field_at(const struct trail_revent *ev, uint32_t i, const uint8_t *p, uint32_t len,
+		   uint32_t *off, struct trail_fval *v);
+/* Element j of an INT, ARRAY or SEQ field (j = 0 for a scalar), zero- or
+ * sign-extended (as the field is signed or not: trail_fval_s64 for
+ * signed fields). */
+uint64_t trail_fval_u64(const struct trail_fval *v, uint32_t j);
+int64_t trail_fval_s64(const struct trail_fval *v, uint32_t j);
+/* A FLOAT field's value. */
+double trail_fval_double(const struct trail_fval *v);
 
 #endif /* TRAIL_READER_H */

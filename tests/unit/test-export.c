@@ -119,7 +119,7 @@ static int run(struct fake *f, struct trail_reader *r, int with_damage, char *er
 
 	f->r = r;
 	f->order_ok = 1;
-	return trail_export_run(r, "fixture", &out, err, n);
+	return trail_export_run(r, "fixture", NULL, &out, err, n);
 }
 
 /* every record once, in time order, each stream's count as its chunks say */

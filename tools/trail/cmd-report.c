@@ -128,7 +128,7 @@ int cmd_report(int argc, char **argv)
 	if (!out) {
 		tool_err("report: %s", strerror(errno));
 		rc = 1;
-	} else if (trail_export_run(r, path, out, err, errlen) < 0) {
+	} else if (trail_export_run(r, path, NULL, out, err, errlen) < 0) {
 		/* a write error on stdout is the exit status alone, as for any
 		 * filter writing to a closed or full output */
 		if (!ferror(stdout))

@@ -1,0 +1,696 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view.c - what every view of a trace file shows (output.h's struct
+ * trail_view) and function_graph records paired into calls (struct
+ * trail_call), between the reader's merge loop and an output.
+ *
+ * Each stream has a stack of open calls (frames) and a queue. A frame is
+ * shown or not by the view's function and depth selection, decided at its
+ * entry; a shown call whose duration decides (--graph-time-thresh) is
+ * pending until it returns or has lasted the threshold, and everything of
+ * its stream after it waits in the queue behind it, so a stream's order
+ * is kept. The queue also finds leaves: a shown entry waits there until
+ * the next thing shown in its stream, and becomes a LEAF if that is its
+ * own return. With no selection the queue stays empty: leaves are found
+ * by peeking at the stream's next record, so calls come out in time order.
+ *
+ * Memory: the stack follows the program's call depth; the queue holds
+ * what happened in a stream within one threshold of a pending call's
+ * start (nothing without --graph-time-thresh).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/spec.h"
+#include "view.h"
+
+enum { Q_ENTRY = 1, Q_EXIT, Q_LEAF, Q_EVENT };
+enum { S_PEND = 0, S_KEEP, S_DROP };
+
+struct qitem {
+	int kind, state;
+	struct trail_call c;
+	struct trail_record rec; /* Q_EVENT; payload copied to buf */
+	uint8_t *buf;
+	size_t cap;
+};
+
+struct frame {
+	uint64_t func, start_ns, child_ns, qseq;
+	uint32_t cpu, depth, kids; /* kids: the depth its shown children get */
+	int32_t up;                /* nearest shown frame below, or -1 */
+	uint8_t shown, nostart, ingraph, queued, leafed;
+	const char *name;
+};
+
+struct vstream {
+	int sel; /* shown at all */
+	struct frame *f;
+	size_t nf, capf;
+	struct qitem *q; /* ring, capq a power of two */
+	uint64_t head, tail;
+	size_t capq;
+	uint64_t last_ns, last_raw;
+};
+
+#define NAME_SLOTS 65536u
+
+struct name_slot {
+	uint64_t ip, until;
+	uint32_t pid, used;
+	const char *name;
+};
+
+struct trail_viewer {
+	const struct trail_view *v;
+	struct trail_reader *r;
+	struct trail_output *out;
+	struct vstream *s;
+	size_t ns;
+	int funcsel;   /* any of -l -n -g */
+	int filtering; /* anything that hides calls or needs the queue */
+	uint64_t start_ns, end_ns; /* absolute, once the first record is read */
+	int bounds_known, finished;
+	uint64_t last_ns;
+	struct name_slot *names;
+};
+
+enum { G_NONE, G_ENTRY, G_EXIT, G_EXIT_RET, G_LEAF, G_CALL, G_INHERITED };
+
+static int graph_kind(const struct trail_record *rec)
+{
+	const char *n;
+
+	if (rec->type != TRAIL_RT_EVENT || strcmp(rec->event->meta.provider, "ftrace") ||
+	    strncmp(rec->event->meta.name, "funcgraph_", 10))
+		return G_NONE;
+	n = rec->event->meta.name + 10;
+	if (!strcmp(n, "entry"))
+		return G_ENTRY;
+	if (!strcmp(n, "exit"))
+		return G_EXIT;
+	if (!strcmp(n, "exit_ret"))
+		return G_EXIT_RET;
+	if (!strcmp(n, "leaf"))
+		return G_LEAF;
+	if (!strcmp(n, "call"))
+		return G_CALL;
+	if (!strcmp(n, "inherited"))
+		return G_INHERITED;
+	return G_NONE;
+}
+
+int trail__view_is_graph(const struct trail_record *rec)
+{
+	return graph_kind(rec) != G_NONE;
+}
+
+static uint64_t u64at(const struct trail_record *rec, unsigned i)
+{
+	uint64_t v = 0;
+
+	if (rec->len >= (i + 1) * 8)
+		memcpy(&v, rec->payload + i * 8, 8);
+	return v;
+}
+
+const char *trail__view_symbol(struct trail_viewer *w, uint32_t pid, uint64_t ip, uint64_t ts_raw)
+{
+	uint64_t h = (ip ^ ((uint64_t)pid << 40)) * 0x9e3779b97f4a7c15ull;
+	struct name_slot *s;
+
+	if (!w->names) {
+		w->names = calloc(NAME_SLOTS, sizeof(*w->names));
+		if (!w->names)
+			return trail_reader_symbol(w->r, pid, ip, ts_raw, NULL);
+	}
+	s = &w->names[h >> 48];
+	if (!s->used || s->ip != ip || s->pid != pid || ts_raw >= s->until) {
+		s->name = trail_reader_symbol_span(w->r, pid, ip, ts_raw, NULL, &s->until);
+		s->ip = ip;
+		s->pid = pid;
+		s->used = 1;
+	}
+	return s->name;
+}
+
+static int glob_any(const char *const *pats, size_t n, const char *s)
+{
+	size_t len = strlen(s);
+
+	for (size_t i = 0; i < n; i++)
+		if (trail__glob(pats[i], strlen(pats[i]), s, len))
+			return 1;
+	return 0;
+}
+
+/* The name a glob sees: a C++ name without its parameter list, as -l at
+ * record time matches it. */
+static int name_matches(const char *const *pats, size_t n, const char *name)
+{
+	const char *paren;
+	char buf[512];
+
+	if (!name || !n)
+		return 0;
+	paren = strchr(name, '(');
+	if (paren && (size_t)(paren - name) < sizeof(buf)) {
+		memcpy(buf, name, (size_t)(paren - name));
+		buf[paren - name] = '\0';
+		if (glob_any(pats, n, buf))
+			return 1;
+	}
+	return glob_any(pats, n, name);
+}
+
+/* ---- output ---- */
+
+static int emit_item(struct trail_viewer *w, struct qitem *it)
+{
+	if (it->kind == Q_EVENT)
+		return w->out->event(w->out->ctx, &it->rec);
+	it->c.kind = it->kind == Q_ENTRY ? TRAIL_CALL_ENTRY :
+		     it->kind == Q_EXIT ? TRAIL_CALL_EXIT : TRAIL_CALL_LEAF;
+	return w->out->call(w->out->ctx, &it->c);
+}
+
+static struct qitem *enqueue(struct vstream *s, int kind, int state)
+{
+	struct qitem *it;
+
+	if (s->tail - s->head == s->capq) {
+		size_t cap = s->capq ? s->capq * 2 : 16;
+		struct qitem *q = calloc(cap, sizeof(*q));
+
+		if (!q)
+			return NULL;
+		for (uint64_t i = s->head; i < s->tail; i++)
+			q[i & (cap - 1)] = s->q[i & (s->capq - 1)];
+		/* the buffers of slots not in use move too */
+		for (size_t i = 0; i < s->capq; i++) {
+			uint64_t seq = s->tail + i;
+
+			if (seq - s->head >= s->capq)
+				break;
+			q[seq & (cap - 1)] = s->q[seq & (s->capq - 1)];
+		}
+		free(s->q);
+		s->q = q;
+		s->capq = cap;
+	}
+	it = &s->q[s->tail & (s->capq - 1)];
+	it->kind = kind;
+	it->state = state;
+	s->tail++;
+	return it;
+}
+
+/* Send what the head of the queue allows. */
+static int flush(struct trail_viewer *w, struct vstream *s)
+{
+	int rc;
+
+	while (s->head < s->tail) {
+		struct qitem *it = &s->q[s->head & (s->capq - 1)];
+
+		if (it->kind == Q_ENTRY) {
+			if (it->state == S_PEND)
+				break;
+			/* the last thing queued (so its call is still open:
+			 * a return makes it a leaf): it may yet be a leaf */
+			if (it->state == S_KEEP && s->head + 1 == s->tail)
+				break;
+		}
+		s->head++;
+		if (it->kind == Q_ENTRY && it->state == S_DROP)
+			continue;
+		if ((rc = emit_item(w, it)))
+			return rc;
+	}
+	return 0;
+}
+
+/* A call or event, straight to the output if nothing waits, else queued. */
+static int send_call(struct trail_viewer *w, struct vstream *s, int kind,
+		     const struct trail_call *c)
+{
+	struct qitem *it;
+
+	if (s->head == s->tail) {
+		struct trail_call cc = *c;
+
+		cc.kind = kind == Q_ENTRY ? TRAIL_CALL_ENTRY :
+			  kind == Q_EXIT ? TRAIL_CALL_EXIT : TRAIL_CALL_LEAF;
+		return w->out->call(w->out->ctx, &cc);
+	}
+	it = enqueue(s, kind, S_KEEP);
+	if (!it)
+		return -ENOMEM;
+	it->c = *c;
+	return flush(w, s);
+}
+
+static int send_event(struct trail_viewer *w, struct vstream *s, const struct trail_record *rec)
+{
+	struct qitem *it;
+
+	if (s->head == s->tail)
+		return w->out->event(w->out->ctx, rec);
+	it = enqueue(s, Q_EVENT, S_KEEP);
+	if (!it)
+		return -ENOMEM;
+	if (rec->len > it->cap) {
+		uint8_t *b = realloc(it->buf, rec->len);
+
+		if (!b) {
+			s->tail--;
+			return -ENOMEM;
+		}
+		it->buf = b;
+		it->cap = rec->len;
+	}
+	it->rec = *rec;
+	if (rec->len)
+		memcpy(it->buf, rec->payload, rec->len);
+	it->rec.payload = it->buf;
+	return flush(w, s);
+}
+
+/* ---- frames ---- */
+
+static struct frame *push(struct vstream *s)
+{
+	if (s->nf == s->capf) {
+		size_t cap = s->capf ? s->capf * 2 : 64;
+		struct frame *f = realloc(s->f, cap * sizeof(*f));
+
+		if (!f)
+			return NULL;
+		s->f = f;
+		s->capf = cap;
+	}
+	memset(&s->f[s->nf], 0, sizeof(s->f[0]));
+	return &s->f[s->nf++];
+}
+
+/* A new frame for a call of func entered at ts: shown or not, at which
+ * depth. */
+static struct frame *enter(struct trail_viewer *w, struct vstream *s,
+			   const struct trail_record *rec, uint64_t func, int nostart)
+{
+	const struct trail_view *v = w->v;
+	struct frame *p = s->nf ? &s->f[s->nf - 1] : NULL;
+	int32_t up = p ? (p->shown ? (int32_t)(s->nf - 1) : p->up) : -1;
+	uint32_t depth = p ? p->kids : 0;
+	int ingraph = p ? p->ingraph : 0;
+	const char *name = trail__view_symbol(w, rec->stream->pid, func, rec->ts_raw);
+	struct frame *f = push(s);
+
+	if (!f)
+		return NULL;
+	f->func = func;
+	f->name = name;
+	f->start_ns = nostart ? 0 : rec->ts_ns;
+	f->cpu = rec->cpu;
+	f->up = up;
+	f->nostart = (uint8_t)nostart;
+	f->shown = 1;
+	if (w->funcsel) {
+		if (v->ngraph && !ingraph && name_matches(v->graph, v->ngraph, name))
+			ingraph = 1;
+		if (v->ngraph && !ingraph)
+			f->shown = 0;
+		if (v->nonly && !name_matches(v->only, v->nonly, name))
+			f->shown = 0;
+		if (v->nnotrace && name_matches(v->notrace, v->nnotrace, name))
+			f->shown = 0;
+	}
+	if (v->max_depth && depth >= v->max_depth)
+		f->shown = 0;
+	f->ingraph = (uint8_t)ingraph;
+	f->depth = depth;
+	f->kids = f->shown ? depth + 1 : depth;
+	return f;
+}
+
+static void call_of(struct trail_call *c, const struct frame *f, const struct trail_record *rec)
+{
+	*c = (struct trail_call){
+		.stream = rec->stream, .cpu = f->cpu, .depth = f->depth, .func = f->func,
+		.name = f->name, .start_ns = f->start_ns, .ts_raw = rec->ts_raw,
+	};
+}
+
+/* A shown call of s (on top of its stack) ends at end_ns. */
+static int leave(struct trail_viewer *w, struct vstream *s, const struct trail_record *rec,
+		 uint64_t end_ns, unsigned flags, uint64_t retval)
+{
+	struct frame f = s->f[--s->nf];
+	struct trail_call c;
+	uint64_t dur = f.start_ns && end_ns > f.start_ns ? end_ns - f.start_ns : 0;
+	int kept = 1;
+
+	if (!f.shown || f.leafed)
+		return 0;
+	call_of(&c, &f, rec);
+	c.end_ns = end_ns;
+	c.child_ns = f.child_ns;
+	c.flags = flags | (f.nostart ? TRAIL_CALL_NOSTART : 0);
+	c.retval = retval;
+	c.cpu = rec->cpu;
+	if (f.queued && f.qseq >= s->head) {
+		struct qitem *it = &s->q[f.qseq & (s->capq - 1)];
+
+		if (it->state == S_PEND)
+			it->state = dur >= w->v->thresh_ns ? S_KEEP : S_DROP;
+		kept = it->state == S_KEEP;
+		if (kept && f.qseq + 1 == s->tail && !(flags & TRAIL_CALL_OPEN)) {
+			/* nothing shown inside: a leaf */
+			c.cpu = it->c.cpu;
+			it->kind = Q_LEAF;
+			it->c = c;
+		} else if (kept) {
+			struct qitem *x = enqueue(s, Q_EXIT, S_KEEP);
+
+			if (!x)
+				return -ENOMEM;
+			x->c = c;
+		}
+	} else {
+		int rc = send_call(w, s, Q_EXIT, &c);
+
+		if (rc)
+			return rc;
+	}
+	if (kept && f.up >= 0 && !f.nostart)
+		s->f[f.up].child_ns += dur;
+	return flush(w, s);
+}
+
+/* Close every open call of s at end_ns (the trace or range ended, or a
+ * loss broke the pairing). */
+static int close_all(struct trail_viewer *w, struct vstream *s, const struct trail_record *rec,
+		     uint64_t end_ns)
+{
+	int rc;
+
+	while (s->nf) {
+		struct frame *f = &s->f[s->nf - 1];
+
+		if (f->queued && f->qseq >= s->head) {
+			struct qitem *it = &s->q[f->qseq & (s->capq - 1)];
+
+			if (it->state == S_PEND) /* as long as it lasted so far */
+				it->state = end_ns - f->start_ns >= w->v->thresh_ns ? S_KEEP : S_DROP;
+		}
+		if ((rc = leave(w, s, rec, end_ns, TRAIL_CALL_OPEN, 0)))
+			return rc;
+	}
+	return flush(w, s);
+}
+
+/* The pending calls of s that have lasted the threshold by now are shown. */
+static int resolve_by_time(struct trail_viewer *w, struct vstream *s, uint64_t now)
+{
+	int rc = 0;
+
+	while (!rc && s->head < s->tail) {
+		struct qitem *it = &s->q[s->head & (s->capq - 1)];
+
+		if (it->kind != Q_ENTRY || it->state != S_PEND ||
+		    now - it->c.start_ns < w->v->thresh_ns)
+			break;
+		it->state = S_KEEP;
+		rc = flush(w, s);
+	}
+	return rc;
+}
+
+/* A function_graph record of a shown stream. */
+static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_record *rec,
+		 int kind, int in_range)
+{
+	const struct trail_view *v = w->v;
+	struct trail_record next;
+	struct trail_call c;
+	struct frame *f;
+	uint64_t end;
+
+	switch (kind) {
+	case G_ENTRY:
+		f = enter(w, s, rec, u64at(rec, 0), !in_range);
+		if (!f)
+			return -ENOMEM;
+		if (!f->shown || f->nostart)
+			return 0;
+		call_of(&c, f, rec);
+		if (v->thresh_ns) {
+			struct qitem *it = enqueue(s, Q_ENTRY, S_PEND);
+
+			if (!it)
+				return -ENOMEM;
+			it->c = c;
+			f->queued = 1;
+			f->qseq = s->tail - 1;
+			return 0;
+		}
+		if (s->head == s->tail && !trail_reader_peek(w->r, rec->stream, &next)) {
+			/* the stream's last record: open at the end */
+			if (!w->filtering)
+				return send_call(w, s, Q_ENTRY, &c);
+		} else if (s->head == s->tail) {
+			int nk = graph_kind(&next);
+
+			if ((nk == G_EXIT || nk == G_EXIT_RET) &&
+			    (!w->bounds_known || !v->has_end || next.ts_ns <= w->end_ns)) {
+				/* its return is the stream's next record: a leaf */
+				c.end_ns = next.ts_ns;
+				if (nk == G_EXIT_RET) {
+					c.flags |= TRAIL_CALL_RETVAL;
+					c.retval = u64at(&next, 0);
+				}
+				f->leafed = 1;
+				if (f->up >= 0)
+					s->f[f->up].child_ns += c.end_ns - c.start_ns;
+				return send_call(w, s, Q_LEAF, &c);
+			}
+			if (!w->filtering) /* the next record is shown: not a leaf */
+				return send_call(w, s, Q_ENTRY, &c);
+		}
+		{
+			struct qitem *it = enqueue(s, Q_ENTRY, S_KEEP);
+
+			if (!it)
+				return -ENOMEM;
+			it->c = c;
+			f->queued = 1;
+			f->qseq = s->tail - 1;
+			return flush(w, s);
+		}
+	case G_INHERITED:
+		f = enter(w, s, rec, u64at(rec, 0), 1);
+		return f ? 0 : -ENOMEM;
+	case G_EXIT:
+	case G_EXIT_RET:
+		if (!s->nf) {
+			/* a return from a call entered before the file starts
+			 * (or before a loss): shown when no function is picked */
+			if (w->funcsel || !in_range)
+				return 0;
+			c = (struct trail_call){
+				.flags = TRAIL_CALL_NOSTART, .stream = rec->stream, .cpu = rec->cpu,
+				.end_ns = rec->ts_ns, .ts_raw = rec->ts_raw,
+			};
+			if (kind == G_EXIT_RET) {
+				c.flags |= TRAIL_CALL_RETVAL;
+				c.retval = u64at(rec, 0);
+			}
+			return send_call(w, s, Q_EXIT, &c);
+		}
+		if (!in_range) { /* before the range: nothing shown yet */
+			s->nf--;
+			return 0;
+		}
+		return leave(w, s, rec, rec->ts_ns, kind == G_EXIT_RET ? TRAIL_CALL_RETVAL : 0,
+			     kind == G_EXIT_RET ? u64at(rec, 0) : 0);
+	case G_LEAF:
+	case G_CALL: {
+		uint64_t dur = 0, start;
+		uint32_t d32 = 0;
+
+		if (!in_range)
+			return 0;
+		if (kind == G_LEAF) { /* stamped at entry, duration in ticks */
+			if (rec->len >= 12)
+				memcpy(&d32, rec->payload + 8, 4);
+			start = rec->ts_ns;
+			end = trail_reader_to_ns(w->r, rec->ts_raw + d32) -
+			      trail_reader_to_ns(w->r, rec->ts_raw) + start;
+		} else { /* stamped at the return */
+			dur = u64at(rec, 1);
+			end = rec->ts_ns;
+			start = end - (trail_reader_to_ns(w->r, rec->ts_raw) -
+				       trail_reader_to_ns(w->r, rec->ts_raw - dur));
+		}
+		f = enter(w, s, rec, u64at(rec, 0), 0);
+		if (!f)
+			return -ENOMEM;
+		f->start_ns = start;
+		if (kind == G_CALL) {
+			f->depth = 0;
+			f->up = -1;
+		}
+		if (!f->shown || end - start < v->thresh_ns) {
+			s->nf--;
+			return 0;
+		}
+		call_of(&c, f, rec);
+		c.end_ns = end;
+		c.flags = kind == G_CALL ? TRAIL_CALL_THRESH : 0;
+		if (f->up >= 0)
+			s->f[f->up].child_ns += end - start;
+		s->nf--;
+		return send_call(w, s, Q_LEAF, &c);
+	}
+	}
+	return 0;
+}
+
+/* ---- the viewer ---- */
+
+static int stream_selected(const struct trail_view *v, const struct trail_rstream *st)
+{
+	size_t i;
+
+	if (v->ntids) {
+		for (i = 0; i < v->ntids && v->tids[i] != st->tid; i++)
+			;
+		if (i == v->ntids)
+			return 0;
+	}
+	if (v->npids) {
+		for (i = 0; i < v->npids && v->pids[i] != st->pid; i++)
+			;
+		if (i == v->npids)
+			return 0;
+	}
+	if (v->ncomms && !glob_any(v->comms, v->ncomms, st->comm))
+		return 0;
+	return 1;
+}
+
+struct trail_viewer *trail__viewer_new(struct trail_reader *r, const struct trail_view *v,
+				       struct trail_output *out,
+				       const struct trail_rstream *const *streams, size_t n)
+{
+	struct trail_viewer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->s = calloc(n ? n : 1, sizeof(*w->s));
+	if (!w->s) {
+		free(w);
+		return NULL;
+	}
+	w->v = v;
+	w->r = r;
+	w->out = out;
+	w->ns = n;
+	for (size_t i = 0; i < n; i++)
+		w->s[i].sel = stream_selected(v, streams[i]);
+	w->funcsel = v->nonly || v->nnotrace || v->ngraph;
+	w->filtering = w->funcsel || v->max_depth || v->thresh_ns;
+	return w;
+}
+
+void trail__viewer_free(struct trail_viewer *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->ns; i++) {
+		struct vstream *s = &w->s[i];
+
+		for (size_t k = 0; k < s->capq; k++)
+			free(s->q[k].buf);
+		free(s->q);
+		free(s->f);
+	}
+	free(w->s);
+	free(w->names);
+	free(w);
+}
+
+/* The end of what is shown: every open call closed at end_ns. */
+static int finish(struct trail_viewer *w, uint64_t end_ns)
+{
+	int rc = 0;
+
+	if (w->finished)
+		return 0;
+	w->finished = 1;
+	for (size_t i = 0; i < w->ns && !rc; i++) {
+		struct vstream *s = &w->s[i];
+		struct trail_record rec = {.type = TRAIL_RT_EVENT, .cpu = ~0u, .ts_ns = end_ns};
+
+		if (!s->sel || (!s->nf && s->head == s->tail))
+			continue;
+		if (s->nf) {
+			/* the stream it belongs to, for the calls made here */
+			struct trail_rstream const *const *st;
+
+			trail_reader_streams(w->r, &st);
+			rec.stream = st[i];
+			rec.ts_raw = s->last_raw;
+			rc = close_all(w, s, &rec, end_ns > s->last_ns ? end_ns : s->last_ns);
+		}
+		/* nothing is open: whatever waits goes */
+		while (!rc && s->head < s->tail) {
+			struct qitem *it = &s->q[s->head++ & (s->capq - 1)];
+
+			if (!(it->kind == Q_ENTRY && it->state == S_DROP))
+				rc = emit_item(w, it);
+		}
+	}
+	return rc;
+}
+
+int trail__viewer_record(struct trail_viewer *w, const struct trail_record *rec)
+{
+	const struct trail_view *v = w->v;
+	struct vstream *s;
+	int kind, in_range = 1, rc;
+
+	if (!w->bounds_known) {
+		w->bounds_known = 1;
+		w->start_ns = v->has_start ? v->start_ns + (v->rel_start ? rec->ts_ns : 0) : 0;
+		w->end_ns = v->has_end ? v->end_ns + (v->rel_end ? rec->ts_ns : 0) : UINT64_MAX;
+	}
+	if (v->has_end && rec->ts_ns > w->end_ns) {
+		rc = finish(w, w->end_ns);
+		return rc ? rc : TRAIL_OUTPUT_DONE;
+	}
+	w->last_ns = rec->ts_ns;
+	if (rec->stream->order >= w->ns || !(s = &w->s[rec->stream->order])->sel)
+		return 0;
+	if (v->has_start && rec->ts_ns < w->start_ns)
+		in_range = 0;
+	s->last_ns = rec->ts_ns;
+	s->last_raw = rec->ts_raw;
+	if (v->thresh_ns && s->head < s->tail && (rc = resolve_by_time(w, s, rec->ts_ns)))
+		return rc;
+	kind = graph_kind(rec);
+	if (kind != G_NONE && w->out->call)
+		return graph(w, s, rec, kind, in_range);
+	if (!in_range)
+		return 0;
+	if (rec->type == TRAIL_RT_LOST && w->out->call && s->nf &&
+	    (rc = close_all(w, s, rec, rec->ts_ns)))
+		return rc;
+	return send_event(w, s, rec);
+}
+
+int trail__viewer_end(struct trail_viewer *w)
+{
+	return finish(w, w->last_ns);
+}
