@@ -18,6 +18,7 @@
 
 #include "../common/arena.h"
 #include "fgraph.h"
+#include "formats.h"
 #include "lbuf.h"
 #include "text.h"
 
@@ -373,4 +374,11 @@ struct trail_output *trail_output_count_create(const struct trail_text_opts *opt
 	};
 
 	return create(opts, &ops);
+}
+
+struct trail_output *trail__export_text(const struct trail_export_opts *opts)
+{
+	struct trail_text_opts to = {.sz = sizeof(to), .out = opts->out};
+
+	return trail_output_text_create(&to);
 }

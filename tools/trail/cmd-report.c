@@ -13,12 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../src/export/output.h"
 #include "../../src/export/text.h"
 #include "../../src/tracefile/reader.h"
 #include "opt.h"
 #include "tool.h"
+#include "viewopt.h"
 
 enum { O_STAT = OPT_LONG_ID, O_COUNT };
 
@@ -30,11 +32,16 @@ static const struct opt_cmd report_opts = {
 		 "all threads merged in time order.\n",
 	.opts = (const struct opt[]){
 		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, "a file"},
-		{'t', NULL, OPT_NONE, NULL, "nanosecond timestamps (default: microseconds)", 0, NULL},
-		{'O', NULL, OPT_REQUIRED, "fgraph:proc", "function_graph: a TASK-TID column", 0, NULL},
+		{'t', NULL, OPT_NONE, NULL,
+		 "nanosecond timestamps (default: microseconds);\n"
+		 "function_graph: a TIME column, in nanoseconds", 0, NULL},
+		{'O', NULL, OPT_REQUIRED, "fgraph:OPT",
+		 "function_graph: proc (a TASK-TID column),\n"
+		 "abstime (a TIME column; repeatable)", 0, NULL},
 		{'q', "quiet", OPT_NONE, NULL, "no header, events only", 0, NULL},
 		{0, "stat", OPT_NONE, NULL, "only the header and accounting, no events", O_STAT, NULL},
 		{0, "count", OPT_NONE, NULL, "records of each event instead of the events", O_COUNT, NULL},
+		VIEWOPT_ROWS,
 		OPT_HELP_ROW,
 		{0},
 	},
@@ -64,9 +71,13 @@ int cmd_report(int argc, char **argv)
 	char *err, *obuf;
 	size_t errlen;
 	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, count = 0;
+	int abstime = 0;
 	size_t nerr;
 	struct opt_parser op;
+	struct viewopt vo;
+	struct stat st;
 
+	viewopt_init(&vo);
 	opt_init(&op, &report_opts, argc, argv);
 	while ((c = opt_next(&op)) != OPT_END) {
 		switch (c) {
@@ -86,35 +97,50 @@ int cmd_report(int argc, char **argv)
 			count = 1;
 			break;
 		case 'O':
-			if (strcmp(optarg, "fgraph:proc")) {
-				tool_usage_err("report", "unknown -O option '%s' (known: fgraph:proc)",
-					       optarg);
+			if (!strcmp(optarg, "fgraph:proc")) {
+				graph_proc = 1;
+			} else if (!strcmp(optarg, "fgraph:abstime")) {
+				abstime = 1;
+			} else {
+				tool_usage_err("report", "unknown -O option '%s' (known: fgraph:proc, "
+					       "fgraph:abstime)", optarg);
+				viewopt_free(&vo);
 				return EXIT_USAGE;
 			}
-			graph_proc = 1;
 			break;
 		case OPT_EXIT:
+			viewopt_free(&vo);
 			return op.status;
+		default:
+			if (viewopt_take(&vo, "report", c, optarg) < 0) {
+				viewopt_free(&vo);
+				return EXIT_USAGE;
+			}
 		}
 	}
 	if (optind < argc) {
 		tool_usage_err("report", "unexpected argument '%s' (the file goes after -i)",
 			       argv[optind]);
+		viewopt_free(&vo);
 		return EXIT_USAGE;
 	}
 	if (!*path) {
 		tool_usage_err("report", "-i needs a file name, not an empty one");
+		viewopt_free(&vo);
 		return EXIT_USAGE;
 	}
 	/* room for the whole path and the reason, however long the path */
 	errlen = strlen(path) + 512;
 	err = malloc(errlen);
-	if (!err)
+	if (!err) {
+		viewopt_free(&vo);
 		return 1;
+	}
 	if (trail_reader_open(path, &r, err, errlen)) {
 		tool_err("%s", err);
 		unfinished_hint(path);
 		free(err);
+		viewopt_free(&vo);
 		return 1;
 	}
 	obuf = malloc(1 << 20);
@@ -124,17 +150,23 @@ int cmd_report(int argc, char **argv)
 	topts.quiet = quiet;
 	topts.stat = stat_only;
 	topts.graph_proc = graph_proc;
+	topts.graph_abstime = abstime || ns_ts;
 	out = count ? trail_output_count_create(&topts) : trail_output_text_create(&topts);
+	/* a progress line when the text goes elsewhere than the terminal */
+	if (!quiet && !isatty(1) && stat(path, &st) == 0)
+		viewopt_progress(&vo, "report", (uint64_t)st.st_size);
 	if (!out) {
 		tool_err("report: %s", strerror(errno));
 		rc = 1;
-	} else if (trail_export_run(r, path, NULL, out, err, errlen) < 0) {
+	} else if (trail_export_run(r, path, &vo.v, out, err, errlen) < 0) {
 		/* a write error on stdout is the exit status alone, as for any
 		 * filter writing to a closed or full output */
 		if (!ferror(stdout))
 			tool_err("%s: %s", path, err);
 		rc = 1;
 	}
+	viewopt_progress_done(&vo);
+	viewopt_free(&vo);
 	trail_output_free(out);
 	free(err);
 	nerr = trail_reader_errors(r, &errs);

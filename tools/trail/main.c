@@ -16,6 +16,7 @@ static const char main_help[] =
 	"Commands:\n"
 	"  record   record events of a command or of running processes\n"
 	"  report   print a recorded trace\n"
+	"  export   write a recorded trace for another tool (CTF, Perfetto, ...)\n"
 	"  list     list the events a program or a process declares\n"
 	"  ps       list the running processes that trail can attach to\n"
 	"  version  print the version\n"
@@ -30,6 +31,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{"record", cmd_record},
 		{"report", cmd_report},
+		{"export", cmd_export},
 		{"list", cmd_list},
 		{"ps", cmd_ps},
 	};

@@ -63,5 +63,6 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif /* TRAIL_TOOL_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * viewopt.h - the options every view of a trace file takes (report,
+ * report --summary, export): which functions (-l -n -g, as at record
+ * time), threads (--tid --pid --comm), time (--time-range) and how deep or
+ * long (--max-graph-depth, --graph-time-thresh), made into the struct
+ * trail_view the export driver applies; and the progress line a long
+ * view shows on a terminal.
+ */
+#ifndef TRAIL_TOOL_VIEWOPT_H
+#define TRAIL_TOOL_VIEWOPT_H
+
+#include <stdint.h>
+
+#include "../../src/export/output.h"
+#include "opt.h"
+
+enum {
+	VO_TID = OPT_LONG_ID + 100,
+	VO_PID,
+	VO_COMM,
+	VO_RANGE,
+	VO_DEPTH,
+	VO_THRESH,
+};
+
+/* The rows, for a subcommand's option table. */
+#define VIEWOPT_ROWS                                                                        \
+	{'l', "limit-func", OPT_REQUIRED, "GLOB",                                           \
+	 "only calls of these functions (repeatable)", 0, "a function glob"},              \
+	{'n', "notrace-func", OPT_REQUIRED, "GLOB",                                         \
+	 "not calls of these (their callees stay; repeatable)", 0, "a function glob"},     \
+	{'g', "graph-func", OPT_REQUIRED, "GLOB",                                           \
+	 "only these functions and what they call (repeatable)", 0, "a function glob"},    \
+	{0, "tid", OPT_REQUIRED, "TID[,TID...]", "only these threads", VO_TID, NULL},        \
+	{0, "pid", OPT_REQUIRED, "PID[,PID...]", "only these processes", VO_PID, NULL},      \
+	{0, "comm", OPT_REQUIRED, "GLOB", "only threads of this name (repeatable)", VO_COMM, \
+	 NULL},                                                                             \
+	{0, "time-range", OPT_REQUIRED, "START,END",                                        \
+	 "only this time: seconds as report prints them,\n"                                 \
+	 "or +DURATION from the first record (+1.5s,+2s);\n"                                \
+	 "either side may be empty",                                                        \
+	 VO_RANGE, NULL},                                                                   \
+	{0, "max-graph-depth", OPT_REQUIRED, "N", "calls no deeper than N levels", VO_DEPTH,   \
+	 NULL},                                                                             \
+	{0, "graph-time-thresh", OPT_REQUIRED, "T",                                         \
+	 "calls of at least T (50us) and their callers", VO_THRESH, NULL}
+
+struct viewopt {
+	struct trail_view v;
+	const char **only, **notrace, **graph, **comms;
+	uint32_t *tids, *pids;
+	uint64_t started_ns;  /* progress: when the view began */
+	int tty, shown;       /* progress: stderr is a terminal; a line is up */
+	uint64_t total_bytes; /* progress: the file's size */
+	const char *what;     /* progress: "export", "report" */
+};
+
+void viewopt_init(struct viewopt *vo);
+/* An option of a view: 1 taken, 0 not one of VIEWOPT_ROWS, -1 a usage
+ * error was reported (exit EXIT_USAGE). */
+int viewopt_take(struct viewopt *vo, const char *cmd, int id, const char *arg);
+/* The progress line on stderr, if it is a terminal, for views that run
+ * longer than a second; file_bytes: the input's size. */
+void viewopt_progress(struct viewopt *vo, const char *what, uint64_t file_bytes);
+/* Clear the progress line, if one is up. */
+void viewopt_progress_done(struct viewopt *vo);
+void viewopt_free(struct viewopt *vo);
+
+#endif
