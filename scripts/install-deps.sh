@@ -2,15 +2,18 @@
 # Install what trail needs to build and test, from Debian packages, only
 # if something is missing. Used by the Makefile and by .ci/run.
 #   scripts/install-deps.sh [--bench] [--sanitizers]
-#   (--bench adds the peer tracers; --sanitizers clang and its runtimes,
-#   libFuzzer included, for scripts/fuzz.sh: make check and CI use it)
+#   (--bench adds the peer tracers; --sanitizers, what the whole test
+#   suite needs: clang and its runtimes, libFuzzer included, for
+#   scripts/fuzz.sh, and the viewers the export tests read trail's output
+#   with: babeltrace2, protoc, jq, xmllint, headless Chromium. make check
+#   and CI use it)
 set -eu
 pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev binutils procps util-linux)
 if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq)
 fi
 if [ "${1:-}" = "--sanitizers" ] || [ "${2:-}" = "--sanitizers" ]; then
-	pkgs+=(clang libclang-rt-14-dev)
+	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
