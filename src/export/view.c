@@ -365,6 +365,10 @@ static int leave(struct trail_viewer *w, struct vstream *s, const struct trail_r
 		if (it->state == S_PEND)
 			it->state = dur >= w->v->thresh_ns ? S_KEEP : S_DROP;
 		kept = it->state == S_KEEP;
+		/* a call not shown, last in the queue: gone, so that its
+		 * caller can still be a leaf */
+		if (!kept && f.qseq + 1 == s->tail)
+			s->tail--;
 		if (kept && f.qseq + 1 == s->tail && !(flags & TRAIL_CALL_OPEN)) {
 			/* nothing shown inside: a leaf */
 			c.cpu = it->c.cpu;
