@@ -59,6 +59,7 @@ struct cursor {
 	uint64_t lost_marked; /* lost events already shown by LOST records */
 	struct trail_record rec; /* the pending record */
 	int have;
+	int ns_known;  /* rec's ts_ns was computed by a peek */
 };
 
 struct trail_reader {
@@ -516,9 +517,28 @@ static void sec_end(struct trail_reader *r, uint64_t off, const uint8_t *p, uint
 	}
 }
 
+/*
+ * Memory: the file is mapped whole, but a view of a file larger than RAM
+ * must not keep it resident. Pages read are given back (MADV_DONTNEED on
+ * a read-only private mapping drops them; touched again, they are read
+ * from the file again): behind the opening scan every RELEASE_STEP bytes,
+ * and each chunk when its records are all read. Correctness never depends
+ * on it; only pages shared with a neighbour may be read twice.
+ */
+#define RELEASE_STEP (32ull << 20)
+
+static void release(const struct trail_reader *r, uint64_t off, uint64_t len)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t lo = (off + page - 1) & ~(page - 1), hi = (off + len) & ~(page - 1);
+
+	if (hi > lo && hi <= r->size)
+		madvise((void *)(uintptr_t)(r->map + lo), hi - lo, MADV_DONTNEED);
+}
+
 static void scan(struct trail_reader *r)
 {
-	uint64_t off = sizeof(struct trail_file_hdr);
+	uint64_t off = sizeof(struct trail_file_hdr), released = 0;
 
 	while (off < r->size) {
 		struct trail_sec s;
@@ -598,6 +618,10 @@ static void scan(struct trail_reader *r)
 			       (unsigned long long)off, sec_name(s.type), why ? ": " : "",
 			       why ? why : "");
 		off += sizeof(s) + s.len;
+		if (off - released >= RELEASE_STEP) {
+			release(r, released, off - released);
+			released = off;
+		}
 		if (s.type == TRAIL_SEC_END && !bad) {
 			/* the recorder writes nothing after END */
 			if (off < r->size)
@@ -866,8 +890,12 @@ static int cursor_fill(struct trail_reader *r, struct cursor *c)
 					 c->events, c->seen);
 				stream_damage(r, c, c->data_off, what);
 			}
-			if (c->data)
+			if (c->data) {
+				const struct rchunk *ch = &r->chunks[c->chunks[c->ci]];
+
+				release(r, ch->off, sizeof(struct trail_chunk_hdr) + ch->bytes);
 				c->ci++;
+			}
 			if (c->ci >= c->nchunks) {
 				c->data = NULL;
 				/* drops after the stream's last chunk: shown at its end */
@@ -1009,7 +1037,9 @@ int trail_reader_next(struct trail_reader *r, struct trail_record *rec)
 		return 0;
 	c = r->heap[0];
 	*rec = c->rec;
-	rec->ts_ns = trail_reader_to_ns(r, rec->ts_raw);
+	if (!c->ns_known)
+		rec->ts_ns = trail_reader_to_ns(r, rec->ts_raw);
+	c->ns_known = 0;
 	if (cursor_fill(r, c)) {
 		sift_down(r, 0);
 	} else {
@@ -1264,8 +1294,14 @@ int trail_reader_peek(const struct trail_reader *r, const struct trail_rstream *
 	/* a stream's cursor is in the heap exactly while it has a record */
 	for (size_t i = 0; i < r->nheap; i++)
 		if (r->heap[i]->st == st) {
-			*rec = r->heap[i]->rec;
-			rec->ts_ns = trail_reader_to_ns(r, rec->ts_raw);
+			struct cursor *c = r->heap[i];
+
+			/* converted once: trail_reader_next() takes it as is */
+			if (!c->ns_known) {
+				c->rec.ts_ns = trail_reader_to_ns(r, c->rec.ts_raw);
+				c->ns_known = 1;
+			}
+			*rec = c->rec;
 			return 1;
 		}
 	return 0;
