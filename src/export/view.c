@@ -543,7 +543,7 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 			if (rec->len >= 12)
 				memcpy(&d32, rec->payload + 8, 4);
 			start = rec->ts_ns;
-			end = d32 ? trail_reader_to_ns(w->r, rec->ts_raw + d32) : start;
+			end = start + trail_reader_span_ns(w->r, d32);
 		} else { /* stamped at the return */
 			dur = u64at(rec, 1);
 			end = rec->ts_ns;

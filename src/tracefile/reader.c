@@ -81,6 +81,7 @@ struct trail_reader {
 	struct trail_clock_sync *syncs;
 	size_t nsyncs, syncs_cap;
 	uint32_t mult, shift;
+	uint64_t span_mult; /* ns per tick << 32, for short spans */
 
 	struct trail_revent **events; /* by id */
 	uint32_t nevents_cap;
@@ -656,6 +657,21 @@ static void prepare_clock(struct trail_reader *r)
 	r->nsyncs = n;
 	if (!r->mult)
 		r->mult = 1;
+	/* spans: the slope over the whole recording (sync points drift by
+	 * parts per million: nothing on a span of seconds) */
+	if (n >= 2)
+		r->span_mult = (uint64_t)(((unsigned __int128)(r->syncs[n - 1].mono_ns -
+							      r->syncs[0].mono_ns) << 32) /
+					  (r->syncs[n - 1].ticks - r->syncs[0].ticks));
+	else
+		r->span_mult = (uint64_t)(((unsigned __int128)r->mult << 32) >> r->shift);
+}
+
+uint64_t trail_reader_span_ns(const struct trail_reader *r, uint64_t ticks)
+{
+	if (r->hdr.clock == TRAIL_CLOCK_MONO)
+		return ticks;
+	return (uint64_t)(((unsigned __int128)ticks * r->span_mult + (1ull << 31)) >> 32);
 }
 
 /* Outside the sync points: the slope of the nearest two when there are

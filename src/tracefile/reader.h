@@ -101,6 +101,10 @@ uint64_t trail_reader_damaged_events(const struct trail_reader *r);
 size_t trail_reader_errors(const struct trail_reader *r,
 			   const char *const **msgs);
 uint64_t trail_reader_to_ns(const struct trail_reader *r, uint64_t ticks);
+/* A short span (a call's duration) in ticks, in ns: the clock's mean rate
+ * over the recording, without trail_reader_to_ns()'s division (exact to
+ * the nanosecond for spans below a few seconds). */
+uint64_t trail_reader_span_ns(const struct trail_reader *r, uint64_t ticks);
 
 /* The record trail_reader_next() will give for this stream, without
  * taking it: 1 and *rec filled, or 0 if the stream has no more. */
