@@ -42,7 +42,7 @@ struct summary {
 	struct trail_output out;
 	struct trail_summary_opts o;
 	const struct trail_export_src *src;
-	struct table funcs, events;
+	struct table funcs, events, fcalls; /* fcalls: the function tracer's */
 	uint64_t first_ns, last_ns, lost, lost_recs;
 	int any;
 };
@@ -156,7 +156,18 @@ static int sum_event(void *ctx, const struct trail_record *rec)
 	}
 	if (rec->type != TRAIL_RT_EVENT)
 		return 0;
-	r = find(&s->events, rec->event, 0, group_of(s, rec->stream));
+	if (rec->len >= 16 && !strcmp(rec->event->meta.name, "function") &&
+	    !strcmp(rec->event->meta.provider, "ftrace")) {
+		/* the function tracer: calls of each function, no durations */
+		uint64_t ip;
+		const char *name;
+
+		memcpy(&ip, rec->payload, 8);
+		name = trail_export_symbol(s->src, rec->stream->pid, ip, rec->ts_raw);
+		r = find(&s->fcalls, name, name ? 0 : ip, group_of(s, rec->stream));
+	} else {
+		r = find(&s->events, rec->event, 0, group_of(s, rec->stream));
+	}
 	if (!r)
 		return -ENOMEM;
 	if (r->calls == 0)
@@ -296,7 +307,7 @@ static int sum_end(void *ctx, const struct trail_export_src *src)
 	char name[512], g[64];
 
 	(void)src;
-	if (!s->any && !s->events.n) {
+	if (!s->any && !s->events.n && !s->fcalls.n) {
 		snprintf(s->src->err, s->src->errlen,
 			 "%s: nothing to summarize (no calls or events shown)", s->src->path);
 		return -ENODATA;
@@ -327,6 +338,26 @@ static int sum_end(void *ctx, const struct trail_export_src *src)
 		}
 		free(v);
 	}
+	if (s->fcalls.n) {
+		v = rows(&s->fcalls, 0, s->o.sort == TRAIL_SUMMARY_SORT_NAME ?
+			 TRAIL_SUMMARY_SORT_NAME : TRAIL_SUMMARY_SORT_CALLS, &n);
+		if (!v)
+			return -ENOMEM;
+		if (s->any)
+			fputc('\n', f);
+		fprintf(f, "       Calls  %sFunction (the function tracer: calls, no durations)\n",
+			gname ? (s->o.by == TRAIL_SUMMARY_BY_THREAD ? "Thread                  " :
+				 "Process                 ") : "");
+		fprintf(f, "  ==========  %s====================\n",
+			gname ? "======================  " : "");
+		for (size_t i = 0; i < n; i++) {
+			fprintf(f, "  %10llu", (unsigned long long)v[i].calls);
+			if (gname)
+				fprintf(f, "  %-22s", group_text(s, &v[i], g, sizeof(g)));
+			fprintf(f, "  %s\n", row_name(&v[i], 0, name, sizeof(name)));
+		}
+		free(v);
+	}
 	if (s->events.n) {
 		double span = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / 1e9 : 0;
 
@@ -334,7 +365,7 @@ static int sum_end(void *ctx, const struct trail_export_src *src)
 			 TRAIL_SUMMARY_SORT_NAME : TRAIL_SUMMARY_SORT_CALLS, &n);
 		if (!v)
 			return -ENOMEM;
-		if (s->any)
+		if (s->any || s->fcalls.n)
 			fputc('\n', f);
 		fprintf(f, "       Count      Rate/s  %sEvent\n",
 			gname ? (s->o.by == TRAIL_SUMMARY_BY_THREAD ? "Thread                  " :
@@ -367,6 +398,7 @@ static void sum_free(void *ctx)
 		return;
 	free(s->funcs.v);
 	free(s->events.v);
+	free(s->fcalls.v);
 	free(s);
 }
 

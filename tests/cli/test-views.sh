@@ -83,6 +83,15 @@ summary_of_events() {
 	grep -q 'nothing to summarize' err.txt || die "$(cat err.txt)"
 }
 
+# the function tracer has calls and no durations: a table of calls
+summary_of_function_tracer() {
+	rec "$TMP/f.dat" -p function $NOSAN
+	$TRAIL report --summary -i "$TMP/f.dat" >f.txt
+	grep -q 'the function tracer' f.txt || die "$(head -3 f.txt)"
+	[ "$(awk '$NF == "token" { print $1 }' f.txt)" = $((3 * N)) ] || die "token: $(grep token f.txt)"
+	[ "$(awk '$NF == "request" { print $1 }' f.txt)" = "$N" ] || die "request"
+}
+
 # -g request: every call shown is under a request, request at depth 0
 select_graph_func() {
 	$TRAIL report -q -g parse -i "$TMP/g.dat" | grep '|' | grep -v '/\*' >p.txt
@@ -189,6 +198,7 @@ t summary_counts_the_calls summary_counts_the_calls
 t summary_self_and_total summary_self_and_total
 t summary_by_thread summary_by_thread
 t summary_of_events summary_of_events
+t summary_of_function_tracer summary_of_function_tracer
 t select_graph_func select_graph_func
 t select_depth select_depth
 t select_thresh select_thresh
