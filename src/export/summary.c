@@ -406,7 +406,7 @@ struct trail_output *trail_output_summary_create(const struct trail_summary_opts
 {
 	static const struct trail_output ops = {
 		.name = "summary", .begin = sum_begin, .event = sum_event, .call = sum_call,
-		.end = sum_end, .free = sum_free,
+		.end = sum_end, .free = sum_free, .whole_calls = 1,
 	};
 	struct summary *s;
 

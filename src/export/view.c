@@ -473,6 +473,11 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 			f->qseq = s->tail - 1;
 			return 0;
 		}
+		if (w->out->whole_calls && !w->filtering) {
+			/* no ENTRY, no leaf to find: the exit says it all */
+			f->queued = 0;
+			return 0;
+		}
 		if (s->head == s->tail && !trail_reader_peek(w->r, rec->stream, &next)) {
 			/* the stream's last record: open at the end */
 			if (!w->filtering)
