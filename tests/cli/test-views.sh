@@ -194,6 +194,21 @@ export_damaged_input() {
 	[ "$(grep -c '()' half.txt)" -gt 100 ] || die "the valid part is missing"
 }
 
+# an export of more than a second shows its progress on a terminal (a
+# pseudo-terminal from script(1)), and nothing when stderr is a file
+progress_on_a_terminal() {
+	BENCH_N=300000 $TRAIL record -q -p function_graph $NOSAN -o big.dat $PROG >/dev/null
+	script -qec "$TRAIL export --format text -i big.dat -o big.txt" typescript >/dev/null
+	grep -q 'trail export: [0-9,]* records .* of .* M records/s' typescript ||
+		die "no progress line: $(tr '\r' '\n' <typescript | head -3)"
+	rm -f big.txt
+	$TRAIL export --format text -i big.dat -o big.txt 2>err.txt
+	[ ! -s err.txt ] || die "progress without a terminal: $(head -c 200 err.txt)"
+	script -qec "$TRAIL export -q --format text -i big.dat -o big2.txt" typescript2 >/dev/null
+	! grep -q 'records/s' typescript2 || die "-q shows progress"
+	rm -f big.dat big.txt big2.txt
+}
+
 t summary_counts_the_calls summary_counts_the_calls
 t summary_self_and_total summary_self_and_total
 t summary_by_thread summary_by_thread
@@ -206,3 +221,4 @@ t select_threads_and_time select_threads_and_time
 t bad_view_options bad_view_options
 t export_refuses export_refuses
 t export_damaged_input export_damaged_input
+t progress_on_a_terminal progress_on_a_terminal
