@@ -46,6 +46,13 @@
 #define MIN_PX 0.1
 #define LEGEND_MAX 8
 
+struct object {
+	const char *path;
+	uint64_t v;   /* the value of the calls in it, self */
+	int program;  /* a traced program, not a library */
+	int rank;     /* libraries: by value, 0 first */
+};
+
 struct flame {
 	struct trail_output out;
 	FILE *f;
@@ -61,6 +68,8 @@ struct flame {
 	uint32_t maxdepth; /* of the frames drawn */
 	uint32_t frames;
 	double height;     /* of the image */
+	struct object *objs; /* the objects functions are in, most first */
+	size_t nobjs;
 };
 
 static int begin(void *ctx, const struct trail_export_src *src)
@@ -229,20 +238,27 @@ static int is_program(const struct trail_export_src *src, const char *module)
 }
 
 /* Library hues, apart from the program's reds and from each other. */
-static const int lib_hue[] = {48, 95, 175, 205, 265, 310, 130, 30};
+static const int lib_hue[] = {205, 95, 48, 265, 175, 310, 130, 30};
 
-/* An object's colour; vary: a hash of the function's name, to tell
+/* An object's colour: the program's red, a library's hue by its rank (the
+ * largest get hues apart); vary: a hash of the function's name, to tell
  * neighbours apart (0: the object's own colour, for the legend). */
-static struct rgb module_colour(const struct trail_export_src *src, const char *module,
-				uint32_t vary)
+static struct rgb object_colour(const struct object *ob, uint32_t vary)
 {
 	double dv = vary ? (double)(vary % 1000) / 1000 - 0.5 : 0;
-	const char *b = base_name(module);
 
-	if (is_program(src, module))
+	if (ob->program)
 		return hsl(10 + 14 * dv, 0.78, 0.60 + 0.08 * dv);
-	return hsl(lib_hue[hash(b, strlen(b)) % (sizeof(lib_hue) / sizeof(lib_hue[0]))] + 10 * dv,
-		   0.60, 0.66 + 0.08 * dv);
+	return hsl(lib_hue[ob->rank % (int)(sizeof(lib_hue) / sizeof(lib_hue[0]))] + 10 * dv, 0.60,
+		   0.66 + 0.08 * dv);
+}
+
+static const struct object *object_of(const struct flame *o, const char *path)
+{
+	for (size_t i = 0; i < o->nobjs; i++)
+		if (o->objs[i].path == path || !strcmp(o->objs[i].path, path))
+			return &o->objs[i];
+	return NULL;
 }
 
 /* A name's namespace: before its last "::" (ahead of any parameter list),
@@ -275,8 +291,8 @@ static struct rgb colour(const struct flame *o, const struct trail_sname *nm)
 		return (struct rgb){g, g, g + 6};
 	}
 	}
-	if (nm->module)
-		return module_colour(o->src, nm->module, h | 1);
+	if (nm->module && object_of(o, nm->module))
+		return object_colour(object_of(o, nm->module), h | 1);
 	/* unknown object: warm and pale, by the name's prefix */
 	return hsl((double)(hash(nm->text, prefix_len(nm->text)) % 55), 0.55,
 		   0.72 + 0.06 * ((double)(h % 1000) / 1000 - 0.5));
@@ -531,57 +547,59 @@ static const char script[] =
 	"})();\n"
 	"]]></script>\n";
 
-struct modtime {
-	const char *module;
-	uint64_t v;
-};
-
 static int by_value(const void *a, const void *b)
 {
-	const struct modtime *x = a, *y = b;
+	const struct object *x = a, *y = b;
 
 	if (x->v != y->v)
 		return x->v > y->v ? -1 : 1;
-	return strcmp(x->module, y->module);
+	return strcmp(x->path, y->path);
 }
 
-/* The objects that hold the most of the graph, with their colours. */
-static int legend(struct flame *o, struct lbuf *l, double y)
+/* The objects the functions are in, by the value of their own calls. */
+static int objects(struct flame *o)
 {
-	const struct trail_snode *nodes = o->nodes;
+	const struct trail_snode *nodes;
 	uint32_t nn = trail__stacks_nodes(o->s, &nodes);
-	struct modtime *m = NULL;
-	size_t n = 0, cap = 0;
-	double x = PAD;
+	size_t cap = 0;
+	int rank = 0;
 
 	for (uint32_t i = 1; i < nn; i++) {
 		const struct trail_sname *nm = trail__stacks_name(o->s, nodes[i].name);
-		uint64_t v = o->count ? nodes[i].calls : nodes[i].self_ns;
-		size_t k;
+		struct object *ob;
 
-		if (!nm->module || !v)
+		if (!nm->module)
 			continue;
-		for (k = 0; k < n && strcmp(m[k].module, nm->module); k++)
-			;
-		if (k == n) {
-			if (n == cap) {
-				struct modtime *t = realloc(m, (cap = cap ? 2 * cap : 16) * sizeof(*m));
+		ob = (struct object *)object_of(o, nm->module);
+		if (!ob) {
+			if (o->nobjs == cap) {
+				struct object *t = realloc(o->objs, (cap = cap ? 2 * cap : 16) * sizeof(*t));
 
-				if (!t) {
-					free(m);
+				if (!t)
 					return -ENOMEM;
-				}
-				m = t;
+				o->objs = t;
 			}
-			m[n++] = (struct modtime){nm->module, 0};
+			ob = &o->objs[o->nobjs++];
+			*ob = (struct object){nm->module, 0, is_program(o->src, nm->module), 0};
 		}
-		m[k].v += v;
+		ob->v += o->count ? nodes[i].calls : nodes[i].self_ns;
 	}
-	qsort(m, n, sizeof(*m), by_value);
+	if (o->nobjs)
+		qsort(o->objs, o->nobjs, sizeof(*o->objs), by_value);
+	for (size_t k = 0; k < o->nobjs; k++)
+		if (!o->objs[k].program)
+			o->objs[k].rank = rank++;
+	return 0;
+}
+
+/* The objects that hold the most of the graph, with their colours. */
+static void legend(struct flame *o, struct lbuf *l, double y)
+{
+	double x = PAD;
+
 	lb_put(l, "<g id=\"legend\">\n", 16);
-	for (size_t k = 0; k < n && k < LEGEND_MAX; k++) {
-		const char *b = base_name(m[k].module);
-		struct rgb c = module_colour(o->src, m[k].module, 0);
+	for (size_t k = 0; k < o->nobjs && k < LEGEND_MAX && o->objs[k].v; k++) {
+		const char *b = base_name(o->objs[k].path);
 		double w = 18 + (double)chars_of(b) * 6.5 + 14;
 
 		if (x + w > IMG_W - PAD)
@@ -589,9 +607,9 @@ static int legend(struct flame *o, struct lbuf *l, double y)
 		lb_fmt(l, "<rect x=\"%.1f\"", x);
 		lb_fmt(l, " y=\"%.1f\" width=\"12\" height=\"12\"", y - 10);
 		lb_put(l, " fill=\"", 7);
-		lb_rgb(l, c);
+		lb_rgb(l, object_colour(&o->objs[k], 0));
 		lb_put(l, "\"><title>", 9);
-		xml_text(l, m[k].module, SIZE_MAX);
+		xml_text(l, o->objs[k].path, SIZE_MAX);
 		lb_fmt(l, "</title></rect><text x=\"%.1f\"", x + 17);
 		lb_fmt(l, " y=\"%.1f\">", y);
 		xml_text(l, b, SIZE_MAX);
@@ -599,18 +617,15 @@ static int legend(struct flame *o, struct lbuf *l, double y)
 		x += w;
 	}
 	lb_put(l, "</g>\n", 5);
-	free(m);
-	return 0;
 }
 
-static int head(struct flame *o, const struct trail_export_src *src)
+static void head(struct flame *o, const struct trail_export_src *src)
 {
 	const char *cmd = trail_reader_info(src->reader, "command");
 	const char *title = o->title ? o->title : cmd && *cmd ? cmd : "Flame graph";
 	const struct trail_snode *root = &o->nodes[0];
 	double h = o->height;
 	struct lbuf l;
-	int rc;
 
 	lb_init(&l, o->f);
 	lb_put(&l, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", 55);
@@ -625,7 +640,7 @@ static int head(struct flame *o, const struct trail_export_src *src)
 	lb_fmt(&l, "<rect x=\"0\" y=\"0\" width=\"%.0f\"", IMG_W);
 	lb_fmt(&l, " height=\"%.0f\" fill=\"#fbfaf6\"/>\n", h);
 	lb_fmt(&l, "<text id=\"title\" x=\"%.1f\" y=\"26\">", IMG_W / 2.0);
-	xml_text(&l, title, 150);
+	xml_text(&l, title, 100);
 	lb_fmt(&l, "</text>\n<text id=\"subtitle\" x=\"%.1f\" y=\"46\">", IMG_W / 2.0);
 	xml_text(&l, src->path, 80);
 	lb_put(&l, ": ", 2);
@@ -647,11 +662,9 @@ static int head(struct flame *o, const struct trail_export_src *src)
 	lb_fmt(&l, " y=\"%.0f\" style=\"text-anchor: end\"></text>\n", h - 8);
 	lb_fmt(&l, "<text id=\"details\" x=\"%.0f\"", PAD);
 	lb_fmt(&l, " y=\"%.0f\"> </text>\n", h - 8);
-	if ((rc = legend(o, &l, h - 26)))
-		return rc;
+	legend(o, &l, h - 26);
 	lb_put(&l, "<g id=\"frames\">\n", 16);
 	lb_flush(&l);
-	return 0;
 }
 
 static void tail(struct flame *o)
@@ -675,10 +688,11 @@ static int end(void *ctx, const struct trail_export_src *src)
 	trail__stacks_nodes(o->s, &o->nodes);
 	o->scale = value(o, &o->nodes[0]) ? (IMG_W - 2.0 * PAD) / (double)value(o, &o->nodes[0]) : 0;
 	o->min = (uint64_t)(MIN_PX / (o->scale ? o->scale : 1));
-	if ((rc = walk(o, NULL)))
+	if ((rc = objects(o)) || (rc = walk(o, NULL)))
 		return rc;
 	o->height = TOP + (o->maxdepth + 1.0) * FRAME_H + BOTTOM;
-	if ((rc = head(o, src)) || (rc = walk(o, frame)))
+	head(o, src);
+	if ((rc = walk(o, frame)))
 		return rc;
 	tail(o);
 	return 0;
@@ -691,6 +705,7 @@ static void flame_free(void *ctx)
 	if (!o)
 		return;
 	trail__stacks_free(o->s);
+	free(o->objs);
 	free(o->x);
 	free(o);
 }
