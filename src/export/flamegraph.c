@@ -97,27 +97,53 @@ static int call(void *ctx, const struct trail_call *c)
 
 /* ---- text ---- */
 
+/* The length of the UTF-8 sequence at s that XML accepts (no overlong
+ * forms, surrogates, U+FFFE/U+FFFF or code points past U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t k = 2; k < n; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+	if (c == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf))
+		return 0;
+	return n;
+}
+
 /* s as XML character data: markup escaped, control bytes and bytes that
  * are not UTF-8 shown as '?' (XML forbids the first, the second would make
  * the file unreadable). At most max characters, then "..". */
 static void xml_text(struct lbuf *l, const char *s, size_t max)
 {
-	size_t chars = 0;
-
-	while (*s) {
+	for (size_t chars = 0; *s; chars++) {
 		unsigned char c = (unsigned char)*s;
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-			   (c & 0xf8) == 0xf0 ? 4 : 0;
-		size_t k;
+		size_t n = c >= 0x80 ? utf8_len((const unsigned char *)s) : 0;
 
 		if (chars == max) {
 			lb_put(l, "..", 2);
 			return;
 		}
-		chars++;
-		for (k = 1; k < n && ((unsigned char)s[k] & 0xc0) == 0x80; k++)
-			;
-		if (n > 1 && k == n && c >= 0xc2) {
+		if (n) {
 			lb_put(l, s, n);
 			s += n;
 			continue;
@@ -138,13 +164,16 @@ static void xml_text(struct lbuf *l, const char *s, size_t max)
 	}
 }
 
-/* characters (not bytes) of a UTF-8 string */
+/* characters of a string as xml_text() counts them */
 static size_t chars_of(const char *s)
 {
 	size_t n = 0;
 
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
+	for (; *s; n++) {
+		size_t k = (unsigned char)*s >= 0x80 ? utf8_len((const unsigned char *)s) : 0;
+
+		s += k ? k : 1;
+	}
 	return n;
 }
 
@@ -190,22 +219,26 @@ static uint32_t hash(const char *s, size_t n)
 /* h in degrees, s and l in [0, 1] */
 static struct rgb hsl(double h, double s, double l)
 {
-	double c, hp, x, m, t;
+	double c = (1 - (2 * l - 1 < 0 ? 1 - 2 * l : 2 * l - 1)) * s, hp, t, x, m;
+	int sector;
 
 	while (h < 0)
 		h += 360;
 	while (h >= 360)
 		h -= 360;
-	c = (1 - (2 * l - 1 < 0 ? 1 - 2 * l : 2 * l - 1)) * s;
-	hp = h / 60;
-	t = hp - 2 * (int)(hp / 2) - 1;
+	hp = h / 60; /* the sector of the colour wheel, and where in it */
+	sector = (int)hp;
+	t = hp - 2 * (sector / 2) - 1;
 	x = c * (1 - (t < 0 ? -t : t));
 	m = l - c / 2;
-	double v[6][3] = {{c, x, 0}, {x, c, 0}, {0, c, x}, {0, x, c}, {x, 0, c}, {c, 0, x}};
-	const double *p = v[(int)hp % 6];
+	{
+		const double v[6][3] = {{c, x, 0}, {x, c, 0}, {0, c, x},
+					{0, x, c}, {x, 0, c}, {c, 0, x}};
+		const double *p = v[sector % 6];
 
-	return (struct rgb){(int)((p[0] + m) * 255 + 0.5), (int)((p[1] + m) * 255 + 0.5),
-			    (int)((p[2] + m) * 255 + 0.5)};
+		return (struct rgb){(int)((p[0] + m) * 255 + 0.5), (int)((p[1] + m) * 255 + 0.5),
+				    (int)((p[2] + m) * 255 + 0.5)};
+	}
 }
 
 static void lb_rgb(struct lbuf *l, struct rgb c)

@@ -274,6 +274,22 @@ chromium_runs_it() {
 	echo "screenshot: $ART/flame.png"
 }
 
+odd_names() {
+	# symbols renamed in the program's ELF file: ';', space, newline,
+	# markup, a byte that is not UTF-8, a control byte, a UTF-8 letter
+	objcopy --redefine-sym "hash=$(printf 'ha;sh me<&>\377\001\303\251')" \
+		--redefine-sym "lookup=$(printf 'look\nup')" "$P2" odd
+	$TRAIL record -q -p function_graph $NOSAN -o o.dat -- ./odd >/dev/null
+	$TRAIL export -F folded --count -i o.dat >f.txt
+	LC_ALL=C grep -q "^odd-[0-9]*;odd-[0-9]*;main;handle_request;look_up;ha_sh_me<&>$(printf '\377')_$(printf '\303\251') 2$" f.txt ||
+		die "names: $(cat -v f.txt)"
+	[ "$(wc -l <f.txt)" -eq 6 ] || die "$(cat -v f.txt)"
+	$TRAIL export -F flamegraph --count -i o.dat -o o.svg
+	xmllint --noout o.svg
+	has o.svg "<title>ha;sh me&lt;&amp;&gt;??$(printf '\303\251')"
+	has o.svg "<title>look?up"
+}
+
 no_function_data() {
 	# static events only: exit 1, the reason, no file left
 	$TRAIL record -q -e 'app:*' -o s.dat -- "$EXAMPLE" >/dev/null
@@ -345,6 +361,11 @@ if [ -n "$CHROMIUM" ]; then
 	t chromium_runs_it chromium_runs_it
 else
 	skip chromium_runs_it "no chromium"
+fi
+if command -v objcopy >/dev/null; then
+	t odd_names odd_names
+else
+	skip odd_names "no objcopy"
 fi
 t no_function_data no_function_data
 t options options
