@@ -606,8 +606,10 @@ static int objects(struct flame *o)
 		ob = (struct object *)object_of(o, nm->module);
 		if (!ob) {
 			if (o->nobjs == cap) {
-				struct object *t = realloc(o->objs, (cap = cap ? 2 * cap : 16) * sizeof(*t));
+				struct object *t;
 
+				cap = cap ? 2 * cap : 16;
+				t = realloc(o->objs, cap * sizeof(*t));
 				if (!t)
 					return -ENOMEM;
 				o->objs = t;
@@ -715,11 +717,13 @@ static int end(void *ctx, const struct trail_export_src *src)
 {
 	struct flame *o = ctx;
 	int rc = trail__stacks_finish(o->s, src);
+	uint64_t all;
 
 	if (rc)
 		return rc;
 	trail__stacks_nodes(o->s, &o->nodes);
-	o->scale = value(o, &o->nodes[0]) ? (IMG_W - 2.0 * PAD) / (double)value(o, &o->nodes[0]) : 0;
+	all = value(o, &o->nodes[0]);
+	o->scale = all ? (IMG_W - 2.0 * PAD) / (double)all : 0;
 	o->min = (uint64_t)(MIN_PX / (o->scale ? o->scale : 1));
 	if ((rc = objects(o)) || (rc = walk(o, NULL)))
 		return rc;

@@ -120,16 +120,18 @@ static int name_id(struct trail_stacks *s, const char *text, int kind, const cha
 		   uint32_t *id)
 {
 	uint64_t h = text_hash(text, kind);
-	size_t k;
+	size_t k, mask;
 
 	if (2 * ((size_t)s->nnames + 1) > s->by_text_cap &&
 	    rehash(&s->by_text, &s->by_text_cap, s->nnames, name_hash, s))
 		return -ENOMEM;
-	for (k = (size_t)h & (s->by_text_cap - 1); s->by_text[k]; k = (k + 1) & (s->by_text_cap - 1)) {
-		const struct trail_sname *n = &s->names[s->by_text[k] - 1];
+	mask = s->by_text_cap - 1;
+	for (k = (size_t)h & mask; s->by_text[k]; k = (k + 1) & mask) {
+		uint32_t i = s->by_text[k] - 1;
 
-		if (s->name_hash[s->by_text[k] - 1] == h && n->kind == kind && !strcmp(n->text, text)) {
-			*id = s->by_text[k] - 1;
+		if (s->name_hash[i] == h && s->names[i].kind == kind &&
+		    !strcmp(s->names[i].text, text)) {
+			*id = i;
 			return 0;
 		}
 	}
@@ -255,7 +257,7 @@ void trail__stacks_free(struct trail_stacks *s)
 
 int trail__stacks_begin(struct trail_stacks *s, const struct trail_export_src *src)
 {
-	uint32_t root, id;
+	uint32_t id;
 	int rc;
 
 	s->src = src;
@@ -266,14 +268,13 @@ int trail__stacks_begin(struct trail_stacks *s, const struct trail_export_src *s
 	rc = name_id(s, "all", TRAIL_SNAME_ROOT, NULL, &id);
 	if (rc)
 		return rc;
-	/* the root: its own parent, never found by child() (depth 0) */
+	/* the root, node 0: its own parent, not in the index */
 	s->nodes = calloc(1024, sizeof(*s->nodes));
 	if (!s->nodes)
 		return -ENOMEM;
 	s->capnodes = 1024;
 	s->nnodes = 1;
-	root = 0;
-	s->nodes[root] = (struct trail_snode){.parent = root, .name = id};
+	s->nodes[0] = (struct trail_snode){.parent = 0, .name = id};
 	return 0;
 }
 
@@ -289,7 +290,8 @@ static int stream_base(struct trail_stacks *s, const struct trail_rstream *st, u
 		if (s->src->procs[i].pid == st->pid && s->src->procs[i].comm[0])
 			pcomm = s->src->procs[i].comm;
 	snprintf(text, sizeof(text), "%.16s-%u", pcomm, st->pid);
-	if ((rc = name_id(s, text, TRAIL_SNAME_PROCESS, NULL, &id)) || (rc = child(s, 0, id, &node)))
+	if ((rc = name_id(s, text, TRAIL_SNAME_PROCESS, NULL, &id)) ||
+	    (rc = child(s, 0, id, &node)))
 		return rc;
 	snprintf(text, sizeof(text), "%.16s-%u", st->comm, st->tid);
 	if ((rc = name_id(s, text, TRAIL_SNAME_THREAD, NULL, &id)) ||
@@ -308,11 +310,13 @@ static int stream_base(struct trail_stacks *s, const struct trail_rstream *st, u
 	return 0;
 }
 
-static void count(struct trail_stacks *s, uint32_t node, const struct trail_call *c)
+/* A call of node's stack ended: its time less its children's is its own. */
+static void count(struct trail_stacks *s, uint32_t node, const struct trail_call *c,
+		  uint64_t child_ns)
 {
 	uint64_t dur = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
 
-	s->nodes[node].self_ns += dur > c->child_ns ? dur - c->child_ns : 0;
+	s->nodes[node].self_ns += dur > child_ns ? dur - child_ns : 0;
 	s->nodes[node].calls++;
 	s->calls++;
 }
@@ -329,19 +333,18 @@ int trail__stacks_call(struct trail_stacks *s, const struct trail_call *c)
 	if (c->kind == TRAIL_CALL_EXIT) {
 		if ((c->flags & TRAIL_CALL_NOSTART) || !p->n)
 			return 0;
-		count(s, p->v[--p->n], c);
+		count(s, p->v[--p->n], c, c->child_ns);
 		return 0;
 	}
+	if (c->kind != TRAIL_CALL_ENTRY && c->kind != TRAIL_CALL_LEAF)
+		return 0;
 	if (!p->base && (rc = stream_base(s, c->stream, &p->base)))
 		return rc;
 	top = p->n && !(c->flags & TRAIL_CALL_THRESH) ? p->v[p->n - 1] : p->base;
 	if ((rc = func_name(s, c, &name)) || (rc = child(s, top, name, &node)))
 		return rc;
-	if (c->kind == TRAIL_CALL_LEAF) {
-		struct trail_call whole = *c;
-
-		whole.child_ns = 0;
-		count(s, node, &whole);
+	if (c->kind == TRAIL_CALL_LEAF) { /* nothing shown inside: all its own */
+		count(s, node, c, 0);
 		return 0;
 	}
 	if (p->n == p->cap) {

@@ -281,7 +281,8 @@ odd_names() {
 		--redefine-sym "lookup=$(printf 'look\nup')" "$P2" odd
 	$TRAIL record -q -p function_graph $NOSAN -o o.dat -- ./odd >/dev/null
 	$TRAIL export -F folded --count -i o.dat >f.txt
-	LC_ALL=C grep -q "^odd-[0-9]*;odd-[0-9]*;main;handle_request;look_up;ha_sh_me<&>$(printf '\377')_$(printf '\303\251') 2$" f.txt ||
+	leaf="ha_sh_me<&>$(printf '\377')_$(printf '\303\251')"
+	LC_ALL=C grep -q "^odd-[0-9]*;odd-[0-9]*;main;handle_request;look_up;$leaf 2$" f.txt ||
 		die "names: $(cat -v f.txt)"
 	[ "$(wc -l <f.txt)" -eq 6 ] || die "$(cat -v f.txt)"
 	$TRAIL export -F flamegraph --count -i o.dat -o o.svg
