@@ -6,6 +6,10 @@
 
 static const struct trail_format formats[] = {
 	{"text", "ftrace's text, as trail report prints it", 0, 0, 0, trail__export_text},
+	{"folded", "call stacks with their self time, for flame graph tools", 0, 0, 1,
+	 trail__export_folded},
+	{"flamegraph", "an SVG flame graph of the calls (opens in a browser)", 0, 0, 1,
+	 trail__export_flamegraph},
 };
 
 const struct trail_format *trail_export_formats(size_t *n)

@@ -36,6 +36,7 @@ struct rmodule {
 	uint32_t pid, symbols;
 	uint64_t base, lo, hi;
 	uint64_t gone; /* raw ticks it was unloaded at, or UINT64_MAX */
+	const char *path; /* in the mapped file */
 };
 
 struct rsymbols {
@@ -347,7 +348,8 @@ static int sec_module(struct trail_reader *r, const uint8_t *p, uint64_t len)
 	memcpy(&sm, p, sizeof(sm));
 	if (grow((void **)&r->mods, &r->mods_cap, r->nmods + 1, sizeof(*r->mods)))
 		return -1;
-	r->mods[r->nmods++] = (struct rmodule){sm.pid, sm.symbols, sm.base, sm.lo, sm.hi, UINT64_MAX};
+	r->mods[r->nmods++] = (struct rmodule){sm.pid, sm.symbols, sm.base, sm.lo, sm.hi, UINT64_MAX,
+					       (const char *)p + sizeof(sm)};
 	return 0;
 }
 
@@ -1302,6 +1304,26 @@ const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid,
 		}
 	}
 	return NULL;
+}
+
+const char *trail_reader_module(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				uint64_t ts_raw)
+{
+	const char *loose = NULL;
+
+	/* as trail_reader_symbol() looks: an object with known segments
+	 * holding ip, else the first one based below it */
+	for (size_t m = 0; m < r->nmods; m++) {
+		const struct rmodule *mod = &r->mods[m];
+
+		if (mod->pid != pid || ip < mod->base || ts_raw >= mod->gone)
+			continue;
+		if (mod->hi > mod->lo && ip >= mod->lo && ip < mod->hi)
+			return mod->path;
+		if (mod->hi <= mod->lo && !loose)
+			loose = mod->path;
+	}
+	return loose;
 }
 
 int trail_reader_peek(const struct trail_reader *r, const struct trail_rstream *st,

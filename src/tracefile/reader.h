@@ -123,6 +123,11 @@ const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
 const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid, uint64_t ip,
 				     uint64_t ts_raw, uint64_t *off, uint64_t *until);
 
+/* The path of the object of process pid holding address ip at time
+ * ts_raw (its MODULE section), or NULL if unknown. */
+const char *trail_reader_module(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				uint64_t ts_raw);
+
 /* format.c: "name=value name=value ..." of an event payload into buf, as
  * ftrace prints fields (strings quoted, hex fields in hex). Returns the
  * length written (truncated at n - 1). */
