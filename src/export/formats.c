@@ -6,6 +6,7 @@
 
 static const struct trail_format formats[] = {
 	{"text", "ftrace's text, as trail report prints it", 0, 0, 0, trail__export_text},
+	{"perfetto", "Perfetto's protobuf trace (ui.perfetto.dev)", 0, 1, 0, trail__export_perfetto},
 };
 
 const struct trail_format *trail_export_formats(size_t *n)
