@@ -13,7 +13,8 @@
  *                        stream: a track under its thread's
  *   function_graph call  a slice on its thread's track: TYPE_SLICE_BEGIN at
  *                        the entry, TYPE_SLICE_END at the return (with
- *                        retval, or unfinished=true when the view closed it)
+ *                        retval, or unfinished=true when the view closed it;
+ *                        entered before the trace: see nostart_exit())
  *   function tracer      an instant named by the function, parent=caller
  *   static event         an instant "provider:event", category provider,
  *                        its fields as debug annotations of their type
@@ -124,6 +125,8 @@ enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3 };
 #define UUID_TRAIL (1ull << 56)
 
 #define FLUSH_AT (64u << 10)
+#define NOSTART_SPAN 16384u /* ns before a track's first time: a thread's
+			     * shadow stack frames (see nostart_exit()) */
 #define DAMAGE_KEEP 16
 
 /* interning namespaces, and the InternedData field of each */
@@ -131,8 +134,9 @@ enum ns { NS_NAME, NS_CAT, NS_ANNOT, NS_STR, NS_N };
 static const uint32_t ns_field[NS_N] = {ID_NAMES, ID_CATEGORIES, ID_ANNOT_NAMES, ID_STRINGS};
 
 /* fixed annotation names, interned on first use */
-enum { AN_PARENT, AN_LOST, AN_RETVAL, AN_UNFINISHED, AN_MESSAGE, AN_N };
-static const char *const an_text[AN_N] = {"parent", "lost", "retval", "unfinished", "message"};
+enum { AN_PARENT, AN_LOST, AN_RETVAL, AN_UNFINISHED, AN_MESSAGE, AN_NOSTART, AN_N };
+static const char *const an_text[AN_N] = {"parent",  "lost",   "retval",
+					  "unfinished", "message", "entered_before_trace"};
 
 struct sslot { /* interned string: (ns, bytes) -> iid */
 	uint64_t h; /* 0: empty */
@@ -174,6 +178,8 @@ struct strand { /* per stream */
 	uint64_t pend_retval;
 	unsigned pend_flags;
 	int32_t hpos; /* in the heap, or -1 */
+	int seen;
+	uint64_t first_ns; /* of the first thing written on its track */
 };
 
 struct pf {
@@ -607,6 +613,10 @@ static int settle(struct pf *p, uint32_t s, uint64_t ts)
 {
 	int rc;
 
+	if (s < p->nst && !p->st[s].seen) {
+		p->st[s].seen = 1;
+		p->st[s].first_ns = ts;
+	}
 	while (p->nheap && p->st[p->heap[0]].pend_ns <= ts)
 		if ((rc = write_pending(p, p->heap[0])))
 			return rc;
@@ -807,35 +817,68 @@ static int pf_begin(void *ctx, const struct trail_export_src *src)
 	return tracks(p);
 }
 
+/* a call's begin */
+static int slice_begin(struct pf *p, uint32_t s, const struct trail_call *c, uint64_t ts, int nostart)
+{
+	uint32_t iid = func_iid(p, NS_NAME, c->func, c->name);
+	size_t m = pkt_open(p, &ts), te = te_open(p, TYPE_SLICE_BEGIN, p->st[s].uuid);
+
+	pb_uint(&p->pb, TE_NAME_IID, iid);
+	if (nostart)
+		annot_uint(p, AN_NOSTART, DA_BOOL, 1);
+	pb_close(&p->pb, te);
+	return pkt_close(p, m);
+}
+
+/*
+ * The return from a call entered before what the view shows (a frame a
+ * forked child inherited, a call entered before --time-range): its slice
+ * begins just before the first thing of its track, outer frames first
+ * (they return last, so each begins a nanosecond per level of depth
+ * before the next one in), marked entered_before_trace. Without it the
+ * calls inside would have lost their parents.
+ */
+static int nostart_exit(struct pf *p, uint32_t s, const struct trail_call *c)
+{
+	struct strand *t = &p->st[s];
+	uint64_t d = c->depth < NOSTART_SPAN ? c->depth : NOSTART_SPAN - 1;
+	size_t m;
+	int rc;
+
+	if (!c->func && !c->name)
+		return 0; /* nothing to name it by */
+	if ((rc = settle(p, s, c->end_ns)))
+		return rc;
+	d += t->first_ns > NOSTART_SPAN ? t->first_ns - NOSTART_SPAN : 0;
+	if ((rc = slice_begin(p, s, c, d, 1)))
+		return rc;
+	m = pkt_open(p, &c->end_ns);
+	slice_end_body(p, t->uuid, c->flags & ~TRAIL_CALL_NOSTART, c->retval);
+	return pkt_close(p, m);
+}
+
 static int pf_call(void *ctx, const struct trail_call *c)
 {
 	struct pf *p = ctx;
 	uint32_t s = c->stream->order;
 	struct strand *t = &p->st[s];
-	uint32_t iid;
-	size_t m, te;
+	size_t m;
 	int rc;
 
 	if (s >= p->nst)
 		return 0;
 	if (c->kind == TRAIL_CALL_EXIT) {
 		if (c->flags & TRAIL_CALL_NOSTART)
-			return 0; /* entered before the file: no slice to end */
+			return nostart_exit(p, s, c);
 		if ((rc = settle(p, s, c->end_ns)))
 			return rc;
 		m = pkt_open(p, &c->end_ns);
 		slice_end_body(p, t->uuid, c->flags, c->retval);
 		return pkt_close(p, m);
 	}
-	if ((rc = settle(p, s, c->start_ns)))
+	if ((rc = settle(p, s, c->start_ns)) || (rc = slice_begin(p, s, c, c->start_ns, 0)))
 		return rc;
-	iid = func_iid(p, NS_NAME, c->func, c->name);
-	m = pkt_open(p, &c->start_ns);
-	te = te_open(p, TYPE_SLICE_BEGIN, t->uuid);
-	pb_uint(&p->pb, TE_NAME_IID, iid);
-	pb_close(&p->pb, te);
-	rc = pkt_close(p, m);
-	if (c->kind == TRAIL_CALL_LEAF && !rc) { /* its end when time gets there */
+	if (c->kind == TRAIL_CALL_LEAF) { /* its end when time gets there */
 		t->pend_ns = c->end_ns;
 		t->pend_flags = c->flags;
 		t->pend_retval = c->retval;
@@ -843,7 +886,7 @@ static int pf_call(void *ctx, const struct trail_call *c)
 		t->hpos = (int32_t)p->nheap++;
 		hup(p, (size_t)t->hpos);
 	}
-	return rc;
+	return 0;
 }
 
 /* an integer field's value (element j) as its annotation value */
