@@ -634,6 +634,17 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* processes by (pid, place in the file): a pid's first process first */
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct trail_rproc *x = *(const struct trail_rproc *const *)a;
+	const struct trail_rproc *y = *(const struct trail_rproc *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 /* streams by (pid, tid, level, order) */
 static int cmp_stream(const void *a, const void *b)
 {
@@ -649,21 +660,14 @@ static int cmp_stream(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static int process_track(struct pf *p, uint32_t pid)
+/* pid's track: named by its process (pr), or else by its main thread's
+ * stream (main); either may be NULL */
+static int process_track(struct pf *p, uint32_t pid, const struct trail_rproc *pr,
+			 const struct trail_rstream *main)
 {
-	const struct trail_export_src *src = p->src;
-	const struct trail_rproc *pr = NULL;
-	const char *name = NULL;
+	const char *name = pr && pr->comm[0] ? pr->comm : main ? main->comm : NULL;
 	size_t pk, m, pd;
 
-	for (size_t i = 0; i < src->nprocs && !pr; i++)
-		if (src->procs[i].pid == pid)
-			pr = &src->procs[i];
-	if (pr && pr->comm[0])
-		name = pr->comm;
-	for (size_t i = 0; i < src->nstreams && !name; i++)
-		if (src->streams[i]->pid == pid && src->streams[i]->tid == pid)
-			name = src->streams[i]->comm;
 	pk = pkt_open(p, NULL);
 	m = pb_open(&p->pb, TP_TRACK_DESCRIPTOR);
 	pb_uint(&p->pb, TD_UUID, UUID_PROC | pid);
@@ -707,24 +711,40 @@ static int stream_track(struct pf *p, const struct trail_rstream *st, uint64_t p
 static int tracks(struct pf *p)
 {
 	const struct trail_export_src *src = p->src;
-	size_t n = src->nstreams, np = 0;
-	uint32_t *pids = malloc((src->nprocs + n + 1) * sizeof(*pids));
+	size_t n = src->nstreams, np = 0, npr = src->nprocs, ip = 0, is = 0;
+	uint32_t *pids = malloc((npr + n + 1) * sizeof(*pids));
 	const struct trail_rstream **ord = malloc((n + 1) * sizeof(*ord));
+	const struct trail_rproc **pr = malloc((npr + 1) * sizeof(*pr));
 	int rc = -ENOMEM;
 
-	if (!pids || !ord)
+	if (!pids || !ord || !pr)
 		goto out;
-	for (size_t i = 0; i < src->nprocs; i++)
+	for (size_t i = 0; i < npr; i++) {
+		pr[i] = &src->procs[i];
 		pids[np++] = src->procs[i].pid;
+	}
 	for (size_t i = 0; i < n; i++)
 		pids[np++] = src->streams[i]->pid;
 	qsort(pids, np, sizeof(*pids), cmp_u32);
-	rc = 0;
-	for (size_t i = 0; i < np && !rc; i++)
-		if (!i || pids[i] != pids[i - 1])
-			rc = process_track(p, pids[i]);
+	qsort(pr, npr, sizeof(*pr), cmp_proc);
 	memcpy(ord, src->streams, n * sizeof(*ord));
 	qsort(ord, n, sizeof(*ord), cmp_stream);
+	rc = 0;
+	for (size_t i = 0; i < np && !rc; i++) {
+		const struct trail_rstream *main = NULL;
+
+		if (i && pids[i] == pids[i - 1])
+			continue;
+		while (ip < npr && pr[ip]->pid < pids[i])
+			ip++;
+		while (is < n && ord[is]->pid < pids[i])
+			is++;
+		for (size_t k = is; k < n && ord[k]->pid == pids[i] && !main; k++)
+			if (ord[k]->tid == pids[i])
+				main = ord[k];
+		rc = process_track(p, pids[i], ip < npr && pr[ip]->pid == pids[i] ? pr[ip] : NULL,
+				   main);
+	}
 	/* the first stream of a thread (its level 0, if it has one) is the
 	 * thread's track; its other levels are tracks under it */
 	for (size_t i = 0, first = 0; i < n && !rc; i++) {
@@ -738,6 +758,7 @@ static int tracks(struct pf *p)
 out:
 	free(pids);
 	free(ord);
+	free(pr);
 	return rc;
 }
 
