@@ -135,8 +135,9 @@ static const uint32_t ns_field[NS_N] = {ID_NAMES, ID_CATEGORIES, ID_ANNOT_NAMES,
 
 /* fixed annotation names, interned on first use */
 enum { AN_PARENT, AN_LOST, AN_RETVAL, AN_UNFINISHED, AN_MESSAGE, AN_NOSTART, AN_N };
-static const char *const an_text[AN_N] = {"parent",  "lost",   "retval",
-					  "unfinished", "message", "entered_before_trace"};
+static const char *const an_text[AN_N] = {
+	"parent", "lost", "retval", "unfinished", "message", "entered_before_trace",
+};
 
 struct sslot { /* interned string: (ns, bytes) -> iid */
 	uint64_t h; /* 0: empty */
@@ -465,7 +466,8 @@ static size_t pkt_open(struct pf *p, const uint64_t *ts)
 	size_t mark = pb_open(b, TRACE_PACKET);
 
 	if (ts) {
-		pb_uint(b, TP_TIMESTAMP, *ts - p->clock); /* negative: wraps, as Perfetto reads it */
+		/* backwards: the delta wraps, and Perfetto reads it as signed */
+		pb_uint(b, TP_TIMESTAMP, *ts - p->clock);
 		p->clock = *ts;
 		if (!p->have_ts || *ts > p->max_ns)
 			p->max_ns = *ts;
@@ -839,7 +841,8 @@ static int pf_begin(void *ctx, const struct trail_export_src *src)
 }
 
 /* a call's begin */
-static int slice_begin(struct pf *p, uint32_t s, const struct trail_call *c, uint64_t ts, int nostart)
+static int slice_begin(struct pf *p, uint32_t s, const struct trail_call *c, uint64_t ts,
+		       int nostart)
 {
 	uint32_t iid = func_iid(p, NS_NAME, c->func, c->name);
 	size_t m = pkt_open(p, &ts), te = te_open(p, TYPE_SLICE_BEGIN, p->st[s].uuid);
@@ -975,7 +978,8 @@ static struct evstate *evstate(struct pf *p, const struct trail_record *rec)
 	}
 	e->kind = EV_OTHER;
 	n = snprintf(name, sizeof(name), "%s:%s", m->provider, m->name);
-	e->name_iid = intern(p, NS_NAME, name, n < (int)sizeof(name) ? (size_t)n : sizeof(name) - 1);
+	e->name_iid = intern(p, NS_NAME, name,
+			     n < (int)sizeof(name) ? (size_t)n : sizeof(name) - 1);
 	e->cat_iid = intern(p, NS_CAT, m->provider, strlen(m->provider));
 	e->annot = calloc(m->nfields + 1, sizeof(*e->annot));
 	if (!e->annot) {
@@ -1129,7 +1133,8 @@ static int pf_end(void *ctx, const struct trail_export_src *src)
 	if (!rc && nostream) {
 		size_t m = pkt_open(p, &p->max_ns);
 
-		lost_body(p, UUID_TRAIL, nostream, " (no stream: stream table full, or nested too deep)");
+		lost_body(p, UUID_TRAIL, nostream,
+			  " (no stream: stream table full, or nested too deep)");
 		rc = pkt_close(p, m);
 	}
 	if (!rc)
