@@ -316,11 +316,13 @@ no_function_data() {
 
 options() {
 	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" >/dev/null
-	# --count and --title belong to these formats
+	# --count belongs to these formats, --title to the flame graph
 	expect_rc 2 $TRAIL export -F text --count -i g.dat -o x 2>err.txt
 	has err.txt "--count is for the folded and flamegraph formats"
 	expect_rc 2 $TRAIL export -F text --title T -i g.dat -o x 2>err.txt
-	has err.txt "--title is for the folded and flamegraph formats"
+	has err.txt "--title is for the flamegraph format"
+	expect_rc 2 $TRAIL export -F folded --title T -i g.dat -o x 2>err.txt
+	has err.txt "--title is for the flamegraph format"
 	# an existing output is kept without --force
 	echo old >out.svg
 	expect_rc 1 $TRAIL export -F flamegraph -i g.dat -o out.svg 2>err.txt
