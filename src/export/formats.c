@@ -11,6 +11,7 @@ static const struct trail_format formats[] = {
 	 trail__export_folded},
 	{"flamegraph", "an SVG flame graph of the calls (opens in a browser)", 0, 0, 1,
 	 trail__export_flamegraph},
+	{"ctf", "CTF 1.8 trace directory (babeltrace2, Trace Compass)", 1, 1, 0, trail__export_ctf},
 };
 
 const struct trail_format *trail_export_formats(size_t *n)
