@@ -29,7 +29,13 @@
  * after a loss carries the higher count and babeltrace2 reports the
  * discarded events between the two packets, where the loss happened. A
  * loss the file accounts for but places nowhere (and a loss at the end of
- * a stream) closes the stream with an empty packet carrying the total.
+ * a stream) closes the stream with an empty packet carrying the total; a
+ * loss before a stream's first event opens it with an empty packet
+ * counting 0 (babeltrace2 counts from a stream's first packet on).
+ *
+ * The clock class is trail's: CLOCK_MONOTONIC nanoseconds, offset 0 (see
+ * metadata_clock: the file has the wall time of its start, not the
+ * monotonic time of that instant in a form the reader gives).
  *
  * Memory: each stream buffers its packets until PKT_MAX is reached, then
  * appends them to its file (opened and closed on each write, so hundreds
@@ -40,9 +46,11 @@
  * function_graph data arrives as calls (output.h) and becomes
  * ftrace:func_entry {addr, name} and ftrace:func_exit {addr, name,
  * duration[, retval]} events, LTTng's lttng_ust_cyg_profile pair with the
- * name resolved; a leaf call is both, at its own times. The function
- * tracer's ftrace:function records get their symbols: {ip, parent_ip,
- * name, parent_name}.
+ * name resolved; a leaf call is both, at its own times. As in `trail
+ * report`, a call the trace cut (the view's OPEN exit) has no func_exit,
+ * and a return from a frame entered before the trace has one with
+ * duration 0. The function tracer's ftrace:function records get their
+ * symbols: {ip, parent_ip, name, parent_name}.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,10 +118,9 @@ static int fail(struct ctf *c, int err, const char *what, const char *name)
 
 /* ------------------------------------------------------------ metadata */
 
-/* A TSDL string literal. */
-static void put_lit(FILE *f, const char *s)
+/* s inside a TSDL string literal */
+static void put_esc(FILE *f, const char *s)
 {
-	fputc('"', f);
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 
@@ -124,6 +131,12 @@ static void put_lit(FILE *f, const char *s)
 		else
 			fputc(ch, f);
 	}
+}
+
+static void put_lit(FILE *f, const char *s)
+{
+	fputc('"', f);
+	put_esc(f, s);
 	fputc('"', f);
 }
 
@@ -133,8 +146,10 @@ static void put_lit(FILE *f, const char *s)
  * field, so users see the trail name, and no name can be a TSDL keyword.
  * A name already used in the struct (a hostile file) gets more '_'.
  */
-static void field_name(const char *name, const char *suffix, char used[][264], size_t nused,
-		       char *out, size_t n)
+#define NAME_MAX_LEN 264 /* '_', a field name (255 at most), "_len", '_'s */
+
+static void field_name(const char *name, const char *suffix, char (*used)[NAME_MAX_LEN],
+		       size_t nused, char *out, size_t n)
 {
 	size_t k = 0;
 	int dup;
@@ -190,16 +205,17 @@ static int field_ok(const struct trail_field *fl)
 	       (fl->size == 1 || fl->size == 2 || fl->size == 4 || fl->size == 8);
 }
 
-static void event_fields(FILE *f, const struct trail_meta *m)
+/* The payload's fields; used: room for the TSDL names of 2 x
+ * TRAIL_META_MAX_FIELDS (a sequence has two) */
+static void event_fields(FILE *f, const struct trail_meta *m, char (*used)[NAME_MAX_LEN])
 {
-	static char used[2 * TRAIL_META_MAX_FIELDS][264];
 	size_t nused = 0;
 
 	for (uint32_t i = 0; i < m->nfields; i++) {
 		const struct trail_field *fl = &m->fields[i];
 		char *name = used[nused];
 
-		field_name(fl->name, "", used, nused, name, sizeof(used[0]));
+		field_name(fl->name, "", used, nused, name, NAME_MAX_LEN);
 		nused++;
 		fputs("\t\t", f);
 		switch (fl->kind) {
@@ -222,7 +238,7 @@ static void event_fields(FILE *f, const struct trail_meta *m)
 		case TRAIL_FK_SEQ: {
 			char *len = used[nused];
 
-			field_name(fl->name, "_len", used, nused, len, sizeof(used[0]));
+			field_name(fl->name, "_len", used, nused, len, NAME_MAX_LEN);
 			nused++;
 			fprintf(f, "integer { size = 16; align = 8; signed = false; } %s;\n\t\t", len);
 			int_type(f, fl);
@@ -233,31 +249,19 @@ static void event_fields(FILE *f, const struct trail_meta *m)
 	}
 }
 
-static void event_class(FILE *f, struct ctf *c, uint32_t id, const struct trail_meta *m)
+static void event_class(FILE *f, struct ctf *c, uint32_t id, const struct trail_meta *m,
+			char (*used)[NAME_MAX_LEN])
 {
-	fprintf(f, "event {\n\tname = ");
-	fprintf(f, "\"");
-	for (int part = 0; part < 2; part++) {
-		/* "provider:name", escaped */
-		for (const char *s = part ? m->name : m->provider; *s; s++) {
-			unsigned char ch = (unsigned char)*s;
-
-			if (ch == '"' || ch == '\\')
-				fprintf(f, "\\%c", ch);
-			else if (ch < 0x20 || ch == 0x7f)
-				fprintf(f, "\\x%02x", ch);
-			else
-				fputc(ch, f);
-		}
-		if (!part)
-			fputc(':', f);
-	}
+	fprintf(f, "event {\n\tname = \"");
+	put_esc(f, m->provider);
+	fputc(':', f);
+	put_esc(f, m->name);
 	fprintf(f, "\";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n", id);
 	if (c->ev[id].kind == EV_FUNCTION)
 		fprintf(f, "\t\tuint64x_t _ip;\n\t\tuint64x_t _parent_ip;\n"
 			"\t\tstring _name;\n\t\tstring _parent_name;\n");
 	else
-		event_fields(f, m);
+		event_fields(f, m, used);
 	fprintf(f, "\t};\n};\n\n");
 }
 
@@ -362,15 +366,19 @@ static void uuid_str(const uint8_t *u, char *s)
 static int write_metadata(struct ctf *c)
 {
 	struct trail_reader *r = c->src->reader;
-	char uu[40];
+	char uu[40], (*names)[NAME_MAX_LEN];
 	FILE *f;
 	int fd, err;
 
+	names = malloc(2 * TRAIL_META_MAX_FIELDS * sizeof(*names));
+	if (!names)
+		return -ENOMEM;
 	fd = openat(c->dirfd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		err = errno;
 		if (fd >= 0)
 			close(fd);
+		free(names);
 		return fail(c, err, "cannot write", "metadata");
 	}
 	uuid_str(c->uuid, uu);
@@ -384,10 +392,11 @@ static int write_metadata(struct ctf *c)
 		const struct trail_revent *ev = trail_reader_event(r, id);
 
 		if (c->ev[id].kind != EV_NONE)
-			event_class(f, c, id, &ev->meta);
+			event_class(f, c, id, &ev->meta, names);
 	}
 	if (c->graph)
 		graph_classes(f, c);
+	free(names);
 	err = ferror(f) ? EIO : 0;
 	if (fclose(f) && !err)
 		err = errno ? errno : EIO;
@@ -615,8 +624,7 @@ static int lead_packet(struct ctf *c, struct cstream *s, uint64_t ts)
 		return 0;
 	if ((rc = reserve(c, s, PKT_HDR + PKT_CTX)))
 		return rc;
-	if (ts > s->last) /* ts is the trace's first time: none of the stream's
-			   * is before it */
+	if (ts > s->last) /* a stream with no record yet goes on from here */
 		s->last = ts;
 	s->pkt = s->len;
 	s->len += PKT_HDR + PKT_CTX;
@@ -762,8 +770,12 @@ static int function_event(struct ctf *c, struct cstream *s, const struct trail_r
 	uint8_t *p;
 	int rc = 0;
 
-	memcpy(&ip, rec->payload, 8);
-	memcpy(&parent, rec->payload + 8, 8);
+	if (rec->len < 16) { /* the reader checks lengths: never */
+		ip = parent = 0;
+	} else {
+		memcpy(&ip, rec->payload, 8);
+		memcpy(&parent, rec->payload + 8, 8);
+	}
 	a = trail_export_symbol(c->src, pid, ip, rec->ts_raw);
 	b = trail_export_symbol(c->src, pid, parent, rec->ts_raw);
 	p = event_begin(c, s, rec->event->id, rec->ts_ns, rec->cpu,
