@@ -45,11 +45,12 @@
  *
  * function_graph data arrives as calls (output.h) and becomes
  * ftrace:func_entry {addr, name} and ftrace:func_exit {addr, name,
- * duration[, retval]} events, LTTng's lttng_ust_cyg_profile pair with the
- * name resolved; a leaf call is both, at its own times. As in `trail
- * report`, a call the trace cut (the view's OPEN exit) has no func_exit,
- * and a return from a frame entered before the trace has one with
- * duration 0. The function tracer's ftrace:function records get their
+ * duration} events (two event classes of that name: one with a retval
+ * field, for calls that have one), LTTng's lttng_ust_cyg_profile pair with
+ * the name resolved; a leaf call is both, at its own times. As in `trail
+ * report`, a call the trace cut (the view's OPEN exit) has no func_exit, a
+ * return from a frame entered before the trace has one with duration 0,
+ * and a record-time threshold call is its func_exit alone. The function tracer's ftrace:function records get their
  * symbols: {ip, parent_ip, name, parent_name}.
  */
 #include <errno.h>
@@ -100,8 +101,8 @@ struct ctf {
 	size_t held;         /* bytes of all stream buffers */
 	struct evclass *ev;  /* by trail event id */
 	uint32_t nev;
-	uint32_t id_entry, id_exit; /* func_entry, func_exit: after trail's ids */
-	int graph, retval, id16;
+	uint32_t id_entry, id_exit, id_exit_ret; /* after trail's ids */
+	int graph, id16;
 	int any;                    /* a record was seen: */
 	uint64_t first_ts, last_ts; /* the trace's times */
 	uint8_t uuid[16];
@@ -265,15 +266,17 @@ static void event_class(FILE *f, struct ctf *c, uint32_t id, const struct trail_
 	fprintf(f, "\t};\n};\n\n");
 }
 
+/* func_exit twice: with a return value (funcgraph-retval) and without */
 static void graph_classes(FILE *f, struct ctf *c)
 {
 	fprintf(f, "event {\n\tname = \"ftrace:func_entry\";\n\tid = %u;\n\tstream_id = 0;\n"
 		"\tfields := struct {\n\t\tuint64x_t _addr;\n\t\tstring _name;\n\t};\n};\n\n",
 		c->id_entry);
-	fprintf(f, "event {\n\tname = \"ftrace:func_exit\";\n\tid = %u;\n\tstream_id = 0;\n"
-		"\tfields := struct {\n\t\tuint64x_t _addr;\n\t\tstring _name;\n"
-		"\t\tuint64_t _duration;\n%s\t};\n};\n\n", c->id_exit,
-		c->retval ? "\t\tuint64x_t _retval;\n" : "");
+	for (int ret = 0; ret < 2; ret++)
+		fprintf(f, "event {\n\tname = \"ftrace:func_exit\";\n\tid = %u;\n\tstream_id = 0;\n"
+			"\tfields := struct {\n\t\tuint64x_t _addr;\n\t\tstring _name;\n"
+			"\t\tuint64_t _duration;\n%s\t};\n};\n\n", ret ? c->id_exit_ret : c->id_exit,
+			ret ? "\t\tuint64x_t _retval;\n" : "");
 }
 
 static void env(FILE *f, struct ctf *c)
@@ -448,12 +451,11 @@ static int classify(struct ctf *c)
 			k->kind = EV_FUNCTION;
 		if (!strcmp(m->provider, "ftrace") && !strncmp(m->name, "funcgraph_", 10))
 			c->graph = 1;
-		if (is_ftrace(m, "funcgraph_exit_ret"))
-			c->retval = 1;
 	}
 	c->id_entry = c->nev;
 	c->id_exit = c->nev + 1;
-	c->id16 = c->nev + 2 <= 0xffff;
+	c->id_exit_ret = c->nev + 2;
+	c->id16 = c->nev + 3 <= 0xffff;
 	return 0;
 }
 
@@ -868,11 +870,12 @@ static int ctf_event(void *ctx, const struct trail_record *rec)
 static int graph_event(struct ctf *c, struct cstream *s, const struct trail_call *k, int exit)
 {
 	size_t n = k->name ? strlen(k->name) : 0;
-	uint64_t ts = exit ? k->end_ns : k->start_ns;
+	int ret = exit && (k->flags & TRAIL_CALL_RETVAL);
 	uint8_t *p;
 	int rc = 0;
 
-	p = event_begin(c, s, exit ? c->id_exit : c->id_entry, ts, k->cpu, 8 + n + 1 + 16, &rc);
+	p = event_begin(c, s, !exit ? c->id_entry : ret ? c->id_exit_ret : c->id_exit,
+			exit ? k->end_ns : k->start_ns, k->cpu, 8 + n + 1 + 16, &rc);
 	if (!p)
 		return rc;
 	put64(p, k->func);
@@ -881,10 +884,10 @@ static int graph_event(struct ctf *c, struct cstream *s, const struct trail_call
 		/* no duration for a return whose entry the trace lacks */
 		put64(p, (k->flags & TRAIL_CALL_NOSTART) ? 0 : k->end_ns - k->start_ns);
 		p += 8;
-		if (c->retval) {
-			put64(p, (k->flags & TRAIL_CALL_RETVAL) ? k->retval : 0);
-			p += 8;
-		}
+	}
+	if (ret) {
+		put64(p, k->retval);
+		p += 8;
 	}
 	return event_end(c, s, p);
 }
@@ -906,7 +909,10 @@ static int ctf_call(void *ctx, const struct trail_call *k)
 			return 0;
 		return graph_event(c, s, k, 1);
 	case TRAIL_CALL_LEAF:
-		if ((rc = graph_event(c, s, k, 0)))
+		/* a record-time threshold call is known by its return alone
+		 * (what it called was not recorded; its entry time would come
+		 * after them) */
+		if (!(k->flags & TRAIL_CALL_THRESH) && (rc = graph_event(c, s, k, 0)))
 			return rc;
 		return graph_event(c, s, k, 1);
 	default:
