@@ -29,9 +29,11 @@
  * after a loss carries the higher count and babeltrace2 reports the
  * discarded events between the two packets, where the loss happened. A
  * loss the file accounts for but places nowhere (and a loss at the end of
- * a stream) closes the stream with an empty packet carrying the total; a
- * loss before a stream's first event opens it with an empty packet
- * counting 0 (babeltrace2 counts from a stream's first packet on).
+ * a stream) closes the stream with an empty packet carrying the total,
+ * except a flight recorder's overwritten events, the oldest: counted in
+ * the stream's first packet. A stream that lost events before its first
+ * one opens with an empty packet counting 0 (babeltrace2 counts from a
+ * stream's first packet on).
  *
  * The clock class is trail's: CLOCK_MONOTONIC nanoseconds, offset 0 (see
  * metadata_clock: the file has the wall time of its start, not the
@@ -577,6 +579,13 @@ static int flush_all(struct ctf *c)
 	return rc;
 }
 
+/* Does the view show every stream, all the time? Then the file's loss
+ * totals are the export's. */
+static int whole_view(const struct trail_view *v)
+{
+	return !v->ntids && !v->npids && !v->ncomms && !v->has_start && !v->has_end;
+}
+
 static struct cstream *stream_of(struct ctf *c, const struct trail_rstream *rs)
 {
 	struct cstream *s;
@@ -591,6 +600,10 @@ static struct cstream *stream_of(struct ctf *c, const struct trail_rstream *rs)
 		return NULL;
 	s->rs = rs;
 	s->pkt = NO_PACKET;
+	/* a flight recorder overwrote the stream's oldest events: lost before
+	 * its first record (the reader has no LOST record for them) */
+	if (rs->final && whole_view(c->src->view))
+		s->discarded = rs->overwritten;
 	c->st[rs->order] = s;
 	return s;
 }
@@ -918,13 +931,6 @@ static int ctf_call(void *ctx, const struct trail_call *k)
 	default:
 		return 0;
 	}
-}
-
-/* Does the view show every stream, all the time? Then the file's loss
- * totals are the export's. */
-static int whole_view(const struct trail_view *v)
-{
-	return !v->ntids && !v->npids && !v->ncomms && !v->has_start && !v->has_end;
 }
 
 static int ctf_end(void *ctx, const struct trail_export_src *src)

@@ -285,6 +285,20 @@ losses_of_silent_threads() {
 	run python3 ctf.py losses report.txt stat.txt bt.err
 }
 
+flight_recorder_losses() {
+	# overwritten events are the oldest: lost before the first one kept
+	run $TRAIL record -q --overwrite -b 64K --chunk-size 4K -e 'all:*' -o fr.dat -- "$ALL" burst 8 3000
+	run $TRAIL export -q -F ctf -i fr.dat -o fr.ctf
+	same_events fr.dat fr.ctf
+	run $TRAIL report --stat -i fr.dat >stat.txt
+	grep -q overwritten stat.txt || die "nothing overwritten: no test"
+	run python3 ctf.py losses report.txt stat.txt bt.err
+	sed -n 's/^WARNING: Tracer discarded [0-9]* events between \[\([0-9.]*\)\] and \[\([0-9.]*\)\].*/\1 \2/p' bt.err >range.txt
+	first=$(cut -d' ' -f3 got.txt | sort -n | head -1)
+	[ "$(wc -l <range.txt)" -eq 1 ] && awk -v t="$first" '{ exit !($1 <= t && t <= $2) }' range.txt ||
+		die "discarded $(cat range.txt), first event at $first"
+}
+
 function_graph_calls() {
 	local opts
 	for m in "threads --retval" "fork --retval" "forknest --retval" "nap --graph-time-thresh 1ms"; do
@@ -373,6 +387,7 @@ output_directory() {
 t every_field_type every_field_type
 t losses_where_they_happened losses_where_they_happened
 t losses_of_silent_threads losses_of_silent_threads
+t flight_recorder_losses flight_recorder_losses
 t function_graph_calls function_graph_calls
 t function_tracer function_tracer
 t many_threads many_threads
