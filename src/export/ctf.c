@@ -62,7 +62,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/arena.h"
 #include "formats.h"
 
 #define PKT_MAX (256u * 1024)  /* a packet's bytes, unless one event is bigger */
