@@ -35,9 +35,10 @@
  * one opens with an empty packet counting 0 (babeltrace2 counts from a
  * stream's first packet on).
  *
- * The clock class is trail's: CLOCK_MONOTONIC nanoseconds, offset 0 (see
- * metadata_clock: the file has the wall time of its start, not the
- * monotonic time of that instant in a form the reader gives).
+ * The clock class is trail's: CLOCK_MONOTONIC nanoseconds, its offset the
+ * wall clock's lead on it when the recording started
+ * (trail_reader_wallclock()), so viewers show the time of day; 0 if the
+ * file cannot say.
  *
  * Memory: each stream buffers its packets until PKT_MAX is reached, then
  * appends them to its file (opened and closed on each write, so hundreds
@@ -316,20 +317,16 @@ static const char metadata_head[] =
 	"typealias integer { size = 64; align = 8; signed = false; base = 16; } := uint64x_t;\n"
 	"\n";
 
-/*
- * The clock is trail's: CLOCK_MONOTONIC nanoseconds. Its offset to the
- * wall clock would need the monotonic time of the file's realtime start
- * stamp, which the reader does not give: offset 0, the realtime start is
- * in env.realtime_start_ns.
- */
+/* The clock is trail's: CLOCK_MONOTONIC nanoseconds; offset: the wall
+ * clock at monotonic 0 (seconds, then nanoseconds). */
 static const char metadata_clock[] =
 	"clock {\n"
 	"\tname = \"monotonic\";\n"
 	"\tdescription = \"CLOCK_MONOTONIC\";\n"
 	"\tfreq = 1000000000;\n"
 	"\tprecision = 1;\n"
-	"\toffset_s = 0;\n"
-	"\toffset = 0;\n"
+	"\toffset_s = %llu;\n"
+	"\toffset = %llu;\n"
 	"\tabsolute = false;\n"
 	"};\n"
 	"\n"
@@ -371,6 +368,7 @@ static int write_metadata(struct ctf *c)
 {
 	struct trail_reader *r = c->src->reader;
 	char uu[40], (*names)[NAME_MAX_LEN];
+	uint64_t wall;
 	FILE *f;
 	int fd, err;
 
@@ -391,7 +389,10 @@ static int write_metadata(struct ctf *c)
 		"\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
 		"\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t};\n};\n\n", uu);
 	env(f, c);
-	fprintf(f, metadata_clock, c->id16 ? "uint16_t" : "uint32_t");
+	if (!trail_reader_wallclock(r, &wall))
+		wall = 0;
+	fprintf(f, metadata_clock, (unsigned long long)(wall / 1000000000ull),
+		(unsigned long long)(wall % 1000000000ull), c->id16 ? "uint16_t" : "uint32_t");
 	for (uint32_t id = 0; id < c->nev; id++) {
 		const struct trail_revent *ev = trail_reader_event(r, id);
 

@@ -669,6 +669,16 @@ static void prepare_clock(struct trail_reader *r)
 		r->span_mult = (uint64_t)(((unsigned __int128)r->mult << 32) >> r->shift);
 }
 
+int trail_reader_wallclock(const struct trail_reader *r, uint64_t *offset_ns)
+{
+	/* the recorder takes its first sync right after the realtime stamp
+	 * of the header: the earliest sync is that moment, within a few µs */
+	if (!r->nsyncs || r->hdr.created_ns <= r->syncs[0].mono_ns)
+		return 0;
+	*offset_ns = r->hdr.created_ns - r->syncs[0].mono_ns;
+	return 1;
+}
+
 uint64_t trail_reader_span_ns(const struct trail_reader *r, uint64_t ticks)
 {
 	if (r->hdr.clock == TRAIL_CLOCK_MONO)

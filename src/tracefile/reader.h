@@ -105,6 +105,10 @@ uint64_t trail_reader_to_ns(const struct trail_reader *r, uint64_t ticks);
  * over the recording, without trail_reader_to_ns()'s division (exact to
  * the nanosecond for spans below a few seconds). */
 uint64_t trail_reader_span_ns(const struct trail_reader *r, uint64_t ticks);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC when the recording started (from the
+ * header's realtime stamp and the first clock sync): 1 and *offset_ns, or
+ * 0 if the file cannot say. For viewers that show the wall clock. */
+int trail_reader_wallclock(const struct trail_reader *r, uint64_t *offset_ns);
 
 /* The record trail_reader_next() will give for this stream, without
  * taking it: 1 and *rec filled, or 0 if the stream has no more. */

@@ -209,11 +209,22 @@ def graph(bt_path, report_path):
  'losses': lambda: losses(*sys.argv[2:5]), 'graph': lambda: graph(*sys.argv[2:4])}[sys.argv[1]]()
 PY
 
+# babeltrace2 --clock-seconds in CLOCK_MONOTONIC seconds, as trail report
+# prints them: the clock class's offset (the wall clock's) taken back
+bt_mono() { # dir [babeltrace2 options]
+	local d=$1 s ns
+	shift
+	s=$(sed -n 's/^\toffset_s = \([0-9]*\);/\1/p' "$d/metadata")
+	ns=$(sed -n 's/^\toffset = \([0-9]*\);/\1/p' "$d/metadata")
+	[ -n "$s" ] && [ -n "$ns" ] || die "no clock offset in $d/metadata"
+	babeltrace2 --clock-seconds --clock-offset=-"$s" --clock-offset-ns=-"$ns" "$@" "$d"
+}
+
 # babeltrace2's events and trail report's of trace file $1, exported to
 # $2, compared line for line (sorted: streams at the same nanosecond may
 # come in either order)
 same_events() { # file dir
-	babeltrace2 --clock-seconds "$2" >bt.txt 2>bt.err || { cat bt.err; die "babeltrace2 failed on $2"; }
+	bt_mono "$2" >bt.txt 2>bt.err || { cat bt.err; die "babeltrace2 failed on $2"; }
 	run python3 ctf.py bt bt.txt >got.txt
 	sort -o got.txt got.txt
 	$TRAIL report -t -i "$1" >report.txt 2>/dev/null || true
@@ -221,6 +232,18 @@ same_events() { # file dir
 	sort -o want.txt want.txt
 	[ -s want.txt ] || die "trail report shows nothing: no test"
 	diff -u want.txt got.txt >diff.txt || { head -40 diff.txt; die "babeltrace2 and trail report differ"; }
+}
+
+# the clock class's offset makes babeltrace2 show the time of day: the
+# first event is within a minute of now
+wall_clock() {
+	local t now
+	run $TRAIL record -q -e 'all:*' -o w.dat -- "$ALL"
+	run $TRAIL export -q -F ctf -i w.dat -o w.ctf
+	t=$(babeltrace2 --clock-seconds w.ctf | sed -n '1s/^\[\([0-9]*\)\..*/\1/p')
+	now=$(date +%s)
+	[ -n "$t" ] && [ $((now - t)) -lt 60 ] && [ $((t - now)) -lt 60 ] ||
+		die "first event at $t s, now is $now"
 }
 
 every_field_type() {
@@ -309,7 +332,7 @@ function_graph_calls() {
 		run $TRAIL record -q -p function_graph $NOSAN $opts -o g.dat -- "$P2" ${m%% *} >/dev/null
 		rm -rf g.ctf
 		run $TRAIL export -q -F ctf -i g.dat -o g.ctf
-		run babeltrace2 --clock-seconds g.ctf >bt.txt
+		bt_mono g.ctf >bt.txt || die "babeltrace2 failed on g.ctf"
 		run $TRAIL report -q -t -O fgraph:proc -O fgraph:abstime -i g.dat >report.txt
 		run python3 ctf.py graph bt.txt report.txt
 		# entries and exits as trail counts calls and returns
@@ -388,6 +411,7 @@ output_directory() {
 }
 
 t every_field_type every_field_type
+t wall_clock wall_clock
 t losses_where_they_happened losses_where_they_happened
 t losses_of_silent_threads losses_of_silent_threads
 t flight_recorder_losses flight_recorder_losses
