@@ -24,7 +24,11 @@ reap_leftovers() { # marker
 
 t() { # name, function
 	local name=$1 mark=$$.$RANDOM.$RANDOM rc=0; shift
-	( set -e; export TRAIL_TEST_MARK=$mark; cd "$TMP"; "$@" ) >"$TMP/.log" 2>&1 || rc=$?
+	# not "( ... ) || rc=$?": on the left of || bash ignores set -e in the
+	# subshell too, and a failing command in the middle of a test would
+	# not fail it
+	( set -e; export TRAIL_TEST_MARK=$mark; cd "$TMP"; "$@" ) >"$TMP/.log" 2>&1
+	rc=$?
 	reap_leftovers "$mark"
 	if [ $rc -eq 0 ]; then
 		echo "ok - $name"

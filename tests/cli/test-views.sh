@@ -178,6 +178,14 @@ export_refuses() {
 	$TRAIL export --format text -i nosuch.dat -o x.txt 2>err.txt; [ $? = 1 ] || die "no input: not 1"
 	[ ! -e x.txt ] && [ ! -e x.txt.part ] || die "output left for a missing input"
 	$TRAIL export --format text --count -i "$TMP/g.dat" >/dev/null 2>&1; [ $? = 2 ] || die "--count text"
+	set -e
+	# a FIFO (as /dev/null) is written to, not replaced by a file
+	mkfifo fifo
+	cat fifo >from-fifo.txt &
+	$TRAIL export --format text -i "$TMP/g.dat" -o fifo
+	wait $!
+	[ -p fifo ] || die "the FIFO was replaced"
+	cmp -s from-fifo.txt exists.txt || die "not the export through the FIFO"
 }
 
 # a truncated file: what is valid is exported, the damage said, exit 1

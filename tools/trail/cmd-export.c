@@ -8,7 +8,7 @@
  *
  * A file output is written as OUT.part and renamed when complete, so a
  * failed export leaves no half file under the name asked for (nor removes
- * an old one). Damage in the input: what is valid is exported, the damage
+ * an old one); a device or FIFO (/dev/null, a pipe) is written to as is. Damage in the input: what is valid is exported, the damage
  * is reported with its offset, the exit status is 1.
  */
 #include <dirent.h>
@@ -176,7 +176,7 @@ int cmd_export(int argc, char **argv)
 	char *err = NULL, *part = NULL;
 	FILE *f = NULL;
 	size_t errlen, nerr;
-	int c, force = 0, count = 0, quiet = 0, rc = 1, run;
+	int c, force = 0, count = 0, quiet = 0, rc = 1, run, direct = 0;
 	struct stat st;
 
 	viewopt_init(&vo);
@@ -273,6 +273,20 @@ int cmd_export(int argc, char **argv)
 		if (prepare_dir(outpath, force))
 			goto out;
 		eo.dir = outpath;
+	} else if (outpath && stat(outpath, &st) == 0 && !S_ISREG(st.st_mode) &&
+		   !S_ISDIR(st.st_mode)) {
+		/* a device or a FIFO (/dev/null, a pipe): written to, nothing
+		 * to replace (a rename would put a file in its place) */
+		int fd = open(outpath, O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || !(f = fdopen(fd, "w"))) {
+			tool_err("export: cannot write %s: %s", outpath, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+		eo.out = f;
+		direct = 1;
 	} else if (outpath) {
 		int fd;
 
@@ -323,7 +337,9 @@ int cmd_export(int argc, char **argv)
 		f = NULL;
 		/* an export that failed leaves nothing; a damaged input
 		 * leaves what could be read */
-		if (run < 0)
+		if (direct)
+			;
+		else if (run < 0)
 			unlink(part);
 		else if (rename(part, outpath)) {
 			tool_err("export: cannot rename %s to %s: %s", part, outpath, strerror(errno));
@@ -344,7 +360,8 @@ int cmd_export(int argc, char **argv)
 out:
 	if (f) {
 		fclose(f);
-		unlink(part);
+		if (!direct)
+			unlink(part);
 	}
 	trail_output_free(out);
 	if (r)
