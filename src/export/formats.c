@@ -6,6 +6,8 @@
 
 static const struct trail_format formats[] = {
 	{"text", "ftrace's text, as trail report prints it", 0, 0, 0, trail__export_text},
+	{"chrome", "Chrome trace-event JSON (Perfetto UI, chrome://tracing)", 0, 0, 0,
+	 trail__export_chrome},
 };
 
 const struct trail_format *trail_export_formats(size_t *n)
