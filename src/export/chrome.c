@@ -54,11 +54,23 @@ struct cstream {
 	uint8_t len, named;
 };
 
+/* per event: its text that never changes, escaped once */
+struct cevent {
+	int kind;      /* 0 not made yet, EV_FIELDS, EV_FUNCTION, EV_NONE */
+	char *s;       /* `"name":"P:N","cat":"P","ph":"i","s":"t","ts":`,
+			* then each field's `"key":` */
+	uint32_t *off; /* off[0]: the end of that start; off[1 + i]: of key i */
+};
+
+enum { EV_FIELDS = 1, EV_FUNCTION, EV_NONE };
+
 struct chrome {
 	struct trail_output out;
 	const struct trail_export_src *src;
 	struct cstream *st;
 	size_t nst;
+	struct cevent *ev; /* by event id */
+	size_t nev;
 	uint32_t *pids;   /* every pid of the file, sorted */
 	uint8_t *pnamed;  /* its process_name written */
 	size_t npids;
@@ -195,6 +207,10 @@ static int chrome_begin(void *ctx, const struct trail_export_src *src)
 		return -ENOMEM;
 	if ((rc = pid_table(c, src)))
 		return rc;
+	c->nev = trail_reader_event_ids(src->reader);
+	c->ev = calloc(c->nev + 1, sizeof(*c->ev));
+	if (!c->ev)
+		return -ENOMEM;
 	json_lit(&c->j, "{\"traceEvents\":[");
 	return status(c);
 }
@@ -301,8 +317,9 @@ static void value(struct json *j, const struct trail_fval *v)
 	}
 }
 
-/* ,"args":{"field":value,...} of a static event */
-static void fields(struct json *j, const struct trail_record *rec)
+/* ,"args":{"field":value,...} of a static event; the keys from ce if
+ * it has them */
+static void fields(struct json *j, const struct trail_record *rec, const struct cevent *ce)
 {
 	const struct trail_revent *ev = rec->event;
 	struct trail_fval v;
@@ -317,18 +334,96 @@ static void fields(struct json *j, const struct trail_record *rec)
 			json_lit(j, "\"trail_short_payload\":true");
 			break;
 		}
-		json_cstr(j, v.f->name);
-		json_ch(j, ':');
+		if (ce) {
+			json_put(j, ce->s + ce->off[i], ce->off[i + 1] - ce->off[i]);
+		} else {
+			json_cstr(j, v.f->name);
+			json_ch(j, ':');
+		}
 		value(j, &v);
 	}
 	json_ch(j, '}');
 }
 
-static int is_function(const struct trail_record *rec)
+static int is_function(const struct trail_meta *m)
+{
+	return !strcmp(m->name, "function") && !strcmp(m->provider, "ftrace");
+}
+
+/* an event instant's start: name, category, phase, scope, "ts": */
+static void instant_start(struct json *j, const struct trail_meta *m)
+{
+	json_lit(j, "\"name\":\"");
+	json_esc(j, m->provider, strlen(m->provider));
+	json_ch(j, ':');
+	json_esc(j, m->name, strlen(m->name));
+	json_lit(j, "\",\"cat\":");
+	json_cstr(j, m->provider);
+	json_lit(j, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+}
+
+/* offset reached in a memory stream t writes to */
+static uint32_t mem_off(struct json *t, FILE *f)
+{
+	json_flush(t);
+	fflush(f);
+	return (uint32_t)ftell(f);
+}
+
+/* The escaped text of an event, made the first time it is seen (an event
+ * is described once; its records are millions). ce->kind EV_NONE if it
+ * could not be made: written the slow way then. */
+static void cache_event(struct cevent *ce, const struct trail_meta *m)
+{
+	struct json *t = malloc(sizeof(*t));
+	size_t len = 0;
+	FILE *f = NULL;
+
+	ce->kind = EV_NONE;
+	ce->off = calloc(m->nfields + 1, sizeof(*ce->off));
+	if (!t || !ce->off || !(f = open_memstream(&ce->s, &len)))
+		goto out;
+	json_init(t, f);
+	instant_start(t, m);
+	ce->off[0] = mem_off(t, f);
+	for (uint32_t i = 0; i < m->nfields; i++) {
+		json_cstr(t, m->fields[i].name);
+		json_ch(t, ':');
+		ce->off[i + 1] = mem_off(t, f);
+	}
+	if (!t->err && !ferror(f))
+		ce->kind = EV_FIELDS;
+out:
+	if (f)
+		fclose(f);
+	free(t);
+	if (ce->kind == EV_NONE) {
+		free(ce->s);
+		free(ce->off);
+		ce->s = NULL;
+		ce->off = NULL;
+	}
+}
+
+/* What an event's records are, and its text if cached (else NULL). */
+static const struct cevent *event_of(struct chrome *c, const struct trail_record *rec, int *kind)
 {
 	const struct trail_meta *m = &rec->event->meta;
+	struct cevent *ce;
 
-	return rec->len >= 16 && !strcmp(m->name, "function") && !strcmp(m->provider, "ftrace");
+	if (rec->event->id >= c->nev) {
+		*kind = is_function(m) ? EV_FUNCTION : EV_FIELDS;
+		return NULL;
+	}
+	ce = &c->ev[rec->event->id];
+	if (!ce->kind) {
+		if (is_function(m))
+			ce->kind = EV_FUNCTION;
+		else
+			cache_event(ce, m);
+	}
+	*kind = ce->kind == EV_NONE ? EV_FIELDS : ce->kind;
+	return ce->kind == EV_FIELDS ? ce : NULL;
 }
 
 /* the function tracer's record: an instant named by the function */
@@ -370,20 +465,20 @@ static int chrome_event(void *ctx, const struct trail_record *rec)
 		json_lit(j, ",\"args\":{\"lost\":");
 		json_u64(j, rec->lost);
 		json_ch(j, '}');
-	} else if (is_function(rec)) {
-		function(c, rec);
 	} else {
-		const struct trail_meta *m = &rec->event->meta;
+		int kind;
+		const struct cevent *ce = event_of(c, rec, &kind);
 
-		json_lit(j, "\"name\":\"");
-		json_esc(j, m->provider, strlen(m->provider));
-		json_ch(j, ':');
-		json_esc(j, m->name, strlen(m->name));
-		json_lit(j, "\",\"cat\":");
-		json_cstr(j, m->provider);
-		json_lit(j, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
-		json_us(j, rec->ts_ns);
-		fields(j, rec);
+		if (kind == EV_FUNCTION && rec->len >= 16) {
+			function(c, rec);
+		} else {
+			if (ce)
+				json_put(j, ce->s, ce->off[0]);
+			else
+				instant_start(j, &rec->event->meta);
+			json_us(j, rec->ts_ns);
+			fields(j, rec, ce);
+		}
 	}
 	end_obj(c, cs);
 	return status(c);
@@ -466,6 +561,11 @@ static void chrome_free(void *ctx)
 {
 	struct chrome *c = ctx;
 
+	for (size_t i = 0; c->ev && i < c->nev; i++) {
+		free(c->ev[i].s);
+		free(c->ev[i].off);
+	}
+	free(c->ev);
 	free(c->st);
 	free(c->pids);
 	free(c->pnamed);

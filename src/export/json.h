@@ -48,6 +48,11 @@ struct json {
 	FILE *out;
 	size_t n;
 	int err;
+	/* json_us(): the digits of the last time's microseconds but the
+	 * last 4, which change every 10 ms: times come in order */
+	uint64_t hi;
+	size_t hi_n;
+	char hi_s[24];
 	char b[JSON_BUF];
 };
 
@@ -56,6 +61,8 @@ static inline void json_init(struct json *j, FILE *out)
 	j->out = out;
 	j->n = 0;
 	j->err = 0;
+	j->hi = 0;
+	j->hi_n = 0;
 }
 
 static inline void json_flush(struct json *j)
@@ -96,18 +103,45 @@ static inline void json_ch(struct json *j, char c)
 	j->n++;
 }
 
-/* decimal digits of v at p, returns their count */
+static const char json_pairs[] = "00010203040506070809101112131415161718192021222324"
+				 "25262728293031323334353637383940414243444546474849"
+				 "50515253545556575859606162636465666768697071727374"
+				 "75767778798081828384858687888990919293949596979899";
+
+/* exactly 8 digits of v < 10^8, zero-padded: 32-bit arithmetic */
+static inline void json_8digits(char *p, uint32_t v)
+{
+	for (int i = 6; i >= 0; i -= 2) {
+		memcpy(p + i, json_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+}
+
+/* Decimal digits of v at p, returns their count. Two digits a division
+ * (digits were the most of an export's time); p must have 20 bytes of
+ * room, all written (what follows the digits is garbage to overwrite). */
 static inline size_t json_digits(char *p, uint64_t v)
 {
-	char t[20];
-	size_t n = 0, k;
+	char t[40] = "", *e = t + 20, *s = e;
+	uint32_t w;
 
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	for (k = 0; k < n; k++)
-		p[k] = t[n - 1 - k];
-	return n;
+	while (v >= 100000000u) { /* 8 digits at a time in 32 bits */
+		s -= 8;
+		json_8digits(s, (uint32_t)(v % 100000000u));
+		v /= 100000000u;
+	}
+	for (w = (uint32_t)v; w >= 100; w /= 100) {
+		s -= 2;
+		memcpy(s, json_pairs + 2 * (w % 100), 2);
+	}
+	if (w >= 10) {
+		s -= 2;
+		memcpy(s, json_pairs + 2 * w, 2);
+	} else {
+		*--s = (char)('0' + w);
+	}
+	memcpy(p, s, 20);
+	return (size_t)(e - s);
 }
 
 static inline void json_u64(struct json *j, uint64_t v)
@@ -162,15 +196,70 @@ static inline void json_hex(struct json *j, uint64_t v)
  * (the Chrome trace format's ts and dur are in microseconds) */
 static inline void json_us(struct json *j, uint64_t ns)
 {
-	char *p = json_room(j, 24);
-	size_t k = json_digits(p, ns / 1000);
-	unsigned f = (unsigned)(ns % 1000);
+	char *p = json_room(j, 32);
+	uint64_t us = ns / 1000, hi = us / 10000;
+	unsigned lo = (unsigned)(us % 10000), f = (unsigned)(ns % 1000);
+	size_t k;
 
+	if (!hi) {
+		k = json_digits(p, us);
+	} else {
+		if (hi != j->hi) {
+			j->hi = hi;
+			j->hi_n = json_digits(j->hi_s, hi);
+		}
+		memcpy(p, j->hi_s, 20);
+		k = j->hi_n;
+		memcpy(p + k, json_pairs + 2 * (lo / 100), 2);
+		memcpy(p + k + 2, json_pairs + 2 * (lo % 100), 2);
+		k += 4;
+	}
 	p[k++] = '.';
-	p[k++] = (char)('0' + f / 100);
-	p[k++] = (char)('0' + f / 10 % 10);
-	p[k++] = (char)('0' + f % 10);
-	j->n += k;
+	memcpy(p + k, json_pairs + 2 * (f / 10), 2);
+	p[k + 2] = (char)('0' + f % 10);
+	j->n += k + 3;
+}
+
+/*
+ * The fast way for the common value with at most 3 decimals (0.25, 12.5,
+ * 1000): k = d * 1000 an integer and k / 1000 the same double (both the
+ * correctly rounded value of the decimal k/1000, so that decimal reads
+ * back as d), written with its trailing zeros cut. Below 10^9 doubles are
+ * closer than 0.001, so no shorter decimal could be d. 0 if d is not such
+ * a value (or is 0: -0 keeps its sign the slow way).
+ */
+static inline int json_milli(struct json *j, double d, int is_float)
+{
+	double m = d * 1000.0;
+	int64_t k;
+	uint64_t a;
+	char *p;
+	size_t n = 0;
+	unsigned f;
+
+	if (!(d > -1e9 && d < 1e9) || d == 0)
+		return 0;
+	k = (int64_t)m;
+	if ((double)k != m || (is_float ? (float)((double)k / 1000.0) != (float)d
+					: (double)k / 1000.0 != d))
+		return 0;
+	p = json_room(j, 32);
+	a = k < 0 ? (uint64_t)-k : (uint64_t)k;
+	if (k < 0)
+		p[n++] = '-';
+	n += json_digits(p + n, a / 1000);
+	f = (unsigned)(a % 1000);
+	if (f) {
+		p[n++] = '.';
+		p[n++] = (char)('0' + f / 100);
+		if ((f %= 100)) {
+			p[n++] = (char)('0' + f / 10);
+			if (f % 10)
+				p[n++] = (char)('0' + f % 10);
+		}
+	}
+	j->n += n;
+	return 1;
 }
 
 static inline void json_double(struct json *j, double d, int is_float)
@@ -189,6 +278,8 @@ static inline void json_double(struct json *j, double d, int is_float)
 			json_lit(j, "\"Infinity\"");
 		return;
 	}
+	if (json_milli(j, d, is_float))
+		return;
 	/* the shortest of these precisions that reads back the same value;
 	 * %g's forms ("1e+20", "-0", "0.5") are all JSON numbers */
 	for (int prec = is_float ? 6 : 15; prec <= 17; prec++) {
