@@ -6,9 +6,9 @@
  *
  *   {"traceEvents":[
  *   {"name":"thread_name","ph":"M","pid":7,"tid":7,"args":{"name":"prog"}},
- *   {"name":"main","cat":"function_graph","ph":"B","ts":18281.936285,"pid":7,"tid":7},
- *   {"name":"hash","cat":"function_graph","ph":"X","ts":18281.936312,"dur":0.271,...},
- *   {"ph":"E","ts":18281.968122,"pid":7,"tid":7},
+ *   {"name":"main","cat":"function_graph","ph":"B","ts":18281936285.721,"pid":7,"tid":7},
+ *   {"name":"hash","cat":"function_graph","ph":"X","ts":18281936312.100,"dur":0.271,...},
+ *   {"ph":"E","ts":18281936317.558,"pid":7,"tid":7},
  *   {"name":"app:request","cat":"app","ph":"i","s":"t","ts":...,"args":{"fd":3,...},...}
  *   ],
  *   "displayTimeUnit":"ns",
@@ -35,7 +35,9 @@
  * loss totals and the reader's damage messages.
  *
  * Streaming: one object is written per callback, through a 64 KiB buffer;
- * the state is a few bytes per stream and per process, nothing per record.
+ * the state is a few bytes per stream and per process and the escaped
+ * names of each event (made once: the records are millions), nothing per
+ * record.
  * The closing "]" and otherData are written by end(), which the driver
  * calls whatever happened after begin(), so even a damaged input gives a
  * complete JSON document.

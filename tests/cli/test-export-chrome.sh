@@ -350,6 +350,10 @@ static_events() {
 	# the view's selection applies
 	export_json ex.dat sel.json --tid "$(jq '[.traceEvents[] | select(.name == "app:request")][0].tid' ex.json)"
 	[ "$(jq '[.traceEvents[] | select(.ph == "i")] | length' sel.json)" -eq 101 ] || die "--tid"
+	# nothing selected: still a complete document
+	$TRAIL export -q -F chrome -i ex.dat --time-range +100s,+200s >none.json
+	[ "$(jq -c .traceEvents none.json)" = "[]" ] || die "empty selection"
+	check valid none.json >/dev/null
 }
 
 graph_calls() {
@@ -361,7 +365,9 @@ graph_calls() {
 		n=$(check graph g.json rep.txt)
 		[ "$n" -gt 100 ] || die "$n calls and returns"
 		read -r b x open < <(check nest g.json)
-		calls=$(grep -cE '\|  +[^ }/].*(\{|;)' rep.txt)
+		# the calls in the report: its lines "name() {" and "name();"
+		calls=$(awk -F'|' 'NF > 2 { b = $NF; sub(/^ +/, "", b) }
+			NF > 2 && b !~ /^[}\/]/ && b ~ /( \{|;.*)$/ { n++ } END { print n + 0 }' rep.txt)
 		[ $((b + x)) -eq "$calls" ] || die "$b B + $x X, the report has $calls calls"
 		[ "$open" -eq 0 ] || die "$open open"
 		[ "$(jq '[.traceEvents[] | select(.ph == "B" or .ph == "X") | .tid] | unique | length' g.json)" -eq 5 ] ||
