@@ -32,6 +32,9 @@ struct trail_format {
 
 /* Each format's maker (in its own file): NULL with errno set. */
 struct trail_output *trail__export_text(const struct trail_export_opts *opts);
+struct trail_output *trail__export_perfetto(const struct trail_export_opts *opts);
+struct trail_output *trail__export_folded(const struct trail_export_opts *opts);
+struct trail_output *trail__export_flamegraph(const struct trail_export_opts *opts);
 struct trail_output *trail__export_chrome(const struct trail_export_opts *opts);
 
 /* Every format, in the order --help lists them; *n: how many. */

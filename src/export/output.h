@@ -172,6 +172,10 @@ struct trail_output {
 	int (*event)(void *ctx, const struct trail_record *rec);
 	/* optional: function_graph data as calls (see above) */
 	int (*call)(void *ctx, const struct trail_call *call);
+	/* with call: only whole calls are wanted (EXIT and LEAF; no ENTRY,
+	 * and a call with children may come as an EXIT or a LEAF alike):
+	 * what a table of calls needs, for less work per call */
+	int whole_calls;
 	/* optional: damage, as soon as the reader finds it */
 	int (*damage)(void *ctx, const char *msg);
 	int (*end)(void *ctx, const struct trail_export_src *src);

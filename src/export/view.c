@@ -54,7 +54,7 @@ struct vstream {
 	uint64_t last_ns, last_raw;
 };
 
-#define NAME_SLOTS 65536u
+#define NAME_SLOTS 4096u
 
 struct name_slot {
 	uint64_t ip, until;
@@ -74,6 +74,8 @@ struct trail_viewer {
 	int bounds_known, finished;
 	uint64_t last_ns;
 	struct name_slot *names;
+	uint8_t *kinds; /* graph_kind() by event id, 0xff: not known yet */
+	uint32_t nkinds;
 };
 
 enum { G_NONE, G_ENTRY, G_EXIT, G_EXIT_RET, G_LEAF, G_CALL, G_INHERITED };
@@ -101,6 +103,21 @@ static int graph_kind(const struct trail_record *rec)
 	return G_NONE;
 }
 
+/* graph_kind() once per event */
+static int kind_of(struct trail_viewer *w, const struct trail_record *rec)
+{
+	uint32_t id;
+
+	if (rec->type != TRAIL_RT_EVENT)
+		return G_NONE;
+	id = rec->event->id;
+	if (id >= w->nkinds)
+		return graph_kind(rec);
+	if (w->kinds[id] == 0xff)
+		w->kinds[id] = (uint8_t)graph_kind(rec);
+	return w->kinds[id];
+}
+
 int trail__view_is_graph(const struct trail_record *rec)
 {
 	return graph_kind(rec) != G_NONE;
@@ -125,7 +142,7 @@ const char *trail__view_symbol(struct trail_viewer *w, uint32_t pid, uint64_t ip
 		if (!w->names)
 			return trail_reader_symbol(w->r, pid, ip, ts_raw, NULL);
 	}
-	s = &w->names[h >> 48];
+	s = &w->names[h >> 52];
 	if (!s->used || s->ip != ip || s->pid != pid || ts_raw >= s->until) {
 		s->name = trail_reader_symbol_span(w->r, pid, ip, ts_raw, NULL, &s->until);
 		s->ip = ip;
@@ -232,17 +249,14 @@ static int flush(struct trail_viewer *w, struct vstream *s)
 }
 
 /* A call or event, straight to the output if nothing waits, else queued. */
-static int send_call(struct trail_viewer *w, struct vstream *s, int kind,
-		     const struct trail_call *c)
+static int send_call(struct trail_viewer *w, struct vstream *s, int kind, struct trail_call *c)
 {
 	struct qitem *it;
 
 	if (s->head == s->tail) {
-		struct trail_call cc = *c;
-
-		cc.kind = kind == Q_ENTRY ? TRAIL_CALL_ENTRY :
+		c->kind = kind == Q_ENTRY ? TRAIL_CALL_ENTRY :
 			  kind == Q_EXIT ? TRAIL_CALL_EXIT : TRAIL_CALL_LEAF;
-		return w->out->call(w->out->ctx, &cc);
+		return w->out->call(w->out->ctx, c);
 	}
 	it = enqueue(s, kind, S_KEEP);
 	if (!it)
@@ -346,26 +360,30 @@ static void call_of(struct trail_call *c, const struct frame *f, const struct tr
 static int leave(struct trail_viewer *w, struct vstream *s, const struct trail_record *rec,
 		 uint64_t end_ns, unsigned flags, uint64_t retval)
 {
-	struct frame f = s->f[--s->nf];
+	const struct frame *fp = &s->f[--s->nf]; /* stays until the next push */
 	struct trail_call c;
-	uint64_t dur = f.start_ns && end_ns > f.start_ns ? end_ns - f.start_ns : 0;
+	uint64_t dur = fp->start_ns && end_ns > fp->start_ns ? end_ns - fp->start_ns : 0;
 	int kept = 1;
 
-	if (!f.shown || f.leafed)
+	if (!fp->shown || fp->leafed)
 		return 0;
-	call_of(&c, &f, rec);
+	call_of(&c, fp, rec);
 	c.end_ns = end_ns;
-	c.child_ns = f.child_ns;
-	c.flags = flags | (f.nostart ? TRAIL_CALL_NOSTART : 0);
+	c.child_ns = fp->child_ns;
+	c.flags = flags | (fp->nostart ? TRAIL_CALL_NOSTART : 0);
 	c.retval = retval;
 	c.cpu = rec->cpu;
-	if (f.queued && f.qseq >= s->head) {
-		struct qitem *it = &s->q[f.qseq & (s->capq - 1)];
+	if (fp->queued && fp->qseq >= s->head) {
+		struct qitem *it = &s->q[fp->qseq & (s->capq - 1)];
 
 		if (it->state == S_PEND)
 			it->state = dur >= w->v->thresh_ns ? S_KEEP : S_DROP;
 		kept = it->state == S_KEEP;
-		if (kept && f.qseq + 1 == s->tail && !(flags & TRAIL_CALL_OPEN)) {
+		/* a call not shown, last in the queue: gone, so that its
+		 * caller can still be a leaf */
+		if (!kept && fp->qseq + 1 == s->tail)
+			s->tail--;
+		if (kept && fp->qseq + 1 == s->tail && !(flags & TRAIL_CALL_OPEN)) {
 			/* nothing shown inside: a leaf */
 			c.cpu = it->c.cpu;
 			it->kind = Q_LEAF;
@@ -383,8 +401,8 @@ static int leave(struct trail_viewer *w, struct vstream *s, const struct trail_r
 		if (rc)
 			return rc;
 	}
-	if (kept && f.up >= 0 && !f.nostart)
-		s->f[f.up].child_ns += dur;
+	if (kept && fp->up >= 0 && !fp->nostart)
+		s->f[fp->up].child_ns += dur;
 	return flush(w, s);
 }
 
@@ -455,12 +473,17 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 			f->qseq = s->tail - 1;
 			return 0;
 		}
+		if (w->out->whole_calls && !w->filtering) {
+			/* no ENTRY, no leaf to find: the exit says it all */
+			f->queued = 0;
+			return 0;
+		}
 		if (s->head == s->tail && !trail_reader_peek(w->r, rec->stream, &next)) {
 			/* the stream's last record: open at the end */
 			if (!w->filtering)
 				return send_call(w, s, Q_ENTRY, &c);
 		} else if (s->head == s->tail) {
-			int nk = graph_kind(&next);
+			int nk = kind_of(w, &next);
 
 			if ((nk == G_EXIT || nk == G_EXIT_RET) &&
 			    (!w->bounds_known || !v->has_end || next.ts_ns <= w->end_ns)) {
@@ -525,13 +548,11 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 			if (rec->len >= 12)
 				memcpy(&d32, rec->payload + 8, 4);
 			start = rec->ts_ns;
-			end = trail_reader_to_ns(w->r, rec->ts_raw + d32) -
-			      trail_reader_to_ns(w->r, rec->ts_raw) + start;
+			end = start + trail_reader_span_ns(w->r, d32);
 		} else { /* stamped at the return */
 			dur = u64at(rec, 1);
 			end = rec->ts_ns;
-			start = end - (trail_reader_to_ns(w->r, rec->ts_raw) -
-				       trail_reader_to_ns(w->r, rec->ts_raw - dur));
+			start = dur <= rec->ts_raw ? trail_reader_to_ns(w->r, rec->ts_raw - dur) : 0;
 		}
 		f = enter(w, s, rec, u64at(rec, 0), 0);
 		if (!f)
@@ -593,6 +614,14 @@ struct trail_viewer *trail__viewer_new(struct trail_reader *r, const struct trai
 		free(w);
 		return NULL;
 	}
+	w->nkinds = trail_reader_event_ids(r);
+	w->kinds = malloc(w->nkinds ? w->nkinds : 1);
+	if (!w->kinds) {
+		free(w->s);
+		free(w);
+		return NULL;
+	}
+	memset(w->kinds, 0xff, w->nkinds);
 	w->v = v;
 	w->r = r;
 	w->out = out;
@@ -618,6 +647,7 @@ void trail__viewer_free(struct trail_viewer *w)
 	}
 	free(w->s);
 	free(w->names);
+	free(w->kinds);
 	free(w);
 }
 
@@ -679,7 +709,7 @@ int trail__viewer_record(struct trail_viewer *w, const struct trail_record *rec)
 	s->last_raw = rec->ts_raw;
 	if (v->thresh_ns && s->head < s->tail && (rc = resolve_by_time(w, s, rec->ts_ns)))
 		return rc;
-	kind = graph_kind(rec);
+	kind = kind_of(w, rec);
 	if (kind != G_NONE && w->out->call)
 		return graph(w, s, rec, kind, in_range);
 	if (!in_range)

@@ -36,6 +36,7 @@ struct rmodule {
 	uint32_t pid, symbols;
 	uint64_t base, lo, hi;
 	uint64_t gone; /* raw ticks it was unloaded at, or UINT64_MAX */
+	const char *path; /* in the mapped file */
 };
 
 struct rsymbols {
@@ -59,6 +60,7 @@ struct cursor {
 	uint64_t lost_marked; /* lost events already shown by LOST records */
 	struct trail_record rec; /* the pending record */
 	int have;
+	int ns_known;  /* rec's ts_ns was computed by a peek */
 };
 
 struct trail_reader {
@@ -80,6 +82,7 @@ struct trail_reader {
 	struct trail_clock_sync *syncs;
 	size_t nsyncs, syncs_cap;
 	uint32_t mult, shift;
+	uint64_t span_mult; /* ns per tick << 32, for short spans */
 
 	struct trail_revent **events; /* by id */
 	uint32_t nevents_cap;
@@ -345,7 +348,8 @@ static int sec_module(struct trail_reader *r, const uint8_t *p, uint64_t len)
 	memcpy(&sm, p, sizeof(sm));
 	if (grow((void **)&r->mods, &r->mods_cap, r->nmods + 1, sizeof(*r->mods)))
 		return -1;
-	r->mods[r->nmods++] = (struct rmodule){sm.pid, sm.symbols, sm.base, sm.lo, sm.hi, UINT64_MAX};
+	r->mods[r->nmods++] = (struct rmodule){sm.pid, sm.symbols, sm.base, sm.lo, sm.hi, UINT64_MAX,
+					       (const char *)p + sizeof(sm)};
 	return 0;
 }
 
@@ -516,9 +520,28 @@ static void sec_end(struct trail_reader *r, uint64_t off, const uint8_t *p, uint
 	}
 }
 
+/*
+ * Memory: the file is mapped whole, but a view of a file larger than RAM
+ * must not keep it resident. Pages read are given back (MADV_DONTNEED on
+ * a read-only private mapping drops them; touched again, they are read
+ * from the file again): behind the opening scan every RELEASE_STEP bytes,
+ * and each chunk when its records are all read. Correctness never depends
+ * on it; only pages shared with a neighbour may be read twice.
+ */
+#define RELEASE_STEP (32ull << 20)
+
+static void release(const struct trail_reader *r, uint64_t off, uint64_t len)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t lo = (off + page - 1) & ~(page - 1), hi = (off + len) & ~(page - 1);
+
+	if (hi > lo && hi <= r->size)
+		madvise((void *)(uintptr_t)(r->map + lo), hi - lo, MADV_DONTNEED);
+}
+
 static void scan(struct trail_reader *r)
 {
-	uint64_t off = sizeof(struct trail_file_hdr);
+	uint64_t off = sizeof(struct trail_file_hdr), released = 0;
 
 	while (off < r->size) {
 		struct trail_sec s;
@@ -598,6 +621,10 @@ static void scan(struct trail_reader *r)
 			       (unsigned long long)off, sec_name(s.type), why ? ": " : "",
 			       why ? why : "");
 		off += sizeof(s) + s.len;
+		if (off - released >= RELEASE_STEP) {
+			release(r, released, off - released);
+			released = off;
+		}
 		if (s.type == TRAIL_SEC_END && !bad) {
 			/* the recorder writes nothing after END */
 			if (off < r->size)
@@ -632,6 +659,21 @@ static void prepare_clock(struct trail_reader *r)
 	r->nsyncs = n;
 	if (!r->mult)
 		r->mult = 1;
+	/* spans: the slope over the whole recording (sync points drift by
+	 * parts per million: nothing on a span of seconds) */
+	if (n >= 2)
+		r->span_mult = (uint64_t)(((unsigned __int128)(r->syncs[n - 1].mono_ns -
+							      r->syncs[0].mono_ns) << 32) /
+					  (r->syncs[n - 1].ticks - r->syncs[0].ticks));
+	else
+		r->span_mult = (uint64_t)(((unsigned __int128)r->mult << 32) >> r->shift);
+}
+
+uint64_t trail_reader_span_ns(const struct trail_reader *r, uint64_t ticks)
+{
+	if (r->hdr.clock == TRAIL_CLOCK_MONO)
+		return ticks;
+	return (uint64_t)(((unsigned __int128)ticks * r->span_mult + (1ull << 31)) >> 32);
 }
 
 /* Outside the sync points: the slope of the nearest two when there are
@@ -866,8 +908,12 @@ static int cursor_fill(struct trail_reader *r, struct cursor *c)
 					 c->events, c->seen);
 				stream_damage(r, c, c->data_off, what);
 			}
-			if (c->data)
+			if (c->data) {
+				const struct rchunk *ch = &r->chunks[c->chunks[c->ci]];
+
+				release(r, ch->off, sizeof(struct trail_chunk_hdr) + ch->bytes);
 				c->ci++;
+			}
 			if (c->ci >= c->nchunks) {
 				c->data = NULL;
 				/* drops after the stream's last chunk: shown at its end */
@@ -1009,7 +1055,9 @@ int trail_reader_next(struct trail_reader *r, struct trail_record *rec)
 		return 0;
 	c = r->heap[0];
 	*rec = c->rec;
-	rec->ts_ns = trail_reader_to_ns(r, rec->ts_raw);
+	if (!c->ns_known)
+		rec->ts_ns = trail_reader_to_ns(r, rec->ts_raw);
+	c->ns_known = 0;
 	if (cursor_fill(r, c)) {
 		sift_down(r, 0);
 	} else {
@@ -1258,14 +1306,40 @@ const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid,
 	return NULL;
 }
 
+const char *trail_reader_module(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				uint64_t ts_raw)
+{
+	const char *loose = NULL;
+
+	/* as trail_reader_symbol() looks: an object with known segments
+	 * holding ip, else the first one based below it */
+	for (size_t m = 0; m < r->nmods; m++) {
+		const struct rmodule *mod = &r->mods[m];
+
+		if (mod->pid != pid || ip < mod->base || ts_raw >= mod->gone)
+			continue;
+		if (mod->hi > mod->lo && ip >= mod->lo && ip < mod->hi)
+			return mod->path;
+		if (mod->hi <= mod->lo && !loose)
+			loose = mod->path;
+	}
+	return loose;
+}
+
 int trail_reader_peek(const struct trail_reader *r, const struct trail_rstream *st,
 		      struct trail_record *rec)
 {
 	/* a stream's cursor is in the heap exactly while it has a record */
 	for (size_t i = 0; i < r->nheap; i++)
 		if (r->heap[i]->st == st) {
-			*rec = r->heap[i]->rec;
-			rec->ts_ns = trail_reader_to_ns(r, rec->ts_raw);
+			struct cursor *c = r->heap[i];
+
+			/* converted once: trail_reader_next() takes it as is */
+			if (!c->ns_known) {
+				c->rec.ts_ns = trail_reader_to_ns(r, c->rec.ts_raw);
+				c->ns_known = 1;
+			}
+			*rec = c->rec;
 			return 1;
 		}
 	return 0;

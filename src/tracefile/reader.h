@@ -101,6 +101,10 @@ uint64_t trail_reader_damaged_events(const struct trail_reader *r);
 size_t trail_reader_errors(const struct trail_reader *r,
 			   const char *const **msgs);
 uint64_t trail_reader_to_ns(const struct trail_reader *r, uint64_t ticks);
+/* A short span (a call's duration) in ticks, in ns: the clock's mean rate
+ * over the recording, without trail_reader_to_ns()'s division (exact to
+ * the nanosecond for spans below a few seconds). */
+uint64_t trail_reader_span_ns(const struct trail_reader *r, uint64_t ticks);
 
 /* The record trail_reader_next() will give for this stream, without
  * taking it: 1 and *rec filled, or 0 if the stream has no more. */
@@ -118,6 +122,11 @@ const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
  * address keep them while ts_raw < *until. */
 const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid, uint64_t ip,
 				     uint64_t ts_raw, uint64_t *off, uint64_t *until);
+
+/* The path of the object of process pid holding address ip at time
+ * ts_raw (its MODULE section), or NULL if unknown. */
+const char *trail_reader_module(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				uint64_t ts_raw);
 
 /* format.c: "name=value name=value ..." of an event payload into buf, as
  * ftrace prints fields (strings quoted, hex fields in hex). Returns the

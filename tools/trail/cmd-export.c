@@ -248,9 +248,12 @@ int cmd_export(int argc, char **argv)
 			       "(-o FILE, or redirect)", fmt->name);
 		goto out;
 	}
-	if (!fmt->dir && (count || title) && !fmt->calls) {
-		tool_usage_err("export", "%s is for the folded and flamegraph formats",
-			       count ? "--count" : "--title");
+	if (count && !fmt->calls) {
+		tool_usage_err("export", "--count is for the folded and flamegraph formats");
+		goto out;
+	}
+	if (title && strcmp(fmt->name, "flamegraph")) {
+		tool_usage_err("export", "--title is for the flamegraph format");
 		goto out;
 	}
 	rc = 1;

@@ -16,13 +16,14 @@
 #include <unistd.h>
 
 #include "../../src/export/output.h"
+#include "../../src/export/summary.h"
 #include "../../src/export/text.h"
 #include "../../src/tracefile/reader.h"
 #include "opt.h"
 #include "tool.h"
 #include "viewopt.h"
 
-enum { O_STAT = OPT_LONG_ID, O_COUNT };
+enum { O_STAT = OPT_LONG_ID, O_COUNT, O_SUMMARY, O_BY, O_SORT };
 
 static const struct opt_cmd report_opts = {
 	.name = "report",
@@ -41,6 +42,14 @@ static const struct opt_cmd report_opts = {
 		{'q', "quiet", OPT_NONE, NULL, "no header, events only", 0, NULL},
 		{0, "stat", OPT_NONE, NULL, "only the header and accounting, no events", O_STAT, NULL},
 		{0, "count", OPT_NONE, NULL, "records of each event instead of the events", O_COUNT, NULL},
+		{0, "summary", OPT_NONE, NULL,
+		 "a table instead of the events: per function calls,\n"
+		 "total, self, avg/min/max time; per event count, rate", O_SUMMARY, NULL},
+		{0, "by", OPT_REQUIRED, "thread|process", "--summary: a row per function and thread or process",
+		 O_BY, NULL},
+		{0, "sort", OPT_REQUIRED, "COLUMN",
+		 "--summary: total (default), self, calls, avg, min,\n"
+		 "max (biggest first) or name", O_SORT, NULL},
 		VIEWOPT_ROWS,
 		OPT_HELP_ROW,
 		{0},
@@ -71,7 +80,7 @@ int cmd_report(int argc, char **argv)
 	char *err, *obuf;
 	size_t errlen;
 	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, count = 0;
-	int abstime = 0;
+	int abstime = 0, summary = 0, by = -1, sort = -1;
 	size_t nerr;
 	struct opt_parser op;
 	struct viewopt vo;
@@ -96,6 +105,34 @@ int cmd_report(int argc, char **argv)
 		case O_COUNT:
 			count = 1;
 			break;
+		case O_SUMMARY:
+			summary = 1;
+			break;
+		case O_BY:
+			by = !strcmp(optarg, "thread") ? TRAIL_SUMMARY_BY_THREAD :
+			     !strcmp(optarg, "process") ? TRAIL_SUMMARY_BY_PROCESS :
+			     !strcmp(optarg, "function") ? TRAIL_SUMMARY_BY_FUNCTION : -2;
+			if (by == -2) {
+				tool_usage_err("report", "--by needs thread, process or function, not '%s'",
+					       optarg);
+				viewopt_free(&vo);
+				return EXIT_USAGE;
+			}
+			break;
+		case O_SORT: {
+			static const char *const cols[] = {"total", "self", "calls", "avg",
+							   "min", "max", "name"};
+
+			for (sort = 0; sort < 7 && strcmp(cols[sort], optarg); sort++)
+				;
+			if (sort == 7) {
+				tool_usage_err("report", "--sort needs total, self, calls, avg, min, max or "
+					       "name, not '%s'", optarg);
+				viewopt_free(&vo);
+				return EXIT_USAGE;
+			}
+			break;
+		}
 		case 'O':
 			if (!strcmp(optarg, "fgraph:proc")) {
 				graph_proc = 1;
@@ -121,6 +158,17 @@ int cmd_report(int argc, char **argv)
 	if (optind < argc) {
 		tool_usage_err("report", "unexpected argument '%s' (the file goes after -i)",
 			       argv[optind]);
+		viewopt_free(&vo);
+		return EXIT_USAGE;
+	}
+	if ((by >= 0 || sort >= 0) && !summary) {
+		tool_usage_err("report", "%s is for --summary", by >= 0 ? "--by" : "--sort");
+		viewopt_free(&vo);
+		return EXIT_USAGE;
+	}
+	if (summary && (count || stat_only)) {
+		tool_usage_err("report", "--summary and --%s are two different tables: one at a time",
+			       count ? "count" : "stat");
 		viewopt_free(&vo);
 		return EXIT_USAGE;
 	}
@@ -151,9 +199,19 @@ int cmd_report(int argc, char **argv)
 	topts.stat = stat_only;
 	topts.graph_proc = graph_proc;
 	topts.graph_abstime = abstime || ns_ts;
-	out = count ? trail_output_count_create(&topts) : trail_output_text_create(&topts);
+	if (summary) {
+		struct trail_summary_opts so = {
+			.sz = sizeof(so), .out = stdout, .by = by < 0 ? 0 : by,
+			.sort = sort < 0 ? TRAIL_SUMMARY_SORT_TOTAL : sort,
+		};
+
+		out = trail_output_summary_create(&so);
+		quiet = 0; /* the progress line: a summary is printed at the end */
+	} else {
+		out = count ? trail_output_count_create(&topts) : trail_output_text_create(&topts);
+	}
 	/* a progress line when the text goes elsewhere than the terminal */
-	if (!quiet && !isatty(1) && stat(path, &st) == 0)
+	if (!quiet && (summary || !isatty(1)) && stat(path, &st) == 0)
 		viewopt_progress(&vo, "report", (uint64_t)st.st_size);
 	if (!out) {
 		tool_err("report: %s", strerror(errno));

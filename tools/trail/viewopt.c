@@ -192,7 +192,7 @@ static void progress(void *arg, uint64_t records, uint64_t offset)
 	uint64_t el = now_ns() - vo->started_ns;
 	char a[32], b[32], c[32];
 
-	if (el < 1000000000ull) /* short views show nothing */
+	if (el < vo->delay_ns) /* short views show nothing */
 		return;
 	fprintf(stderr, "\r\033[Ktrail %s: %s records  %s of %s  %.1f M records/s", vo->what,
 		tool_thousands(records, a, sizeof(a)), tool_human_bytes(offset, b, sizeof(b)),
@@ -207,6 +207,14 @@ void viewopt_progress(struct viewopt *vo, const char *what, uint64_t file_bytes)
 		return;
 	vo->what = what;
 	vo->total_bytes = file_bytes;
+	{
+		const char *d = getenv("TRAIL_PROGRESS_DELAY");
+		unsigned long ms = 1000;
+
+		if (d && tool_parse_ulong(d, NULL, 0, 3600000, &ms))
+			ms = 1000;
+		vo->delay_ns = (uint64_t)ms * 1000000ull;
+	}
 	vo->started_ns = now_ns();
 	vo->v.progress = progress;
 	vo->v.progress_arg = vo;

@@ -51,6 +51,8 @@ struct viewopt {
 	const char **only, **notrace, **graph, **comms;
 	uint32_t *tids, *pids;
 	uint64_t started_ns;  /* progress: when the view began */
+	uint64_t delay_ns;    /* progress: shown after this long (1 s,
+			       * $TRAIL_PROGRESS_DELAY ms) */
 	int tty, shown;       /* progress: stderr is a terminal; a line is up */
 	uint64_t total_bytes; /* progress: the file's size */
 	const char *what;     /* progress: "export", "report" */

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * summary.c - `trail report --summary`: where the time went, as a table
+ * (uftrace report's, with min/avg/max): per function the calls, their
+ * total time (callees included), self time (callees shown excluded), and
+ * the shortest, mean and longest call; per thread or process on request.
+ * For the records that are not calls (static events, the function
+ * tracer's records), the count and rate of each event.
+ *
+ *   Total time   Self time       Calls     Average     Minimum     Maximum  Function
+ *   ==========  ==========  ==========  ==========  ==========  ==========  ==============
+ *     2.197 ms    3.512 us           1    2.197 ms    2.197 ms    2.197 ms  main
+ *
+ * Calls are counted by name pointer first (one hash probe a call; the
+ * reader's names are stable strings), merged by name text at the end,
+ * so a function known to several processes is one row. A call the file
+ * holds only the return of (NOSTART) has no duration: it is counted in
+ * no row. A call the trace ended inside (OPEN) counts with the time it
+ * had run.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "summary.h"
+
+struct row {
+	const void *key;  /* name pointer, or the event */
+	uint64_t addr;    /* a call without a name: its address */
+	uint32_t group;   /* tid or pid with --by, else 0 */
+	uint32_t gidx;    /* the stream the group was first seen in */
+	uint64_t calls, total, self, min, max;
+	int used;
+};
+
+struct table {
+	struct row *v;
+	size_t cap, n; /* cap a power of two */
+};
+
+struct summary {
+	struct trail_output out;
+	struct trail_summary_opts o;
+	const struct trail_export_src *src;
+	struct table funcs, events, fcalls; /* fcalls: the function tracer's */
+	uint64_t first_ns, last_ns, lost, lost_recs;
+	int any;
+};
+
+static uint64_t hash(const void *key, uint64_t addr, uint32_t group)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)key ^ addr * 31 ^ (uint64_t)group << 32);
+
+	return h * 0x9e3779b97f4a7c15ull;
+}
+
+static int grow(struct table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	struct row *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct row *r = &t->v[i];
+		size_t j;
+
+		if (!r->used)
+			continue;
+		for (j = hash(r->key, r->addr, r->group) >> 20 & (cap - 1); v[j].used;
+		     j = (j + 1) & (cap - 1))
+			;
+		v[j] = *r;
+	}
+	free(t->v);
+	t->v = v;
+	t->cap = cap;
+	return 0;
+}
+
+static struct row *find(struct table *t, const void *key, uint64_t addr, uint32_t group)
+{
+	size_t j;
+
+	if ((t->n + 1) * 2 > t->cap && grow(t))
+		return NULL;
+	for (j = hash(key, addr, group) >> 20 & (t->cap - 1); t->v[j].used;
+	     j = (j + 1) & (t->cap - 1)) {
+		struct row *r = &t->v[j];
+
+		if (r->key == key && r->addr == addr && r->group == group)
+			return r;
+	}
+	t->v[j] = (struct row){.key = key, .addr = addr, .group = group, .min = UINT64_MAX,
+			       .used = 1};
+	t->n++;
+	return &t->v[j];
+}
+
+static uint32_t group_of(const struct summary *s, const struct trail_rstream *st)
+{
+	return s->o.by == TRAIL_SUMMARY_BY_THREAD ? st->tid :
+	       s->o.by == TRAIL_SUMMARY_BY_PROCESS ? st->pid : 0;
+}
+
+static int sum_begin(void *ctx, const struct trail_export_src *src)
+{
+	struct summary *s = ctx;
+
+	s->src = src;
+	return 0;
+}
+
+static int sum_call(void *ctx, const struct trail_call *c)
+{
+	struct summary *s = ctx;
+	struct row *r;
+	uint64_t dur;
+
+	if (c->kind == TRAIL_CALL_ENTRY || (c->flags & TRAIL_CALL_NOSTART))
+		return 0;
+	r = find(&s->funcs, c->name, c->name ? 0 : c->func, group_of(s, c->stream));
+	if (!r)
+		return -ENOMEM;
+	if (r->calls == 0)
+		r->gidx = c->stream->order;
+	dur = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
+	if (!s->first_ns || c->start_ns < s->first_ns)
+		s->first_ns = c->start_ns;
+	if (c->end_ns > s->last_ns)
+		s->last_ns = c->end_ns;
+	r->calls++;
+	r->total += dur;
+	r->self += dur > c->child_ns ? dur - c->child_ns : 0;
+	if (dur < r->min)
+		r->min = dur;
+	if (dur > r->max)
+		r->max = dur;
+	s->any = 1;
+	return 0;
+}
+
+static int sum_event(void *ctx, const struct trail_record *rec)
+{
+	struct summary *s = ctx;
+	struct row *r;
+
+	if (!s->first_ns || rec->ts_ns < s->first_ns)
+		s->first_ns = rec->ts_ns;
+	if (rec->ts_ns > s->last_ns)
+		s->last_ns = rec->ts_ns;
+	if (rec->type == TRAIL_RT_LOST) {
+		s->lost += rec->lost;
+		s->lost_recs++;
+		return 0;
+	}
+	if (rec->type != TRAIL_RT_EVENT)
+		return 0;
+	if (rec->len >= 16 && !strcmp(rec->event->meta.name, "function") &&
+	    !strcmp(rec->event->meta.provider, "ftrace")) {
+		/* the function tracer: calls of each function, no durations */
+		uint64_t ip;
+		const char *name;
+
+		memcpy(&ip, rec->payload, 8);
+		name = trail_export_symbol(s->src, rec->stream->pid, ip, rec->ts_raw);
+		r = find(&s->fcalls, name, name ? 0 : ip, group_of(s, rec->stream));
+	} else {
+		r = find(&s->events, rec->event, 0, group_of(s, rec->stream));
+	}
+	if (!r)
+		return -ENOMEM;
+	if (r->calls == 0)
+		r->gidx = rec->stream->order;
+	r->calls++;
+	return 0;
+}
+
+/* ---- printing ---- */
+
+/* "  2.197 ms": uftrace's unit column, 3 decimals */
+static void put_time(FILE *f, uint64_t ns)
+{
+	static const char *const unit[] = {"ns", "us", "ms", " s"};
+	unsigned u = 0;
+	uint64_t scale = 1;
+
+	while (u < 3 && ns >= scale * 1000) {
+		scale *= 1000;
+		u++;
+	}
+	if (!u)
+		fprintf(f, "  %7llu %s", (unsigned long long)ns, unit[0]);
+	else
+		fprintf(f, "  %7.3f %s", (double)ns / (double)scale, unit[u]);
+}
+
+static const char *row_name(const struct row *r, int event, char *buf, size_t n)
+{
+	if (event) {
+		const struct trail_revent *ev = r->key;
+
+		snprintf(buf, n, "%s:%s", ev->meta.provider, ev->meta.name);
+		return buf;
+	}
+	if (r->key)
+		return r->key;
+	snprintf(buf, n, "0x%llx", (unsigned long long)r->addr);
+	return buf;
+}
+
+struct sortctx {
+	int col, event;
+};
+
+static uint64_t col_value(const struct row *r, int col)
+{
+	switch (col) {
+	case TRAIL_SUMMARY_SORT_CALLS:
+		return r->calls;
+	case TRAIL_SUMMARY_SORT_SELF:
+		return r->self;
+	case TRAIL_SUMMARY_SORT_AVG:
+		return r->calls ? r->total / r->calls : 0;
+	case TRAIL_SUMMARY_SORT_MIN:
+		return r->min;
+	case TRAIL_SUMMARY_SORT_MAX:
+		return r->max;
+	default:
+		return r->total;
+	}
+}
+
+static int by_text(const struct row *a, const struct row *b, int event)
+{
+	char x[512], y[512];
+	int d = strcmp(row_name(a, event, x, sizeof(x)), row_name(b, event, y, sizeof(y)));
+
+	if (d)
+		return d;
+	return a->group < b->group ? -1 : a->group > b->group;
+}
+
+static int row_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct row *a = pa, *b = pb;
+	const struct sortctx *sc = arg;
+	uint64_t x, y;
+
+	if (sc->col == TRAIL_SUMMARY_SORT_NAME)
+		return by_text(a, b, sc->event);
+	x = col_value(a, sc->col);
+	y = col_value(b, sc->col);
+	if (x != y)
+		return x > y ? -1 : 1; /* the biggest first */
+	return by_text(a, b, sc->event);
+}
+
+/* The rows in use, one per (name text, group), sorted. *n: how many. */
+static struct row *rows(struct table *t, int event, int col, size_t *n)
+{
+	struct row *v = malloc((t->n ? t->n : 1) * sizeof(*v));
+	struct sortctx sc = {TRAIL_SUMMARY_SORT_NAME, event};
+	size_t k = 0, out = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->v[i].used)
+			v[k++] = t->v[i];
+	qsort_r(v, k, sizeof(*v), row_cmp, &sc);
+	for (size_t i = 0; i < k; i++) {
+		if (out && !by_text(&v[out - 1], &v[i], event)) {
+			struct row *r = &v[out - 1];
+
+			r->calls += v[i].calls;
+			r->total += v[i].total;
+			r->self += v[i].self;
+			r->min = v[i].min < r->min ? v[i].min : r->min;
+			r->max = v[i].max > r->max ? v[i].max : r->max;
+			continue;
+		}
+		v[out++] = v[i];
+	}
+	sc.col = col;
+	qsort_r(v, out, sizeof(*v), row_cmp, &sc);
+	*n = out;
+	return v;
+}
+
+static const char *group_text(const struct summary *s, const struct row *r, char *buf, size_t n)
+{
+	const struct trail_rstream *st = r->gidx < s->src->nstreams ? s->src->streams[r->gidx] : NULL;
+
+	snprintf(buf, n, "%s-%u", st ? st->comm : "?", r->group);
+	return buf;
+}
+
+static int sum_end(void *ctx, const struct trail_export_src *src)
+{
+	struct summary *s = ctx;
+	FILE *f = s->o.out;
+	const char *gname = s->o.by == TRAIL_SUMMARY_BY_THREAD ? "Thread" :
+			    s->o.by == TRAIL_SUMMARY_BY_PROCESS ? "Process" : NULL;
+	struct row *v;
+	size_t n;
+	char name[512], g[64];
+
+	(void)src;
+	if (!s->any && !s->events.n && !s->fcalls.n) {
+		snprintf(s->src->err, s->src->errlen,
+			 "%s: nothing to summarize (no calls or events shown)", s->src->path);
+		return -ENODATA;
+	}
+	if (s->any) {
+		v = rows(&s->funcs, 0, s->o.sort, &n);
+		if (!v)
+			return -ENOMEM;
+		fprintf(f, "  Total time   Self time       Calls     Average     Minimum     Maximum  %s%s"
+			   "Function\n",
+			gname ? gname : "", gname ? (s->o.by == TRAIL_SUMMARY_BY_THREAD ?
+						     "                  " : "                 ") : "");
+		fprintf(f, "  ==========  ==========  ==========  ==========  ==========  ==========  %s"
+			   "====================\n",
+			gname ? "======================  " : "");
+		for (size_t i = 0; i < n; i++) {
+			const struct row *r = &v[i];
+
+			put_time(f, r->total);
+			put_time(f, r->self);
+			fprintf(f, "  %10llu", (unsigned long long)r->calls);
+			put_time(f, r->calls ? r->total / r->calls : 0);
+			put_time(f, r->min);
+			put_time(f, r->max);
+			if (gname)
+				fprintf(f, "  %-22s", group_text(s, r, g, sizeof(g)));
+			fprintf(f, "  %s\n", row_name(r, 0, name, sizeof(name)));
+		}
+		free(v);
+	}
+	if (s->fcalls.n) {
+		v = rows(&s->fcalls, 0, s->o.sort == TRAIL_SUMMARY_SORT_NAME ?
+			 TRAIL_SUMMARY_SORT_NAME : TRAIL_SUMMARY_SORT_CALLS, &n);
+		if (!v)
+			return -ENOMEM;
+		if (s->any)
+			fputc('\n', f);
+		fprintf(f, "       Calls  %sFunction (the function tracer: calls, no durations)\n",
+			gname ? (s->o.by == TRAIL_SUMMARY_BY_THREAD ? "Thread                  " :
+				 "Process                 ") : "");
+		fprintf(f, "  ==========  %s====================\n",
+			gname ? "======================  " : "");
+		for (size_t i = 0; i < n; i++) {
+			fprintf(f, "  %10llu", (unsigned long long)v[i].calls);
+			if (gname)
+				fprintf(f, "  %-22s", group_text(s, &v[i], g, sizeof(g)));
+			fprintf(f, "  %s\n", row_name(&v[i], 0, name, sizeof(name)));
+		}
+		free(v);
+	}
+	if (s->events.n) {
+		double span = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / 1e9 : 0;
+
+		v = rows(&s->events, 1, s->o.sort == TRAIL_SUMMARY_SORT_NAME ?
+			 TRAIL_SUMMARY_SORT_NAME : TRAIL_SUMMARY_SORT_CALLS, &n);
+		if (!v)
+			return -ENOMEM;
+		if (s->any || s->fcalls.n)
+			fputc('\n', f);
+		fprintf(f, "       Count      Rate/s  %sEvent\n",
+			gname ? (s->o.by == TRAIL_SUMMARY_BY_THREAD ? "Thread                  " :
+				 "Process                 ") : "");
+		fprintf(f, "  ==========  ==========  %s====================\n",
+			gname ? "======================  " : "");
+		for (size_t i = 0; i < n; i++) {
+			const struct row *r = &v[i];
+
+			fprintf(f, "  %10llu  %10.1f", (unsigned long long)r->calls,
+				span > 0 ? (double)r->calls / span : 0.0);
+			if (gname)
+				fprintf(f, "  %-22s", group_text(s, r, g, sizeof(g)));
+			fprintf(f, "  %s\n", row_name(r, 1, name, sizeof(name)));
+		}
+		free(v);
+		fprintf(f, "  over %.6f s\n", span);
+	}
+	if (s->lost_recs)
+		fprintf(f, "  [LOST] %llu events in %llu places: the figures above miss them\n",
+			(unsigned long long)s->lost, (unsigned long long)s->lost_recs);
+	return fflush(f) || ferror(f) ? -EIO : 0;
+}
+
+static void sum_free(void *ctx)
+{
+	struct summary *s = ctx;
+
+	if (!s)
+		return;
+	free(s->funcs.v);
+	free(s->events.v);
+	free(s->fcalls.v);
+	free(s);
+}
+
+struct trail_output *trail_output_summary_create(const struct trail_summary_opts *opts)
+{
+	static const struct trail_output ops = {
+		.name = "summary", .begin = sum_begin, .event = sum_event, .call = sum_call,
+		.end = sum_end, .free = sum_free, .whole_calls = 1,
+	};
+	struct summary *s;
+
+	if (!opts || opts->sz < sizeof(*opts) || !opts->out) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = trail__output_new(sizeof(*s), &ops);
+	if (!s)
+		return NULL;
+	s->o = *opts;
+	return &s->out;
+}
