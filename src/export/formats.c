@@ -8,6 +8,8 @@ static const struct trail_format formats[] = {
 	{"text", "ftrace's text, as trail report prints it", 0, 0, 0, trail__export_text},
 	{"ctf", "CTF 1.8 trace directory (babeltrace2, Trace Compass)", 1, 1, 0, trail__export_ctf},
 	{"perfetto", "Perfetto's protobuf trace (ui.perfetto.dev)", 0, 1, 0, trail__export_perfetto},
+	{"chrome", "Chrome trace-event JSON (Perfetto UI, chrome://tracing)", 0, 0, 0,
+	 trail__export_chrome},
 	{"folded", "call stacks with their self time, for flame graph tools", 0, 0, 1,
 	 trail__export_folded},
 	{"flamegraph", "an SVG flame graph of the calls (opens in a browser)", 0, 0, 1,

@@ -36,6 +36,7 @@ struct trail_output *trail__export_perfetto(const struct trail_export_opts *opts
 struct trail_output *trail__export_folded(const struct trail_export_opts *opts);
 struct trail_output *trail__export_flamegraph(const struct trail_export_opts *opts);
 struct trail_output *trail__export_ctf(const struct trail_export_opts *opts);
+struct trail_output *trail__export_chrome(const struct trail_export_opts *opts);
 
 /* Every format, in the order --help lists them; *n: how many. */
 const struct trail_format *trail_export_formats(size_t *n);
