@@ -85,7 +85,9 @@ for line in open(fol):
 	if rest in got:
 		sys.exit('stack twice: ' + rest)
 	tid = rest.split(';')[0].rsplit('-', 1)[1]
-	if proc != '%s-%s' % (comm_of[pid_of[tid]], pid_of[tid]):
+	pid = pid_of[tid]
+	# the process's name is its main thread's, when that one has a stream
+	if proc != '%s-%s' % (comm_of.get(pid, proc.rsplit('-', 1)[0]), pid):
 		sys.exit('process frame %s for thread %s' % (proc, tid))
 	got[rest] = int(m.group(2))
 for k in sorted(set(want) | set(got)):
@@ -128,6 +130,7 @@ folded_equals_report() {
 	has f.txt ";int_app::twice<int>(int) "
 	# the same through the view's selection: only lookup and what it calls
 	$TRAIL report -q -O fgraph:proc -t -g lookup -i a.dat >rep.txt
+	$TRAIL report --stat -i a.dat >hdr.txt
 	$TRAIL export -F folded -g lookup -i a.dat >f.txt
 	python3 "$TMP/check.py" rep.txt hdr.txt f.txt time
 	[ "$(grep -c ';lookup;hash ' f.txt)" -ge 1 ] && ! grep -q handle_request f.txt ||
@@ -349,7 +352,7 @@ damaged_input() {
 	cut = dict(l.rsplit(' ', 1) for l in open(sys.argv[2]).read().split('\n') if l)
 	# the same stacks, fewer calls: nothing invented
 	for k, v in cut.items():
-		assert k in full and int(v) <= int(full[k]), (k, v, full.get(k))
+	    assert k in full and int(v) <= int(full[k]), (k, v, full.get(k))
 	assert sum(map(int, cut.values())) < sum(map(int, full.values()))
 	PY
 	expect_rc 1 $TRAIL export -F flamegraph -i cut.dat -o cut.svg 2>err.txt

@@ -48,8 +48,12 @@ golden_all_functions() {
 limit_and_notrace() {
 	$TRAIL record -q -p function $NOSAN -l 'parse_*' -o f.dat -- "$P2" 2 >/dev/null
 	calls f.dat | sort | uniq -c | sed 's/^ *//' >got.txt
-	printf '%s\n' "2 parse_header <-handle_request" "2 parse_int <-parse_header" >want.txt
-	diff -u want.txt got.txt
+	# parse_header ends with a call of parse_int that -O2 makes a jump:
+	# the parent is then the return address, in handle_request (ftrace's
+	# parent_ip is the same); without that optimization, parse_header
+	grep -qxE '2 parse_int <-(parse_header|handle_request)' got.txt || die "$(cat got.txt)"
+	grep -qx '2 parse_header <-handle_request' got.txt || die "$(cat got.txt)"
+	[ "$(wc -l <got.txt)" = 2 ] || die "$(cat got.txt)"
 	$TRAIL record -q -p function $NOSAN -l 'parse_*' -l hash -n parse_int -o f.dat -- "$P2" 2 >/dev/null
 	calls f.dat | sort | uniq -c | sed 's/^ *//' >got.txt
 	printf '%s\n' "2 hash <-lookup" "2 parse_header <-handle_request" >want.txt
