@@ -83,6 +83,24 @@ summary_of_events() {
 	grep -q 'nothing to summarize' err.txt || die "$(cat err.txt)"
 }
 
+# folded stacks and the summary agree: per function (a stack's last
+# frame), the folded self times add up to the summary's self time (to its
+# 4 printed digits), the folded counts to its calls
+summary_equals_folded() {
+	$TRAIL export --format folded -i "$TMP/g.dat" >f.txt
+	$TRAIL export --format folded --count -i "$TMP/g.dat" >fc.txt
+	$TRAIL report --summary -i "$TMP/g.dat" >s.txt
+	awk 'function ns(v, u) { return v * (u == "ns" ? 1 : u == "us" ? 1e3 : u == "ms" ? 1e6 : 1e9) }
+	     FILENAME == ARGV[1] { n = split($1, fr, ";"); self[fr[n]] += $2; next }
+	     FILENAME == ARGV[2] { n = split($1, fr, ";"); calls[fr[n]] += $2; next }
+	     $5 ~ /^[0-9]+$/ && ($NF in self) { seen++
+		s = ns($3, $4); d = s - self[$NF]; if (d < 0) d = -d
+		if (d > s * 0.0006 + 1) { printf "%s: summary self %s, folded %d\n", $NF, s, self[$NF]; bad = 1 }
+		if ($5 != calls[$NF]) { printf "%s: summary %d calls, folded %d\n", $NF, $5, calls[$NF]; bad = 1 } }
+	     END { if (seen < 9) { print "only " seen " functions compared"; bad = 1 } exit bad }' \
+		f.txt fc.txt s.txt || die "the summary and the folded stacks differ"
+}
+
 # the function tracer has calls and no durations: a table of calls
 summary_of_function_tracer() {
 	rec "$TMP/f.dat" -p function $NOSAN
@@ -223,6 +241,7 @@ progress_on_a_terminal() {
 t summary_counts_the_calls summary_counts_the_calls
 t summary_self_and_total summary_self_and_total
 t summary_by_thread summary_by_thread
+t summary_equals_folded summary_equals_folded
 t summary_of_events summary_of_events
 t summary_of_function_tracer summary_of_function_tracer
 t select_graph_func select_graph_func
