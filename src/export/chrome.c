@@ -347,11 +347,6 @@ static void fields(struct json *j, const struct trail_record *rec, const struct 
 	json_ch(j, '}');
 }
 
-static int is_function(const struct trail_meta *m)
-{
-	return !strcmp(m->name, "function") && !strcmp(m->provider, "ftrace");
-}
-
 /* an event instant's start: name, category, phase, scope, "ts": */
 static void instant_start(struct json *j, const struct trail_meta *m)
 {
@@ -414,12 +409,12 @@ static const struct cevent *event_of(struct chrome *c, const struct trail_record
 	struct cevent *ce;
 
 	if (rec->event->id >= c->nev) {
-		*kind = is_function(m) ? EV_FUNCTION : EV_FIELDS;
+		*kind = trail_export_is_function(rec->event) ? EV_FUNCTION : EV_FIELDS;
 		return NULL;
 	}
 	ce = &c->ev[rec->event->id];
 	if (!ce->kind) {
-		if (is_function(m))
+		if (trail_export_is_function(rec->event))
 			ce->kind = EV_FUNCTION;
 		else
 			cache_event(ce, m);
@@ -429,15 +424,13 @@ static const struct cevent *event_of(struct chrome *c, const struct trail_record
 }
 
 /* the function tracer's record: an instant named by the function */
-static void function(struct chrome *c, const struct trail_record *rec)
+static void function(struct chrome *c, const struct trail_record *rec, uint64_t ip,
+		     uint64_t parent)
 {
 	const struct trail_export_src *src = c->src;
 	uint32_t pid = rec->stream ? rec->stream->pid : 0;
-	uint64_t ip, parent;
 	struct json *j = &c->j;
 
-	memcpy(&ip, rec->payload, 8);
-	memcpy(&parent, rec->payload + 8, 8);
 	json_lit(j, "\"name\":");
 	func_name(j, trail_export_symbol(src, pid, ip, rec->ts_raw), ip);
 	json_lit(j, ",\"cat\":\"ftrace\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
@@ -470,9 +463,10 @@ static int chrome_event(void *ctx, const struct trail_record *rec)
 	} else {
 		int kind;
 		const struct cevent *ce = event_of(c, rec, &kind);
+		uint64_t ip, parent;
 
-		if (kind == EV_FUNCTION && rec->len >= 16) {
-			function(c, rec);
+		if (kind == EV_FUNCTION && trail_export_function(rec, &ip, &parent)) {
+			function(c, rec, ip, parent);
 		} else {
 			if (ce)
 				json_put(j, ce->s, ce->off[0]);

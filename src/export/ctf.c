@@ -410,11 +410,6 @@ static int write_metadata(struct ctf *c)
 
 /* ------------------------------------------------------------- classes */
 
-static int is_ftrace(const struct trail_meta *m, const char *name)
-{
-	return !strcmp(m->provider, "ftrace") && !strcmp(m->name, name);
-}
-
 /* How each event's records are written, and whether calls come. */
 static int classify(struct ctf *c)
 {
@@ -449,9 +444,9 @@ static int classify(struct ctf *c)
 			k->kind = EV_NONE;
 			continue;
 		}
-		if (is_ftrace(m, "function") && m->nfields == 2 && m->fixed_len == 16)
+		if (trail_export_is_function(ev))
 			k->kind = EV_FUNCTION;
-		if (!strcmp(m->provider, "ftrace") && !strncmp(m->name, "funcgraph_", 10))
+		if (trail_export_is_graph(ev))
 			c->graph = 1;
 	}
 	c->id_entry = c->nev;
@@ -785,12 +780,8 @@ static int function_event(struct ctf *c, struct cstream *s, const struct trail_r
 	uint8_t *p;
 	int rc = 0;
 
-	if (rec->len < 16) { /* the reader checks lengths: never */
+	if (!trail_export_function(rec, &ip, &parent)) /* its class says it is */
 		ip = parent = 0;
-	} else {
-		memcpy(&ip, rec->payload, 8);
-		memcpy(&parent, rec->payload + 8, 8);
-	}
 	a = trail_export_symbol(c->src, pid, ip, rec->ts_raw);
 	b = trail_export_symbol(c->src, pid, parent, rec->ts_raw);
 	p = event_begin(c, s, rec->event->id, rec->ts_ns, rec->cpu,

@@ -6,7 +6,6 @@
 
 #include "fgraph.h"
 #include "lbuf.h"
-#include "view.h"
 
 /*
  * Indentation stops growing at this depth. ftrace indents two columns a
@@ -57,11 +56,6 @@ static void fgraph_free(void *ctx)
 	if (g)
 		free(g->depth);
 	free(g);
-}
-
-int trail__fgraph_is_graph(const struct trail_record *rec)
-{
-	return trail__view_is_graph(rec);
 }
 
 /* ftrace's duration column: marker, 7 characters of microseconds (as many

@@ -31,7 +31,4 @@ struct trail_fgraph_opts {
 /* NULL with errno set (ENOMEM, EINVAL). Free with trail_output_free(). */
 struct trail_output *trail_output_fgraph_create(const struct trail_fgraph_opts *opts);
 
-/* Is this a function_graph record? */
-int trail__fgraph_is_graph(const struct trail_record *rec);
-
 #endif

@@ -195,6 +195,14 @@ int trail_export_run(struct trail_reader *r, const char *path, const struct trai
 const char *trail_export_symbol(const struct trail_export_src *src, uint32_t pid, uint64_t ip,
 				uint64_t ts_raw);
 
+/* The function tracers' events: ftrace:funcgraph_* (what the view turns
+ * into calls, for outputs with call()) and ftrace:function (a call
+ * without a duration, {ip, parent_ip}). */
+int trail_export_is_graph(const struct trail_revent *ev);
+int trail_export_is_function(const struct trail_revent *ev);
+/* An ftrace:function record: 1 with its ip and parent_ip, else 0. */
+int trail_export_function(const struct trail_record *rec, uint64_t *ip, uint64_t *parent);
+
 /* For outputs: a zeroed state of size bytes that starts with its struct
  * trail_output, a copy of ops with ctx set to it; NULL with errno if none. */
 void *trail__output_new(size_t size, const struct trail_output *ops);

@@ -51,7 +51,6 @@
 
 #include "formats.h"
 #include "pb.h"
-#include "view.h"
 
 /* Field numbers, from Perfetto's protos/perfetto/trace (see
  * tests/export/perfetto_subset.proto). */
@@ -171,7 +170,7 @@ struct evstate {
 	uint32_t *annot; /* field i's annotation name iid */
 };
 
-enum { EV_FUNCTION = 1, EV_GRAPH, EV_OTHER };
+enum { EV_FUNCTION = 1, EV_OTHER };
 
 struct strand { /* per stream */
 	uint64_t uuid;
@@ -968,12 +967,8 @@ static struct evstate *evstate(struct pf *p, const struct trail_record *rec)
 		return NULL;
 	if (e->kind)
 		return e;
-	if (!strcmp(m->provider, "ftrace") && !strcmp(m->name, "function")) {
+	if (trail_export_is_function(rec->event)) {
 		e->kind = EV_FUNCTION;
-		return e;
-	}
-	if (trail__view_is_graph(rec)) { /* consumed by the view, as calls */
-		e->kind = EV_GRAPH;
 		return e;
 	}
 	e->kind = EV_OTHER;
@@ -1015,16 +1010,14 @@ static void event_body(struct pf *p, const struct trail_record *rec, const struc
 }
 
 /* the function tracer: "func", parent = its caller */
-static void function_body(struct pf *p, const struct trail_record *rec)
+static void function_body(struct pf *p, const struct trail_record *rec, uint64_t ip,
+			  uint64_t parent)
 {
 	const struct trail_export_src *src = p->src;
 	uint32_t pid = rec->stream->pid;
-	uint64_t ip, parent;
 	uint32_t name, caller;
 	size_t te, m;
 
-	memcpy(&ip, rec->payload, 8);
-	memcpy(&parent, rec->payload + 8, 8);
 	name = func_iid(p, NS_NAME, ip, trail_export_symbol(src, pid, ip, rec->ts_raw));
 	caller = func_iid(p, NS_STR, parent, trail_export_symbol(src, pid, parent, rec->ts_raw));
 	te = te_open(p, TYPE_INSTANT, p->st[rec->stream->order].uuid);
@@ -1052,15 +1045,16 @@ static int pf_event(void *ctx, const struct trail_record *rec)
 	struct pf *p = ctx;
 	uint32_t s = rec->stream ? rec->stream->order : UINT32_MAX;
 	struct evstate *e = NULL;
+	uint64_t ip = 0, parent = 0;
 	size_t m;
 	int rc;
 
 	if (s >= p->nst)
 		return 0;
 	if (rec->type == TRAIL_RT_EVENT) {
-		if (!rec->event || !(e = evstate(p, rec)) || e->kind == EV_GRAPH)
+		if (!rec->event || !(e = evstate(p, rec)))
 			return 0;
-		if (e->kind == EV_FUNCTION && rec->len < 16)
+		if (e->kind == EV_FUNCTION && !trail_export_function(rec, &ip, &parent))
 			return 0;
 	} else if (rec->type != TRAIL_RT_LOST) {
 		return 0;
@@ -1071,7 +1065,7 @@ static int pf_event(void *ctx, const struct trail_record *rec)
 	if (rec->type == TRAIL_RT_LOST)
 		lost_body(p, p->st[s].uuid, rec->lost, "");
 	else if (e->kind == EV_FUNCTION)
-		function_body(p, rec);
+		function_body(p, rec, ip, parent);
 	else
 		event_body(p, rec, e);
 	rc = pkt_close(p, m);

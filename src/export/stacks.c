@@ -362,8 +362,7 @@ int trail__stacks_call(struct trail_stacks *s, const struct trail_call *c)
 
 void trail__stacks_event(struct trail_stacks *s, const struct trail_record *rec)
 {
-	if (rec->type == TRAIL_RT_EVENT && !strcmp(rec->event->meta.provider, "ftrace") &&
-	    !strcmp(rec->event->meta.name, "function"))
+	if (rec->type == TRAIL_RT_EVENT && trail_export_is_function(rec->event))
 		s->function_records++;
 }
 

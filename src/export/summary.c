@@ -143,6 +143,7 @@ static int sum_call(void *ctx, const struct trail_call *c)
 static int sum_event(void *ctx, const struct trail_record *rec)
 {
 	struct summary *s = ctx;
+	uint64_t ip, parent;
 	struct row *r;
 
 	if (!s->first_ns || rec->ts_ns < s->first_ns)
@@ -156,13 +157,10 @@ static int sum_event(void *ctx, const struct trail_record *rec)
 	}
 	if (rec->type != TRAIL_RT_EVENT)
 		return 0;
-	if (rec->len >= 16 && !strcmp(rec->event->meta.name, "function") &&
-	    !strcmp(rec->event->meta.provider, "ftrace")) {
+	if (trail_export_function(rec, &ip, &parent)) {
 		/* the function tracer: calls of each function, no durations */
-		uint64_t ip;
 		const char *name;
 
-		memcpy(&ip, rec->payload, 8);
 		name = trail_export_symbol(s->src, rec->stream->pid, ip, rec->ts_raw);
 		r = find(&s->fcalls, name, name ? 0 : ip, group_of(s, rec->stream));
 	} else {

@@ -31,8 +31,7 @@ struct text {
 	struct trail_output out;
 	struct trail_text_opts o;
 	const struct trail_export_src *src; /* from begin() to end() */
-	int graph;              /* -1 until the first record says */
-	struct trail_output *fg; /* a function_graph file's layout */
+	struct trail_output *fg; /* a function_graph file's layout, once known */
 	/* count */
 	struct evcount *v;
 	size_t n, last;
@@ -156,13 +155,6 @@ static void prefix(struct lbuf *l, const struct trail_record *rec, int ns_ts)
 	lb_put(l, ": ", 2);
 }
 
-static int is_function(const struct trail_record *rec)
-{
-	const struct trail_meta *m = &rec->event->meta;
-
-	return rec->len >= 16 && !strcmp(m->provider, "ftrace") && !strcmp(m->name, "function");
-}
-
 static void put_addr(struct lbuf *l, const struct trail_export_src *src, uint32_t pid,
 		     uint64_t ip, uint64_t ts)
 {
@@ -176,12 +168,8 @@ static void put_addr(struct lbuf *l, const struct trail_export_src *src, uint32_
 
 /* ftrace's function tracer line: "func <-parent" */
 static void function_line(struct lbuf *l, const struct trail_export_src *src,
-			  const struct trail_record *rec)
+			  const struct trail_record *rec, uint64_t ip, uint64_t parent)
 {
-	uint64_t ip, parent;
-
-	memcpy(&ip, rec->payload, 8);
-	memcpy(&parent, rec->payload + 8, 8);
 	put_addr(l, src, rec->stream->pid, ip, rec->ts_raw);
 	lb_put(l, " <-", 3);
 	put_addr(l, src, rec->stream->pid, parent, rec->ts_raw);
@@ -196,7 +184,6 @@ static int to_graph(struct text *t)
 		.abstime = t->o.graph_abstime, .abstime_ns = t->o.ns_ts,
 	};
 
-	t->graph = 1;
 	t->fg = trail_output_fgraph_create(&fo);
 	if (!t->fg)
 		return -errno;
@@ -228,9 +215,9 @@ static int text_call(void *ctx, const struct trail_call *c)
 static int text_event(void *ctx, const struct trail_record *rec)
 {
 	struct text *t = ctx;
+	uint64_t ip, parent;
 	struct lbuf l;
 
-	t->graph = t->graph < 0 ? 0 : t->graph;
 	if (t->fg)
 		return t->fg->event(t->fg->ctx, rec);
 	lb_init(&l, t->o.out);
@@ -239,8 +226,8 @@ static int text_event(void *ctx, const struct trail_record *rec)
 		lb_put(&l, "[LOST ", 6);
 		lb_num(&l, (unsigned long long)rec->lost, 0, ' ');
 		lb_put(&l, " EVENTS]", 8);
-	} else if (is_function(rec)) {
-		function_line(&l, t->src, rec);
+	} else if (trail_export_function(rec, &ip, &parent)) {
+		function_line(&l, t->src, rec, ip, parent);
 	} else {
 		const struct trail_meta *m = &rec->event->meta;
 
@@ -351,7 +338,6 @@ static struct trail_output *create(const struct trail_text_opts *opts,
 	if (!t)
 		return NULL;
 	t->o = *opts;
-	t->graph = -1;
 	return &t->out;
 }
 

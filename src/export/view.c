@@ -80,14 +80,13 @@ struct trail_viewer {
 
 enum { G_NONE, G_ENTRY, G_EXIT, G_EXIT_RET, G_LEAF, G_CALL, G_INHERITED };
 
-static int graph_kind(const struct trail_record *rec)
+static int graph_kind_of(const struct trail_meta *m)
 {
 	const char *n;
 
-	if (rec->type != TRAIL_RT_EVENT || strcmp(rec->event->meta.provider, "ftrace") ||
-	    strncmp(rec->event->meta.name, "funcgraph_", 10))
+	if (strcmp(m->provider, "ftrace") || strncmp(m->name, "funcgraph_", 10))
 		return G_NONE;
-	n = rec->event->meta.name + 10;
+	n = m->name + 10;
 	if (!strcmp(n, "entry"))
 		return G_ENTRY;
 	if (!strcmp(n, "exit"))
@@ -103,6 +102,33 @@ static int graph_kind(const struct trail_record *rec)
 	return G_NONE;
 }
 
+static int graph_kind(const struct trail_record *rec)
+{
+	return rec->type == TRAIL_RT_EVENT ? graph_kind_of(&rec->event->meta) : G_NONE;
+}
+
+int trail_export_is_graph(const struct trail_revent *ev)
+{
+	return graph_kind_of(&ev->meta) != G_NONE;
+}
+
+int trail_export_is_function(const struct trail_revent *ev)
+{
+	const struct trail_meta *m = &ev->meta;
+
+	return !strcmp(m->provider, "ftrace") && !strcmp(m->name, "function") &&
+	       m->nfields == 2 && m->fixed_len == 16;
+}
+
+int trail_export_function(const struct trail_record *rec, uint64_t *ip, uint64_t *parent)
+{
+	if (rec->type != TRAIL_RT_EVENT || rec->len < 16 || !trail_export_is_function(rec->event))
+		return 0;
+	memcpy(ip, rec->payload, 8);
+	memcpy(parent, rec->payload + 8, 8);
+	return 1;
+}
+
 /* graph_kind() once per event */
 static int kind_of(struct trail_viewer *w, const struct trail_record *rec)
 {
@@ -116,11 +142,6 @@ static int kind_of(struct trail_viewer *w, const struct trail_record *rec)
 	if (w->kinds[id] == 0xff)
 		w->kinds[id] = (uint8_t)graph_kind(rec);
 	return w->kinds[id];
-}
-
-int trail__view_is_graph(const struct trail_record *rec)
-{
-	return graph_kind(rec) != G_NONE;
 }
 
 static uint64_t u64at(const struct trail_record *rec, unsigned i)

@@ -24,7 +24,5 @@ int trail__viewer_end(struct trail_viewer *w);
 /* trail_reader_symbol() through a cache of names by address. */
 const char *trail__view_symbol(struct trail_viewer *w, uint32_t pid, uint64_t ip,
 			       uint64_t ts_raw);
-/* Is this one of the ftrace:funcgraph_* records? */
-int trail__view_is_graph(const struct trail_record *rec);
 
 #endif
