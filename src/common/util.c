@@ -126,3 +126,38 @@ int trail__proc_alive(pid_t pid, uint64_t starttime)
 		return 0;
 	return st == starttime;
 }
+
+size_t trail__utf8_seq(const uint8_t *s, size_t n, int *ok)
+{
+	uint8_t c = s[0], lo = 0x80, hi = 0xbf;
+	size_t need;
+
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 1;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 2;
+		if (c == 0xe0)
+			lo = 0xa0; /* E0 80-9F: overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* ED A0-BF: surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 3;
+		if (c == 0xf0)
+			lo = 0x90; /* F0 80-8F: overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* F4 90-BF: past U+10FFFF */
+	} else {
+		*ok = 0; /* 80-BF alone, C0, C1 (overlong), F5-FF */
+		return 1;
+	}
+	for (size_t i = 1; i <= need; i++) {
+		if (i >= n || s[i] < lo || s[i] > hi) {
+			*ok = 0;
+			return i;
+		}
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	*ok = 1;
+	return need + 1;
+}

@@ -32,4 +32,12 @@ ssize_t trail__write_full(int fd, const void *buf, size_t n);
 /* Read a small file into buf (NUL-terminated). Returns bytes or -errno. */
 ssize_t trail__read_file(const char *path, char *buf, size_t n);
 
+/* The UTF-8 sequence at s (n > 0 bytes, s[0] >= 0x80): its length with
+ * *ok set if it is well formed (Unicode's table 3-7: no overlong forms,
+ * surrogates or code points past U+10FFFF), else *ok clear and the length
+ * of its maximal ill-formed part (what one U+FFFD replaces; at least 1).
+ * It reads no further than the first byte that breaks the sequence, so a
+ * NUL-terminated string may be passed with n = 4. */
+size_t trail__utf8_seq(const uint8_t *s, size_t n, int *ok);
+
 #endif /* TRAIL_COMMON_UTIL_H */

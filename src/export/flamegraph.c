@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/util.h"
 #include "formats.h"
 #include "lbuf.h"
 #include "stacks.h"
@@ -97,35 +98,14 @@ static int call(void *ctx, const struct trail_call *c)
 
 /* ---- text ---- */
 
-/* The length of the UTF-8 sequence at s that XML accepts (no overlong
- * forms, surrogates, U+FFFE/U+FFFF or code points past U+10FFFF), or 0. */
+/* The length of the UTF-8 sequence at s (NUL-terminated, s[0] >= 0x80)
+ * that XML accepts (well formed, and not U+FFFE or U+FFFF), or 0. */
 static size_t utf8_len(const unsigned char *s)
 {
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t n;
+	int ok;
+	size_t n = trail__utf8_seq(s, 4, &ok);
 
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t k = 2; k < n; k++)
-		if ((s[k] & 0xc0) != 0x80)
-			return 0;
-	if (c == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf))
+	if (!ok || (s[0] == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf)))
 		return 0;
 	return n;
 }

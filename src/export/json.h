@@ -41,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/util.h"
+
 #define JSON_BUF 65536u
 #define JSON_SAFE_INT ((1ull << 53) - 1)
 
@@ -290,47 +292,6 @@ static inline void json_double(struct json *j, double d, int is_float)
 	json_put(j, t, (size_t)n);
 }
 
-/*
- * Length of the UTF-8 sequence at s (n > 0 bytes, s[0] >= 0x80): *ok set
- * and its length if it is well formed (Unicode table 3-7), else *ok clear
- * and the length of its maximal ill-formed subpart (the bytes one U+FFFD
- * replaces: at least 1).
- */
-static inline size_t json_utf8_seq(const uint8_t *s, size_t n, int *ok)
-{
-	uint8_t c = s[0], lo = 0x80, hi = 0xbf;
-	size_t need;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 1;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 2;
-		if (c == 0xe0)
-			lo = 0xa0; /* E0 80-9F: overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* ED A0-BF: surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 3;
-		if (c == 0xf0)
-			lo = 0x90; /* F0 80-8F: overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* F4 90-BF: past U+10FFFF */
-	} else {
-		*ok = 0; /* 80-BF alone, C0, C1 (overlong), F5-FF */
-		return 1;
-	}
-	for (size_t i = 1; i <= need; i++) {
-		if (i >= n || s[i] < lo || s[i] > hi) {
-			*ok = 0;
-			return i;
-		}
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	*ok = 1;
-	return need + 1;
-}
-
 /* what a byte needs: 0 nothing, 1 an escape, 2 a UTF-8 check */
 static inline uint8_t json_class(uint8_t c)
 {
@@ -357,7 +318,7 @@ static inline void json_esc(struct json *j, const char *str, size_t len)
 		c = s[i];
 		if (c >= 0x80) {
 			int ok;
-			size_t k = json_utf8_seq(s + i, len - i, &ok);
+			size_t k = trail__utf8_seq(s + i, len - i, &ok);
 
 			if (ok)
 				json_put(j, (const char *)s + i, k);

@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/util.h"
 #include "formats.h"
 #include "pb.h"
 
@@ -219,30 +220,13 @@ struct pf {
 /* length of the valid UTF-8 sequence at s, or 0 */
 static size_t utf8_seq(const uint8_t *s, size_t n)
 {
-	uint32_t c;
+	int ok;
 	size_t k;
 
 	if (s[0] < 0x80)
 		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((k == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (k == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	return k;
+	k = trail__utf8_seq(s, n, &ok);
+	return ok ? k : 0;
 }
 
 static void put_str(struct pb *b, uint32_t field, const char *str, size_t len)
