@@ -55,11 +55,10 @@ struct object {
 };
 
 struct flame {
-	struct trail_output out;
+	struct trail_stacks_output so; /* first: the output, the stacks */
 	FILE *f;
 	int count;
 	const char *title;
-	struct trail_stacks *s;
 	const struct trail_export_src *src;
 	const struct trail_snode *nodes;
 	uint64_t *x;       /* by depth: where the next frame starts (value) */
@@ -72,29 +71,6 @@ struct flame {
 	struct object *objs; /* the objects functions are in, most first */
 	size_t nobjs;
 };
-
-static int begin(void *ctx, const struct trail_export_src *src)
-{
-	struct flame *o = ctx;
-
-	o->src = src;
-	return trail__stacks_begin(o->s, src);
-}
-
-static int event(void *ctx, const struct trail_record *rec)
-{
-	struct flame *o = ctx;
-
-	trail__stacks_event(o->s, rec);
-	return 0;
-}
-
-static int call(void *ctx, const struct trail_call *c)
-{
-	struct flame *o = ctx;
-
-	return trail__stacks_call(o->s, c);
-}
 
 /* ---- text ---- */
 
@@ -365,7 +341,7 @@ static int walk(struct flame *o, int (*fn)(struct flame *, uint32_t, uint64_t))
 static int frame(struct flame *o, uint32_t i, uint64_t xv)
 {
 	const struct trail_snode *n = &o->nodes[i], *root = &o->nodes[0];
-	const struct trail_sname *nm = trail__stacks_name(o->s, n->name);
+	const struct trail_sname *nm = trail__stacks_name(o->so.s, n->name);
 	double x = PAD + (double)xv * o->scale, w = (double)value(o, n) * o->scale;
 	double y = o->height - BOTTOM - (n->depth + 1.0) * FRAME_H;
 	double share = value(o, root) ? 100.0 * (double)value(o, n) / (double)value(o, root) : 0;
@@ -573,12 +549,12 @@ static int by_value(const void *a, const void *b)
 static int objects(struct flame *o)
 {
 	const struct trail_snode *nodes;
-	uint32_t nn = trail__stacks_nodes(o->s, &nodes);
+	uint32_t nn = trail__stacks_nodes(o->so.s, &nodes);
 	size_t cap = 0;
 	int rank = 0;
 
 	for (uint32_t i = 1; i < nn; i++) {
-		const struct trail_sname *nm = trail__stacks_name(o->s, nodes[i].name);
+		const struct trail_sname *nm = trail__stacks_name(o->so.s, nodes[i].name);
 		struct object *ob;
 
 		if (!nm->module)
@@ -696,12 +672,13 @@ static void tail(struct flame *o)
 static int end(void *ctx, const struct trail_export_src *src)
 {
 	struct flame *o = ctx;
-	int rc = trail__stacks_finish(o->s, src);
+	int rc = trail__stacks_finish(o->so.s, src);
 	uint64_t all;
 
 	if (rc)
 		return rc;
-	trail__stacks_nodes(o->s, &o->nodes);
+	o->src = src;
+	trail__stacks_nodes(o->so.s, &o->nodes);
 	all = value(o, &o->nodes[0]);
 	o->scale = all ? (IMG_W - 2.0 * PAD) / (double)all : 0;
 	o->min = (uint64_t)(MIN_PX / (o->scale ? o->scale : 1));
@@ -721,7 +698,7 @@ static void flame_free(void *ctx)
 
 	if (!o)
 		return;
-	trail__stacks_free(o->s);
+	trail__stacks_free(o->so.s);
 	free(o->objs);
 	free(o->x);
 	free(o);
@@ -730,7 +707,8 @@ static void flame_free(void *ctx)
 struct trail_output *trail__export_flamegraph(const struct trail_export_opts *opts)
 {
 	static const struct trail_output ops = {
-		.name = "flamegraph", .begin = begin, .event = event, .call = call, .end = end,
+		.name = "flamegraph", .begin = trail__stacks_output_begin,
+		.event = trail__stacks_output_event, .call = trail__stacks_output_call, .end = end,
 		.free = flame_free,
 	};
 	struct flame *o;
@@ -742,10 +720,10 @@ struct trail_output *trail__export_flamegraph(const struct trail_export_opts *op
 	o = trail__output_new(sizeof(*o), &ops);
 	if (!o)
 		return NULL;
-	o->s = trail__stacks_new();
+	o->so.s = trail__stacks_new();
 	o->nx = 64;
 	o->x = calloc(o->nx, sizeof(*o->x));
-	if (!o->s || !o->x) {
+	if (!o->so.s || !o->x) {
 		flame_free(o);
 		errno = ENOMEM;
 		return NULL;
@@ -753,5 +731,5 @@ struct trail_output *trail__export_flamegraph(const struct trail_export_opts *op
 	o->f = opts->out;
 	o->count = opts->count;
 	o->title = opts->title;
-	return &o->out;
+	return &o->so.out;
 }

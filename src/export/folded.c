@@ -29,37 +29,14 @@
 #include "stacks.h"
 
 struct folded {
-	struct trail_output out;
+	struct trail_stacks_output so; /* first: the output, the stacks */
 	FILE *f;
 	int count;
-	struct trail_stacks *s;
 	char *path; /* the line being built */
 	size_t cap;
 	size_t *plen; /* by depth: the length of the path through it */
 	size_t nplen;
 };
-
-static int begin(void *ctx, const struct trail_export_src *src)
-{
-	struct folded *o = ctx;
-
-	return trail__stacks_begin(o->s, src);
-}
-
-static int event(void *ctx, const struct trail_record *rec)
-{
-	struct folded *o = ctx;
-
-	trail__stacks_event(o->s, rec);
-	return 0;
-}
-
-static int call(void *ctx, const struct trail_call *c)
-{
-	struct folded *o = ctx;
-
-	return trail__stacks_call(o->s, c);
-}
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
@@ -105,17 +82,17 @@ static int end(void *ctx, const struct trail_export_src *src)
 	const struct trail_snode *nodes;
 	uint32_t i;
 	struct lbuf l;
-	int rc = trail__stacks_finish(o->s, src);
+	int rc = trail__stacks_finish(o->so.s, src);
 
 	if (rc)
 		return rc;
-	trail__stacks_nodes(o->s, &nodes);
+	trail__stacks_nodes(o->so.s, &nodes);
 	lb_init(&l, o->f);
 	for (i = nodes[0].child; i; i = trail__stacks_next(nodes, i, 1)) {
 		const struct trail_snode *n = &nodes[i];
 		uint64_t v = o->count ? n->calls : n->self_ns;
 
-		if ((rc = extend(o, n, trail__stacks_name(o->s, n->name)->text)))
+		if ((rc = extend(o, n, trail__stacks_name(o->so.s, n->name)->text)))
 			return rc;
 		if (v) {
 			lb_put(&l, o->path, o->plen[n->depth]);
@@ -133,7 +110,7 @@ static void folded_free(void *ctx)
 
 	if (!o)
 		return;
-	trail__stacks_free(o->s);
+	trail__stacks_free(o->so.s);
 	free(o->path);
 	free(o->plen);
 	free(o);
@@ -142,7 +119,8 @@ static void folded_free(void *ctx)
 struct trail_output *trail__export_folded(const struct trail_export_opts *opts)
 {
 	static const struct trail_output ops = {
-		.name = "folded", .begin = begin, .event = event, .call = call, .end = end,
+		.name = "folded", .begin = trail__stacks_output_begin,
+		.event = trail__stacks_output_event, .call = trail__stacks_output_call, .end = end,
 		.free = folded_free,
 	};
 	struct folded *o;
@@ -154,13 +132,13 @@ struct trail_output *trail__export_folded(const struct trail_export_opts *opts)
 	o = trail__output_new(sizeof(*o), &ops);
 	if (!o)
 		return NULL;
-	o->s = trail__stacks_new();
-	if (!o->s) {
+	o->so.s = trail__stacks_new();
+	if (!o->so.s) {
 		free(o);
 		errno = ENOMEM;
 		return NULL;
 	}
 	o->f = opts->out;
 	o->count = opts->count;
-	return &o->out;
+	return &o->so.out;
 }

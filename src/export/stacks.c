@@ -486,3 +486,19 @@ uint32_t trail__stacks_next(const struct trail_snode *nodes, uint32_t i, int int
 		i = nodes[i].parent;
 	return i ? nodes[i].next : 0;
 }
+
+int trail__stacks_output_begin(void *ctx, const struct trail_export_src *src)
+{
+	return trail__stacks_begin(((struct trail_stacks_output *)ctx)->s, src);
+}
+
+int trail__stacks_output_event(void *ctx, const struct trail_record *rec)
+{
+	trail__stacks_event(((struct trail_stacks_output *)ctx)->s, rec);
+	return 0;
+}
+
+int trail__stacks_output_call(void *ctx, const struct trail_call *c)
+{
+	return trail__stacks_call(((struct trail_stacks_output *)ctx)->s, c);
+}

@@ -61,6 +61,18 @@ struct trail_stacks;
 struct trail_stacks *trail__stacks_new(void);
 void trail__stacks_free(struct trail_stacks *s);
 
+/* What folded and flamegraph share as outputs: their state starts with
+ * this (its struct trail_output first), and these are their begin(),
+ * event() and call(). */
+struct trail_stacks_output {
+	struct trail_output out;
+	struct trail_stacks *s;
+};
+
+int trail__stacks_output_begin(void *ctx, const struct trail_export_src *src);
+int trail__stacks_output_event(void *ctx, const struct trail_record *rec);
+int trail__stacks_output_call(void *ctx, const struct trail_call *c);
+
 /* From an output's begin(), call() and end(): 0 or -errno. */
 int trail__stacks_begin(struct trail_stacks *s, const struct trail_export_src *src);
 int trail__stacks_call(struct trail_stacks *s, const struct trail_call *c);
