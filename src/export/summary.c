@@ -294,15 +294,53 @@ static const char *group_text(const struct summary *s, const struct row *r, char
 	return buf;
 }
 
+/* The Thread or Process column (--by), before the name: its title, its
+ * rule, or a row's value; nothing when rows are by function alone. */
+enum { COL_TITLE, COL_RULE, COL_ROW };
+
+static void group_col(const struct summary *s, FILE *f, int what, const struct row *r)
+{
+	char g[64];
+
+	if (s->o.by == TRAIL_SUMMARY_BY_FUNCTION)
+		return;
+	if (what == COL_TITLE)
+		fprintf(f, "%-22s  ", s->o.by == TRAIL_SUMMARY_BY_THREAD ? "Thread" : "Process");
+	else if (what == COL_RULE)
+		fputs("======================  ", f);
+	else
+		fprintf(f, "%-22s  ", group_text(s, r, g, sizeof(g)));
+}
+
+/* A table's head: the columns before the group, the group, the name's. */
+static void table_head(const struct summary *s, FILE *f, const char *cols, const char *rule,
+		       const char *name)
+{
+	fputs(cols, f);
+	group_col(s, f, COL_TITLE, NULL);
+	fprintf(f, "%s\n", name);
+	fputs(rule, f);
+	group_col(s, f, COL_RULE, NULL);
+	fputs("====================\n", f);
+}
+
+static void row_tail(const struct summary *s, FILE *f, const struct row *r, int event)
+{
+	char name[512];
+
+	fputs("  ", f);
+	group_col(s, f, COL_ROW, r);
+	fprintf(f, "%s\n", row_name(r, event, name, sizeof(name)));
+}
+
 static int sum_end(void *ctx, const struct trail_export_src *src)
 {
 	struct summary *s = ctx;
 	FILE *f = s->o.out;
-	const char *gname = s->o.by == TRAIL_SUMMARY_BY_THREAD ? "Thread" :
-			    s->o.by == TRAIL_SUMMARY_BY_PROCESS ? "Process" : NULL;
+	int by_count = s->o.sort == TRAIL_SUMMARY_SORT_NAME ? TRAIL_SUMMARY_SORT_NAME :
+		       TRAIL_SUMMARY_SORT_CALLS;
 	struct row *v;
 	size_t n;
-	char name[512], g[64];
 
 	(void)src;
 	if (!s->any && !s->events.n && !s->fcalls.n) {
@@ -311,16 +349,11 @@ static int sum_end(void *ctx, const struct trail_export_src *src)
 		return -ENODATA;
 	}
 	if (s->any) {
-		v = rows(&s->funcs, 0, s->o.sort, &n);
-		if (!v)
+		if (!(v = rows(&s->funcs, 0, s->o.sort, &n)))
 			return -ENOMEM;
-		fprintf(f, "  Total time   Self time       Calls     Average     Minimum     Maximum  %s%s"
-			   "Function\n",
-			gname ? gname : "", gname ? (s->o.by == TRAIL_SUMMARY_BY_THREAD ?
-						     "                  " : "                 ") : "");
-		fprintf(f, "  ==========  ==========  ==========  ==========  ==========  ==========  %s"
-			   "====================\n",
-			gname ? "======================  " : "");
+		table_head(s, f, "  Total time   Self time       Calls     Average     Minimum     Maximum  ",
+			   "  ==========  ==========  ==========  ==========  ==========  ==========  ",
+			   "Function");
 		for (size_t i = 0; i < n; i++) {
 			const struct row *r = &v[i];
 
@@ -330,54 +363,35 @@ static int sum_end(void *ctx, const struct trail_export_src *src)
 			put_time(f, r->calls ? r->total / r->calls : 0);
 			put_time(f, r->min);
 			put_time(f, r->max);
-			if (gname)
-				fprintf(f, "  %-22s", group_text(s, r, g, sizeof(g)));
-			fprintf(f, "  %s\n", row_name(r, 0, name, sizeof(name)));
+			row_tail(s, f, r, 0);
 		}
 		free(v);
 	}
 	if (s->fcalls.n) {
-		v = rows(&s->fcalls, 0, s->o.sort == TRAIL_SUMMARY_SORT_NAME ?
-			 TRAIL_SUMMARY_SORT_NAME : TRAIL_SUMMARY_SORT_CALLS, &n);
-		if (!v)
+		if (!(v = rows(&s->fcalls, 0, by_count, &n)))
 			return -ENOMEM;
 		if (s->any)
 			fputc('\n', f);
-		fprintf(f, "       Calls  %sFunction (the function tracer: calls, no durations)\n",
-			gname ? (s->o.by == TRAIL_SUMMARY_BY_THREAD ? "Thread                  " :
-				 "Process                 ") : "");
-		fprintf(f, "  ==========  %s====================\n",
-			gname ? "======================  " : "");
+		table_head(s, f, "       Calls  ", "  ==========  ",
+			   "Function (the function tracer: calls, no durations)");
 		for (size_t i = 0; i < n; i++) {
 			fprintf(f, "  %10llu", (unsigned long long)v[i].calls);
-			if (gname)
-				fprintf(f, "  %-22s", group_text(s, &v[i], g, sizeof(g)));
-			fprintf(f, "  %s\n", row_name(&v[i], 0, name, sizeof(name)));
+			row_tail(s, f, &v[i], 0);
 		}
 		free(v);
 	}
 	if (s->events.n) {
 		double span = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / 1e9 : 0;
 
-		v = rows(&s->events, 1, s->o.sort == TRAIL_SUMMARY_SORT_NAME ?
-			 TRAIL_SUMMARY_SORT_NAME : TRAIL_SUMMARY_SORT_CALLS, &n);
-		if (!v)
+		if (!(v = rows(&s->events, 1, by_count, &n)))
 			return -ENOMEM;
 		if (s->any || s->fcalls.n)
 			fputc('\n', f);
-		fprintf(f, "       Count      Rate/s  %sEvent\n",
-			gname ? (s->o.by == TRAIL_SUMMARY_BY_THREAD ? "Thread                  " :
-				 "Process                 ") : "");
-		fprintf(f, "  ==========  ==========  %s====================\n",
-			gname ? "======================  " : "");
+		table_head(s, f, "       Count      Rate/s  ", "  ==========  ==========  ", "Event");
 		for (size_t i = 0; i < n; i++) {
-			const struct row *r = &v[i];
-
-			fprintf(f, "  %10llu  %10.1f", (unsigned long long)r->calls,
-				span > 0 ? (double)r->calls / span : 0.0);
-			if (gname)
-				fprintf(f, "  %-22s", group_text(s, r, g, sizeof(g)));
-			fprintf(f, "  %s\n", row_name(r, 1, name, sizeof(name)));
+			fprintf(f, "  %10llu  %10.1f", (unsigned long long)v[i].calls,
+				span > 0 ? (double)v[i].calls / span : 0.0);
+			row_tail(s, f, &v[i], 1);
 		}
 		free(v);
 		fprintf(f, "  over %.6f s\n", span);
