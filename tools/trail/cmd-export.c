@@ -172,7 +172,6 @@ int cmd_export(int argc, char **argv)
 	struct trail_output *out = NULL;
 	struct viewopt vo;
 	struct opt_parser op;
-	const char *const *errs;
 	char *err = NULL, *part = NULL;
 	FILE *f = NULL;
 	size_t errlen, nerr;
@@ -265,10 +264,8 @@ int cmd_export(int argc, char **argv)
 	err = malloc(errlen);
 	if (!err)
 		goto out;
-	if (trail_reader_open(path, &r, err, errlen)) {
-		tool_err("%s", err);
+	if (viewopt_open(path, &r, err, errlen))
 		goto out;
-	}
 	if (fmt->dir) {
 		if (prepare_dir(outpath, force))
 			goto out;
@@ -349,9 +346,7 @@ int cmd_export(int argc, char **argv)
 	}
 	if (eo.out == stdout && (fflush(stdout) || ferror(stdout)))
 		rc = 1;
-	nerr = trail_reader_errors(r, &errs);
-	for (size_t i = 0; i < nerr; i++)
-		tool_err("%s: %s", path, errs[i]);
+	nerr = viewopt_damage(path, r);
 	if (nerr) {
 		tool_err("%s: exported what could be read; the file is damaged where said above",
 			 path);

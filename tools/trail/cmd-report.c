@@ -56,27 +56,12 @@ static const struct opt_cmd report_opts = {
 	},
 };
 
-/* No FILE, but a FILE.part: a recorder was killed while writing it. */
-static void unfinished_hint(const char *path)
-{
-	struct stat st;
-	char *part = NULL;
-
-	if (stat(path, &st) == 0 || asprintf(&part, "%s.part", path) < 0)
-		return;
-	if (stat(part, &st) == 0)
-		fprintf(stderr, "  %s is an unfinished recording (its recorder was killed?): "
-			"trail report -i %s\n", part, part);
-	free(part);
-}
-
 int cmd_report(int argc, char **argv)
 {
 	const char *path = "trace.dat";
 	struct trail_reader *r;
 	struct trail_text_opts topts = {.sz = sizeof(topts), .out = stdout};
 	struct trail_output *out;
-	const char *const *errs;
 	char *err, *obuf;
 	size_t errlen;
 	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, count = 0;
@@ -184,9 +169,7 @@ int cmd_report(int argc, char **argv)
 		viewopt_free(&vo);
 		return 1;
 	}
-	if (trail_reader_open(path, &r, err, errlen)) {
-		tool_err("%s", err);
-		unfinished_hint(path);
+	if (viewopt_open(path, &r, err, errlen)) {
 		free(err);
 		viewopt_free(&vo);
 		return 1;
@@ -227,9 +210,7 @@ int cmd_report(int argc, char **argv)
 	viewopt_free(&vo);
 	trail_output_free(out);
 	free(err);
-	nerr = trail_reader_errors(r, &errs);
-	for (size_t i = 0; i < nerr; i++)
-		tool_err("%s: %s", path, errs[i]);
+	nerr = viewopt_damage(path, r);
 	if (nerr)
 		rc = 1;
 	if (!trail_reader_complete(r) && !nerr) {

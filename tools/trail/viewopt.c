@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* viewopt.c - the options every view takes; see viewopt.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -235,4 +237,37 @@ void viewopt_free(struct viewopt *vo)
 	free(vo->comms);
 	free(vo->tids);
 	free(vo->pids);
+}
+
+/* No FILE, but a FILE.part: a recorder was killed while writing it. */
+static void unfinished_hint(const char *path)
+{
+	struct stat st;
+	char *part = NULL;
+
+	if (stat(path, &st) == 0 || asprintf(&part, "%s.part", path) < 0)
+		return;
+	if (stat(part, &st) == 0)
+		fprintf(stderr, "  %s is an unfinished recording (its recorder was killed?): "
+			"trail report -i %s\n", part, part);
+	free(part);
+}
+
+int viewopt_open(const char *path, struct trail_reader **r, char *err, size_t errlen)
+{
+	if (!trail_reader_open(path, r, err, errlen))
+		return 0;
+	tool_err("%s", err);
+	unfinished_hint(path);
+	return 1;
+}
+
+size_t viewopt_damage(const char *path, struct trail_reader *r)
+{
+	const char *const *errs;
+	size_t n = trail_reader_errors(r, &errs);
+
+	for (size_t i = 0; i < n; i++)
+		tool_err("%s: %s", path, errs[i]);
+	return n;
 }

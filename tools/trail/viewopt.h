@@ -4,12 +4,14 @@
  * report --summary, export): which functions (-l -n -g, as at record
  * time), threads (--tid --pid --comm), time (--time-range) and how deep or
  * long (--max-graph-depth, --graph-time-thresh), made into the struct
- * trail_view the export driver applies; and the progress line a long
- * view shows on a terminal.
+ * trail_view the export driver applies; the progress line a long view
+ * shows on a terminal; and opening the file and saying its damage, the
+ * same way for every view.
  */
 #ifndef TRAIL_TOOL_VIEWOPT_H
 #define TRAIL_TOOL_VIEWOPT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../../src/export/output.h"
@@ -68,5 +70,12 @@ void viewopt_progress(struct viewopt *vo, const char *what, uint64_t file_bytes)
 /* Clear the progress line, if one is up. */
 void viewopt_progress_done(struct viewopt *vo);
 void viewopt_free(struct viewopt *vo);
+
+/* Open the file every view reads: 0, or 1 with the reason said (and, for a
+ * FILE that is missing while FILE.part is there, that it is an unfinished
+ * recording). err (errlen bytes) takes the reader's message. */
+int viewopt_open(const char *path, struct trail_reader **r, char *err, size_t errlen);
+/* Say the damage the reader found, each with its offset: how many. */
+size_t viewopt_damage(const char *path, struct trail_reader *r);
 
 #endif
