@@ -223,16 +223,9 @@ static struct qitem *enqueue(struct vstream *s, int kind, int state)
 
 		if (!q)
 			return NULL;
+		/* full: every slot is in use, its event buffer moves with it */
 		for (uint64_t i = s->head; i < s->tail; i++)
 			q[i & (cap - 1)] = s->q[i & (s->capq - 1)];
-		/* the buffers of slots not in use move too */
-		for (size_t i = 0; i < s->capq; i++) {
-			uint64_t seq = s->tail + i;
-
-			if (seq - s->head >= s->capq)
-				break;
-			q[seq & (cap - 1)] = s->q[seq & (s->capq - 1)];
-		}
 		free(s->q);
 		s->q = q;
 		s->capq = cap;
@@ -496,7 +489,6 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 		}
 		if (w->out->whole_calls && !w->filtering) {
 			/* no ENTRY, no leaf to find: the exit says it all */
-			f->queued = 0;
 			return 0;
 		}
 		if (s->head == s->tail && !trail_reader_peek(w->r, rec->stream, &next)) {
@@ -507,7 +499,7 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 			int nk = kind_of(w, &next);
 
 			if ((nk == G_EXIT || nk == G_EXIT_RET) &&
-			    (!w->bounds_known || !v->has_end || next.ts_ns <= w->end_ns)) {
+			    (!v->has_end || next.ts_ns <= w->end_ns)) {
 				/* its return is the stream's next record: a leaf */
 				c.end_ns = next.ts_ns;
 				if (nk == G_EXIT_RET) {
