@@ -133,91 +133,102 @@ static void put_string(struct out *o, const uint8_t *s, size_t n)
 	putc1(o, '"');
 }
 
+/* trail_field_at(), inlined into trail_format_fields(): report prints
+ * millions of lines */
+static inline int field_at(const struct trail_revent *ev, uint32_t i, const uint8_t *p,
+			   uint32_t len, uint32_t *off, struct trail_fval *v)
+{
+	const struct trail_field *f;
+	uint32_t o = *off, count = 1, esz;
+	uint16_t k;
+
+	if (i >= ev->meta.nfields)
+		return 0;
+	f = &ev->meta.fields[i];
+	esz = f->size;
+	v->null = 0;
+	switch (f->kind) {
+	case TRAIL_FK_INT:
+	case TRAIL_FK_FLOAT:
+		break;
+	case TRAIL_FK_ARRAY:
+		count = f->count;
+		break;
+	case TRAIL_FK_STRING:
+	case TRAIL_FK_SEQ:
+		if (o + 2 > len)
+			return 0;
+		memcpy(&k, p + o, 2);
+		o += 2;
+		count = k;
+		if (f->kind == TRAIL_FK_STRING) {
+			esz = 1;
+			v->null = k == TRAIL_STRING_NULL;
+			count = v->null ? 0 : k;
+		}
+		break;
+	default:
+		return 0;
+	}
+	if (o + (uint64_t)count * esz > len)
+		return 0;
+	v->f = f;
+	v->data = p + o;
+	v->count = count;
+	*off = o + count * esz;
+	return 1;
+}
+
 size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
 			   uint32_t len, char *buf, size_t n)
 {
 	struct out o = {buf, buf + (n ? n - 1 : 0)};
 	const struct trail_meta *m = &ev->meta;
 	uint32_t off = 0;
+	struct trail_fval v;
 
 	if (!n)
 		return 0;
 	for (uint32_t i = 0; i < m->nfields; i++) {
 		const struct trail_field *f = &m->fields[i];
-		uint16_t k;
 
 		if (i)
 			putc1(&o, ' ');
 		put(&o, f->name, strlen(f->name));
 		putc1(&o, '=');
 		/* lengths were checked by trail__payload_len(); stay defensive */
+		if (!field_at(ev, i, p, len, &off, &v)) {
+			put(&o, "<short>", 7);
+			break;
+		}
 		switch (f->kind) {
 		case TRAIL_FK_INT:
-			if (off + f->size > len)
-				goto short_payload;
-			put_int(&o, f, p + off);
-			off += f->size;
+			put_int(&o, f, v.data);
 			break;
 		case TRAIL_FK_FLOAT: {
 			char tmp[40];
-			double d;
-			float fl;
 
-			if (off + f->size > len)
-				goto short_payload;
-			if (f->size == 4) {
-				memcpy(&fl, p + off, 4);
-				d = fl;
-			} else {
-				memcpy(&d, p + off, 8);
-			}
-			put(&o, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%g", d));
-			off += f->size;
+			put(&o, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%g", trail_fval_double(&v)));
 			break;
 		}
 		case TRAIL_FK_STRING:
-			if (off + 2 > len)
-				goto short_payload;
-			memcpy(&k, p + off, 2);
-			off += 2;
-			if (k == TRAIL_STRING_NULL) {
+			if (v.null)
 				put(&o, "(null)", 6);
-				break;
-			}
-			if (off + k > len)
-				goto short_payload;
-			put_string(&o, p + off, k);
-			off += k;
+			else
+				put_string(&o, v.data, v.count);
 			break;
 		case TRAIL_FK_ARRAY:
-		case TRAIL_FK_SEQ: {
-			uint32_t count = f->count;
-
-			if (f->kind == TRAIL_FK_SEQ) {
-				if (off + 2 > len)
-					goto short_payload;
-				memcpy(&k, p + off, 2);
-				off += 2;
-				count = k;
-			}
-			if (off + (uint64_t)count * f->size > len)
-				goto short_payload;
+		case TRAIL_FK_SEQ:
 			putc1(&o, '{');
-			for (uint32_t j = 0; j < count; j++) {
+			for (uint32_t j = 0; j < v.count; j++) {
 				if (j)
 					putc1(&o, ',');
-				put_int(&o, f, p + off);
-				off += f->size;
+				put_int(&o, f, v.data + (size_t)j * f->size);
 			}
 			putc1(&o, '}');
 			break;
 		}
-		}
 	}
-	*o.p = '\0';
-	return (size_t)(o.p - buf);
-short_payload:
-	put(&o, "<short>", 7);
 	*o.p = '\0';
 	return (size_t)(o.p - buf);
 }
@@ -225,44 +236,7 @@ short_payload:
 int trail_field_at(const struct trail_revent *ev, uint32_t i, const uint8_t *p, uint32_t len,
 		   uint32_t *off, struct trail_fval *v)
 {
-	const struct trail_field *f;
-	uint32_t o = *off;
-	uint16_t k;
-
-	if (i >= ev->meta.nfields)
-		return 0;
-	f = &ev->meta.fields[i];
-	*v = (struct trail_fval){.f = f, .count = 1};
-	switch (f->kind) {
-	case TRAIL_FK_INT:
-	case TRAIL_FK_FLOAT:
-		break;
-	case TRAIL_FK_STRING:
-		if (o + 2 > len)
-			return 0;
-		memcpy(&k, p + o, 2);
-		o += 2;
-		v->null = k == TRAIL_STRING_NULL;
-		v->count = v->null ? 0 : k;
-		break;
-	case TRAIL_FK_ARRAY:
-		v->count = f->count;
-		break;
-	case TRAIL_FK_SEQ:
-		if (o + 2 > len)
-			return 0;
-		memcpy(&k, p + o, 2);
-		o += 2;
-		v->count = k;
-		break;
-	default:
-		return 0;
-	}
-	if (o + (uint64_t)v->count * (f->kind == TRAIL_FK_STRING ? 1 : f->size) > len)
-		return 0;
-	v->data = p + o;
-	*off = o + v->count * (f->kind == TRAIL_FK_STRING ? 1u : f->size);
-	return 1;
+	return field_at(ev, i, p, len, off, v);
 }
 
 uint64_t trail_fval_u64(const struct trail_fval *v, uint32_t j)
