@@ -72,6 +72,8 @@ enum trail_field_kind {
 #define TRAIL_FF_HEX 0x02u
 #define TRAIL_FF_BOOL 0x04u
 #define TRAIL_FF_PTR 0x08u
+#define TRAIL_FF_SYM 0x10u  /* an address shown as symbol+off/size (probes) */
+#define TRAIL_FF_CHAR 0x20u /* a character, shown as one (probes' char) */
 
 /* Bounded copies made by the call site. */
 #define TRAIL_STRING_MAX 4095u  /* bytes kept of a string field */

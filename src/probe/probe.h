@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe.h - dynamic event definitions, the kernel's grammar
+ * (Documentation/trace/kprobetrace.rst, uprobetracer.rst, eprobetrace.rst,
+ * and the function-event form of Rostedt's function_events):
+ *
+ *   p[:[GRP/][EVENT]] [OBJ:]SYM[+OFFS] [FETCHARGS]   entry probe
+ *   r[MAXACTIVE][:[GRP/][EVENT]] [OBJ:]SYM[+0] [FETCHARGS]   return probe
+ *   e[:[GRP/][EVENT]] SYS/EVENT [FETCHARGS]            event probe
+ *   -:[GRP/]EVENT                                      delete
+ *   SYM(TYPE NAME, ...)                                function event
+ *                                                      (functions:SYM)
+ *
+ *   FETCHARGS: [NAME=]FETCHARG[:TYPE] ...
+ *   FETCHARG:  %REG | @ADDR | @SYM[+|-OFFS] | $stackN | $stack | $retval |
+ *              $comm | $argN | $arg* | $$args | +|-OFFS(FETCHARG) |
+ *              $FIELD (eprobe) | a DWARF expression (VAR, VAR->F.G, VAR[I])
+ *   TYPE:      u8..u64 s8..s64 x8..x64 char string ustring symbol symstr
+ *              b<WIDTH>@<OFFSET>/<CONTAINER> TYPE[N]
+ *
+ * The CLI parses (probe_parse: grammar only, caret positions), then
+ * compiles a definition for one object (probe_compile: DWARF names
+ * resolved, the fetch program and event description built, fetch.h) into
+ * the blob a session's spec carries to libtrail.
+ */
+#ifndef TRAIL_PROBE_PROBE_H
+#define TRAIL_PROBE_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/fetch.h"
+#include "../common/meta.h"
+
+struct probe_dwarf;
+
+/* An error: a one-line message and the byte offset in the definition
+ * text the caret goes under (-1: none). */
+struct probe_err {
+	int pos;
+	char msg[256];
+};
+
+struct probe_arg {
+	char name[TRAIL_PROBE_MAX_NAME]; /* given (NAME=) or the default */
+	int named;       /* NAME= given */
+	char *fetch;     /* the fetch-arg as written, without NAME= and :TYPE */
+	char *type;      /* the type as written, NULL: default */
+	int pos;         /* offset of the argument in the text */
+	int fetch_pos;   /* of its fetch-arg */
+	int type_pos;    /* of its type (after ':'), -1: none */
+};
+
+struct probe_def {
+	char kind;       /* 'p', 'r', 'e'; 'f': function event (an entry
+			  * probe in group "functions"); '-': delete */
+	char group[TRAIL_PROBE_MAX_EVNAME];
+	char event[TRAIL_PROBE_MAX_EVNAME];
+	int named;       /* GRP/EVENT given (else the kernel's defaults) */
+	char *obj;       /* OBJ of OBJ:SYM, NULL: none */
+	char *sym;       /* p, r, f: the function; e: "SYS:EVENT" */
+	uint64_t offset; /* +OFFS */
+	int sym_pos;
+	int nargs;
+	struct probe_arg *args;
+	char *text;      /* as given */
+};
+
+/* Parse one definition. Returns 0, or -EINVAL with e filled in. Nothing
+ * outside the grammar is checked here (symbols, DWARF names, fields). */
+int probe_parse(const char *text, struct probe_def *d, struct probe_err *e);
+void probe_def_free(struct probe_def *d);
+
+/* The definition as `cat dynamic_events` prints it:
+ * "p:GRP/EVENT SYM+OFFS NAME=FETCHARG[:TYPE] ..." (kernel spacing; a
+ * function event prints in its own form). Malloc'd. */
+char *probe_def_format(const struct probe_def *d);
+
+/* What a definition is compiled against. */
+struct probe_target {
+	const char *objpath;     /* the object holding the function (p, r) */
+	struct probe_dwarf *dw;  /* its DWARF, NULL: none (raw syntax only) */
+	const struct trail_meta *src; /* e: the source event's fields */
+	/* @SYM: where a global is: the object path ("" for objpath itself)
+	 * and its file address. 0 or -ENOENT. */
+	int (*sym_addr)(void *ctx, const char *sym, char *obj, size_t objn,
+			uint64_t *vaddr);
+	void *ctx;
+};
+
+/*
+ * Compile d for t: DWARF names and $$args resolved, types checked, the
+ * event description and fetch program built and checked with
+ * trail_probe_check(). *blob (malloc'd, *len bytes) is what the spec
+ * carries; *resolved (malloc'd) the definition with every fetch-arg
+ * resolved to the raw syntax (what perf probe shows). Returns 0, or
+ * -EINVAL / -ENOENT with e filled in (caret into d->text).
+ */
+int probe_compile(const struct probe_def *d, const struct probe_target *t,
+		  uint8_t **blob, size_t *len, char **resolved, struct probe_err *e);
+
+#endif /* TRAIL_PROBE_PROBE_H */
