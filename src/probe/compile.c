@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: MIT */
+/* compile.c: being written */

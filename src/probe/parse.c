@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: MIT */
+/* parse.c: being written */
