@@ -27,8 +27,8 @@ struct probe_dvar {
 			  * "char", "b3@2/32", "u32[4]" */
 };
 
-/* Open path's DWARF. Returns 0, or -ENOENT with err "no debug info in
- * PATH (nor a separate debug file)..." naming the binary, or -errno. */
+/* Open path's DWARF. Returns 0, or -ENOENT with err "no debug info for
+ * PATH (build with -g, or install its debug package)", or -errno. */
 int probe_dwarf_open(const char *path, struct probe_dwarf **out, char *err, size_t n);
 void probe_dwarf_close(struct probe_dwarf *dw);
 
@@ -36,8 +36,9 @@ void probe_dwarf_close(struct probe_dwarf *dw);
  * counted as its named ones plus a flag in *variadic). 0 or -ENOENT. */
 int probe_dwarf_func(struct probe_dwarf *dw, const char *func, int *nparams, int *variadic);
 
-/* $$args / $arg*: every parameter of func (float ones skipped, and said
- * so in *skipped). *vars malloc'd. 0, or -ENOENT with err. */
+/* $$args / $arg*: every parameter of func (float ones and by-value
+ * structs skipped, and counted in *skipped). *vars malloc'd. 0, or
+ * -ENOENT with err. */
 int probe_dwarf_params(struct probe_dwarf *dw, const char *func, struct probe_dvar **vars,
 		       int *n, int *skipped, char *err, size_t en);
 
@@ -49,7 +50,8 @@ int probe_dwarf_expr(struct probe_dwarf *dw, const char *func, const char *expr,
 		     struct probe_dvar *out, int *errpos, char *err, size_t en);
 
 /* The return type of func for --retval and $retval's default type:
- * "void", "s32", "u64", "x64" (pointers), "u8" (bool), ... 0 or -ENOENT. */
+ * "void", "s32", "u64", "x64" (pointers), "u8" (bool), ... 0, -ENOENT, or
+ * -ENOTSUP for a float or struct return value (not fetchable). */
 int probe_dwarf_rettype(struct probe_dwarf *dw, const char *func, char *type, size_t n);
 
 #endif /* TRAIL_PROBE_DWARF_H */
