@@ -254,9 +254,10 @@ static int field(struct cc *cc, const char *fetch, struct probe_fa *fa)
 	if (f->kind != TRAIL_FK_INT)
 		return trail__probe_err(cc->e, fa->base_pos,
 					"Field %s is not an integer nor a string: it can not be read", name);
-	if (!fa->typed && !fa->nderef)
+	if (!fa->typed && !fa->nderef) /* the field's own type; pointers in hex */
 		fa->type = (struct probe_ftype){TRAIL_FK_INT, f->size,
-			(uint8_t)(f->flags & (TRAIL_FF_SIGNED | TRAIL_FF_HEX | TRAIL_FF_CHAR | TRAIL_FF_SYM)),
+			(uint8_t)((f->flags & (TRAIL_FF_SIGNED | TRAIL_FF_HEX | TRAIL_FF_CHAR | TRAIL_FF_SYM)) |
+				  (f->flags & TRAIL_FF_PTR ? TRAIL_FF_HEX : 0)),
 			0, 0, 0};
 	return 0;
 }
@@ -268,11 +269,11 @@ static int no_debug(struct cc *cc, int pos)
 	return -ENOENT;
 }
 
-/* $argN past the function's parameters, $retval's type: from DWARF */
-static int dwarf_checks(struct cc *cc, struct probe_fa *fa)
+/* $argN past the function's parameters, $retval's type (into rt): from
+ * DWARF */
+static int dwarf_checks(struct cc *cc, struct probe_fa *fa, char *rt, size_t rtn)
 {
 	int np, variadic = 0;
-	char rt[32];
 
 	if (!cc->t->dw)
 		return 0;
@@ -280,9 +281,9 @@ static int dwarf_checks(struct cc *cc, struct probe_fa *fa)
 	    !variadic && fa->num > (uint64_t)np)
 		return trail__probe_err(cc->e, fa->num_pos, "Invalid argument number: %s has %d parameter%s",
 					cc->d->sym, np, np == 1 ? "" : "s");
-	if (fa->base != FA_RETVAL || fa->typed ||
-	    probe_dwarf_rettype(cc->t->dw, cc->d->sym, rt, sizeof(rt)))
-		return 0;
+	if (fa->base != FA_RETVAL || fa->typed || fa->nderef ||
+	    probe_dwarf_rettype(cc->t->dw, cc->d->sym, rt, rtn))
+		return rt[0] = '\0', 0;
 	if (!strcmp(rt, "void"))
 		return trail__probe_err(cc->e, fa->base_pos, "This function returns 'void' type");
 	if (trail__probe_type(rt, fa->base_pos, &fa->type, cc->e))
@@ -344,7 +345,7 @@ static int compile_fetch(struct cc *cc, const char *fetch, const char *type,
 			 const struct probe_fctx *c, const char *name, int pos)
 {
 	struct probe_fa fa;
-	char *rtext;
+	char *rtext, rt[32] = "";
 	int ret;
 
 	if ((ret = trail__probe_fetcharg(fetch, type, c, &fa, cc->e)))
@@ -353,9 +354,13 @@ static int compile_fetch(struct cc *cc, const char *fetch, const char *type,
 		return compile_dwarf(cc, fetch, type, c, &fa, name, pos);
 	if (fa.base == FA_FIELD && (ret = field(cc, fetch, &fa)))
 		return ret;
-	if ((ret = dwarf_checks(cc, &fa)) || (ret = trail__probe_fit(&fa, c, cc->e)))
+	if ((ret = dwarf_checks(cc, &fa, rt, sizeof(rt))) || (ret = trail__probe_fit(&fa, c, cc->e)))
 		return ret;
-	if (asprintf(&rtext, "%s=%s%s%s", name, fetch, type ? ":" : "", type ? type : "") < 0)
+	if (rt[0]) /* $retval typed by DWARF */
+		ret = asprintf(&rtext, strcmp(rt, "string") ? "%s=%s:%s" : "%s=+0(%s):%s", name, fetch, rt);
+	else
+		ret = asprintf(&rtext, "%s=%s%s%s", name, fetch, type ? ":" : "", type ? type : "");
+	if (ret < 0)
 		return nomem(cc);
 	ret = add_field(cc, name, &fa, rtext, pos);
 	free(rtext);
