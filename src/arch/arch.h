@@ -35,6 +35,8 @@
 struct trail_arch_regs {
 	uint64_t xmm[8][2]; /* xmm0..xmm7: float arguments */
 	uint64_t r11, r10, r9, r8, rcx, rdx, rsi, rdi, rax;
+	uint64_t rbx, rbp, r12, r13, r14, r15; /* read-only copies (probes) */
+	uint64_t pad;
 };
 
 /* Registers saved by the exit trampoline. */
@@ -67,6 +69,25 @@ static inline uint64_t trail_arch_retval(const struct trail_arch_ret_regs *r)
 #else
 #error "trail: function hooks are implemented for x86_64 only (src/arch/)"
 #endif
+
+/*
+ * Fault-safe reads of the traced program's memory, for probes: a bad
+ * address makes them return -EFAULT instead of crashing the program. The
+ * SIGSEGV/SIGBUS handler asks trail_arch_fault_fixup() first, which moves
+ * a fault inside these functions to their error exit (the kernel's
+ * exception tables, in user space): no system call per read.
+ *
+ *   load: the size (1, 2, 4, 8) bytes at addr, zero-extended, into *out
+ *   string: the NUL-terminated string at src into dst, at most max bytes
+ *           (no NUL written); returns its length (max: cut), or -EFAULT
+ *   copy: n bytes
+ */
+int trail_arch_load_safe(uintptr_t addr, unsigned size, uint64_t *out);
+long trail_arch_string_safe(char *dst, uintptr_t src, unsigned long max);
+int trail_arch_copy_safe(void *dst, uintptr_t src, unsigned long n);
+/* uc (a ucontext_t) faulted in one of them: resumed at its error exit.
+ * Returns 1, or 0 if the fault is not theirs. Async-signal-safe. */
+int trail_arch_fault_fixup(void *uc);
 
 /* The assembly trampolines. Not functions to call from C. */
 extern const char trail__arch_tramp_entry[];

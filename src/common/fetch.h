@@ -42,8 +42,8 @@
  *   +4($arg1):b3@2/32         REG di; DEREF 4 +4; BITFIELD 3@2; ST_INT 4
  *   $stack2                   STACK +16; ST_INT 8
  *   @counter+8:s32            SYM "" +(file address of counter + 8);
- *                             DEREF 4 +0; ST_INT 4 ... (a bare @SYM is
- *                             the address itself: SYM; ST_INT 8)
+ *                             DEREF 4 +0; ST_INT 4 (as the kernel's
+ *                             @SYM and @ADDR: the memory there)
  *   $comm                     ST_COMM
  *   $path:string (eprobe, path a STRING field)   FIELD k; ST_STRING
  * Types map to the meta field: uN/sN/xN: INT N/8 bytes (SIGNED, HEX);

@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#define TRAIL_SPEC_MAX 4096 /* bytes of a session's spec */
+#define TRAIL_SPEC_MAX 65536 /* bytes of a session's spec (probes take room) */
 
 /* Glob match of a whole string; pattern and string not NUL-terminated. */
 int trail__glob(const char *pat, size_t plen, const char *s, size_t slen);

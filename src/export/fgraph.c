@@ -6,6 +6,7 @@
 
 #include "fgraph.h"
 #include "lbuf.h"
+#include "text.h"
 
 /*
  * Indentation stops growing at this depth. ftrace indents two columns a
@@ -248,15 +249,8 @@ static int record(void *ctx, const struct trail_record *rec)
 		lb_num(&l, (unsigned long long)rec->lost, 0, ' ');
 		lb_put(&l, " EVENTS] */", 11);
 	} else {
-		char fields[1000];
-
-		trail_format_fields(rec->event, rec->payload, rec->len, fields, sizeof(fields));
 		lb_put(&l, "/* ", 3);
-		lb_str(&l, rec->event->meta.provider);
-		lb_put(&l, ":", 1);
-		lb_str(&l, rec->event->meta.name);
-		lb_put(&l, ": ", 2);
-		lb_str(&l, fields);
+		trail_text_event(&l, g->src, rec);
 		lb_put(&l, " */", 3);
 	}
 	end(g, &l);

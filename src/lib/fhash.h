@@ -19,10 +19,15 @@
 #include "../arch/arch.h"
 #include "internal.h"
 
+struct fprobe_att;
+
 struct hsite {
 	uintptr_t addr;   /* 0: empty slot */
 	uint32_t mask;    /* sessions that want this function */
 	uint32_t root;    /* sessions for which it is a -g graph root */
+	uint32_t pmask;   /* sessions with probes on it (fprobe.c) */
+	uint32_t rpmask;  /* of those, sessions with return probes */
+	struct fprobe_att *probes; /* those probes, newest first, never freed */
 	uint8_t orig[TRAIL_ARCH_SITE_SIZE];
 	uint8_t patched;
 	uint8_t dead;     /* its object was unloaded (a tombstone) */

@@ -18,6 +18,7 @@
 #include "fevents.h"
 #include "fhash.h"
 #include "fhook.h"
+#include "fprobe.h"
 #include "record.h"
 
 /* per session slot: what its tracer does (ftracer.c fills them in) */
@@ -51,6 +52,7 @@ struct gframe {
 	uint64_t ts;     /* entry time (threshold mode) */
 	uint32_t mask;   /* sessions that recorded the entry */
 	uint32_t roots;  /* sessions for which this frame is a root */
+	uint32_t rmask;  /* sessions with return probes on the call */
 };
 
 struct gstack {
@@ -332,23 +334,15 @@ static void pop(struct gstack *g, const struct gframe *fr)
 	g->depth--;
 }
 
-int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
-			 uintptr_t hook)
+/* The tracers' part of an entry: the function record, and for
+ * function_graph (or return probes: rmask) a frame pushed and the return
+ * hooked (returns 1). */
+static inline int graph_entry(const struct hsite *h, uintptr_t *ret, uintptr_t hook,
+			      uint32_t mask, uint32_t rmask)
 {
-	const struct hsite *h = trail__hfind(site);
-	struct writer *w = trail__tls_w;
-	uint32_t mask, gmask, fmask;
-	(void)regs;
+	uintptr_t site = h->addr;
+	uint32_t gmask, fmask;
 
-	/* recursion guard: a hooked function reached from inside the record
-	 * path (a patchable libc, say) is not traced */
-	if (!h || (w && __atomic_load_n(&w->depth, __ATOMIC_RELAXED)))
-		return 0;
-	mask = thread_allow(__atomic_load_n(&h->mask, __ATOMIC_ACQUIRE));
-	if (TRAIL_UNLIKELY(mask & __atomic_load_n(&nest_sessions, __ATOMIC_RELAXED)))
-		mask = nest_allow(mask, (uintptr_t)ret);
-	if (!mask)
-		return 0;
 	gmask = mask & __atomic_load_n(&graph_sessions, __ATOMIC_ACQUIRE);
 	fmask = mask & ~gmask;
 	if (fmask) {
@@ -356,7 +350,7 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 
 		write_event(TRAIL__DESC(ftrace, function), fmask, payload, sizeof(payload));
 	}
-	if (gmask) {
+	if (gmask || rmask) {
 		struct gstack *g = gstack_get();
 		uint32_t roots = __atomic_load_n(&h->root, __ATOMIC_RELAXED) & gmask;
 		uint32_t allow;
@@ -375,12 +369,12 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 			pop(g, &fr);
 			exit_record(&fr, 0, 0, thresh_sessions ? ticks() : 0);
 		}
-		allow = graph_allow(g, gmask, roots);
-		if (!allow)
+		allow = gmask ? graph_allow(g, gmask, roots) : 0;
+		if (!allow && !rmask)
 			return 0;
 		if (g->depth >= GSTACK_FRAMES) { /* degrade: not hooked, counted */
 			g->full++;
-			for (uint32_t m = allow; m; m &= m - 1)
+			for (uint32_t m = allow | rmask; m; m &= m - 1)
 				__atomic_fetch_add(&trail__sess[__builtin_ctz(m)].hdr->graph_unhooked,
 						   1, __ATOMIC_RELAXED);
 			return 0;
@@ -392,12 +386,15 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 		fr->func = site;
 		fr->mask = allow;
 		fr->roots = roots & allow;
+		fr->rmask = rmask;
 		fr->ts = (allow & thresh_sessions) ? ticks() : 0;
 		for (uint32_t m = fr->roots; m; m &= m - 1)
 			g->below_root[__builtin_ctz(m)]++;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		g->depth++;
-		if (!(allow & (thresh_sessions | retval_sessions))) {
+		if (!allow) {
+			/* return probes only */
+		} else if (!(allow & (thresh_sessions | retval_sessions))) {
 			gentry_defer(allow, site, (uintptr_t)ret);
 		} else if (allow & ~thresh_sessions) {
 			uint64_t func = site;
@@ -407,6 +404,34 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 		return 1; /* the stub puts hook in *ret and runs the body */
 	}
 	return 0;
+}
+
+int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
+			 uintptr_t hook)
+{
+	const struct hsite *h = trail__hfind(site);
+	struct writer *w = trail__tls_w;
+	uint32_t mask, pmask;
+	int hooked;
+
+	/* recursion guard: a hooked function reached from inside the record
+	 * path (a patchable libc, say) is not traced */
+	if (!h || (w && __atomic_load_n(&w->depth, __ATOMIC_RELAXED)))
+		return 0;
+	mask = thread_allow(__atomic_load_n(&h->mask, __ATOMIC_ACQUIRE));
+	if (TRAIL_UNLIKELY(mask & __atomic_load_n(&nest_sessions, __ATOMIC_RELAXED)))
+		mask = nest_allow(mask, (uintptr_t)ret);
+	pmask = __atomic_load_n(&h->pmask, __ATOMIC_ACQUIRE);
+	if (TRAIL_UNLIKELY(pmask)) {
+		/* the return probes' frame is pushed with the graph's, the
+		 * entry probes run inside the call (after its entry record) */
+		hooked = graph_entry(h, ret, hook, mask, pmask & h->rpmask);
+		trail__fprobe_entry(h, pmask, ret, regs);
+		return hooked;
+	}
+	if (!mask)
+		return 0;
+	return graph_entry(h, ret, hook, mask, 0);
 }
 
 
@@ -420,7 +445,7 @@ uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
 
 	/* the common case: the top frame returns, no threshold, return
 	 * value or root to account for */
-	if (TRAIL_LIKELY((d == 1 || top->slot >= slot) && !top->roots &&
+	if (TRAIL_LIKELY((d == 1 || top->slot >= slot) && !top->roots && !top->rmask &&
 			 !(top->mask & (thresh_sessions | retval_sessions)))) {
 		uint32_t mask = top->mask;
 		uintptr_t fslot = top->slot;
@@ -445,6 +470,8 @@ uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
 
 		ret = fr.ret;
 		pop(g, &fr);
+		if (fr.rmask) /* inside the call, before its exit record */
+			trail__fprobe_return(fr.func, fr.ret, fr.rmask, regs);
 		exit_record(&fr, 1, trail_arch_retval(regs), now);
 	}
 	return ret;

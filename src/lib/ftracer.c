@@ -31,9 +31,11 @@
 #include "fhash.h"
 #include "fhook.h"
 #include "fobjs.h"
+#include "fprobe.h"
 #include "internal.h"
 
 static uint32_t tracer_sessions; /* sessions with a tracer at all */
+static uint32_t probe_sessions;  /* sessions with probes on functions */
 
 /* ------------------------------------------------------------ selection */
 
@@ -192,6 +194,8 @@ static int batch_flush(struct batch *b)
 static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
 {
 	int any_l = 0, any_g = 0, n = 0, r;
+	int tracer = !!(__atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED) & (1u << s));
+	int probing = !!(__atomic_load_n(&probe_sessions, __ATOMIC_RELAXED) & (1u << s));
 
 	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
 	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
@@ -200,11 +204,16 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 		struct sel root = {trail__fsite_name(&o->fo, f), 0};
 		struct hsite *h;
 		uintptr_t target;
+		int traced = 0, probed;
 
-		if (any_g)
-			trail__spec_opts(ps->spec, "g", glob_hit, &root);
-		/* a graph root is traced even when -l leaves it out */
-		if (!root.hit && !selected(ps->spec, root.name, any_l))
+		if (tracer) {
+			if (any_g)
+				trail__spec_opts(ps->spec, "g", glob_hit, &root);
+			/* a graph root is traced even when -l leaves it out */
+			traced = root.hit || selected(ps->spec, root.name, any_l);
+		}
+		probed = probing && *root.name && trail__fprobe_wants(s, o, root.name);
+		if (!traced && !probed)
 			continue;
 		h = trail__hinsert(f->addr);
 		target = trail__fobjs_target(o, k);
@@ -222,9 +231,13 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 					return r;
 			}
 		}
-		if (root.hit)
-			__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);
-		__atomic_fetch_or(&h->mask, 1u << s, __ATOMIC_RELEASE);
+		if (probed)
+			trail__fprobe_attach(s, h, o, root.name);
+		if (traced) {
+			if (root.hit)
+				__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);
+			__atomic_fetch_or(&h->mask, 1u << s, __ATOMIC_RELEASE);
+		}
 		n++;
 	}
 	if (n)
@@ -236,7 +249,9 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
  * cannot run yet (see fobjs.c), so its sites are written directly. */
 static void hook_new(struct hobj *o)
 {
-	for (uint32_t m = __atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED); m; m &= m - 1) {
+	for (uint32_t m = __atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED) |
+			  __atomic_load_n(&probe_sessions, __ATOMIC_RELAXED);
+	     m; m &= m - 1) {
 		unsigned s = (unsigned)__builtin_ctz(m);
 
 		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE)
@@ -246,6 +261,30 @@ static void hook_new(struct hobj *o)
 
 static void ftracer_leave(unsigned s);
 
+/* the tracer's options in the spec, for the entry handler */
+static void configure(unsigned s, const char *spec, int graph)
+{
+	struct fconf gc = {0};
+	char v[32];
+	int any_g = 0;
+
+	gc.graph = (uint32_t)graph;
+	trail__spec_opts(spec, "g", has_opt, &any_g);
+	gc.has_roots = (uint32_t)any_g;
+	if (trail__spec_opt(spec, "depth", v, sizeof(v)))
+		gc.max_depth = (uint32_t)strtoul(v, NULL, 10);
+	if (trail__spec_opt(spec, "retval", v, sizeof(v)))
+		gc.retval = 1;
+	if (trail__spec_opt(spec, "thresh", v, sizeof(v)))
+		gc.thresh = strtoull(v, NULL, 10); /* the recorder converted ns to ticks */
+	trail__spec_opts(spec, "tid", add_tid, &gc);
+	if (trail__spec_opt(spec, "nest", v, sizeof(v))) {
+		gc.limit_nest = 1;
+		gc.nest = (uint32_t)strtoul(v, NULL, 10);
+	}
+	trail__fhook_config(s, &gc);
+}
+
 /*
  * Session slot s joined with this spec: hook what it selects. Called under
  * the control lock; uc is the interrupted context when called from the
@@ -254,38 +293,30 @@ static void ftracer_leave(unsigned s);
  */
 static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 {
-	char tracer[32], v[32];
-	struct fconf gc = {0};
+	char tracer[32];
 	struct batch b;
-	int any_g = 0, live, n = 0, nest, k;
+	int live, n = 0, k, nprobes, has_tracer;
 
-	if (!trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer)))
-		return 0;
-	if (!strcmp(tracer, "function_graph"))
-		gc.graph = 1;
-	else if (strcmp(tracer, "function"))
+	has_tracer = trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer));
+	if (has_tracer && strcmp(tracer, "function_graph") && strcmp(tracer, "function"))
 		return -EINVAL;
+	nprobes = trail__fprobe_join(s, ps->spec);
+	if (nprobes < 0)
+		return nprobes;
+	if (!has_tracer && !nprobes)
+		return 0;
 	live = !single_threaded();
 	if (trail__fobjs_discover())
 		return -ENOMEM;
 	/* objects loaded or unloaded while no tracer watched */
 	if (trail__fobjs_sync(NULL))
 		return -ENOMEM;
-	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
-	gc.has_roots = (uint32_t)any_g;
-	if (trail__spec_opt(ps->spec, "depth", v, sizeof(v)))
-		gc.max_depth = (uint32_t)strtoul(v, NULL, 10);
-	if (trail__spec_opt(ps->spec, "retval", v, sizeof(v)))
-		gc.retval = 1;
-	if (trail__spec_opt(ps->spec, "thresh", v, sizeof(v)))
-		gc.thresh = strtoull(v, NULL, 10); /* the recorder converted ns to ticks */
-	trail__spec_opts(ps->spec, "tid", add_tid, &gc);
-	nest = trail__spec_opt(ps->spec, "nest", v, sizeof(v));
-	if (nest) {
-		gc.limit_nest = 1;
-		gc.nest = (uint32_t)strtoul(v, NULL, 10);
+	if (has_tracer) {
+		configure(s, ps->spec, !strcmp(tracer, "function_graph"));
+		__atomic_fetch_or(&tracer_sessions, 1u << s, __ATOMIC_RELEASE);
 	}
-	trail__fhook_config(s, &gc);
+	if (nprobes)
+		__atomic_fetch_or(&probe_sessions, 1u << s, __ATOMIC_RELEASE);
 	b.n = 0;
 	for (unsigned i = 0; i < trail__nobjs; i++) {
 		k = hook_obj(s, ps, &trail__objs[i], live, &b);
@@ -301,7 +332,6 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	}
 	if (uc)
 		step_self(uc);
-	__atomic_fetch_or(&tracer_sessions, 1u << s, __ATOMIC_RELEASE);
 	trail__fobjs_watch(hook_new);
 	return n;
 }
@@ -324,10 +354,12 @@ static void ftracer_leave(unsigned s)
 	for (size_t i = 0; i <= cap; i++) {
 		struct hsite *h = i < cap ? &t->slot[i] : NULL;
 
-		if (h && h->addr && !h->dead && (h->mask & (1u << s))) {
+		if (h && h->addr && !h->dead && ((h->mask | h->pmask) & (1u << s))) {
 			__atomic_fetch_and(&h->mask, ~(1u << s), __ATOMIC_RELEASE);
 			__atomic_fetch_and(&h->root, ~(1u << s), __ATOMIC_RELEASE);
-			if (!h->mask && h->patched) {
+			if (h->pmask & (1u << s))
+				trail__fprobe_detach(s, h);
+			if (!h->mask && !h->pmask && h->patched) {
 				batch[n].addr = h->addr;
 				memcpy(batch[n].bytes, h->orig, sizeof(h->orig));
 				which[n++] = h;
@@ -349,7 +381,10 @@ static void ftracer_leave(unsigned s)
 	}
 	for (unsigned i = 0; i < trail__nobjs; i++)
 		trail__objs[i].published &= ~(1u << s);
-	if (!__atomic_and_fetch(&tracer_sessions, ~(1u << s), __ATOMIC_RELEASE))
+	trail__fprobe_leave(s);
+	__atomic_fetch_and(&probe_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	if (!(__atomic_and_fetch(&tracer_sessions, ~(1u << s), __ATOMIC_RELEASE) |
+	      __atomic_load_n(&probe_sessions, __ATOMIC_RELAXED)))
 		trail__fobjs_unwatch();
 }
 

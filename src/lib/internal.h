@@ -45,7 +45,13 @@ struct evrt {
 	uint32_t ids[TRAIL_MAX_SESSIONS];
 	struct evrt *next; /* all events, newest first */
 	struct dso *dso;
+	void *eprobes;     /* fprobe.c: eprobes on this event, or NULL */
 };
+
+/* A status word bit beside the sessions': the event has eprobes, which
+ * run when it is written (trail__write calls trail__eprobe_hook) even
+ * if no session records it. */
+#define TRAIL_STATE_EPROBE (1u << 31)
 
 struct dso {
 	struct trail_event **start;
@@ -140,6 +146,9 @@ HIDDEN void trail__ctx_close(struct psess *ps, struct wctx *c);
 /* trail__write limited to the sessions in allow */
 HIDDEN void trail__write_mask(struct trail_event *ev, uint32_t allow,
 			      const void *payload, uint32_t len);
+/* set by fprobe.c: runs an event's eprobes after it was written */
+extern void (*trail__eprobe_hook)(struct trail_event *ev, const void *payload,
+				  uint32_t len) HIDDEN;
 
 /* ----------------------------------------------------------- runtime.c */
 extern struct psess trail__sess[TRAIL_MAX_SESSIONS] HIDDEN;
@@ -148,6 +157,14 @@ extern int trail__cpu_mode HIDDEN;    /* how to read the current CPU */
 extern pid_t trail__pid HIDDEN;
 extern int trail__ctl_sig HIDDEN;     /* the control signal, 0: none */
 HIDDEN void trail__init(void);
+/* Register a descriptor made at run time (a probe event) under the
+ * control lock, in memory the caller gives (d, rt; allocates nothing: the
+ * control signal handler calls it); it stays registered. */
+HIDDEN void trail__register_dyn(struct dso *d, struct evrt *rt, struct trail_event **evp);
+/* every registered event, newest first (under the control lock) */
+HIDDEN struct evrt *trail__events(void);
+/* set by fprobe.c: told of each event registered (eprobes on it) */
+extern void (*trail__on_register)(struct evrt *rt) HIDDEN;
 /* fn() under the control lock, the control signal blocked meanwhile */
 HIDDEN void trail__ctl_locked(void (*fn)(void));
 
@@ -188,6 +205,9 @@ extern __thread struct trail_siglevel trail__sig
 	__attribute__((tls_model("initial-exec"))) HIDDEN;
 /* the level of a call whose stack pointer is sp */
 HIDDEN uint32_t trail__sig_level_at(uintptr_t sp);
+/* probes' fault-safe reads: SIGSEGV and SIGBUS reach libtrail first from
+ * now on (under the control lock); 0 or -errno */
+HIDDEN int trail__signals_guard_faults(void);
 /* glibc's own sigaction, for libtrail's handlers (not counted) */
 struct sigaction;
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);

@@ -421,10 +421,14 @@ void trail__writers_forked(void)
 
 /* ------------------------------------------------------------ entry points */
 
+void (*trail__eprobe_hook)(struct trail_event *ev, const void *payload, uint32_t len);
+
 __attribute__((visibility("default"))) void
 trail__write(struct trail_event *ev, const void *payload, uint32_t len)
 {
 	write_event(ev, ~0u, payload, len);
+	if (TRAIL_UNLIKELY(__atomic_load_n(ev->state, __ATOMIC_RELAXED) & TRAIL_STATE_EPROBE))
+		trail__eprobe_hook(ev, payload, len);
 }
 
 void trail__write_mask(struct trail_event *ev, uint32_t allow, const void *payload,

@@ -649,6 +649,44 @@ void trail__ctl_locked(void (*fn)(void))
 
 /* ----------------------------------------------------------- registration */
 
+void (*trail__on_register)(struct evrt *rt);
+
+struct evrt *trail__events(void)
+{
+	return events;
+}
+
+/* One descriptor of d into rt: 1, or 0 if it is not a usable one. */
+static int register_one(struct dso *d, struct evrt *rt, struct trail_event *ev)
+{
+	const struct trail_meta_hdr *mh;
+	struct trail_meta m;
+	const char *why;
+
+	if (!ev || ev->abi != TRAIL_EVENT_ABI ||
+	    ev->size < sizeof(struct trail_event) || !ev->state || !ev->meta)
+		return 0;
+	mh = ev->meta;
+	if (trail__meta_parse(mh, mh->size, &m, &why))
+		return 0;
+	rt->ev = ev;
+	rt->meta = mh;
+	rt->meta_size = mh->size;
+	rt->hash = trail__meta_hash(mh, mh->size);
+	rt->provider = m.provider;
+	rt->name = m.name;
+	rt->dso = d;
+	__atomic_store_n(&ev->rt, rt, __ATOMIC_RELEASE);
+	rt->next = events;
+	events = rt;
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+		if (trail__sess[s].state == PS_ACTIVE)
+			enable_in(s, rt);
+	if (trail__on_register)
+		trail__on_register(rt);
+	return 1;
+}
+
 static void register_locked(struct trail_event **start, struct trail_event **stop)
 {
 	struct dso *d;
@@ -668,35 +706,19 @@ static void register_locked(struct trail_event **start, struct trail_event **sto
 		free(d);
 		return;
 	}
-	for (struct trail_event **p = start; p < stop; p++) {
-		struct trail_event *ev = *p;
-		const struct trail_meta_hdr *mh;
-		struct trail_meta m;
-		struct evrt *rt;
-		const char *why;
-
-		if (!ev || ev->abi != TRAIL_EVENT_ABI ||
-		    ev->size < sizeof(struct trail_event) || !ev->state || !ev->meta)
-			continue;
-		mh = ev->meta;
-		if (trail__meta_parse(mh, mh->size, &m, &why))
-			continue;
-		rt = &d->evs[k++];
-		rt->ev = ev;
-		rt->meta = mh;
-		rt->meta_size = mh->size;
-		rt->hash = trail__meta_hash(mh, mh->size);
-		rt->provider = m.provider;
-		rt->name = m.name;
-		rt->dso = d;
-		__atomic_store_n(&ev->rt, rt, __ATOMIC_RELEASE);
-		rt->next = events;
-		events = rt;
-		for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
-			if (trail__sess[s].state == PS_ACTIVE)
-				enable_in(s, rt);
-	}
+	for (struct trail_event **p = start; p < stop; p++)
+		k += (size_t)register_one(d, &d->evs[k], *p);
 	d->nevs = (uint32_t)k;
+	d->next = dsos;
+	dsos = d;
+}
+
+void trail__register_dyn(struct dso *d, struct evrt *rt, struct trail_event **evp)
+{
+	memset(d, 0, sizeof(*d));
+	d->start = evp;
+	d->evs = rt;
+	d->nevs = (uint32_t)register_one(d, rt, *evp);
 	d->next = dsos;
 	dsos = d;
 }

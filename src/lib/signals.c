@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../arch/arch.h"
 #include "internal.h"
 
 /* Sanitizer runtimes install their own handlers through sigaction while
@@ -41,11 +42,44 @@ __thread struct trail_siglevel trail__sig __attribute__((tls_model("initial-exec
 #define UH_FN(w) ((uintptr_t)((w) & ~(UH_SIGINFO | UH_RESETHAND)))
 static uint64_t uh[_NSIG];
 
+/* SIGSEGV and SIGBUS always reach wrapper once probes read memory */
+static uint32_t guarded; /* bits: signal numbers */
+
+static int is_guarded(int sig)
+{
+	return (sig == SIGSEGV || sig == SIGBUS) &&
+	       (__atomic_load_n(&guarded, __ATOMIC_ACQUIRE) >> sig & 1);
+}
+
+static int next(int sig, const struct sigaction *act, struct sigaction *oact);
+
+/* A fault (or a sent SIGSEGV/SIGBUS) that is not a probe's, for a program
+ * without a handler: what the kernel would have done. */
+UNINSTRUMENTED static void unhandled(int sig, const siginfo_t *si, uintptr_t fn)
+{
+	struct sigaction dfl;
+
+	if (fn == (uintptr_t)SIG_IGN && si->si_code <= 0)
+		return; /* sent, and ignored */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	next(sig, &dfl, NULL); /* a fault is taken again, and kills */
+	if (si->si_code <= 0)
+		raise(sig);
+}
+
 UNINSTRUMENTED static void wrapper(int sig, siginfo_t *si, void *uc)
 {
 	uint64_t w = sig > 0 && sig < _NSIG ? __atomic_load_n(&uh[sig], __ATOMIC_ACQUIRE) : 0;
 	uintptr_t fn = UH_FN(w);
 	uint32_t l = trail__sig.level;
+
+	if ((sig == SIGSEGV || sig == SIGBUS) && trail_arch_fault_fixup(uc))
+		return; /* a probe's read: it returns -EFAULT */
+	if (is_guarded(sig) && (fn == (uintptr_t)SIG_DFL || fn == (uintptr_t)SIG_IGN)) {
+		unhandled(sig, si, fn);
+		return;
+	}
 
 	if (w & UH_RESETHAND) /* the kernel has put SIG_DFL back */
 		__atomic_store_n(&uh[sig], (uint64_t)(uintptr_t)SIG_DFL, __ATOMIC_RELEASE);
@@ -124,7 +158,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 	}
 	a = *act;
 	w = (uint64_t)(uintptr_t)act->sa_handler;
-	if (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
+	if ((act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) || is_guarded(sig)) {
 		w |= (act->sa_flags & SA_SIGINFO) ? UH_SIGINFO : 0;
 		w |= (act->sa_flags & SA_RESETHAND) ? UH_RESETHAND : 0;
 		a.sa_sigaction = wrapper;
@@ -176,6 +210,40 @@ UNINSTRUMENTED __attribute__((visibility("default"))) __sighandler_t bsd_signal(
 UNINSTRUMENTED __attribute__((visibility("default"))) __sighandler_t sysv_signal(int sig, __sighandler_t h)
 {
 	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER);
+}
+
+/* Probes are about to read memory: SIGSEGV and SIGBUS go through wrapper
+ * from now on, whatever the program installs (it keeps seeing its own
+ * handlers). Under the control lock. Returns 0 or -errno. */
+UNINSTRUMENTED int trail__signals_guard_faults(void)
+{
+	static const int sigs[] = {SIGSEGV, SIGBUS};
+
+	for (unsigned i = 0; i < 2; i++) {
+		int sig = sigs[i];
+		struct sigaction o, a;
+		uint64_t w;
+
+		if (is_guarded(sig))
+			continue;
+		if (next(sig, NULL, &o))
+			return -errno;
+		if (o.sa_sigaction != wrapper) {
+			w = (uint64_t)(uintptr_t)o.sa_handler;
+			if (o.sa_handler != SIG_DFL && o.sa_handler != SIG_IGN) {
+				w |= (o.sa_flags & SA_SIGINFO) ? UH_SIGINFO : 0;
+				w |= (o.sa_flags & SA_RESETHAND) ? UH_RESETHAND : 0;
+			}
+			a = o;
+			a.sa_sigaction = wrapper;
+			a.sa_flags = (o.sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
+			__atomic_store_n(&uh[sig], w, __ATOMIC_RELEASE);
+			if (next(sig, &a, NULL))
+				return -errno;
+		}
+		__atomic_fetch_or(&guarded, 1u << sig, __ATOMIC_RELEASE);
+	}
+	return 0;
 }
 
 uint32_t trail__sig_level_at(uintptr_t sp)

@@ -257,7 +257,7 @@ static int build_spec(struct trail_recorder *R)
 		size_t l = strlen(line);
 
 		if (len + l + 1 > TRAIL_SPEC_MAX) {
-			rec_err(R, "too many -e/-l/-n patterns (%d bytes at most)", TRAIL_SPEC_MAX);
+			rec_err(R, "too many -e/-l/-n patterns and probes (%d bytes at most)", TRAIL_SPEC_MAX);
 			return -E2BIG;
 		}
 		memcpy(R->spec + len, line, l);

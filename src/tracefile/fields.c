@@ -179,6 +179,49 @@ static inline int field_at(const struct trail_revent *ev, uint32_t i, const uint
 	return 1;
 }
 
+/* One field's value, as ftrace prints it. */
+static inline void put_value(struct out *o, const struct trail_fval *v)
+{
+	const struct trail_field *f = v->f;
+
+	switch (f->kind) {
+	case TRAIL_FK_INT:
+		if (f->flags & TRAIL_FF_CHAR) {
+			char c[3] = {'\'', (char)*v->data, '\''};
+
+			if (*v->data >= 0x20 && *v->data < 0x7f)
+				put(o, c, 3);
+			else
+				put_int(o, f, v->data);
+		} else {
+			put_int(o, f, v->data);
+		}
+		break;
+	case TRAIL_FK_FLOAT: {
+		char tmp[40];
+
+		put(o, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%g", trail_fval_double(v)));
+		break;
+	}
+	case TRAIL_FK_STRING:
+		if (v->null)
+			put(o, "(null)", 6);
+		else
+			put_string(o, v->data, v->count);
+		break;
+	case TRAIL_FK_ARRAY:
+	case TRAIL_FK_SEQ:
+		putc1(o, '{');
+		for (uint32_t j = 0; j < v->count; j++) {
+			if (j)
+				putc1(o, ',');
+			put_int(o, f, v->data + (size_t)j * f->size);
+		}
+		putc1(o, '}');
+		break;
+	}
+}
+
 size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
 			   uint32_t len, char *buf, size_t n)
 {
@@ -201,33 +244,65 @@ size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
 			put(&o, "<short>", 7);
 			break;
 		}
-		switch (f->kind) {
-		case TRAIL_FK_INT:
-			put_int(&o, f, v.data);
-			break;
-		case TRAIL_FK_FLOAT: {
-			char tmp[40];
+		put_value(&o, &v);
+	}
+	*o.p = '\0';
+	return (size_t)(o.p - buf);
+}
 
-			put(&o, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%g", trail_fval_double(&v)));
+int trail_probe_event(const struct trail_revent *ev)
+{
+	const struct trail_meta *m = &ev->meta;
+
+	if (!m->nfields || m->fields[0].kind != TRAIL_FK_INT || m->fields[0].size != 8)
+		return 0;
+	if (!strcmp(m->fields[0].name, "__probe_ip"))
+		return 1;
+	if (m->nfields > 1 && !strcmp(m->fields[0].name, "__probe_func") &&
+	    !strcmp(m->fields[1].name, "__probe_ret_ip"))
+		return 2;
+	return !strcmp(m->fields[0].name, "__probe_fault") ? 3 : 0;
+}
+
+size_t trail_format_probe_fields(const struct trail_revent *ev, const uint8_t *p, uint32_t len,
+				 char *buf, size_t n,
+				 size_t (*sym)(void *ctx, uint64_t addr, char *b, size_t n),
+				 void *ctx)
+{
+	struct out o = {buf, buf + (n ? n - 1 : 0)};
+	const struct trail_meta *m = &ev->meta;
+	uint32_t off = 0, arg = 0, first = 1;
+	uint64_t fault = 0;
+	struct trail_fval v;
+
+	if (!n)
+		return 0;
+	for (uint32_t i = 0; i < m->nfields; i++) {
+		const struct trail_field *f = &m->fields[i];
+
+		if (!field_at(ev, i, p, len, &off, &v)) {
+			put(&o, " <short>", 8);
 			break;
 		}
-		case TRAIL_FK_STRING:
-			if (v.null)
-				put(&o, "(null)", 6);
-			else
-				put_string(&o, v.data, v.count);
-			break;
-		case TRAIL_FK_ARRAY:
-		case TRAIL_FK_SEQ:
-			putc1(&o, '{');
-			for (uint32_t j = 0; j < v.count; j++) {
-				if (j)
-					putc1(&o, ',');
-				put_int(&o, f, v.data + (size_t)j * f->size);
-			}
-			putc1(&o, '}');
-			break;
+		if (!strncmp(f->name, "__probe_", 8)) { /* the probe's own */
+			if (!strcmp(f->name, "__probe_fault"))
+				fault = trail_fval_u64(&v, 0);
+			continue;
 		}
+		if (!first)
+			putc1(&o, ' ');
+		first = 0;
+		put(&o, f->name, strlen(f->name));
+		putc1(&o, '=');
+		if (fault >> (arg < 63 ? arg : 63) & 1)
+			put(&o, "(fault)", 7);
+		else if (f->kind == TRAIL_FK_INT && (f->flags & TRAIL_FF_SYM) && sym) {
+			char b[256];
+
+			put(&o, b, sym(ctx, trail_fval_u64(&v, 0), b, sizeof(b)));
+		} else
+			put_value(&o, &v);
+		arg++;
 	}
 	*o.p = '\0';
 	return (size_t)(o.p - buf);

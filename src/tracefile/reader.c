@@ -1273,8 +1273,23 @@ const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
 	return trail_reader_symbol_span(r, pid, ip, ts_raw, off, NULL);
 }
 
+static const char *sym_lookup(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+			      uint64_t ts_raw, uint64_t *off, uint64_t *until, uint64_t *size);
+
 const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid, uint64_t ip,
 				     uint64_t ts_raw, uint64_t *off, uint64_t *until)
+{
+	return sym_lookup(r, pid, ip, ts_raw, off, until, NULL);
+}
+
+const char *trail_reader_symbol_size(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				     uint64_t ts_raw, uint64_t *off, uint64_t *size)
+{
+	return sym_lookup(r, pid, ip, ts_raw, off, NULL, size);
+}
+
+static const char *sym_lookup(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+			      uint64_t ts_raw, uint64_t *off, uint64_t *until, uint64_t *size)
 {
 	if (until)
 		*until = UINT64_MAX;
@@ -1310,6 +1325,8 @@ const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid,
 		if (lo && trail__symrule_covers(t->syms[lo - 1].addr, t->syms[lo - 1].size, a)) {
 			if (off)
 				*off = a - t->syms[lo - 1].addr;
+			if (size)
+				*size = t->syms[lo - 1].size;
 			return t->names + t->syms[lo - 1].name;
 		}
 	}

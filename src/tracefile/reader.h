@@ -127,6 +127,11 @@ const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
 const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid, uint64_t ip,
 				     uint64_t ts_raw, uint64_t *off, uint64_t *until);
 
+/* trail_reader_symbol() with the symbol's size too (ftrace's
+ * "func+0x10/0x40"). */
+const char *trail_reader_symbol_size(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				     uint64_t ts_raw, uint64_t *off, uint64_t *size);
+
 /* The path of the object of process pid holding address ip at time
  * ts_raw (its MODULE section), or NULL if unknown. */
 const char *trail_reader_module(const struct trail_reader *r, uint32_t pid, uint64_t ip,
@@ -137,6 +142,18 @@ const char *trail_reader_module(const struct trail_reader *r, uint32_t pid, uint
  * length written (truncated at n - 1). */
 size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
 			   uint32_t len, char *buf, size_t n);
+
+/* Is ev a probe event (src/common/fetch.h's payload)? 1: an entry probe
+ * (__probe_ip first), 2: a return probe (__probe_func, __probe_ret_ip),
+ * 3: an eprobe that may fault (__probe_fault first), 0: none of these. */
+int trail_probe_event(const struct trail_revent *ev);
+/* A probe event's fields as ftrace prints them: its own fields left out,
+ * an argument that could not be read "(fault)", symbol-typed ones named
+ * by sym (which writes at most n bytes, returns the length). */
+size_t trail_format_probe_fields(const struct trail_revent *ev, const uint8_t *p, uint32_t len,
+				 char *buf, size_t n,
+				 size_t (*sym)(void *ctx, uint64_t addr, char *b, size_t n),
+				 void *ctx);
 
 /*
  * The typed fields of a payload, one at a time, for outputs that keep the

@@ -20,6 +20,7 @@
 #include "elfscan.h"
 #include "funcscan.h"
 #include "opt.h"
+#include "probes.h"
 #include "tool.h"
 
 static const struct opt_cmd list_opts = {
@@ -29,7 +30,9 @@ static const struct opt_cmd list_opts = {
 		 "\n"
 		 "List the trail events a program and the shared libraries it needs\n"
 		 "declare (read from their ELF files, nothing is run), or those of a\n"
-		 "running process. PATTERN filters like 'trail record -e'.\n"
+		 "running process, with the dynamic events of 'trail probe' that apply\n"
+		 "to it (their definitions resolved for it). PATTERN filters like\n"
+		 "'trail record -e'.\n"
 		 "\n"
 		 "With -f, list the functions that can be traced instead, like ftrace's\n"
 		 "available_filter_functions: those with a patchable entry (built with\n"
@@ -50,7 +53,8 @@ static const struct opt_cmd list_opts = {
 
 struct entry {
 	char *name;     /* provider:event */
-	char *object;
+	char *object;   /* a probe event: its definition, resolved */
+	int probe;
 	void *blob;
 	size_t size;
 };
@@ -313,6 +317,49 @@ out:
 }
 
 /* The scan's result r (err its reason), printed. */
+/* The user's probe definitions (trail probe) that apply to the program
+ * or process: their events, shown with the definition resolved for it. */
+static void add_probes(struct listing *L, pid_t pid, const char *path)
+{
+	struct probe_list all = {0};
+	struct ptarget *t = NULL;
+	char err[512];
+
+	if (probes_read(&all, err, sizeof(err)) || !all.n ||
+	    (pid ? ptarget_pid(&t, pid, err, sizeof(err))
+		 : ptarget_program(&t, path, err, sizeof(err)))) {
+		probes_free(&all);
+		ptarget_free(t);
+		return;
+	}
+	for (int i = 0; i < all.n; i++) {
+		char *line = NULL, *res = NULL;
+		struct trail_probe p;
+		struct probe_err e;
+		const char *why;
+		uint8_t *blob = NULL;
+		size_t len;
+
+		if (!ptarget_compile(t, &all.defs[i], &all, &line, &res, &e)) {
+			len = (strlen(line) - 7) / 2;
+			blob = malloc(len);
+			if (blob && trail_probe_unhex(line + 7, 2 * len, blob, len) == (long)len &&
+			    !trail_probe_check(blob, len, &p, &why)) {
+				size_t n0 = L->n;
+
+				collect(res, p.meta, p.hdr->meta_size, L);
+				if (L->n > n0)
+					L->e[n0].probe = 1;
+			}
+		}
+		free(blob);
+		free(line);
+		free(res);
+	}
+	probes_free(&all);
+	ptarget_free(t);
+}
+
 static int list_events(struct listing *L, int r, const char *err, int nleft, char **left)
 {
 	int fields = L->fields;
@@ -339,7 +386,10 @@ static int list_events(struct listing *L, int r, const char *err, int nleft, cha
 	for (size_t i = 0; i < L->n; i++) {
 		if (!fields && i && !strcmp(L->e[i].name, L->e[i - 1].name))
 			continue;
-		printf("%s\n", L->e[i].name);
+		if (L->e[i].probe)
+			printf("%s  %s\n", L->e[i].name, L->e[i].object);
+		else
+			printf("%s\n", L->e[i].name);
 		if (fields)
 			print_fields(&L->e[i]);
 	}
@@ -395,6 +445,8 @@ int cmd_list(int argc, char **argv)
 		if (optind < argc)
 			L.pattern = argv[optind++];
 		r = elfscan_pid(pid, collect, &L, err, sizeof(err));
+		if (r >= 0)
+			add_probes(&L, pid, NULL);
 	} else {
 		if (optind >= argc) {
 			tool_usage_err("list", "give a PROGRAM or -P PID");
@@ -420,6 +472,8 @@ int cmd_list(int argc, char **argv)
 		if (optind < argc)
 			L.pattern = argv[optind++];
 		r = elfscan_program(path, collect, &L, err, sizeof(err));
+		if (r >= 0)
+			add_probes(&L, 0, path);
 	}
 	L.fields = fields;
 	rc = list_events(&L, r, err, argc - optind, argv + optind);

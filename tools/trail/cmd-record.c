@@ -31,6 +31,7 @@
 #include "elfscan.h"
 #include "funcscan.h"
 #include "opt.h"
+#include "probes.h"
 #include "tool.h"
 
 struct session {
@@ -54,6 +55,12 @@ struct session {
 	char **funcs;       /* -l / -n as "@l GLOB" / "@n GLOB" spec lines */
 	int nfuncs;
 	int nfuncs_user;    /* of those, given on the command line */
+	char **probes;      /* --probe definitions */
+	int nprobes;
+	char **probe_names; /* "GRP:EVENT" of the probes compiled in */
+	int nprobe_names;
+	char **probe_events; /* -e patterns made for --probe events (owned) */
+	int nprobe_events;
 	char **cmd;
 	int *sigs; /* -P: each process's control signal */
 	char *cmd_path;
@@ -92,7 +99,7 @@ static void on_chld(int sig)
 /* ids of the options without a letter */
 enum {
 	O_CHUNK = OPT_LONG_ID, O_OVERWRITE, O_BLOCKING, O_UNKNOWN, O_DEPTH,
-	O_THRESH, O_RETVAL, O_TID, O_NEST,
+	O_THRESH, O_RETVAL, O_TID, O_NEST, O_PROBE,
 };
 
 static const struct opt_cmd record_opts = {
@@ -129,6 +136,9 @@ static const struct opt_cmd record_opts = {
 		{0, "nest", OPT_REQUIRED, "N",
 		 "function tracers: calls in signal handlers nested\n"
 		 "at most N deep (0: none, ftrace's funcgraph-irqs off)", O_NEST, NULL},
+		{0, "probe", OPT_REQUIRED, "DEF",
+		 "a dynamic event for this recording only, in the\n"
+		 "grammar of 'trail probe' (recorded without -e)", O_PROBE, NULL},
 		{'P', "pid", OPT_REQUIRED, "PID", "attach to a running process (repeatable)", 0, NULL},
 		{'a', "all", OPT_NONE, NULL,
 		 "every process of yours with libtrail loaded, and\n"
@@ -251,11 +261,12 @@ static int check_events(struct session *S, struct known *k, const char *where)
 		const char *e = S->events[i];
 		int hit = 0;
 
-		for (size_t j = 0; j < k->n && !hit; j++) {
-			char *colon = strchr(k->names[j], ':');
+		for (size_t j = 0; j < k->n + (size_t)S->nprobe_names && !hit; j++) {
+			char *name = j < k->n ? k->names[j] : S->probe_names[j - k->n];
+			char *colon = strchr(name, ':');
 
 			*colon = '\0';
-			hit = trail__spec_match1(e, strlen(e), k->names[j], colon + 1);
+			hit = trail__spec_match1(e, strlen(e), name, colon + 1);
 			*colon = ':';
 		}
 		if (!hit) {
@@ -408,6 +419,165 @@ static int check_functions(struct session *S, pid_t pid, const char *where)
 		fprintf(stderr, "  (--allow-unknown accepts functions of libraries loaded later)\n");
 	free(fc.hits);
 	return bad ? -1 : 0;
+}
+
+/* --------------------------------------------------------------- probes */
+
+static int selected_event(struct session *S, const struct probe_def *d)
+{
+	for (int i = 0; i < S->nevents; i++)
+		if (trail__spec_match1(S->events[i], strlen(S->events[i]), d->group, d->event))
+			return 1;
+	return 0;
+}
+
+/* One compiled probe into the spec (once, whatever the targets): 0, 1 if
+ * it was there already, -1. */
+static int add_probe_line(struct session *S, const struct probe_def *d, char *line)
+{
+	char **g, *name = NULL;
+
+	for (int i = S->nfuncs_user; i < S->nfuncs; i++)
+		if (!strcmp(S->funcs[i], line)) {
+			free(line);
+			return 1; /* there already */
+		}
+	g = realloc(S->funcs, (size_t)(S->nfuncs + 1) * sizeof(*g));
+	if (!g)
+		return -1;
+	S->funcs = g;
+	S->funcs[S->nfuncs++] = line;
+	g = realloc(S->probe_names, (size_t)(S->nprobe_names + 1) * sizeof(*g));
+	if (!g || asprintf(&name, "%s:%s", d->group, d->event) < 0)
+		return -1;
+	S->probe_names = g;
+	S->probe_names[S->nprobe_names++] = name;
+	return 0;
+}
+
+/*
+ * The dynamic events of this recording: --probe definitions (recorded
+ * without an -e), and those of the user's dynamic_events file an -e
+ * selects, compiled for t (the program or a process; NULL: -a, raw
+ * fetch-args only). A definition whose function t does not have is left
+ * out, or an error for a --probe one (unless --allow-unknown: a library
+ * loaded later).
+ */
+static int setup_probes(struct session *S, struct ptarget *t, const char *where)
+{
+	struct probe_list all = {0};
+	int ninline = 0, bad = 0, r, nkept = 0;
+	char err[512], **kept;
+
+	if ((r = probes_read(&all, err, sizeof(err)))) {
+		tool_err("%s", r == -EINVAL ? err : strerror(-r));
+		return -1;
+	}
+	for (int i = 0; i < S->nprobes; i++) {
+		struct probe_def d;
+		struct probe_err e;
+		int k;
+
+		if (probe_parse(S->probes[i], &d, &e) || d.kind == '-') {
+			if (d.kind == '-') {
+				e.pos = 0;
+				snprintf(e.msg, sizeof(e.msg), "--probe defines an event: delete with 'trail probe -d'");
+				probe_def_free(&d);
+			}
+			tool_caret("probe", S->probes[i], (size_t)(e.pos < 0 ? 0 : e.pos), e.msg);
+			probes_free(&all);
+			return -2;
+		}
+		/* a --probe replaces a kept definition of the same name */
+		{
+			char full[2 * TRAIL_PROBE_MAX_EVNAME + 2];
+
+			snprintf(full, sizeof(full), "%s/%s", d.group, d.event);
+			if ((k = probes_find(&all, full)) >= 0) {
+				probe_def_free(&all.defs[k]);
+				memmove(&all.defs[k], &all.defs[k + 1],
+					(size_t)(all.n - k - 1) * sizeof(*all.defs));
+				all.n--;
+			}
+		}
+		if (!selected_event(S, &d)) {
+			char *ev = NULL;
+
+			if (asprintf(&ev, "%s:%s", d.group, d.event) < 0)
+				return -1;
+			S->events[S->nevents++] = ev;
+			S->probe_events[S->nprobe_events++] = ev;
+		}
+		if (probes_add(&all, &d))
+			return -1;
+		ninline++;
+	}
+	/* the --probe ones are last */
+	kept = calloc((size_t)all.n + 1, sizeof(*kept));
+	if (!kept)
+		return -1;
+	for (int i = 0; i < all.n && !bad; i++) {
+		const struct probe_def *d = &all.defs[i];
+		int mine = i >= all.n - ninline;
+		char *line = NULL, *res = NULL;
+		struct probe_err e;
+
+		if (!mine && !selected_event(S, d))
+			continue;
+		r = ptarget_compile(t, d, &all, &line, &res, &e);
+		if (r == -ENOENT && (!mine || S->allow_unknown) && d->kind != 'e')
+			r = mine ? ptarget_compile(NULL, d, &all, &line, &res, &e) : 1;
+		free(res);
+		if (r == 1) /* a kept definition this program has no function for */
+			continue;
+		if (r) {
+			tool_caret("probe", d->text, (size_t)(e.pos < 0 ? 0 : e.pos), e.msg);
+			if (r == -ENOENT && d->kind != 'e')
+				fprintf(stderr, "  (in %s; --allow-unknown accepts functions of "
+					"libraries loaded later)\n", where);
+			bad = 1;
+			free(line);
+			continue;
+		}
+		r = add_probe_line(S, d, line);
+		if (r < 0)
+			bad = 1;
+		else if (!r && !mine)
+			kept[nkept++] = S->probe_names[S->nprobe_names - 1];
+	}
+	if (!bad && nkept)
+		probes_mark_in_use(kept, nkept);
+	free(kept);
+	probes_free(&all);
+	return bad ? -1 : 0;
+}
+
+/* setup_probes for the program exe, process pid, or (neither) -a: 0, or
+ * the exit status */
+static int probes_for(struct session *S, pid_t pid, const char *exe)
+{
+	struct probe_list kept = {0};
+	struct ptarget *t = NULL;
+	char err[512] = "", where[64];
+	int r;
+
+	if (!S->nprobes && (probes_read(&kept, err, sizeof(err)) || !kept.n)) {
+		probes_free(&kept);
+		return 0;
+	}
+	probes_free(&kept);
+	if (pid)
+		snprintf(where, sizeof(where), "process %d", (int)pid);
+	r = pid ? ptarget_pid(&t, pid, err, sizeof(err))
+		: exe ? ptarget_program(&t, exe, err, sizeof(err)) : 0;
+	if (r) {
+		tool_err("%s", err);
+		ptarget_free(t);
+		return 1;
+	}
+	r = setup_probes(S, t, pid ? where : exe ? exe : "every process");
+	ptarget_free(t);
+	return r == -2 ? EXIT_USAGE : r ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------- status */
@@ -675,9 +845,11 @@ static int record(struct session *S, int argc, char **argv)
 	S->buffer_bytes = (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024;
 	S->chunk_size = TRAIL_CHUNK_DEFAULT;
 	S->nest = -1;
-	S->events = calloc((size_t)argc, sizeof(char *));
+	S->events = calloc((size_t)argc * 2, sizeof(char *)); /* room for --probe events */
+	S->probes = calloc((size_t)argc, sizeof(char *));
+	S->probe_events = calloc((size_t)argc, sizeof(char *));
 	S->pids = calloc((size_t)argc, sizeof(pid_t));
-	if (!S->events || !S->pids)
+	if (!S->events || !S->pids || !S->probes || !S->probe_events)
 		return 1;
 	S->funcs = calloc((size_t)argc, sizeof(char *));
 	if (!S->funcs)
@@ -767,6 +939,9 @@ static int record(struct session *S, int argc, char **argv)
 		case O_RETVAL:
 			S->retval = 1;
 			break;
+		case O_PROBE:
+			S->probes[S->nprobes++] = optarg;
+			break;
 		case O_NEST:
 			if (tool_parse_ulong(optarg, NULL, 0, 64, &n))
 				return usage_err("--nest needs a signal handler level from 0 to 64, not '%s'",
@@ -814,7 +989,7 @@ static int record(struct session *S, int argc, char **argv)
 	}
 	S->cmd = argv + optind;
 	S->nfuncs_user = S->nfuncs;
-	if (!S->nevents && !S->tracer)
+	if (!S->nevents && !S->tracer && !S->nprobes)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
 		return usage_err("%s", "-l, -n and -g select functions for a tracer: give -p function or -p function_graph");
@@ -863,6 +1038,8 @@ static int record(struct session *S, int argc, char **argv)
 		if (same_file(S->output, S->cmd_path) || same_file(S->output, libtrail))
 			return usage_err("-o %s is the program being recorded: choose another output file",
 					 S->output);
+		if ((r = probes_for(S, 0, S->cmd_path)))
+			return r;
 		if (!S->allow_unknown && S->nevents) {
 			r = elfscan_program(S->cmd_path, collect_event, &k, err, sizeof(err));
 			if (r == -ENOEXEC) {
@@ -886,6 +1063,8 @@ static int record(struct session *S, int argc, char **argv)
 		S->sigs = calloc((size_t)S->npids, sizeof(int));
 		if (!S->sigs)
 			return 1;
+		if ((r = probes_for(S, S->pids[0], NULL)))
+			return r;
 		for (int i = 0; i < S->npids; i++)
 			if (check_pid(S, S->pids[i], &S->sigs[i]))
 				return 1;
@@ -908,6 +1087,8 @@ static int record(struct session *S, int argc, char **argv)
 			}
 		}
 	}
+	if (S->all && (r = probes_for(S, 0, NULL)))
+		return r;
 	{
 		const char *why;
 
@@ -1038,10 +1219,19 @@ out:
 /* Everything a session holds, on every way out of record(). */
 static void session_free(struct session *S)
 {
+	if (S->nprobe_names)
+		probes_unmark_in_use();
 	trail_recorder_free(S->R);
 	for (int i = 0; S->funcs && i < S->nfuncs; i++)
 		free(S->funcs[i]);
 	free(S->funcs);
+	for (int i = 0; i < S->nprobe_names; i++)
+		free(S->probe_names[i]);
+	free(S->probe_names);
+	for (int i = 0; i < S->nprobe_events; i++)
+		free(S->probe_events[i]);
+	free(S->probe_events);
+	free(S->probes);
 	free(S->events);
 	free(S->pids);
 	free(S->sigs);

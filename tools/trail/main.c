@@ -18,6 +18,7 @@ static const char main_help[] =
 	"  report   print a recorded trace\n"
 	"  export   write a recorded trace for another tool (CTF, Perfetto, ...)\n"
 	"  list     list the events a program or a process declares\n"
+	"  probe    define dynamic events (probes) on functions, as dynamic_events\n"
 	"  ps       list the running processes that trail can attach to\n"
 	"  version  print the version\n"
 	"\n"
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
 		{"export", cmd_export},
 		{"list", cmd_list},
 		{"ps", cmd_ps},
+		{"probe", cmd_probe},
 	};
 
 	if (argc < 2) {

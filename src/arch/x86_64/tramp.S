@@ -47,8 +47,10 @@ trail__arch_tramp_entry:
 	.cfi_def_cfa_register %rbp
 	andq $-16, %rsp
 	/* struct trail_arch_regs: xmm0-7, then r11 r10 r9 r8 rcx rdx rsi rdi
-	 * rax; 208 bytes keeps the alignment */
-	subq $208, %rsp
+	 * rax, then rbx rbp r12-r15 for probes' %REG (stored, never
+	 * restored: the C side preserves them); 256 bytes keeps the
+	 * alignment */
+	subq $256, %rsp
 	movdqu %xmm0, 0(%rsp)
 	movdqu %xmm1, 16(%rsp)
 	movdqu %xmm2, 32(%rsp)
@@ -66,6 +68,13 @@ trail__arch_tramp_entry:
 	movq %rsi, 176(%rsp)
 	movq %rdi, 184(%rsp)
 	movq %rax, 192(%rsp)
+	movq %rbx, 200(%rsp)
+	movq (%rbp), %r11            /* the caller's %rbp, pushed above */
+	movq %r11, 208(%rsp)
+	movq %r12, 216(%rsp)
+	movq %r13, 224(%rsp)
+	movq %r14, 232(%rsp)
+	movq %r15, 240(%rsp)
 	movq 8(%rbp), %rcx           /* stub+6 */
 	movslq 21(%rcx), %rdi        /* the rel32 of the jmp at stub+26 */
 	leaq 20(%rcx, %rdi), %rdi    /* site = stub+26 + 5 + rel32 - 5 */

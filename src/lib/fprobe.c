@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fprobe.c - dynamic events in the traced process (fprobe.h).
+ *
+ * A session's spec carries its probes compiled ("@probe HEX", fetch.h);
+ * the CLI compiled and checked them, and they are checked again here
+ * (trail_probe_check) before anything runs them. Each distinct blob
+ * becomes one struct fprobe with its own event descriptor, registered
+ * like a static event so the session's event table, enabling and the
+ * record path treat it as any other event. Probes are kept for the life
+ * of the process: a thread may still run one after its session left
+ * (the grace period covers the record path, not the fetch before it), and
+ * a later session with the same definition finds it again.
+ *
+ * Entry probes run from the patched entry (fhook.c) with the registers
+ * the trampoline saved; return probes ask fhook.c to hook the return and
+ * run from its exit with the return registers; eprobes run after their
+ * source event is written (record.c's trail__write for static events,
+ * here for probe events). Memory is read with the fault-safe loads of
+ * src/arch: a bad pointer gives the argument's fault bit and a zero
+ * value, never a crash. The join runs in the control signal handler:
+ * memory comes from mmap, never malloc.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+
+#include "../common/fetch.h"
+#include "../common/meta.h"
+#include "../common/spec.h"
+#include "fprobe.h"
+#include "record.h"
+
+struct fprobe {
+	struct fprobe *next;   /* every probe made */
+	uint32_t sessions;     /* slots that defined it and still have it */
+	uint32_t len;
+	const uint8_t *blob;
+	struct trail_probe p;
+	uint8_t kind;
+	uint8_t own;           /* own fields before __probe_fault */
+	uint8_t fault;         /* payload has __probe_fault */
+	uint16_t *tail;        /* per argument: bytes the following ones need */
+	uint32_t state;        /* ev's status word */
+	struct trail_event ev;
+	struct trail_event *evp[1];
+	struct evrt rt;
+	struct dso dso;
+};
+
+/* a probe attached somewhere: at a function site, or on a source event
+ * (eprobe) */
+struct fprobe_att {
+	struct fprobe_att *next; /* the site's or the source event's */
+	struct fprobe *pr;
+	uint32_t mask;           /* sessions it runs for there */
+	uintptr_t bias;          /* load bias of the function's object */
+	uint64_t *syms;          /* per instruction: resolved SYM value */
+	uint64_t unresolved;     /* bits: arguments whose SYM is not loaded */
+	struct trail_meta *src;  /* eprobe: its source event's fields */
+};
+
+static struct fprobe *probes;
+static uint32_t eprobe_sessions;
+
+/* ------------------------------------------------------------- memory */
+
+static uint8_t *pool;
+static size_t pool_left;
+
+/* Never freed; async-signal-safe (mmap). */
+static void *palloc(size_t n)
+{
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (n > pool_left) {
+		size_t sz = n > 65536 ? n : 65536;
+
+		p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		pool = p;
+		pool_left = sz;
+	}
+	p = pool;
+	pool += n;
+	pool_left -= n;
+	return p;
+}
+
+/* --------------------------------------------------------- the programs */
+
+/* where a program reads from */
+struct fctx {
+	const struct trail_arch_regs *er;     /* entry */
+	const struct trail_arch_ret_regs *rr; /* return */
+	uintptr_t sp, ip;
+	const uint8_t *src;                   /* eprobe: the source payload */
+	uint32_t srclen;
+	const struct trail_meta *srcm;
+};
+
+static uint64_t reg(const struct fctx *c, unsigned r)
+{
+	const struct trail_arch_regs *e = c->er;
+
+	if (r == TRAIL_PREG_SP)
+		return c->sp;
+	if (r == TRAIL_PREG_IP)
+		return c->ip;
+	if (!e) { /* at a return: the checker allowed only these */
+		return r == TRAIL_PREG_AX ? c->rr->rax : c->rr->rdx;
+	}
+	switch (r) {
+	case TRAIL_PREG_AX: return e->rax;
+	case TRAIL_PREG_BX: return e->rbx;
+	case TRAIL_PREG_CX: return e->rcx;
+	case TRAIL_PREG_DX: return e->rdx;
+	case TRAIL_PREG_SI: return e->rsi;
+	case TRAIL_PREG_DI: return e->rdi;
+	case TRAIL_PREG_BP: return e->rbp;
+	case TRAIL_PREG_R8: return e->r8;
+	case TRAIL_PREG_R9: return e->r9;
+	case TRAIL_PREG_R10: return e->r10;
+	case TRAIL_PREG_R11: return e->r11;
+	case TRAIL_PREG_R12: return e->r12;
+	case TRAIL_PREG_R13: return e->r13;
+	case TRAIL_PREG_R14: return e->r14;
+	default: return e->r15;
+	}
+}
+
+/* Field k of an eprobe's source payload: an integer's value (sign
+ * extended when signed), or a string's bytes in *s, *slen. */
+static int src_field(const struct fctx *c, uint32_t k, uint64_t *v, const uint8_t **s,
+		     uint32_t *slen)
+{
+	const struct trail_meta *m = c->srcm;
+	uint32_t off = 0;
+
+	if (!m || k >= m->nfields)
+		return -1;
+	for (uint32_t i = 0;; i++) {
+		const struct trail_field *f = &m->fields[i];
+		uint32_t n = f->size;
+		uint16_t cnt = 0;
+
+		if (f->kind == TRAIL_FK_STRING || f->kind == TRAIL_FK_SEQ) {
+			if (off + 2 > c->srclen)
+				return -1;
+			memcpy(&cnt, c->src + off, 2);
+			off += 2;
+			if (f->kind == TRAIL_FK_STRING && cnt == TRAIL_STRING_NULL)
+				cnt = 0;
+			n = f->kind == TRAIL_FK_STRING ? cnt : (uint32_t)cnt * f->size;
+		} else if (f->kind == TRAIL_FK_ARRAY) {
+			n = (uint32_t)f->count * f->size;
+		}
+		if (off + n > c->srclen)
+			return -1;
+		if (i == k) {
+			if (f->kind == TRAIL_FK_STRING) {
+				*s = c->src + off;
+				*slen = n;
+				return 0;
+			}
+			if (f->kind != TRAIL_FK_INT)
+				return -1;
+			*v = 0;
+			memcpy(v, c->src + off, n);
+			if ((f->flags & TRAIL_FF_SIGNED) && n < 8 && (*v >> (n * 8 - 1) & 1))
+				*v |= ~0ull << (n * 8);
+			return 0;
+		}
+		off += n;
+	}
+}
+
+/* The zero value of a store whose argument could not be read. */
+static uint32_t store_zero(const struct trail_fetch_insn *in, uint8_t *o)
+{
+	switch (in->op) {
+	case TRAIL_FOP_ST_INT:
+		memset(o, 0, in->size);
+		return in->size;
+	case TRAIL_FOP_ST_ARRAY:
+		memset(o, 0, (size_t)in->size * in->u32);
+		return (uint32_t)in->size * in->u32;
+	default: /* strings: empty */
+		memset(o, 0, 2);
+		return 2;
+	}
+}
+
+/*
+ * Run pr's programs into buf (pr->p.hdr->payload_max bytes), its own
+ * fields already there. Returns the payload's length.
+ */
+static uint32_t run(const struct fprobe *pr, const struct fprobe_att *at, const struct fctx *c,
+		    uint8_t *buf)
+{
+	const struct trail_fetch_insn *in = pr->p.code;
+	const uint16_t ninsns = pr->p.hdr->ninsns;
+	const uint32_t cap = pr->p.hdr->payload_max;
+	uint32_t pos = pr->own * 8u + (pr->fault ? 8u : 0u), arg = 0;
+	uint64_t fault = 0, a = 0;
+	const uint8_t *str = NULL; /* a source string field (eprobe) */
+	uint32_t slen = 0;
+	int bad = 0;
+
+	for (uint16_t i = 0; i < ninsns; i++, in++) {
+		uint64_t v;
+		long n;
+
+		if (bad && in->op < TRAIL_FOP_ST_INT)
+			continue;
+		switch (in->op) {
+		case TRAIL_FOP_REG:
+			a = reg(c, in->arg);
+			break;
+		case TRAIL_FOP_STACK:
+			bad = trail_arch_load_safe(c->sp + (uint64_t)in->imm, 8, &a) != 0;
+			break;
+		case TRAIL_FOP_RETVAL:
+			a = c->rr ? c->rr->rax : 0;
+			break;
+		case TRAIL_FOP_IMM:
+			a = (uint64_t)in->imm;
+			break;
+		case TRAIL_FOP_SYM:
+			a = at->syms[i];
+			bad = arg < 64 && (at->unresolved >> arg & 1);
+			break;
+		case TRAIL_FOP_FIELD:
+			str = NULL;
+			bad = src_field(c, in->u32, &a, &str, &slen) != 0;
+			break;
+		case TRAIL_FOP_DEREF:
+			bad = trail_arch_load_safe(a + (uint64_t)in->imm, in->size, &v) != 0;
+			a = v;
+			break;
+		case TRAIL_FOP_BITFIELD:
+			a >>= in->arg;
+			if (in->size < 64)
+				a &= (1ull << in->size) - 1;
+			break;
+		case TRAIL_FOP_ST_INT:
+			if (!bad) {
+				memcpy(buf + pos, &a, in->size);
+				pos += in->size;
+			}
+			break;
+		case TRAIL_FOP_ST_ARRAY:
+			if (!bad) {
+				bad = trail_arch_copy_safe(buf + pos, a + (uint64_t)in->imm,
+							   (unsigned long)in->size * in->u32) != 0;
+				if (!bad)
+					pos += (uint32_t)in->size * in->u32;
+			}
+			break;
+		case TRAIL_FOP_ST_STRING:
+		case TRAIL_FOP_ST_COMM: {
+			/* cut to what the record has room for */
+			uint32_t room = cap - pos - 2 - pr->tail[arg];
+			uint32_t max = in->op == TRAIL_FOP_ST_COMM ? 16 : in->u32;
+			uint16_t len;
+
+			if (bad)
+				break;
+			if (max > room)
+				max = room;
+			if (in->op == TRAIL_FOP_ST_COMM) {
+				char comm[17] = {0};
+
+				prctl(PR_GET_NAME, comm, 0, 0, 0);
+				n = (long)strnlen(comm, 16);
+				if ((uint32_t)n > max)
+					n = max;
+				memcpy(buf + pos + 2, comm, (size_t)n);
+			} else if (str) {
+				n = slen < max ? slen : max;
+				memcpy(buf + pos + 2, str, (size_t)n);
+			} else {
+				n = trail_arch_string_safe((char *)buf + pos + 2,
+							   a + (uint64_t)in->imm, max);
+				bad = n < 0;
+			}
+			if (!bad) {
+				len = (uint16_t)n;
+				memcpy(buf + pos, &len, 2);
+				pos += 2 + len;
+			}
+			break;
+		}
+		}
+		if (in->op >= TRAIL_FOP_ST_INT) { /* the argument's end */
+			if (bad) {
+				pos += store_zero(in, buf + pos);
+				fault |= 1ull << (arg < 63 ? arg : 63);
+			}
+			bad = 0;
+			str = NULL;
+			arg++;
+		}
+	}
+	if (pr->fault)
+		memcpy(buf + pr->own * 8u, &fault, 8);
+	return pos;
+}
+
+static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t len);
+
+/* One probe record into the sessions of mask. */
+static void emit(struct fprobe *pr, uint32_t mask, const uint8_t *buf, uint32_t len)
+{
+	write_event(&pr->ev, mask, buf, len);
+	if (TRAIL_UNLIKELY(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & TRAIL_STATE_EPROBE))
+		eprobes_run(&pr->ev, buf, len);
+}
+
+void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uintptr_t *ret,
+			 const struct trail_arch_regs *regs)
+{
+	struct fctx c = {.er = regs, .sp = (uintptr_t)ret, .ip = h->addr};
+
+	for (const struct fprobe_att *at = __atomic_load_n(&h->probes, __ATOMIC_ACQUIRE); at;
+	     at = at->next) {
+		uint32_t m = __atomic_load_n(&at->mask, __ATOMIC_ACQUIRE) & pmask;
+		struct fprobe *pr = at->pr;
+
+		if (!m || pr->kind != TRAIL_PROBE_ENTRY ||
+		    !(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & m))
+			continue;
+		{
+			uint8_t buf[pr->p.hdr->payload_max];
+			uint64_t ip = h->addr;
+
+			memcpy(buf, &ip, 8);
+			emit(pr, m, buf, run(pr, at, &c, buf));
+		}
+	}
+}
+
+void trail__fprobe_return(uintptr_t func, uintptr_t ret, uint32_t rmask,
+			  const struct trail_arch_ret_regs *regs)
+{
+	const struct hsite *h = trail__hfind(func);
+	struct fctx c = {.rr = regs, .sp = (uintptr_t)regs->sp, .ip = ret};
+
+	if (!h)
+		return;
+	for (const struct fprobe_att *at = __atomic_load_n(&h->probes, __ATOMIC_ACQUIRE); at;
+	     at = at->next) {
+		uint32_t m = __atomic_load_n(&at->mask, __ATOMIC_ACQUIRE) & rmask;
+		struct fprobe *pr = at->pr;
+
+		if (!m || pr->kind != TRAIL_PROBE_RETURN)
+			continue;
+		{
+			uint8_t buf[pr->p.hdr->payload_max];
+			uint64_t own[2] = {func, ret};
+
+			memcpy(buf, own, 16);
+			emit(pr, m, buf, run(pr, at, &c, buf));
+		}
+	}
+}
+
+static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t len)
+{
+	const struct evrt *rt = __atomic_load_n((struct evrt **)&ev->rt, __ATOMIC_ACQUIRE);
+
+	if (!rt)
+		return;
+	for (const struct fprobe_att *at = __atomic_load_n((struct fprobe_att **)&rt->eprobes,
+							   __ATOMIC_ACQUIRE);
+	     at; at = at->next) {
+		uint32_t m = __atomic_load_n(&at->mask, __ATOMIC_ACQUIRE);
+		struct fprobe *pr = at->pr;
+		struct fctx c = {.src = payload, .srclen = len, .srcm = at->src};
+
+		if (!m || !(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & m))
+			continue;
+		{
+			uint8_t buf[pr->p.hdr->payload_max];
+
+			emit(pr, m, buf, run(pr, at, &c, buf));
+		}
+	}
+}
+
+/* ------------------------------------------------------------- making */
+
+/* bytes argument i's store needs at least (a string: its length word) */
+static uint32_t store_min(const struct trail_fetch_insn *in)
+{
+	if (in->op == TRAIL_FOP_ST_INT)
+		return in->size;
+	if (in->op == TRAIL_FOP_ST_ARRAY)
+		return (uint32_t)in->size * in->u32;
+	return 2;
+}
+
+/* is hex (2 * len chars) the blob b? */
+static int hex_equal(const char *hex, const uint8_t *b, size_t len)
+{
+	uint8_t one;
+
+	for (size_t i = 0; i < len; i++)
+		if (trail_probe_unhex(hex + 2 * i, 2, &one, 1) != 1 || one != b[i])
+			return 0;
+	return 1;
+}
+
+static struct fprobe *probe_make(const uint8_t *hex, size_t n)
+{
+	size_t len = n / 2;
+	struct trail_meta m;
+	struct fprobe *pr;
+	const char *why;
+	uint8_t *blob;
+	uint32_t need = 0;
+
+	for (pr = probes; pr; pr = pr->next)
+		if (pr->len == len && hex_equal((const char *)hex, pr->blob, len))
+			return pr;
+	if (len > TRAIL_PROBE_MAX_BLOB || !(blob = palloc(len)) ||
+	    trail_probe_unhex((const char *)hex, n, blob, len) != (long)len)
+		return NULL;
+	pr = palloc(sizeof(*pr));
+	if (!pr || trail_probe_check(blob, len, &pr->p, &why) ||
+	    trail__meta_parse(pr->p.meta, pr->p.hdr->meta_size, &m, &why))
+		return NULL;
+	pr->blob = blob;
+	pr->len = (uint32_t)len;
+	pr->kind = pr->p.hdr->kind;
+	pr->own = pr->kind == TRAIL_PROBE_ENTRY ? 1 : pr->kind == TRAIL_PROBE_RETURN ? 2 : 0;
+	pr->fault = !!(pr->p.hdr->flags & TRAIL_PROBE_F_FAULT);
+	pr->tail = palloc(sizeof(uint16_t) * (pr->p.hdr->nargs + 1u));
+	if (!pr->tail)
+		return NULL;
+	/* what the arguments after each one need, from the last back */
+	for (uint16_t i = pr->p.hdr->ninsns, a = pr->p.hdr->nargs; i-- > 0;)
+		if (pr->p.code[i].op >= TRAIL_FOP_ST_INT) {
+			pr->tail[--a] = (uint16_t)need;
+			need += store_min(&pr->p.code[i]);
+		}
+	pr->ev.abi = TRAIL_EVENT_ABI;
+	pr->ev.size = sizeof(pr->ev);
+	pr->ev.state = &pr->state;
+	pr->ev.meta = pr->p.meta;
+	pr->evp[0] = &pr->ev;
+	trail__register_dyn(&pr->dso, &pr->rt, pr->evp);
+	pr->next = probes;
+	__atomic_store_n(&probes, pr, __ATOMIC_RELEASE);
+	return pr;
+}
+
+/* the object a SYM names: by path, or by basename */
+static const struct hobj *obj_named(const char *name)
+{
+	for (unsigned i = 0; i < trail__nobjs; i++) {
+		const char *p = trail__objs[i].path, *b = strrchr(p, '/');
+
+		if (!strcmp(p, name) || (b && !strcmp(b + 1, name)))
+			return &trail__objs[i];
+	}
+	return NULL;
+}
+
+static int obj_matches(const struct hobj *o, const char *want)
+{
+	const char *b;
+
+	if (!*want)
+		return 1;
+	b = strrchr(o->path, '/');
+	return !strcmp(o->path, want) || (b && !strcmp(b + 1, want));
+}
+
+/* A new attachment of pr, its SYM operands resolved against the loaded
+ * objects (bias: the probed function's object's). */
+static struct fprobe_att *att_make(struct fprobe *pr, uintptr_t bias)
+{
+	struct fprobe_att *at = palloc(sizeof(*at));
+	uint32_t arg = 0;
+
+	if (!at)
+		return NULL;
+	at->pr = pr;
+	at->bias = bias;
+	at->syms = palloc(sizeof(uint64_t) * (pr->p.hdr->ninsns + 1u));
+	if (!at->syms)
+		return NULL;
+	for (uint16_t i = 0; i < pr->p.hdr->ninsns; i++) {
+		const struct trail_fetch_insn *in = &pr->p.code[i];
+
+		if (in->op == TRAIL_FOP_SYM) {
+			const struct hobj *o = NULL;
+
+			if (in->u32 != 0xffffffffu && !(o = obj_named(pr->p.strs + in->u32)))
+				at->unresolved |= 1ull << (arg < 63 ? arg : 63);
+			at->syms[i] = (uint64_t)in->imm + (o ? o->fo.base : bias);
+		}
+		if (in->op >= TRAIL_FOP_ST_INT)
+			arg++;
+	}
+	return at;
+}
+
+/* --------------------------------------------------------- functions */
+
+static int session_has(const struct fprobe *pr, unsigned s)
+{
+	return (pr->sessions >> s) & 1;
+}
+
+int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name)
+{
+	for (const struct fprobe *pr = probes; pr; pr = pr->next)
+		if (session_has(pr, s) && pr->kind != TRAIL_PROBE_EVENT &&
+		    !strcmp(pr->p.sym, name) && obj_matches(o, pr->p.obj))
+			return 1;
+	return 0;
+}
+
+int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, const char *name)
+{
+	int n = 0, ret = 0;
+
+	for (struct fprobe *pr = probes; pr; pr = pr->next) {
+		struct fprobe_att *at;
+
+		if (!session_has(pr, s) || pr->kind == TRAIL_PROBE_EVENT ||
+		    strcmp(pr->p.sym, name) || !obj_matches(o, pr->p.obj))
+			continue;
+		for (at = h->probes; at && at->pr != pr; at = at->next)
+			;
+		if (!at) {
+			if (!(at = att_make(pr, o->fo.base)))
+				continue;
+			at->next = h->probes;
+			__atomic_store_n(&h->probes, at, __ATOMIC_RELEASE);
+		}
+		__atomic_fetch_or(&at->mask, 1u << s, __ATOMIC_RELEASE);
+		ret |= pr->kind == TRAIL_PROBE_RETURN;
+		n++;
+	}
+	if (ret)
+		__atomic_fetch_or(&h->rpmask, 1u << s, __ATOMIC_RELEASE);
+	if (n)
+		__atomic_fetch_or(&h->pmask, 1u << s, __ATOMIC_RELEASE);
+	return n;
+}
+
+void trail__fprobe_detach(unsigned s, struct hsite *h)
+{
+	for (struct fprobe_att *at = h->probes; at; at = at->next)
+		__atomic_fetch_and(&at->mask, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&h->rpmask, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&h->pmask, ~(1u << s), __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------ eprobes */
+
+/* "SYS:EVENT" names rt? */
+static int source_is(const struct fprobe *pr, const struct evrt *rt)
+{
+	size_t pl = strlen(rt->provider);
+
+	return !strncmp(pr->p.sym, rt->provider, pl) && pr->p.sym[pl] == ':' &&
+	       !strcmp(pr->p.sym + pl + 1, rt->name);
+}
+
+/* pr runs for the sessions of mask after rt is written */
+static void eprobe_on(struct fprobe *pr, struct evrt *rt, uint32_t mask)
+{
+	struct fprobe_att *at;
+	const char *why;
+
+	if (rt == &pr->rt)
+		return;
+	for (at = rt->eprobes; at && at->pr != pr; at = at->next)
+		;
+	if (!at) {
+		struct trail_meta *m = palloc(sizeof(*m));
+
+		if (!m || trail__meta_parse(rt->meta, rt->meta_size, m, &why) ||
+		    !(at = att_make(pr, trail__nobjs ? trail__objs[0].fo.base : 0)))
+			return;
+		at->src = m;
+		at->next = rt->eprobes;
+		__atomic_store_n((struct fprobe_att **)&rt->eprobes, at, __ATOMIC_RELEASE);
+	}
+	__atomic_fetch_or(&at->mask, mask, __ATOMIC_RELEASE);
+	__atomic_fetch_or(rt->ev->state, TRAIL_STATE_EPROBE, __ATOMIC_RELEASE);
+}
+
+/* an event registered later (a library loaded): the eprobes on its name */
+static void on_register(struct evrt *rt)
+{
+	for (struct fprobe *pr = probes; pr; pr = pr->next)
+		if (pr->kind == TRAIL_PROBE_EVENT && pr->sessions && source_is(pr, rt))
+			eprobe_on(pr, rt, pr->sessions);
+}
+
+static int eprobes_join(unsigned s)
+{
+	int n = 0;
+
+	for (struct fprobe *pr = probes; pr; pr = pr->next) {
+		if (!session_has(pr, s) || pr->kind != TRAIL_PROBE_EVENT)
+			continue;
+		for (struct evrt *rt = trail__events(); rt; rt = rt->next)
+			if (source_is(pr, rt)) {
+				eprobe_on(pr, rt, 1u << s);
+				n++;
+			}
+	}
+	if (n) {
+		trail__eprobe_hook = eprobes_run;
+		trail__on_register = on_register;
+		__atomic_fetch_or(&eprobe_sessions, 1u << s, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+static void eprobes_leave(unsigned s)
+{
+	if (!(__atomic_fetch_and(&eprobe_sessions, ~(1u << s), __ATOMIC_RELEASE) & (1u << s)))
+		return;
+	for (struct evrt *rt = trail__events(); rt; rt = rt->next) {
+		uint32_t left = 0;
+
+		for (struct fprobe_att *at = rt->eprobes; at; at = at->next)
+			left |= __atomic_and_fetch(&at->mask, ~(1u << s), __ATOMIC_RELEASE);
+		if (rt->eprobes && !left)
+			__atomic_fetch_and(rt->ev->state, ~TRAIL_STATE_EPROBE, __ATOMIC_RELEASE);
+	}
+}
+
+/* ------------------------------------------------------------ sessions */
+
+struct joining {
+	unsigned s;
+	const char *spec;
+	int err, functions, any;
+};
+
+static int probe_line(const char *v, size_t len, void *arg)
+{
+	struct joining *j = arg;
+	struct fprobe *pr = probe_make((const uint8_t *)v, len);
+
+	if (!pr || !pr->rt.provider) {
+		j->err = -EPROTO;
+		return 1;
+	}
+	/* only the probes whose event the session records */
+	if (!trail__spec_match(j->spec, pr->rt.provider, pr->rt.name))
+		return 0;
+	__atomic_fetch_or(&pr->sessions, 1u << j->s, __ATOMIC_RELEASE);
+	j->functions += pr->kind != TRAIL_PROBE_EVENT;
+	j->any = 1;
+	return 0;
+}
+
+int trail__fprobe_join(unsigned s, const char *spec)
+{
+	struct joining j = {s, spec, 0, 0, 0};
+
+	trail__spec_opts(spec, "probe", probe_line, &j);
+	if (j.err) {
+		trail__fprobe_leave(s);
+		return j.err;
+	}
+	if (j.any && trail__signals_guard_faults() < 0) {
+		trail__fprobe_leave(s);
+		return -EIO;
+	}
+	eprobes_join(s);
+	return j.functions;
+}
+
+void trail__fprobe_leave(unsigned s)
+{
+	eprobes_leave(s);
+	for (struct fprobe *pr = probes; pr; pr = pr->next)
+		__atomic_fetch_and(&pr->sessions, ~(1u << s), __ATOMIC_RELEASE);
+}

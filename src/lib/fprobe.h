@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fprobe.h - dynamic events in the traced process (fprobe.c): the probes
+ * a session's spec carries ("@probe HEX" lines, src/common/fetch.h), their
+ * event descriptors, and running their fetch programs at a hooked entry
+ * (entry probes), a hooked return (return probes: the function_graph
+ * shadow stack, one return mechanism), or after an event is written
+ * (eprobes). Sites are patched by ftracer.c, which asks here which
+ * functions a session's probes want.
+ */
+#ifndef TRAIL_LIB_FPROBE_H
+#define TRAIL_LIB_FPROBE_H
+
+#include <stdint.h>
+
+#include "../arch/arch.h"
+#include "fhash.h"
+#include "fobjs.h"
+
+/* Session slot s joins: its probes made (or found: identical definitions
+ * are shared by sessions) and their events registered; eprobes attached.
+ * Under the control lock. Returns how many probes want functions, or
+ * -errno (a blob refused: -EPROTO; then nothing is kept for s). */
+HIDDEN int trail__fprobe_join(unsigned s, const char *spec);
+/* Attach session s's probes on the function site k of o names, to h.
+ * Returns the number attached. */
+HIDDEN int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o,
+				const char *name);
+/* Does session s have a probe on a function named name in o? */
+HIDDEN int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name);
+/* Session s leaves: its probes detached everywhere (sites' pmask bits
+ * cleared by the caller's walk through trail__fprobe_detach). */
+HIDDEN void trail__fprobe_detach(unsigned s, struct hsite *h);
+HIDDEN void trail__fprobe_leave(unsigned s);
+
+/* At a hooked entry with probes (pmask: h->pmask): runs the entry probes
+ * (return probes hook the return: h->rpmask). */
+HIDDEN void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uintptr_t *ret,
+				const struct trail_arch_regs *regs);
+/* At the return of a call hooked for the return probes of rmask. */
+HIDDEN void trail__fprobe_return(uintptr_t func, uintptr_t ret, uint32_t rmask,
+				 const struct trail_arch_ret_regs *regs);
+
+#endif /* TRAIL_LIB_FPROBE_H */

@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# Dynamic events: trail probe (definitions kept like dynamic_events),
+# record with them, report in ftrace's kprobe layout; fault markers;
+# return probes; function events; DWARF arguments; eprobes; running
+# processes; dlopen'ed libraries.
+. "$(dirname "$0")/lib.sh"
+
+P=$BUILD/tests/cli/probed-O0
+P2=$BUILD/tests/cli/probed-O2
+ND=$BUILD/tests/cli/probed-nodebug
+
+fresh_registry() { # each test its own dynamic_events
+	export TRAIL_REGISTRY=$PWD/reg
+	rm -rf reg
+	mkdir -m 700 reg
+}
+
+define_list_delete() {
+	fresh_registry
+	$TRAIL probe 'p:myapp/open_cfg load_config path=+0($arg1):string flags=$arg2:x32'
+	$TRAIL probe 'r:myapp/open_ret load_config ret=$retval:s32'
+	$TRAIL probe 'load_config(string path, x32 flags)'
+	[ "$(stat -c %a reg/dynamic_events)" = 600 ] || die "dynamic_events is not 0600"
+	$TRAIL probe -l >l.txt
+	cat >want.txt <<'W'
+p:myapp/open_cfg load_config path=+0($arg1):string flags=$arg2:x32
+r:myapp/open_ret load_config ret=$retval:s32
+load_config(string path, x32 flags)
+W
+	diff -u want.txt l.txt
+	# the same name twice is refused, with a caret
+	expect_rc 1 $TRAIL probe 'p:myapp/open_cfg parse_int' 2>err.txt
+	has err.txt "already exists"
+	has err.txt "^"
+	$TRAIL probe -d myapp/open_cfg
+	$TRAIL probe '-:myapp/open_ret'
+	$TRAIL probe -l >l.txt
+	has l.txt "load_config(string path"
+	hasnt l.txt "myapp/"
+	expect_rc 1 $TRAIL probe -d myapp/nothing 2>err.txt
+	has err.txt "no event 'myapp/nothing'"
+	$TRAIL probe --clear
+	[ ! -s reg/dynamic_events ] || die "--clear left $(cat reg/dynamic_events)"
+}
+t define_list_delete define_list_delete
+
+record_entry_and_return() {
+	fresh_registry
+	$TRAIL probe 'p:myapp/open_cfg load_config path=+0($arg1):string flags=$arg2:x32'
+	$TRAIL probe 'r:myapp/open_ret load_config ret=$retval:s32'
+	expect_rc 7 $TRAIL record -q -e 'myapp:*' -o t.dat -- "$P" 2 >out.txt
+	has out.txt "sum "
+	$TRAIL report -i t.dat >r.txt
+	[ "$(grep -c 'myapp:open_cfg: (load_config+0x0/0x' r.txt)" = 6 ] || die "open_cfg records: $(grep -c open_cfg r.txt)"
+	has r.txt 'path="/etc/app.conf" flags=0x2a'
+	# an unmapped pointer and NULL: the kernel's (fault), the program unharmed
+	[ "$(grep -c 'path=(fault) flags=0x1' r.txt)" = 2 ] || die "no fault marker for the unmapped page"
+	[ "$(grep -c 'path=(fault) flags=0x2' r.txt)" = 2 ] || die "no fault marker for NULL"
+	# return probes: (caller <- func) and the value by its type
+	has r.txt "myapp:open_ret: (main+0x"
+	has r.txt "<- load_config) ret=55"
+	has r.txt "<- load_config) ret=-22"
+	# the output and status of the program did not change
+	"$P" 2 >plain.txt || [ $? = 7 ]
+	diff plain.txt out.txt
+}
+t record_entry_and_return record_entry_and_return
+
+function_event() {
+	fresh_registry
+	$TRAIL probe 'load_config(string path, x32 flags)'
+	expect_rc 7 $TRAIL record -q -e functions:load_config -o t.dat -- "$P" >/dev/null
+	$TRAIL report -i t.dat >r.txt
+	has r.txt 'functions:load_config: (load_config+0x0/0x'
+	has r.txt 'path="/etc/app.conf" flags=0x2a'
+}
+t function_event function_event
+
+inline_probe_types() {
+	fresh_registry
+	# registers, stack arguments, derefs two deep, bitfields, arrays,
+	# chars, symbols, globals, $comm
+	expect_rc 7 $TRAIL record -q -o t.dat \
+		--probe 'p:x/many many a1=$arg1:s32 a7=$arg7:s32 a8=$arg8:s64 s1=$stack1:s32' \
+		--probe 'p:x/req handle id=+0(%di):s32 len=+8(%di):u32 kind=+4(%di):u16 next_id=+0(+40(%di)):s32 name=+24(%di):string vals=+40(%di):x8[4]' \
+		--probe 'p:x/glob parse_int v=%di:s32 counter=@counter:s64 me=$comm c=+1(@greeting):u8 g=@greeting:symbol' \
+		-- "$P" >/dev/null
+	$TRAIL report -i t.dat >r.txt
+	has r.txt 'x:many: (many+0x0/0x'
+	has r.txt 'a1=1 a7=7 a8=8 s1=7'
+	has r.txt 'x:glob: (parse_int+0x0/0x'
+	has r.txt 'v=21 counter=1234567 me="probed-O0"'
+	has r.txt 'id=42 len=4096 kind=3'
+}
+t inline_probe_types inline_probe_types
+
+dwarf_arguments() {
+	fresh_registry
+	$TRAIL probe 'p:x/args handle $$args'
+	$TRAIL probe 'p:x/fields handle len=r->hdr.len path=r->path:string name=r->name level=r->hdr.level nid=r->next->id color=r->color v2=r->vals[2]'
+	$TRAIL probe 'p:x/byval by_value $$args'
+	$TRAIL probe -l -x "$P" >l.txt
+	# resolved to the raw syntax, as perf probe shows it
+	has l.txt 'p:x/fields handle len=+'
+	expect_rc 7 $TRAIL record -q -e 'x:*' -o t.dat -- "$P" >/dev/null
+	$TRAIL report -i t.dat >r.txt
+	has r.txt 'x:fields: (handle+0x0/0x'
+	has r.txt 'len=4096 path="/etc/app.conf" name="request-one" level=5 nid=9 color=40 v2=30'
+	# the second call's request has a bad path and next pointer
+	has r.txt 'path=(fault)'
+	has r.txt 'nid=(fault)'
+	has r.txt 'x:args: (handle+0x0/0x'
+	has r.txt 'x:byval: (by_value+0x0/0x'
+	# no debug info: the message names the binary; the raw syntax works
+	expect_rc 1 $TRAIL record -q -e 'x:fields' -o n.dat -- "$ND" 2>err.txt
+	has err.txt "$ND"
+	has err.txt "debug"
+}
+t dwarf_arguments dwarf_arguments
+
+eprobe_on_probe_event() {
+	fresh_registry
+	$TRAIL probe 'p:x/h handle p=+16(%di):x64 id=+0(%di):s32'
+	$TRAIL probe 'e:x/hp x/h path=+0($p):string id=$id'
+	expect_rc 7 $TRAIL record -q -e 'x:*' -o t.dat -- "$P" >/dev/null
+	$TRAIL report -i t.dat >r.txt
+	# each source is followed by its eprobe
+	grep -A1 'x:h: ' r.txt | grep -q 'x:hp: path="/etc/app.conf" id=42' || die "no eprobe after its source: $(head r.txt)"
+	has r.txt 'x:hp: path=(fault) id=42'
+}
+t eprobe_on_probe_event eprobe_on_probe_event
+
+bad_definitions() {
+	fresh_registry
+	# the grammar's errors get a caret (the unit test has the table)
+	expect_rc 2 $TRAIL probe 'p:x/y load_config a=%zz' 2>err.txt
+	has err.txt "^"
+	# an unknown function, at record time: a caret under it
+	expect_rc 1 $TRAIL record -q --probe 'p:x/y no_such_function' -o t.dat -- "$P" 2>err.txt
+	has err.txt "no_such_function"
+	has err.txt "unknown function"
+	# a function without a patchable entry: how to build it
+	expect_rc 1 $TRAIL record -q --probe 'p:x/y main' -o t.dat -- "$BUILD/tests/cli/ftrace-prog-noflag" 2>err.txt
+	has err.txt "patchable"
+	# a name clash with a static event
+	expect_rc 1 $TRAIL probe -x "$EXAMPLE" 'p:app/request main' 2>err.txt
+	has err.txt "static event"
+	# deleting a probe a recording uses
+	$TRAIL probe 'p:x/spin parse_int v=%di:s32'
+	env LD_PRELOAD=$LIBTRAIL "$P2" --spin 30 >spin.txt &
+	pid=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	$TRAIL record -q -e x:spin -o s.dat -P $pid & rp=$!
+	wait_for "ls reg/dynamic_events.inuse.* >/dev/null 2>&1" || die "no in-use mark"
+	# (attached: a SIGINT before the recorder's handler would be lost,
+	# background jobs ignore it until then)
+	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
+	expect_rc 1 $TRAIL probe -d x/spin 2>err.txt
+	has err.txt "in use"
+	kill -INT $rp; wait $rp
+	$TRAIL probe -d x/spin
+	kill $pid; wait $pid 2>/dev/null || true
+}
+t bad_definitions bad_definitions
+
+site_bytes() { # pid function -> the 5 bytes at the function's patchable entry
+	local base off
+	base=$(awk -v exe="$(readlink /proc/$1/exe)" '$6 == exe && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' /proc/$1/maps)
+	off=$(nm "$(readlink /proc/$1/exe)" | awk -v f="$2" '$3 == f { print $1 }')
+	dd if=/proc/$1/mem bs=1 count=5 skip=$(( 0x$base + 0x$off + $3 )) iflag=skip_bytes status=none | od -An -tx1 | tr -d ' \n'
+}
+
+running_multithreaded() {
+	fresh_registry
+	env LD_PRELOAD=$LIBTRAIL "$P2" --spin 120 >/dev/null &
+	pid=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	sleep 0.2
+	off=0
+	[ "$(site_bytes $pid parse_int 0)" = 9090909090 ] || off=4 # after an endbr64
+	before=$(site_bytes $pid parse_int $off)
+	[ "$before" = 9090909090 ] || die "parse_int's entry is $before"
+	for round in 1 2 3; do
+		$TRAIL record -q -b 8M --probe 'p:x/y parse_int v=$arg1:s32' \
+			--probe 'r:x/r parse_int ret=$retval:s32' -o m$round.dat -P $pid & rp=$!
+		wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
+		sleep 0.2
+		kill -INT $rp; wait $rp
+		kill -0 $pid || die "the process died (round $round)"
+		[ "$(site_bytes $pid parse_int $off)" = "$before" ] || die "code not restored (round $round)"
+		$TRAIL report -i m$round.dat --count >c.txt
+		[ "$(awk '$1 == "x:y" {print $2}' c.txt)" -gt 1000 ] || die "round $round: few hits: $(cat c.txt)"
+		[ "$(awk '$1 == "x:r" {print $2}' c.txt)" -gt 1000 ] || die "round $round: few returns"
+		$TRAIL report -i m$round.dat | head -3000 >r.txt
+		grep -m1 'x:r: (spinner+0x[0-9a-f]*/0x[0-9a-f]* <- parse_int) ret=' r.txt >/dev/null ||
+			die "round $round: no return probe records"
+	done
+	kill $pid; wait $pid 2>/dev/null || true
+}
+t running_multithreaded running_multithreaded
+
+probes_with_tracers() {
+	fresh_registry
+	# entry and return probes, function_graph: all on one function
+	expect_rc 7 $TRAIL record -q -p function_graph -l load_config -l main \
+		--probe 'p:x/e load_config flags=$arg2:x32' --probe 'r:x/r load_config ret=$retval:s32' \
+		-o t.dat -- "$P" >/dev/null
+	$TRAIL report -i t.dat >r.txt
+	has r.txt 'load_config() {'
+	has r.txt 'x:e: (load_config+0x0/0x'
+	has r.txt '<- load_config) ret=55'
+	[ "$(grep -c 'load_config() {' r.txt)" = 3 ] || die "function_graph calls: $(grep -c 'load_config' r.txt)"
+}
+t probes_with_tracers probes_with_tracers
+
+probe_in_dlopened_library() {
+	fresh_registry
+	# the library is not there when the recording starts: loaded and
+	# unloaded four times, its probe with it
+	$TRAIL record -q --allow-unknown --probe 'p:x/inner dlplug_a.so:inner_a v=%di:s32' \
+		-o d.dat -- "$BUILD/tests/cli/ftrace-dlhost" "$BUILD/tests/cli/dlplug_a.so" \
+		"$BUILD/tests/cli/dlplug_b.so" 4 >/dev/null
+	$TRAIL report -i d.dat >r.txt
+	[ "$(grep -c 'x:inner: (inner_a+0x0/0x' r.txt)" = 2 ] || die "hits: $(grep -c x:inner r.txt)"
+	# without --allow-unknown, a function nowhere to be seen is an error
+	expect_rc 1 $TRAIL record -q --probe 'p:x/inner dlplug_a.so:inner_a' -o e.dat -- \
+		"$BUILD/tests/cli/ftrace-dlhost" a b 1 2>err.txt
+	has err.txt "--allow-unknown"
+}
+t probe_in_dlopened_library probe_in_dlopened_library
+
+list_shows_probes() {
+	fresh_registry
+	$TRAIL probe 'p:x/h handle id=+0(%di):s32'
+	$TRAIL probe 'p:x/gone not_in_this_program'
+	$TRAIL list -- "$P" >l.txt
+	has l.txt 'x:h  p:x/h handle id=+0(%di):s32'
+	hasnt l.txt 'x:gone'
+}
+t list_shows_probes list_shows_probes

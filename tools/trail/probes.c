@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probes.c - dynamic events on the CLI side (probes.h): the definitions
+ * file, and compiling definitions for a program's objects.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../src/common/meta.h"
+#include "../../src/common/registry.h"
+#include "../../src/probe/dwarf.h"
+#include "elfscan.h"
+#include "funcscan.h"
+#include "probes.h"
+
+/* ------------------------------------------------------ the definitions */
+
+int probes_file(char *path, size_t n, int create)
+{
+	char dir[512];
+	int fd;
+
+	if (trail__registry_path(dir, sizeof(dir)))
+		return -ENAMETOOLONG;
+	fd = trail__registry_open(dir, create);
+	if (fd < 0 && !(fd == -ENOENT && !create))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	if ((size_t)snprintf(path, n, "%s/dynamic_events", dir) >= n)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int probes_add(struct probe_list *l, struct probe_def *d)
+{
+	struct probe_def *g = realloc(l->defs, (size_t)(l->n + 1) * sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	l->defs = g;
+	l->defs[l->n++] = *d;
+	memset(d, 0, sizeof(*d));
+	return 0;
+}
+
+void probes_free(struct probe_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		probe_def_free(&l->defs[i]);
+	free(l->defs);
+	l->defs = NULL;
+	l->n = 0;
+}
+
+int probes_find(const struct probe_list *l, const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	for (int i = 0; i < l->n; i++) {
+		const struct probe_def *d = &l->defs[i];
+
+		if (slash ? (!strncmp(d->group, name, (size_t)(slash - name)) &&
+			     !d->group[slash - name] && !strcmp(d->event, slash + 1))
+			  : !strcmp(d->event, name))
+			return i;
+	}
+	return -1;
+}
+
+int probes_read(struct probe_list *l, char *err, size_t en)
+{
+	char path[600], *line = NULL;
+	size_t cap = 0;
+	ssize_t k;
+	int lineno = 0, r;
+	FILE *f;
+
+	if ((r = probes_file(path, sizeof(path), 0)))
+		return r == -ENOENT ? 0 : r;
+	if (!(f = fopen(path, "r")))
+		return errno == ENOENT ? 0 : -errno;
+	while ((k = getline(&line, &cap, f)) >= 0) {
+		struct probe_def d;
+		struct probe_err e;
+
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (!*line || *line == '#')
+			continue;
+		if (probe_parse(line, &d, &e) || probes_add(l, &d)) {
+			snprintf(err, en, "%s:%d: %s", path, lineno, e.msg);
+			free(line);
+			fclose(f);
+			return -EINVAL;
+		}
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+int probes_write(const struct probe_list *l, char *err, size_t en)
+{
+	char path[600], tmp[640];
+	FILE *f;
+	int fd;
+
+	if (probes_file(path, sizeof(path), 1)) {
+		snprintf(err, en, "no registry directory for dynamic_events");
+		return -EIO;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		snprintf(err, en, "%s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	for (int i = 0; i < l->n; i++) {
+		char *s = probe_def_format(&l->defs[i]);
+
+		if (s)
+			fprintf(f, "%s\n", s);
+		free(s);
+	}
+	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, path)) {
+		snprintf(err, en, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- in use
+ *
+ * A recording that compiled kept definitions in names them in the
+ * registry directory's "dynamic_events.inuse.PID" until it ends; `trail
+ * probe -d` refuses to delete them meanwhile (the kernel's EBUSY).
+ */
+
+static int inuse_path(char *buf, size_t n, pid_t pid)
+{
+	char path[600];
+	int r = probes_file(path, sizeof(path), 1);
+
+	if (r)
+		return r;
+	return (size_t)snprintf(buf, n, "%s.inuse.%d", path, (int)pid) >= n ? -ENAMETOOLONG : 0;
+}
+
+int probes_mark_in_use(char *const *names, int n)
+{
+	char path[640];
+	FILE *f;
+
+	if (!n || inuse_path(path, sizeof(path), getpid()) || !(f = fopen(path, "w")))
+		return -1;
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s\n", names[i]);
+	return fclose(f) ? -1 : 0;
+}
+
+void probes_unmark_in_use(void)
+{
+	char path[640];
+
+	if (!inuse_path(path, sizeof(path), getpid()))
+		unlink(path);
+}
+
+pid_t probes_in_use(const struct probe_def *d)
+{
+	char path[900], dir[600], line[300], want[300], *slash;
+	struct dirent *de;
+	pid_t found = 0;
+	DIR *dp;
+
+	if (probes_file(dir, sizeof(dir), 0) || !(slash = strrchr(dir, '/')))
+		return 0;
+	*slash = '\0';
+	snprintf(want, sizeof(want), "%s:%s\n", d->group, d->event);
+	if (!(dp = opendir(dir)))
+		return 0;
+	while (!found && (de = readdir(dp))) {
+		long pid;
+		FILE *f;
+
+		if (strncmp(de->d_name, "dynamic_events.inuse.", 21))
+			continue;
+		pid = strtol(de->d_name + 21, NULL, 10);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (pid <= 0 || (kill((pid_t)pid, 0) && errno == ESRCH)) {
+			unlink(path); /* its recording died */
+			continue;
+		}
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strcmp(line, want))
+				found = (pid_t)pid;
+		fclose(f);
+	}
+	closedir(dp);
+	return found;
+}
+
+/* ------------------------------------------------------------ targets */
+
+struct pobj {
+	char *path;
+	struct fscan fs;
+	int scanned;            /* fs loaded (or tried) */
+	struct probe_dwarf *dw;
+	int dw_tried;
+};
+
+struct pstatic {
+	char *obj;
+	uint8_t *blob;
+	size_t size;
+	struct trail_meta m;
+};
+
+struct ptarget {
+	struct pobj *objs;
+	int nobjs;
+	struct pstatic *evs;
+	int nevs;
+	int depth; /* eprobes on eprobes: how deep */
+};
+
+static int add_obj(const char *object, void *arg)
+{
+	struct ptarget *t = arg;
+	struct pobj *g;
+
+	for (int i = 0; i < t->nobjs; i++)
+		if (!strcmp(t->objs[i].path, object))
+			return 0;
+	g = realloc(t->objs, (size_t)(t->nobjs + 1) * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	t->objs = g;
+	memset(&g[t->nobjs], 0, sizeof(*g));
+	if (!(g[t->nobjs].path = strdup(object)))
+		return -ENOMEM;
+	t->nobjs++;
+	return 0;
+}
+
+static int add_static(const char *object, const void *blob, size_t size, void *arg)
+{
+	struct ptarget *t = arg;
+	struct pstatic *g, *e;
+	const char *why;
+
+	g = realloc(t->evs, (size_t)(t->nevs + 1) * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	t->evs = g;
+	e = &g[t->nevs];
+	if (!(e->blob = malloc(size)))
+		return -ENOMEM;
+	memcpy(e->blob, blob, size);
+	e->size = size;
+	if (trail__meta_parse(e->blob, size, &e->m, &why) || !(e->obj = strdup(object))) {
+		free(e->blob);
+		return 0;
+	}
+	t->nevs++;
+	return 0;
+}
+
+static int ptarget_new(struct ptarget **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+int ptarget_program(struct ptarget **t, const char *exe, char *err, size_t en)
+{
+	struct elfscan_opts o = {.sz = sizeof(o), .object_cb = add_obj};
+	int r = ptarget_new(t);
+
+	if (r)
+		return r;
+	r = elfscan_program_opts(exe, add_static, *t, &o, err, en);
+	return r == -ENOEXEC || r > 0 ? 0 : r; /* a script: nothing known before it runs */
+}
+
+int ptarget_pid(struct ptarget **t, pid_t pid, char *err, size_t en)
+{
+	struct elfscan_opts o = {.sz = sizeof(o), .object_cb = add_obj};
+	int r = ptarget_new(t);
+
+	if (!r)
+		r = elfscan_pid_opts(pid, add_static, *t, &o, err, en);
+	return r < 0 ? r : 0;
+}
+
+int ptarget_object(struct ptarget **t, const char *path, char *err, size_t en)
+{
+	struct elfscan_opts o = {.sz = sizeof(o), .object_cb = add_obj};
+	int r = ptarget_new(t);
+
+	if (!r)
+		r = elfscan_file_opts(path, add_static, *t, &o, err, en);
+	return r < 0 ? r : 0;
+}
+
+void ptarget_free(struct ptarget *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->nobjs; i++) {
+		if (t->objs[i].scanned)
+			funcscan_free(&t->objs[i].fs);
+		if (t->objs[i].dw)
+			probe_dwarf_close(t->objs[i].dw);
+		free(t->objs[i].path);
+	}
+	for (int i = 0; i < t->nevs; i++) {
+		free(t->evs[i].blob);
+		free(t->evs[i].obj);
+	}
+	free(t->objs);
+	free(t->evs);
+	free(t);
+}
+
+const char *ptarget_static_event(struct ptarget *t, const char *sys, const char *event)
+{
+	for (int i = 0; t && i < t->nevs; i++)
+		if (!strcmp(t->evs[i].m.provider, sys) && !strcmp(t->evs[i].m.name, event))
+			return t->evs[i].obj;
+	return NULL;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+/* does o match OBJ of OBJ:SYM (a path, or a file name)? */
+static int obj_is(const struct pobj *o, const char *want)
+{
+	return !want || !strcmp(o->path, want) || !strcmp(base_name(o->path), base_name(want));
+}
+
+/* The patchable entry of function sym in t: its object and site. */
+static int find_function(struct ptarget *t, const struct probe_def *d, struct pobj **obj,
+			 const struct fsite **site, int *unusable)
+{
+	for (int i = 0; i < t->nobjs; i++) {
+		struct pobj *o = &t->objs[i];
+		char err[256];
+
+		if (!obj_is(o, d->obj))
+			continue;
+		if (!o->scanned) {
+			o->scanned = 1;
+			if (funcscan_file(o->path, &o->fs, err, sizeof(err)))
+				o->fs.n = 0;
+		}
+		for (size_t k = 0; k < o->fs.n; k++) {
+			const struct fsite *s = &o->fs.sites[k];
+
+			if (strcmp(s->symbol, d->sym) && strcmp(s->name, d->sym))
+				continue;
+			if (!funcscan_usable(s)) {
+				(*unusable)++;
+				continue;
+			}
+			*obj = o;
+			*site = s;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* @SYM: a global of one of t's objects, from its symbol table */
+static int elf_sym(const char *path, const char *name, uint64_t *val)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !(n = elf_strptr(e, sh.sh_link, sym.st_name)) || strcmp(n, name))
+				continue;
+			*val = sym.st_value;
+			found = 1;
+			break;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+struct symctx {
+	struct ptarget *t;
+	const char *objpath;
+};
+
+static int sym_addr(void *ctx, const char *sym, char *obj, size_t objn, uint64_t *vaddr)
+{
+	struct symctx *c = ctx;
+
+	/* the probed function's object first, then the others */
+	if (c->objpath && elf_sym(c->objpath, sym, vaddr)) {
+		snprintf(obj, objn, "%s", "");
+		return 0;
+	}
+	for (int i = 0; i < c->t->nobjs; i++)
+		if (elf_sym(c->t->objs[i].path, sym, vaddr)) {
+			snprintf(obj, objn, "%s", c->t->objs[i].path);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static void err_at(struct probe_err *e, int pos, const char *fmt, const char *a, const char *b)
+{
+	e->pos = pos;
+	snprintf(e->msg, sizeof(e->msg), fmt, a, b);
+}
+
+/* the event description an eprobe reads: a static event, or a probe's */
+static int source_meta(struct ptarget *t, const struct probe_def *d, const struct probe_list *all,
+		       struct trail_meta *m, uint8_t **owned, struct probe_err *e)
+{
+	const char *colon = strchr(d->sym, ':');
+	char sys[128];
+	const char *why;
+
+	if (!colon || (size_t)(colon - d->sym) >= sizeof(sys)) {
+		err_at(e, d->sym_pos, "bad source event '%s'%s", d->sym, "");
+		return -EINVAL;
+	}
+	memcpy(sys, d->sym, (size_t)(colon - d->sym));
+	sys[colon - d->sym] = '\0';
+	for (int i = 0; t && i < t->nevs; i++)
+		if (!strcmp(t->evs[i].m.provider, sys) && !strcmp(t->evs[i].m.name, colon + 1)) {
+			*m = t->evs[i].m;
+			return 0;
+		}
+	for (int i = 0; all && i < all->n; i++) {
+		const struct probe_def *s = &all->defs[i];
+		struct trail_probe p;
+		char *line = NULL, *res = NULL;
+		size_t len;
+		int r;
+
+		if (s == d || strcmp(s->group, sys) || strcmp(s->event, colon + 1))
+			continue;
+		if (t->depth > 8) {
+			err_at(e, d->sym_pos, "eprobes nested too deep on '%s'%s", d->sym, "");
+			return -EINVAL;
+		}
+		t->depth++;
+		r = ptarget_compile(t, s, all, &line, &res, e);
+		t->depth--;
+		free(res);
+		if (r) {
+			free(line);
+			err_at(e, d->sym_pos, "source event '%s' cannot be compiled here%s", d->sym, "");
+			return -EINVAL;
+		}
+		len = (strlen(line) - 7) / 2;
+		*owned = malloc(len);
+		if (!*owned || trail_probe_unhex(line + 7, len * 2, *owned, len) != (long)len ||
+		    trail_probe_check(*owned, len, &p, &why)) {
+			free(line);
+			return -ENOMEM;
+		}
+		free(line);
+		return trail__meta_parse(p.meta, p.hdr->meta_size, m, &why) ? -EPROTO : 0;
+	}
+	err_at(e, d->sym_pos, "unknown source event '%s'%s", d->sym,
+	       t && t->nevs ? " (trail list shows the events)" : "");
+	return -ENOENT;
+}
+
+/* "p:G/E /path/obj:func ..." -> "p:G/E func ...": the object was the
+ * target's, not the user's */
+static void strip_obj(char *text, const char *obj)
+{
+	size_t n = strlen(obj);
+	char *p = strstr(text, obj);
+
+	if (p && p[n] == ':')
+		memmove(p, p + n + 1, strlen(p + n + 1) + 1);
+}
+
+int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct probe_list *all,
+		    char **line, char **resolved, struct probe_err *e)
+{
+	struct ptarget none = {0};
+	struct probe_def c = *d;
+	struct probe_target pt = {0};
+	struct symctx sc = {t, NULL};
+	struct trail_meta *src = NULL;
+	uint8_t *blob = NULL, *owned = NULL;
+	char *objname = NULL;
+	size_t len;
+	int r;
+
+	*line = *resolved = NULL;
+	if (!t)
+		t = &none;
+	sc.t = t;
+	pt.sym_addr = sym_addr;
+	pt.ctx = &sc;
+	if (d->kind == 'e') {
+		if (!(src = malloc(sizeof(*src))))
+			return -ENOMEM;
+		r = source_meta(t, d, all, src, &owned, e);
+		if (r) {
+			free(src);
+			return r;
+		}
+		pt.src = src;
+	} else if (t->nobjs) {
+		struct pobj *o = NULL;
+		const struct fsite *s = NULL;
+		int unusable = 0;
+
+		if (find_function(t, d, &o, &s, &unusable)) {
+			uint64_t v;
+
+			/* a function the objects have, without a patchable entry */
+			for (int i = 0; i < t->nobjs && !unusable; i++)
+				unusable = obj_is(&t->objs[i], d->obj) && elf_sym(t->objs[i].path, d->sym, &v);
+			if (unusable)
+				err_at(e, d->sym_pos, "%s has no patchable entry trail can use: build it "
+				       "with -fpatchable-function-entry=5%s", d->sym, "");
+			else
+				err_at(e, d->sym_pos, "unknown function '%s'%s", d->sym,
+				       " ('trail list -f' lists the functions that can be probed)");
+			return unusable ? -EINVAL : -ENOENT;
+		}
+		if (d->offset && d->offset != s->addr - s->func) {
+			char at[32];
+
+			snprintf(at, sizeof(at), "+0x%llx", (unsigned long long)(s->addr - s->func));
+			err_at(e, d->sym_pos, "no patchable entry at that offset (%s's is at %s)",
+			       d->sym, at);
+			return -EINVAL;
+		}
+		if (!o->dw_tried) {
+			char err[256];
+
+			o->dw_tried = 1;
+			if (probe_dwarf_open(o->path, &o->dw, err, sizeof(err)))
+				o->dw = NULL;
+		}
+		pt.objpath = o->path;
+		pt.dw = o->dw;
+		sc.objpath = o->path;
+		c.sym = (char *)s->symbol; /* libtrail knows functions by symbol */
+		if (!c.obj)
+			c.obj = objname = strdup(o->path);
+	}
+	r = probe_compile(&c, &pt, &blob, &len, resolved, e);
+	if (!r && objname && *resolved)
+		strip_obj(*resolved, objname);
+	free(objname);
+	free(src);
+	free(owned);
+	if (r)
+		return r;
+	*line = malloc(7 + 2 * len + 1);
+	if (!*line) {
+		free(blob);
+		return -ENOMEM;
+	}
+	memcpy(*line, "@probe ", 7);
+	trail_probe_hex(blob, len, *line + 7);
+	free(blob);
+	return 0;
+}
