@@ -130,6 +130,27 @@ eprobe_on_probe_event() {
 }
 t eprobe_on_probe_event eprobe_on_probe_event
 
+eprobe_on_static_event() {
+	fresh_registry
+	# fields by $NAME, a string field copied, an integer retyped; the
+	# source not recorded itself, the eprobe still is
+	$TRAIL probe 'e:x/rq app/request p=$path:string fd=$fd:x32 b=$bytes:u16'
+	$TRAIL record -q -e x:rq -o t.dat -- "$EXAMPLE" >/dev/null
+	$TRAIL report -i t.dat >r.txt
+	hasnt r.txt 'app:request:'
+	has r.txt 'x:rq: p="/index.html" fd=0xa b=512'
+	# with the source recorded too: each eprobe record right after its source
+	$TRAIL record -q -e x:rq -e app:request -o u.dat -- "$EXAMPLE" >/dev/null
+	$TRAIL report -i u.dat >r.txt
+	n=$(grep -c 'app:request:' r.txt)
+	[ "$n" -gt 0 ] && [ "$(grep -A1 'app:request:' r.txt | grep -c 'x:rq:')" = "$n" ] ||
+		die "eprobe records do not follow their sources"
+	# an unknown source field: the fields listed
+	expect_rc 1 $TRAIL probe -x "$EXAMPLE" 'e:x/bad app/request q=$nope' 2>err.txt
+	has err.txt "path"
+}
+t eprobe_on_static_event eprobe_on_static_event
+
 bad_definitions() {
 	fresh_registry
 	# the grammar's errors get a caret (the unit test has the table)

@@ -8,7 +8,12 @@
  * must come through untouched, recursion must balance, and unpatching must
  * restore the exact bytes.
  */
+#include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -341,8 +346,70 @@ TEST(jump_insn_encoding)
 	}
 }
 
+/* ------------------------------------------------------ fault-safe reads */
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	if (!trail_arch_fault_fixup(uc))
+		_exit(100 + sig); /* not one of ours: the test fails */
+}
+
+TEST(fault_safe_reads)
+{
+	static const char text[] = "fault-safe";
+	struct sigaction sa = {0};
+	uint64_t v = 7;
+	char buf[32];
+	uint8_t *none;
+	uint16_t w = 0xbeef;
+
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	none = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(none != MAP_FAILED);
+	memcpy(none + 4096 - 6, "abcdef", 6);
+	mprotect(none + 4096, 4096, PROT_NONE);
+	/* every size, readable and not */
+	CHECK_EQ(trail_arch_load_safe((uintptr_t)&w, 2, &v), 0);
+	CHECK_EQ(v, 0xbeef);
+	CHECK_EQ(trail_arch_load_safe((uintptr_t)text, 1, &v), 0);
+	CHECK_EQ(v, 'f');
+	CHECK_EQ(trail_arch_load_safe((uintptr_t)text, 8, &v), 0);
+	CHECK(!memcmp(&v, text, 8));
+	CHECK_EQ(trail_arch_load_safe((uintptr_t)text, 4, &v), 0);
+	CHECK_EQ(v, 0x6c756166); /* "faul" */
+	for (unsigned sz = 1; sz <= 8; sz *= 2) {
+		CHECK_EQ(trail_arch_load_safe((uintptr_t)none + 4096, sz, &v), -EFAULT);
+		CHECK_EQ(trail_arch_load_safe(16, sz, &v), -EFAULT);
+	}
+	/* a load straddling into the inaccessible page faults too */
+	CHECK_EQ(trail_arch_load_safe((uintptr_t)none + 4096 - 4, 8, &v), -EFAULT);
+	/* strings: whole, cut at max, running into the inaccessible page */
+	CHECK_EQ(trail_arch_string_safe(buf, (uintptr_t)text, sizeof(buf)), 10);
+	CHECK(!memcmp(buf, "fault-safe", 10));
+	CHECK_EQ(trail_arch_string_safe(buf, (uintptr_t)text, 5), 5);
+	CHECK_EQ(trail_arch_string_safe(buf, (uintptr_t)none + 4096 - 6, sizeof(buf)), -EFAULT);
+	CHECK_EQ(trail_arch_string_safe(buf, 0, sizeof(buf)), -EFAULT);
+	/* copies */
+	CHECK_EQ(trail_arch_copy_safe(buf, (uintptr_t)none + 4096 - 6, 6), 0);
+	CHECK(!memcmp(buf, "abcdef", 6));
+	CHECK_EQ(trail_arch_copy_safe(buf, (uintptr_t)none + 4096 - 6, 7), -EFAULT);
+	/* a fault elsewhere is not one of theirs */
+	{
+		ucontext_t uc;
+
+		memset(&uc, 0, sizeof(uc));
+		uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)&fault_safe_reads;
+		CHECK_EQ(trail_arch_fault_fixup(&uc), 0);
+	}
+	munmap(none, 8192);
+}
+
 TEST_MAIN(CHECK_T(sites_start_as_nops), CHECK_T(entry_hook_preserves_arguments_and_results),
 	  CHECK_T(graph_hook_balances_and_preserves_results),
 	  CHECK_T(longjmp_out_of_hooked_frames), CHECK_T(misaligned_stack_at_entry),
 	  CHECK_T(stub_area_near_the_code), CHECK_T(stack_arguments_through_the_stub),
-	  CHECK_T(jump_insn_encoding))
+	  CHECK_T(jump_insn_encoding), CHECK_T(fault_safe_reads))
