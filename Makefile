@@ -46,6 +46,7 @@ bench: deps all
 	scripts/install-deps.sh --bench
 	bench/run.sh $(BUILD)
 	bench/real.sh $(BUILD)
+	bench/probe.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -35,6 +35,8 @@ static int size_ok(unsigned s)
 static int store_matches(const struct trail_fetch_insn *in, const struct trail_field *f,
 			 uint32_t *max, const char **why)
 {
+	if (*max > 1u << 30) /* past any payload: sums stay far from wrapping */
+		return 0;
 	switch (in->op) {
 	case TRAIL_FOP_ST_INT:
 		*why = "integer store on a field of another type";
@@ -73,7 +75,7 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 	struct trail_meta m;
 	const char *own[3];
 	unsigned nown, arg = 0, ops = 0;
-	uint32_t max = 0;
+	uint32_t max = 0, min = 0; /* payload bounds: strings at most, and empty */
 	size_t off;
 
 	*why = "probe blob truncated";
@@ -216,6 +218,8 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 			}
 			if (!store_matches(&c, &m.fields[nown + arg], &max, why))
 				return -EPROTO;
+			min += c.op == TRAIL_FOP_ST_INT ? c.size
+			     : c.op == TRAIL_FOP_ST_ARRAY ? (uint32_t)c.size * c.u32 : 2;
 			arg++;
 			ops = 0;
 			break;
@@ -226,6 +230,10 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 	}
 	*why = "an argument has no store";
 	if (arg != h.nargs)
+		return -EPROTO;
+	/* strings are cut to fit; the rest must fit as it is */
+	*why = "probe arguments too large for one record";
+	if (8u * nown + min > TRAIL_PROBE_MAX_PAYLOAD)
 		return -EPROTO;
 	*why = "probe payload bound wrong";
 	if (h.payload_max != (max < TRAIL_PROBE_MAX_PAYLOAD ? max : TRAIL_PROBE_MAX_PAYLOAD))

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "fgraph.h"
+#include "evline.h"
 #include "lbuf.h"
-#include "text.h"
 
 /*
  * Indentation stops growing at this depth. ftrace indents two columns a

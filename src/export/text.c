@@ -20,6 +20,7 @@
 #include "fgraph.h"
 #include "formats.h"
 #include "lbuf.h"
+#include "evline.h"
 #include "text.h"
 
 struct evcount {
@@ -155,113 +156,13 @@ static void prefix(struct lbuf *l, const struct trail_record *rec, int ns_ts)
 	lb_put(l, ": ", 2);
 }
 
-static void put_addr(struct lbuf *l, const struct trail_export_src *src, uint32_t pid,
-		     uint64_t ip, uint64_t ts)
-{
-	const char *name = trail_export_symbol(src, pid, ip, ts);
-
-	if (name)
-		lb_str(l, name); /* as ftrace: the name, no offset */
-	else
-		lb_hex(l, (unsigned long long)ip);
-}
-
 /* ftrace's function tracer line: "func <-parent" */
 static void function_line(struct lbuf *l, const struct trail_export_src *src,
 			  const struct trail_record *rec, uint64_t ip, uint64_t parent)
 {
-	put_addr(l, src, rec->stream->pid, ip, rec->ts_raw);
+	trail_text_addr(l, src, rec->stream->pid, ip, rec->ts_raw);
 	lb_put(l, " <-", 3);
-	put_addr(l, src, rec->stream->pid, parent, rec->ts_raw);
-}
-
-/* ftrace's %pS: "func+0x10/0x40", or the address */
-static size_t put_sym(struct lbuf *l, const struct trail_export_src *src, uint32_t pid,
-		      uint64_t ip, uint64_t ts)
-{
-	uint64_t off = 0, size = 0;
-	const char *name = trail_reader_symbol_size(src->reader, pid, ip, ts, &off, &size);
-	char b[64];
-	size_t n0 = l->n;
-
-	if (!name) {
-		lb_hex(l, (unsigned long long)ip);
-		return l->n - n0;
-	}
-	lb_str(l, name);
-	lb_put(l, b, (size_t)snprintf(b, sizeof(b), "+0x%llx/0x%llx", (unsigned long long)off,
-				      (unsigned long long)size));
-	return l->n - n0;
-}
-
-struct symctx {
-	const struct trail_export_src *src;
-	const struct trail_record *rec;
-};
-
-/* a probe's symbol-typed argument */
-static size_t sym_arg(void *ctx, uint64_t addr, char *b, size_t n)
-{
-	const struct symctx *c = ctx;
-	struct lbuf l;
-	size_t k;
-
-	lb_init(&l, NULL);
-	k = put_sym(&l, c->src, c->rec->stream->pid, addr, c->rec->ts_raw);
-	if (k >= n)
-		k = n - 1;
-	memcpy(b, l.b, k);
-	return k;
-}
-
-/* a probe event as ftrace prints it: "(func+0x0/0x40) a=1 b=\"x\"", a
- * return probe "(caller+0x1d/0x80 <- func)" */
-static void probe_line(struct lbuf *l, const struct trail_export_src *src,
-		       const struct trail_record *rec, int kind)
-{
-	uint32_t pid = rec->stream->pid;
-	struct symctx c = {src, rec};
-	uint64_t a[2] = {0, 0};
-
-	if (kind == 3) { /* an eprobe: its arguments only */
-		l->n += trail_format_probe_fields(rec->event, rec->payload, rec->len, l->b + l->n,
-						  sizeof(l->b) - l->n, sym_arg, &c);
-		return;
-	}
-	memcpy(a, rec->payload, kind == 2 ? 16 : 8);
-	lb_put(l, "(", 1);
-	if (kind == 2) {
-		put_sym(l, src, pid, a[1], rec->ts_raw);
-		lb_put(l, " <- ", 4);
-		put_addr(l, src, pid, a[0], rec->ts_raw);
-	} else {
-		put_sym(l, src, pid, a[0], rec->ts_raw);
-	}
-	lb_put(l, ")", 1);
-	if (l->n < sizeof(l->b) - 1)
-		l->b[l->n++] = ' ';
-	l->n += trail_format_probe_fields(rec->event, rec->payload, rec->len, l->b + l->n,
-					  sizeof(l->b) - l->n, sym_arg, &c);
-	if (l->n && l->b[l->n - 1] == ' ')
-		l->n--; /* no arguments */
-}
-
-void trail_text_event(struct lbuf *l, const struct trail_export_src *src,
-		      const struct trail_record *rec)
-{
-	const struct trail_meta *m = &rec->event->meta;
-	int probe = trail_probe_event(rec->event);
-
-	lb_str(l, m->provider);
-	lb_put(l, ":", 1);
-	lb_str(l, m->name);
-	lb_put(l, ": ", 2);
-	/* the fields in place, as much as the line holds */
-	if (probe && rec->len >= (probe == 2 ? 16u : 8u))
-		probe_line(l, src, rec, probe);
-	else
-		l->n += trail_format_fields(rec->event, rec->payload, rec->len, l->b + l->n,
-					    sizeof(l->b) - l->n);
+	trail_text_addr(l, src, rec->stream->pid, parent, rec->ts_raw);
 }
 
 /* A function_graph recording is shown in its own layout: the recording's

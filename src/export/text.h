@@ -31,10 +31,4 @@ struct trail_text_opts {
 struct trail_output *trail_output_text_create(const struct trail_text_opts *opts);
 struct trail_output *trail_output_count_create(const struct trail_text_opts *opts);
 
-/* "SYS:EVENT: fields" of a record as ftrace prints it (a probe event in
- * the kprobe layout, "(func+0x0/0x40) a=1"), into l (lbuf.h). */
-struct lbuf;
-void trail_text_event(struct lbuf *l, const struct trail_export_src *src,
-		      const struct trail_record *rec);
-
 #endif

@@ -613,16 +613,15 @@ static int eprobes_join(unsigned s)
 	for (struct fprobe *pr = probes; pr; pr = pr->next) {
 		if (!session_has(pr, s) || pr->kind != TRAIL_PROBE_EVENT)
 			continue;
+		/* sources registered later (a library loaded) are found then */
+		trail__eprobe_hook = eprobes_run;
+		trail__on_register = on_register;
+		__atomic_fetch_or(&eprobe_sessions, 1u << s, __ATOMIC_RELEASE);
 		for (struct evrt *rt = trail__events(); rt; rt = rt->next)
 			if (source_is(pr, rt)) {
 				eprobe_on(pr, rt, 1u << s);
 				n++;
 			}
-	}
-	if (n) {
-		trail__eprobe_hook = eprobes_run;
-		trail__on_register = on_register;
-		__atomic_fetch_or(&eprobe_sessions, 1u << s, __ATOMIC_RELEASE);
 	}
 	return n;
 }

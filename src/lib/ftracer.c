@@ -306,11 +306,11 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	if (!has_tracer && !nprobes)
 		return 0;
 	live = !single_threaded();
-	if (trail__fobjs_discover())
+	/* (and objects loaded or unloaded while no tracer watched) */
+	if (trail__fobjs_discover() || trail__fobjs_sync(NULL)) {
+		trail__fprobe_leave(s);
 		return -ENOMEM;
-	/* objects loaded or unloaded while no tracer watched */
-	if (trail__fobjs_sync(NULL))
-		return -ENOMEM;
+	}
 	if (has_tracer) {
 		configure(s, ps->spec, !strcmp(tracer, "function_graph"));
 		__atomic_fetch_or(&tracer_sessions, 1u << s, __ATOMIC_RELEASE);
