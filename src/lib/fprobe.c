@@ -42,6 +42,7 @@ struct fprobe {
 	uint8_t own;           /* own fields before __probe_fault */
 	uint8_t fault;         /* payload has __probe_fault */
 	uint16_t *tail;        /* per argument: bytes the following ones need */
+	const struct trail_fetch_insn *code; /* the blob's, copied aligned */
 	uint32_t state;        /* ev's status word */
 	struct trail_event ev;
 	struct trail_event *evp[1];
@@ -194,6 +195,63 @@ static uint32_t store_zero(const struct trail_fetch_insn *in, uint8_t *o)
 	}
 }
 
+/* an eprobe's string source field, between its FIELD op and its store */
+struct fstr {
+	const uint8_t *p;
+	uint32_t len;
+};
+
+/* The stores other than integers (strings, arrays, $comm): at o, the
+ * record's end so far; returns the new end, or NULL if the read faulted. */
+static __attribute__((noinline)) uint8_t *store_slow(const struct fprobe *pr,
+						     const struct trail_fetch_insn *in, uint64_t a,
+						     const struct fstr *str, uint8_t *buf, uint8_t *o,
+						     uint32_t arg)
+{
+	/* cut a string to what the record has room for */
+	uint32_t room = pr->p.hdr->payload_max - (uint32_t)(o - buf) - 2 - pr->tail[arg];
+	uint32_t max = in->op == TRAIL_FOP_ST_COMM ? 16 : in->u32;
+	uint16_t len;
+	long n;
+
+	if (in->op == TRAIL_FOP_ST_ARRAY) {
+		n = (long)in->size * in->u32;
+		return trail_arch_copy_safe(o, a + (uint64_t)in->imm, (unsigned long)n) ? NULL : o + n;
+	}
+	if (max > room)
+		max = room;
+	if (in->op == TRAIL_FOP_ST_COMM) {
+		char comm[17] = {0};
+
+		prctl(PR_GET_NAME, comm, 0, 0, 0);
+		n = (long)strnlen(comm, 16);
+		if ((uint32_t)n > max)
+			n = max;
+		memcpy(o + 2, comm, (size_t)n);
+	} else if (str->p) {
+		n = str->len < max ? str->len : max;
+		memcpy(o + 2, str->p, (size_t)n);
+	} else if ((n = trail_arch_string_safe((char *)o + 2, a + (uint64_t)in->imm, max)) < 0) {
+		return NULL;
+	}
+	len = (uint16_t)n;
+	memcpy(o, &len, 2);
+	return o + 2 + len;
+}
+
+static inline void put_int(uint8_t *o, uint64_t a, unsigned size)
+{
+	uint32_t v4 = (uint32_t)a;
+	uint16_t v2 = (uint16_t)a;
+
+	switch (size) {
+	case 8: memcpy(o, &a, 8); break;
+	case 4: memcpy(o, &v4, 4); break;
+	case 2: memcpy(o, &v2, 2); break;
+	default: *o = (uint8_t)a;
+	}
+}
+
 /*
  * Run pr's programs into buf (pr->p.hdr->payload_max bytes), its own
  * fields already there. Returns the payload's length.
@@ -201,113 +259,70 @@ static uint32_t store_zero(const struct trail_fetch_insn *in, uint8_t *o)
 static uint32_t run(const struct fprobe *pr, const struct fprobe_att *at, const struct fctx *c,
 		    uint8_t *buf)
 {
-	const struct trail_fetch_insn *in = pr->p.code;
-	const uint16_t ninsns = pr->p.hdr->ninsns;
-	const uint32_t cap = pr->p.hdr->payload_max;
-	uint32_t pos = pr->own * 8u + (pr->fault ? 8u : 0u), arg = 0;
-	uint64_t fault = 0, a = 0;
-	const uint8_t *str = NULL; /* a source string field (eprobe) */
-	uint32_t slen = 0;
+	const struct trail_fetch_insn *in = pr->code, *end = in + pr->p.hdr->ninsns;
+	uint8_t *o = buf + pr->own * 8u + (pr->fault ? 8u : 0u);
+	uint64_t fault = 0, a = 0, v;
+	struct fstr str = {NULL, 0};
+	uint32_t arg = 0;
 	int bad = 0;
 
-	for (uint16_t i = 0; i < ninsns; i++, in++) {
-		uint64_t v;
-		long n;
-
-		if (bad && in->op < TRAIL_FOP_ST_INT)
-			continue;
-		switch (in->op) {
-		case TRAIL_FOP_REG:
-			a = reg(c, in->arg);
-			break;
-		case TRAIL_FOP_STACK:
-			bad = trail_arch_load_safe(c->sp + (uint64_t)in->imm, 8, &a) != 0;
-			break;
-		case TRAIL_FOP_RETVAL:
-			a = c->rr ? c->rr->rax : 0;
-			break;
-		case TRAIL_FOP_IMM:
-			a = (uint64_t)in->imm;
-			break;
-		case TRAIL_FOP_SYM:
-			a = at->syms[i];
-			bad = arg < 64 && (at->unresolved >> arg & 1);
-			break;
-		case TRAIL_FOP_FIELD:
-			str = NULL;
-			bad = src_field(c, in->u32, &a, &str, &slen) != 0;
-			break;
-		case TRAIL_FOP_DEREF:
-			bad = trail_arch_load_safe(a + (uint64_t)in->imm, in->size, &v) != 0;
-			a = v;
-			break;
-		case TRAIL_FOP_BITFIELD:
-			a >>= in->arg;
-			if (in->size < 64)
-				a &= (1ull << in->size) - 1;
-			break;
-		case TRAIL_FOP_ST_INT:
-			if (!bad) {
-				memcpy(buf + pos, &a, in->size);
-				pos += in->size;
-			}
-			break;
-		case TRAIL_FOP_ST_ARRAY:
-			if (!bad) {
-				bad = trail_arch_copy_safe(buf + pos, a + (uint64_t)in->imm,
-							   (unsigned long)in->size * in->u32) != 0;
-				if (!bad)
-					pos += (uint32_t)in->size * in->u32;
-			}
-			break;
-		case TRAIL_FOP_ST_STRING:
-		case TRAIL_FOP_ST_COMM: {
-			/* cut to what the record has room for */
-			uint32_t room = cap - pos - 2 - pr->tail[arg];
-			uint32_t max = in->op == TRAIL_FOP_ST_COMM ? 16 : in->u32;
-			uint16_t len;
-
+	for (; in < end; in++) {
+		if (in->op < TRAIL_FOP_ST_INT) { /* a value op */
 			if (bad)
+				continue;
+			switch (in->op) {
+			case TRAIL_FOP_REG:
+				a = reg(c, in->arg);
 				break;
-			if (max > room)
-				max = room;
-			if (in->op == TRAIL_FOP_ST_COMM) {
-				char comm[17] = {0};
+			case TRAIL_FOP_STACK:
+				bad = trail_arch_load_safe(c->sp + (uint64_t)in->imm, 8, &a) != 0;
+				break;
+			case TRAIL_FOP_RETVAL:
+				a = c->rr ? c->rr->rax : 0;
+				break;
+			case TRAIL_FOP_IMM:
+				a = (uint64_t)in->imm;
+				break;
+			case TRAIL_FOP_SYM:
+				a = at->syms[in - pr->code];
+				bad = arg < 64 && (at->unresolved >> arg & 1);
+				break;
+			case TRAIL_FOP_FIELD:
+				str.p = NULL;
+				bad = src_field(c, in->u32, &a, &str.p, &str.len) != 0;
+				break;
+			case TRAIL_FOP_DEREF:
+				bad = trail_arch_load_safe(a + (uint64_t)in->imm, in->size, &v) != 0;
+				a = v;
+				break;
+			default: /* TRAIL_FOP_BITFIELD */
+				a >>= in->arg;
+				if (in->size < 64)
+					a &= (1ull << in->size) - 1;
+			}
+			continue;
+		}
+		/* a store: the argument's end */
+		if (TRAIL_LIKELY(!bad && in->op == TRAIL_FOP_ST_INT)) {
+			put_int(o, a, in->size);
+			o += in->size;
+		} else if (!bad) {
+			uint8_t *e = store_slow(pr, in, a, &str, buf, o, arg);
 
-				prctl(PR_GET_NAME, comm, 0, 0, 0);
-				n = (long)strnlen(comm, 16);
-				if ((uint32_t)n > max)
-					n = max;
-				memcpy(buf + pos + 2, comm, (size_t)n);
-			} else if (str) {
-				n = slen < max ? slen : max;
-				memcpy(buf + pos + 2, str, (size_t)n);
-			} else {
-				n = trail_arch_string_safe((char *)buf + pos + 2,
-							   a + (uint64_t)in->imm, max);
-				bad = n < 0;
-			}
-			if (!bad) {
-				len = (uint16_t)n;
-				memcpy(buf + pos, &len, 2);
-				pos += 2 + len;
-			}
-			break;
+			bad = !e;
+			o = e ? e : o;
 		}
-		}
-		if (in->op >= TRAIL_FOP_ST_INT) { /* the argument's end */
-			if (bad) {
-				pos += store_zero(in, buf + pos);
-				fault |= 1ull << (arg < 63 ? arg : 63);
-			}
+		if (TRAIL_UNLIKELY(bad)) {
+			o += store_zero(in, o);
+			fault |= 1ull << (arg < 63 ? arg : 63);
 			bad = 0;
-			str = NULL;
-			arg++;
 		}
+		str.p = NULL;
+		arg++;
 	}
 	if (pr->fault)
 		memcpy(buf + pr->own * 8u, &fault, 8);
-	return pos;
+	return (uint32_t)(o - buf);
 }
 
 static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t len);
@@ -419,6 +434,7 @@ static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 	size_t len = n / 2;
 	struct trail_meta m;
 	struct fprobe *pr;
+	struct trail_fetch_insn *code;
 	const char *why;
 	uint8_t *blob;
 	uint32_t need = 0;
@@ -439,8 +455,11 @@ static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 	pr->own = pr->kind == TRAIL_PROBE_ENTRY ? 1 : pr->kind == TRAIL_PROBE_RETURN ? 2 : 0;
 	pr->fault = !!(pr->p.hdr->flags & TRAIL_PROBE_F_FAULT);
 	pr->tail = palloc(sizeof(uint16_t) * (pr->p.hdr->nargs + 1u));
-	if (!pr->tail)
+	code = palloc(sizeof(*code) * (pr->p.hdr->ninsns + 1u));
+	if (!pr->tail || !code)
 		return NULL;
+	memcpy(code, pr->p.code, sizeof(*code) * pr->p.hdr->ninsns);
+	pr->code = code;
 	/* what the arguments after each one need, from the last back */
 	for (uint16_t i = pr->p.hdr->ninsns, a = pr->p.hdr->nargs; i-- > 0;)
 		if (pr->p.code[i].op >= TRAIL_FOP_ST_INT) {

@@ -250,20 +250,6 @@ size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
 	return (size_t)(o.p - buf);
 }
 
-int trail_probe_event(const struct trail_revent *ev)
-{
-	const struct trail_meta *m = &ev->meta;
-
-	if (!m->nfields || m->fields[0].kind != TRAIL_FK_INT || m->fields[0].size != 8)
-		return 0;
-	if (!strcmp(m->fields[0].name, "__probe_ip"))
-		return 1;
-	if (m->nfields > 1 && !strcmp(m->fields[0].name, "__probe_func") &&
-	    !strcmp(m->fields[1].name, "__probe_ret_ip"))
-		return 2;
-	return !strcmp(m->fields[0].name, "__probe_fault") ? 3 : 0;
-}
-
 size_t trail_format_probe_fields(const struct trail_revent *ev, const uint8_t *p, uint32_t len,
 				 char *buf, size_t n,
 				 size_t (*sym)(void *ctx, uint64_t addr, char *b, size_t n),

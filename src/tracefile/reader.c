@@ -197,6 +197,21 @@ static int sec_clock(struct trail_reader *r, const uint8_t *p, uint64_t len)
 	return 0;
 }
 
+/* a probe event's payload (src/common/fetch.h): 1 an entry probe
+ * (__probe_ip first), 2 a return probe (__probe_func, __probe_ret_ip), 3
+ * an eprobe that may fault (__probe_fault first), 0 none of these */
+static int probe_kind(const struct trail_meta *m)
+{
+	if (!m->nfields || m->fields[0].kind != TRAIL_FK_INT || m->fields[0].size != 8)
+		return 0;
+	if (!strcmp(m->fields[0].name, "__probe_ip"))
+		return 1;
+	if (m->nfields > 1 && !strcmp(m->fields[0].name, "__probe_func") &&
+	    !strcmp(m->fields[1].name, "__probe_ret_ip"))
+		return 2;
+	return !strcmp(m->fields[0].name, "__probe_fault") ? 3 : 0;
+}
+
 static int sec_event(struct trail_reader *r, const uint8_t *p, uint64_t len,
 		     const char **why)
 {
@@ -234,6 +249,7 @@ static int sec_event(struct trail_reader *r, const uint8_t *p, uint64_t len,
 		free(ev);
 		return -1;
 	}
+	ev->probe = (uint8_t)probe_kind(&ev->meta);
 	r->events[se.id] = ev;
 	return 0;
 }

@@ -41,6 +41,7 @@ struct trail_rstream {
 
 struct trail_revent {
 	uint32_t id;
+	uint8_t probe; /* a probe event's layout: trail_probe_event() */
 	struct trail_meta meta;
 };
 
@@ -146,7 +147,10 @@ size_t trail_format_fields(const struct trail_revent *ev, const uint8_t *p,
 /* Is ev a probe event (src/common/fetch.h's payload)? 1: an entry probe
  * (__probe_ip first), 2: a return probe (__probe_func, __probe_ret_ip),
  * 3: an eprobe that may fault (__probe_fault first), 0: none of these. */
-int trail_probe_event(const struct trail_revent *ev);
+static inline int trail_probe_event(const struct trail_revent *ev)
+{
+	return ev->probe;
+}
 /* A probe event's fields as ftrace prints them: its own fields left out,
  * an argument that could not be read "(fault)", symbol-typed ones named
  * by sym (which writes at most n bytes, returns the length). */
