@@ -221,7 +221,8 @@ static int field(struct cc *cc, const char *fetch, struct probe_fa *fa)
 {
 	const struct trail_meta *m = cc->t->src;
 	const struct trail_field *f = NULL;
-	char name[TRAIL_PROBE_MAX_NAME + 8], list[200] = "";
+	/* the whole $FIELD: a source field name may be longer than an argument's */
+	char name[TRAIL_PROBE_MAX_ARGSTR + 1], list[200] = "";
 
 	snprintf(name, sizeof(name), "%.*s", fa->namelen, fetch + fa->name);
 	for (uint32_t k = 0; m && k < m->nfields; k++)

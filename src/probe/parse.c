@@ -26,6 +26,9 @@
 #define MAX_MAXACTIVE 4096u /* KRETPROBE_MAXACTIVE_MAX */
 #define MAX_STACK_NUM 2048u /* PARAM_MAX_STACK: THREAD_SIZE / 8 on x86_64 */
 #define MAX_ARG_NUM 64u
+/* a function event's parameter, normalized (parse_param): TYPE words (63),
+ * a space, stars (8), NAME (31), [N] as written (65), NUL */
+#define MAX_DECL 169
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 int trail__probe_err(struct probe_err *e, int pos, const char *fmt, ...)
@@ -713,7 +716,8 @@ static void default_event(struct probe_def *d)
 static int parse_probe(const struct tok *t, int n, struct probe_def *d, struct probe_err *e)
 {
 	const char *evs = NULL;
-	int evn = 0, last = t[n - 1].pos + t[n - 1].len + 1; /* past the end, as the kernel */
+	/* past the end and a space, as the kernel; but inside the text */
+	int evn = 0, last = t[n - 1].pos + t[n - 1].len + (t[n - 1].s[t[n - 1].len] != '\0');
 
 	if (parse_head(&t[0], d, &evs, &evn, e))
 		return -EINVAL;
@@ -885,7 +889,7 @@ static int parse_param(const char *text, int a, int b, struct probe_def *d, int 
 }
 
 /* decls (NULL: not wanted): one normalized declaration per parameter */
-static int parse_func(const char *text, struct probe_def *d, char (*decls)[96],
+static int parse_func(const char *text, struct probe_def *d, char (*decls)[MAX_DECL],
 		      struct probe_err *e)
 {
 	const char *lp = strchr(text, '('), *rp = strrchr(text, ')');
@@ -995,7 +999,7 @@ static void format_func(FILE *f, const struct probe_def *d)
 {
 	struct probe_def tmp = {0};
 	struct probe_err e;
-	char(*decls)[96] = calloc(TRAIL_PROBE_MAX_ARGS, sizeof(*decls));
+	char(*decls)[MAX_DECL] = calloc(TRAIL_PROBE_MAX_ARGS, sizeof(*decls));
 
 	fprintf(f, "%s%s%s(", d->obj ? d->obj : "", d->obj ? ":" : "", d->sym);
 	/* the C declarations are only in the text: read it again */

@@ -2,7 +2,15 @@
 # tests/fuzz/make-corpus.sh [-b BUILD] [TARGET...] - regenerate the seed
 # corpus of the fuzz targets that is made from the build, into
 # tests/fuzz/corpus/<target>/ (default targets: reader meta elf ldcache;
-# the spec seeds are text files written by hand, not made here).
+# the spec and probe seeds are not made here: they are written by hand,
+# but for probe's blob-* files, which are what src/probe/compile.c made of
+#   blob-entry           p:grp/ev /lib/libx.so:f+8 n=+4(%di):u32 %si:s16 c=%r8:char s=%r9:symbol
+#   blob-return          r:g/ret foo $retval:s32 %dx $stack2
+#   blob-strings-arrays  p f s=+0(+8(%di)):string v=+0($arg1):u8[4] $comm bf=+4($arg2):b3@2/32
+#   blob-sym             p f @counter+8:s32 @other:x64 @other-4:u16 @4096:u64
+#   blob-eprobe          e:g/n app/request p=$path fd=$fd b=+8($bytes):x32 $comm
+# with counter in the probed object and other in /usr/lib/libx.so.1, both
+# at 0x4010, and fuzz-probe.c's app:request as the source event).
 #
 #   reader   trace files recorded with BUILD/trail: the bundled example
 #            (every event, and with the mono clock), a lossy one (a tiny

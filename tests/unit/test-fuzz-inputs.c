@@ -130,7 +130,8 @@ TARGET(meta)
 TARGET(spec)
 TARGET(elf)
 TARGET(ldcache)
+TARGET(probe)
 
 TEST_MAIN(CHECK_T(fuzz_inputs_reader), CHECK_T(fuzz_inputs_meta),
 	  CHECK_T(fuzz_inputs_spec), CHECK_T(fuzz_inputs_elf),
-	  CHECK_T(fuzz_inputs_ldcache))
+	  CHECK_T(fuzz_inputs_ldcache), CHECK_T(fuzz_inputs_probe))
