@@ -56,7 +56,6 @@ struct fprobe_att {
 	struct fprobe_att *next; /* the site's or the source event's */
 	struct fprobe *pr;
 	uint32_t mask;           /* sessions it runs for there */
-	uintptr_t bias;          /* load bias of the function's object */
 	uint64_t *syms;          /* per instruction: resolved SYM value */
 	uint64_t unresolved;     /* bits: arguments whose SYM is not loaded */
 	struct trail_meta *src;  /* eprobe: its source event's fields */
@@ -509,7 +508,6 @@ static struct fprobe_att *att_make(struct fprobe *pr, uintptr_t bias)
 	if (!at)
 		return NULL;
 	at->pr = pr;
-	at->bias = bias;
 	at->syms = palloc(sizeof(uint64_t) * (pr->p.hdr->ninsns + 1u));
 	if (!at->syms)
 		return NULL;
@@ -536,11 +534,18 @@ static int session_has(const struct fprobe *pr, unsigned s)
 	return (pr->sessions >> s) & 1;
 }
 
+/* is pr session s's probe on the function name of o? */
+static int probes_function(const struct fprobe *pr, unsigned s, const struct hobj *o,
+			   const char *name)
+{
+	return session_has(pr, s) && pr->kind != TRAIL_PROBE_EVENT && !strcmp(pr->p.sym, name) &&
+	       obj_matches(o, pr->p.obj);
+}
+
 int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name)
 {
 	for (const struct fprobe *pr = probes; pr; pr = pr->next)
-		if (session_has(pr, s) && pr->kind != TRAIL_PROBE_EVENT &&
-		    !strcmp(pr->p.sym, name) && obj_matches(o, pr->p.obj))
+		if (probes_function(pr, s, o, name))
 			return 1;
 	return 0;
 }
@@ -552,8 +557,7 @@ int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, cons
 	for (struct fprobe *pr = probes; pr; pr = pr->next) {
 		struct fprobe_att *at;
 
-		if (!session_has(pr, s) || pr->kind == TRAIL_PROBE_EVENT ||
-		    strcmp(pr->p.sym, name) || !obj_matches(o, pr->p.obj))
+		if (!probes_function(pr, s, o, name))
 			continue;
 		for (at = h->probes; at && at->pr != pr; at = at->next)
 			;
@@ -625,10 +629,8 @@ static void on_register(struct evrt *rt)
 			eprobe_on(pr, rt, pr->sessions);
 }
 
-static int eprobes_join(unsigned s)
+static void eprobes_join(unsigned s)
 {
-	int n = 0;
-
 	for (struct fprobe *pr = probes; pr; pr = pr->next) {
 		if (!session_has(pr, s) || pr->kind != TRAIL_PROBE_EVENT)
 			continue;
@@ -637,12 +639,9 @@ static int eprobes_join(unsigned s)
 		trail__on_register = on_register;
 		__atomic_fetch_or(&eprobe_sessions, 1u << s, __ATOMIC_RELEASE);
 		for (struct evrt *rt = trail__events(); rt; rt = rt->next)
-			if (source_is(pr, rt)) {
+			if (source_is(pr, rt))
 				eprobe_on(pr, rt, 1u << s);
-				n++;
-			}
 	}
-	return n;
 }
 
 static void eprobes_leave(unsigned s)
