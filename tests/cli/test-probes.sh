@@ -166,6 +166,8 @@ bad_definitions() {
 	# a name clash with a static event
 	expect_rc 1 $TRAIL probe -x "$EXAMPLE" 'p:app/request main' 2>err.txt
 	has err.txt "static event"
+	expect_rc 1 $TRAIL record -q --probe 'p:app/request main' -o t.dat -- "$EXAMPLE" 2>err.txt
+	has err.txt "static event"
 	# deleting a probe a recording uses
 	$TRAIL probe 'p:x/spin parse_int v=%di:s32'
 	env LD_PRELOAD=$LIBTRAIL "$P2" --spin 30 >spin.txt &

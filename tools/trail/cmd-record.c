@@ -520,10 +520,17 @@ static int setup_probes(struct session *S, struct ptarget *t, const char *where)
 		const struct probe_def *d = &all.defs[i];
 		int mine = i >= all.n - ninline;
 		char *line = NULL, *res = NULL;
+		const char *obj;
 		struct probe_err e;
 
 		if (!mine && !selected_event(S, d))
 			continue;
+		if ((obj = ptarget_static_event(t, d->group, d->event))) {
+			tool_err("probe %s:%s: %s declares a static event of that name: rename the "
+				 "probe", d->group, d->event, obj);
+			bad = 1;
+			continue;
+		}
 		r = ptarget_compile(t, d, &all, &line, &res, &e);
 		if (r == -ENOENT && (!mine || S->allow_unknown) && d->kind != 'e')
 			r = mine ? ptarget_compile(NULL, d, &all, &line, &res, &e) : 1;
