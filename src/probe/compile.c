@@ -297,6 +297,47 @@ static int dwarf_checks(struct cc *cc, struct probe_fa *fa, char *rt, size_t rtn
 static int compile_fetch(struct cc *cc, const char *fetch, const char *type,
 			 const struct probe_fctx *c, const char *name, int pos);
 
+/* A function event's parameter types against DWARF's, where it has them
+ * all (a float or by-value struct parameter leaves the positions unknown):
+ * an integer of another size, or a string where DWARF has no pointer, is
+ * refused under the type. */
+static int func_event_types(struct cc *cc)
+{
+	const struct probe_def *d = cc->d;
+	struct probe_dvar *v = NULL;
+	int n = 0, skipped = 0, ret = 0;
+	char err[256];
+
+	if (!cc->t->dw || probe_dwarf_params(cc->t->dw, d->sym, &v, &n, &skipped, err, sizeof(err)))
+		return 0;
+	for (int i = 0; !skipped && !ret && i < d->nargs && i < n; i++) {
+		const struct probe_arg *a = &d->args[i];
+		struct probe_ftype want, have;
+		struct probe_err ignore;
+		int pos = a->type_pos >= 0 ? a->type_pos : a->pos;
+
+		if (!a->type || trail__probe_type(a->type, pos, &want, cc->e) ||
+		    trail__probe_type(v[i].type, 0, &have, &ignore))
+			continue;
+		/* a string is a pointer argument; DWARF's pointers are x64 */
+		int ptr = have.kind == TRAIL_FK_STRING ||
+			  (have.size == 8 && (have.flags & TRAIL_FF_HEX) && !have.count);
+		unsigned wsize = want.kind == TRAIL_FK_STRING ? 8 : want.size;
+		unsigned hsize = have.kind == TRAIL_FK_STRING ? 8 : have.size;
+
+		if (want.count || want.bw || have.count || have.bw)
+			continue;
+		if (want.kind == TRAIL_FK_STRING && !ptr)
+			ret = trail__probe_err(cc->e, pos, "%s is not a pointer in %s (DWARF: %s %s)",
+					       a->name, d->sym, v[i].type, v[i].name);
+		else if (wsize != hsize)
+			ret = trail__probe_err(cc->e, pos, "%s is %u bytes in %s, not %u (DWARF: %s %s)",
+					       a->name, hsize, d->sym, wsize, v[i].type, v[i].name);
+	}
+	free(v);
+	return ret;
+}
+
 /*
  * A DWARF expression, the whole fetch-arg or under dereferences: its raw
  * fetch-arg takes its place in the text, which is compiled again. A char *
@@ -511,6 +552,8 @@ int probe_compile(const struct probe_def *d, const struct probe_target *t, uint8
 		return trail__probe_err(e, 0, "A delete has nothing to compile");
 	if (d->kind == 'e' && !t->src)
 		return trail__probe_err(e, d->sym_pos, "Attached event does not exist");
+	if (d->kind == 'f')
+		ret = func_event_types(&cc);
 	for (int i = 0; !ret && i < d->nargs; i++) {
 		const struct probe_arg *a = &d->args[i];
 		/* a function event's fetch-args are built, not written */

@@ -163,6 +163,11 @@ bad_definitions() {
 	# a function without a patchable entry: how to build it
 	expect_rc 1 $TRAIL record -q --probe 'p:x/y main' -o t.dat -- "$BUILD/tests/cli/ftrace-prog-noflag" 2>err.txt
 	has err.txt "patchable"
+	# a function event's types against DWARF: sizes, pointers
+	expect_rc 1 $TRAIL probe -x "$P" 'parse_int(x16 v)' 2>err.txt
+	has err.txt "v is 4 bytes in parse_int, not 2"
+	expect_rc 1 $TRAIL probe -x "$P" 'parse_int(string v)' 2>err.txt
+	has err.txt "not a pointer"
 	# a name clash with a static event
 	expect_rc 1 $TRAIL probe -x "$EXAMPLE" 'p:app/request main' 2>err.txt
 	has err.txt "static event"

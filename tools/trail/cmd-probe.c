@@ -157,7 +157,7 @@ static int add(struct probe_list *l, char **defs, int n, struct ptarget *t)
 
 			snprintf(full, sizeof(full), "%s/%s", d.group, d.event);
 			if (probes_find(l, full) >= 0) {
-				e.pos = d.named ? 2 : 0;
+				e.pos = d.named && d.kind != 'f' ? 2 : 0;
 				snprintf(e.msg, sizeof(e.msg), "event %s already exists", full);
 				caret(defs[k], &e);
 				probe_def_free(&d);
