@@ -94,6 +94,7 @@ static int collect(const char *object, const void *blob, size_t size, void *arg)
 	}
 	L->e[L->n].name = strdup(name);
 	L->e[L->n].object = strdup(object);
+	L->e[L->n].probe = 0;
 	L->e[L->n].blob = malloc(size);
 	if (L->e[L->n].blob)
 		memcpy(L->e[L->n].blob, blob, size);
