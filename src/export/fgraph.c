@@ -168,10 +168,23 @@ static void end(struct fgraph *g, struct lbuf *l)
 	lb_end(l);
 }
 
+/* the kernel's funcgraph-retval without types: an error code (-4095..-1)
+ * in decimal, anything else in hex; an int's error code too (its upper 32
+ * bits of %rax are zero, not a sign extension) */
 static void retval(struct lbuf *l, const struct trail_call *c, int open)
 {
+	int64_t v = (int64_t)c->retval;
+
+	if (!(c->retval >> 32))
+		v = (int32_t)(uint32_t)c->retval;
+
 	lb_put(l, open ? " /* = " : " = ", open ? 6 : 3);
-	lb_hex(l, (unsigned long long)c->retval);
+	if (v < 0 && v >= -4095) {
+		lb_put(l, "-", 1);
+		lb_num(l, (unsigned long long)-v, 0, ' ');
+	} else {
+		lb_hex(l, (unsigned long long)c->retval);
+	}
 }
 
 static int call(void *ctx, const struct trail_call *c)

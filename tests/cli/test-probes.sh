@@ -238,6 +238,14 @@ probes_with_tracers() {
 	has r.txt 'x:e: (load_config+0x0/0x'
 	has r.txt '<- load_config) ret=55'
 	[ "$(grep -c 'load_config() {' r.txt)" = 3 ] || die "function_graph calls: $(grep -c 'load_config' r.txt)"
+	# --retval beside a return probe: the kernel's rule, an error code in
+	# decimal, the rest in hex
+	expect_rc 7 $TRAIL record -q -p function_graph --retval -l load_config -l main \
+		--probe 'r:x/r load_config ret=$retval:s32' -o v.dat -- "$P" >/dev/null
+	$TRAIL report -i v.dat >v.txt
+	has v.txt '} /* load_config = 0x37 */'
+	has v.txt '} /* load_config = -22 */'
+	has v.txt '<- load_config) ret=-22'
 }
 t probes_with_tracers probes_with_tracers
 
