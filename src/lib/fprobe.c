@@ -398,7 +398,8 @@ static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t le
 		if (!m || !(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & m))
 			continue;
 		{
-			uint8_t buf[pr->p.hdr->payload_max];
+			/* (+ 1: an eprobe without arguments has no payload) */
+			uint8_t buf[pr->p.hdr->payload_max + 1];
 
 			emit(pr, m, buf, run(pr, at, &c, buf));
 		}
@@ -431,7 +432,6 @@ static int hex_equal(const char *hex, const uint8_t *b, size_t len)
 static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 {
 	size_t len = n / 2;
-	struct trail_meta m;
 	struct fprobe *pr;
 	struct trail_fetch_insn *code;
 	const char *why;
@@ -445,8 +445,7 @@ static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 	    trail_probe_unhex((const char *)hex, n, blob, len) != (long)len)
 		return NULL;
 	pr = palloc(sizeof(*pr));
-	if (!pr || trail_probe_check(blob, len, &pr->p, &why) ||
-	    trail__meta_parse(pr->p.meta, pr->p.hdr->meta_size, &m, &why))
+	if (!pr || trail_probe_check(blob, len, &pr->p, &why))
 		return NULL;
 	pr->blob = blob;
 	pr->len = (uint32_t)len;

@@ -145,6 +145,9 @@ eprobe_on_static_event() {
 	n=$(grep -c 'app:request:' r.txt)
 	[ "$n" -gt 0 ] && [ "$(grep -A1 'app:request:' r.txt | grep -c 'x:rq:')" = "$n" ] ||
 		die "eprobe records do not follow their sources"
+	# an eprobe without arguments: the source's occurrences only
+	$TRAIL record -q --probe 'e:x/seen app/request' -o s.dat -- "$EXAMPLE" >/dev/null
+	[ "$($TRAIL report -i s.dat | grep -c 'x:seen:')" -gt 0 ] || die "no bare eprobe records"
 	# an unknown source field: the fields listed
 	expect_rc 1 $TRAIL probe -x "$EXAMPLE" 'e:x/bad app/request q=$nope' 2>err.txt
 	has err.txt "path"
