@@ -22,22 +22,25 @@ void trail_text_addr(struct lbuf *l, const struct trail_export_src *src, uint32_
 }
 
 /* ftrace's %pS: "func+0x10/0x40", or the address */
-static size_t put_sym(struct lbuf *l, const struct trail_export_src *src, uint32_t pid,
-		      uint64_t ip, uint64_t ts)
+/* ftrace's %pS: "func+0x10/0x40", or the address, into b (n bytes) */
+static size_t sym_text(const struct trail_export_src *src, uint32_t pid, uint64_t ip,
+		       uint64_t ts, char *b, size_t n)
 {
 	uint64_t off = 0, size = 0;
 	const char *name = trail_reader_symbol_size(src->reader, pid, ip, ts, &off, &size);
-	char b[64];
-	size_t n0 = l->n;
+	int k = name ? snprintf(b, n, "%s+0x%llx/0x%llx", name, (unsigned long long)off,
+				(unsigned long long)size)
+		     : snprintf(b, n, "0x%llx", (unsigned long long)ip);
 
-	if (!name) {
-		lb_hex(l, (unsigned long long)ip);
-		return l->n - n0;
-	}
-	lb_str(l, name);
-	lb_put(l, b, (size_t)snprintf(b, sizeof(b), "+0x%llx/0x%llx", (unsigned long long)off,
-				      (unsigned long long)size));
-	return l->n - n0;
+	return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+}
+
+static void put_sym(struct lbuf *l, const struct trail_export_src *src, uint32_t pid,
+		    uint64_t ip, uint64_t ts)
+{
+	char b[512];
+
+	lb_put(l, b, sym_text(src, pid, ip, ts, b, sizeof(b)));
 }
 
 struct symctx {
@@ -49,15 +52,8 @@ struct symctx {
 static size_t sym_arg(void *ctx, uint64_t addr, char *b, size_t n)
 {
 	const struct symctx *c = ctx;
-	struct lbuf l;
-	size_t k;
 
-	lb_init(&l, NULL);
-	k = put_sym(&l, c->src, c->rec->stream->pid, addr, c->rec->ts_raw);
-	if (k >= n)
-		k = n - 1;
-	memcpy(b, l.b, k);
-	return k;
+	return sym_text(c->src, c->rec->stream->pid, addr, c->rec->ts_raw, b, n);
 }
 
 /* a probe event as ftrace prints it: "(func+0x0/0x40) a=1 b=\"x\"", a

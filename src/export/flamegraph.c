@@ -713,17 +713,12 @@ struct trail_output *trail__export_flamegraph(const struct trail_export_opts *op
 	};
 	struct flame *o;
 
-	if (!opts || opts->sz < sizeof(*opts) || !opts->out) {
-		errno = EINVAL;
-		return NULL;
-	}
-	o = trail__output_new(sizeof(*o), &ops);
+	o = trail__stacks_output_new(sizeof(*o), &ops, opts);
 	if (!o)
 		return NULL;
-	o->so.s = trail__stacks_new();
 	o->nx = 64;
 	o->x = calloc(o->nx, sizeof(*o->x));
-	if (!o->so.s || !o->x) {
+	if (!o->x) {
 		flame_free(o);
 		errno = ENOMEM;
 		return NULL;

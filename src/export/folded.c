@@ -125,19 +125,9 @@ struct trail_output *trail__export_folded(const struct trail_export_opts *opts)
 	};
 	struct folded *o;
 
-	if (!opts || opts->sz < sizeof(*opts) || !opts->out) {
-		errno = EINVAL;
-		return NULL;
-	}
-	o = trail__output_new(sizeof(*o), &ops);
+	o = trail__stacks_output_new(sizeof(*o), &ops, opts);
 	if (!o)
 		return NULL;
-	o->so.s = trail__stacks_new();
-	if (!o->so.s) {
-		free(o);
-		errno = ENOMEM;
-		return NULL;
-	}
 	o->f = opts->out;
 	o->count = opts->count;
 	return &o->so.out;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats.h"
 #include "stacks.h"
 
 #define PCACHE_SLOTS 4096u
@@ -501,4 +502,25 @@ int trail__stacks_output_event(void *ctx, const struct trail_record *rec)
 int trail__stacks_output_call(void *ctx, const struct trail_call *c)
 {
 	return trail__stacks_call(((struct trail_stacks_output *)ctx)->s, c);
+}
+
+void *trail__stacks_output_new(size_t size, const struct trail_output *ops,
+			       const struct trail_export_opts *opts)
+{
+	struct trail_stacks_output *o;
+
+	if (!opts || opts->sz < sizeof(*opts) || !opts->out) {
+		errno = EINVAL;
+		return NULL;
+	}
+	o = trail__output_new(size, ops);
+	if (!o)
+		return NULL;
+	o->s = trail__stacks_new();
+	if (!o->s) {
+		free(o);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return o;
 }

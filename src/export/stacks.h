@@ -69,6 +69,11 @@ struct trail_stacks_output {
 	struct trail_stacks *s;
 };
 
+/* Such an output of size bytes with ops, its stacks made, opts checked
+ * (sz, out); NULL with errno set. */
+struct trail_export_opts;
+void *trail__stacks_output_new(size_t size, const struct trail_output *ops,
+			       const struct trail_export_opts *opts);
 int trail__stacks_output_begin(void *ctx, const struct trail_export_src *src);
 int trail__stacks_output_event(void *ctx, const struct trail_record *rec);
 int trail__stacks_output_call(void *ctx, const struct trail_call *c);

@@ -476,17 +476,7 @@ static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 }
 
 /* the object a SYM names: by path, or by basename */
-static const struct hobj *obj_named(const char *name)
-{
-	for (unsigned i = 0; i < trail__nobjs; i++) {
-		const char *p = trail__objs[i].path, *b = strrchr(p, '/');
-
-		if (!strcmp(p, name) || (b && !strcmp(b + 1, name)))
-			return &trail__objs[i];
-	}
-	return NULL;
-}
-
+/* is o the object want names: its path, or its file name ("": any)? */
 static int obj_matches(const struct hobj *o, const char *want)
 {
 	const char *b;
@@ -495,6 +485,15 @@ static int obj_matches(const struct hobj *o, const char *want)
 		return 1;
 	b = strrchr(o->path, '/');
 	return !strcmp(o->path, want) || (b && !strcmp(b + 1, want));
+}
+
+/* the object a SYM names */
+static const struct hobj *obj_named(const char *name)
+{
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		if (*name && obj_matches(&trail__objs[i], name))
+			return &trail__objs[i];
+	return NULL;
 }
 
 /* A new attachment of pr, its SYM operands resolved against the loaded

@@ -109,9 +109,7 @@ static int delete(struct probe_list *l, char **names, int n)
 					 (int)user);
 				return 1;
 			}
-			probe_def_free(&l->defs[i]);
-			memmove(&l->defs[i], &l->defs[i + 1], (size_t)(l->n - i - 1) * sizeof(*l->defs));
-			l->n--;
+			probes_remove(l, i);
 		}
 		if (!hit) {
 			tool_err("probe: no event '%s' to delete ('trail probe -l' lists them)", name);

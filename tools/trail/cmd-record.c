@@ -493,12 +493,8 @@ static int setup_probes(struct session *S, struct ptarget *t, const char *where)
 			char full[2 * TRAIL_PROBE_MAX_EVNAME + 2];
 
 			snprintf(full, sizeof(full), "%s/%s", d.group, d.event);
-			if ((k = probes_find(&all, full)) >= 0) {
-				probe_def_free(&all.defs[k]);
-				memmove(&all.defs[k], &all.defs[k + 1],
-					(size_t)(all.n - k - 1) * sizeof(*all.defs));
-				all.n--;
-			}
+			if ((k = probes_find(&all, full)) >= 0)
+				probes_remove(&all, k);
 		}
 		if (!selected_event(S, &d)) {
 			char *ev = NULL;

@@ -60,6 +60,13 @@ void probes_free(struct probe_list *l)
 	l->n = 0;
 }
 
+void probes_remove(struct probe_list *l, int i)
+{
+	probe_def_free(&l->defs[i]);
+	memmove(&l->defs[i], &l->defs[i + 1], (size_t)(l->n - i - 1) * sizeof(*l->defs));
+	l->n--;
+}
+
 int probes_find(const struct probe_list *l, const char *name)
 {
 	const char *slash = strchr(name, '/');

@@ -30,6 +30,8 @@ int probes_write(const struct probe_list *l, char *err, size_t en);
 /* Add one parsed definition (taken over) / free all. */
 int probes_add(struct probe_list *l, struct probe_def *d);
 void probes_free(struct probe_list *l);
+/* Remove (and free) definition i. */
+void probes_remove(struct probe_list *l, int i);
 /* The index of the definition of GRP/EVENT (or EVENT in any group), -1. */
 int probes_find(const struct probe_list *l, const char *name);
 
