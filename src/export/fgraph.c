@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fgraph.h"
+#include "argtypes.h"
 #include "evline.h"
 #include "lbuf.h"
 
@@ -29,6 +30,7 @@ struct fgraph {
 	uint32_t *depth; /* by stream: the depth of what comes next */
 	size_t nst;
 	size_t line_depth; /* of the line being built, if past the indentation cap */
+	struct trail_argtypes *types; /* --args, typed --retval: from DWARF */
 };
 
 static int begin(void *ctx, const struct trail_export_src *src)
@@ -38,7 +40,8 @@ static int begin(void *ctx, const struct trail_export_src *src)
 	g->src = src;
 	g->nst = src->nstreams;
 	g->depth = calloc(g->nst ? g->nst : 1, sizeof(*g->depth));
-	if (!g->depth)
+	g->types = trail_argtypes_new(src->reader);
+	if (!g->depth || !g->types)
 		return -ENOMEM;
 	if (!g->quiet)
 		fprintf(g->f, "# tracer: function_graph\n#\n#%s CPU)%s  DURATION      |  FUNCTION CALLS\n"
@@ -54,8 +57,10 @@ static void fgraph_free(void *ctx)
 {
 	struct fgraph *g = ctx;
 
-	if (g)
+	if (g) {
 		free(g->depth);
+		trail_argtypes_free(g->types);
+	}
 	free(g);
 }
 
@@ -168,17 +173,63 @@ static void end(struct fgraph *g, struct lbuf *l)
 	lb_end(l);
 }
 
-/* the kernel's funcgraph-retval without types: an error code (-4095..-1)
- * in decimal, anything else in hex; an int's error code too (its upper 32
- * bits of %rax are zero, not a sign extension) */
-static void retval(struct lbuf *l, const struct trail_call *c, int open)
+/* the function's name without a C++ parameter list, for DWARF */
+static const char *bare_name(const struct trail_call *c, char *buf, size_t n)
+{
+	const char *paren;
+
+	if (!c->name || !(paren = strchr(c->name, '(')))
+		return c->name;
+	if ((size_t)(paren - c->name) >= n)
+		return NULL;
+	memcpy(buf, c->name, (size_t)(paren - c->name));
+	buf[paren - c->name] = '\0';
+	return buf;
+}
+
+/* The call's name with its arguments (record --args) as its DWARF types
+ * show them: "parse(path=0x55d0c0a01234, flags=42)" */
+static void call_text(struct fgraph *g, const struct trail_call *c, struct lbuf *l)
+{
+	char buf[512];
+
+	if (c->flags & TRAIL_CALL_ARGS) {
+		name_of(c, 1, l);
+		if (!trail_argtypes_args(g->types, c->stream->pid, c->func, c->ts_raw,
+					 bare_name(c, buf, sizeof(buf)), c->args, l))
+			lb_put(l, "()", 2);
+		return;
+	}
+	name_of(c, 0, l);
+}
+
+/* Does the call have a return value to show? Not when DWARF says its
+ * function returns void (the kernel's funcgraph-retval with BTF). */
+static int has_retval(struct fgraph *g, const struct trail_call *c)
+{
+	char buf[512];
+
+	return (c->flags & TRAIL_CALL_RETVAL) &&
+	       trail_argtypes_retval(g->types, c->stream->pid, c->func, c->ts_raw,
+				     bare_name(c, buf, sizeof(buf)), c->retval, NULL) != 0;
+}
+
+/* " = value" (open: " / * = value", the comment opened): by the function's return type from
+ * DWARF, trimmed to its width, signed or unsigned in decimal, pointers in
+ * hex; with no type known, the kernel's funcgraph-retval without types: an
+ * error code (-4095..-1) in decimal, anything else in hex; an int's error
+ * code too (its upper 32 bits of %rax are zero, not a sign extension) */
+static void retval(struct fgraph *g, struct lbuf *l, const struct trail_call *c, int open)
 {
 	int64_t v = (int64_t)c->retval;
-
-	if (!(c->retval >> 32))
-		v = (int32_t)(uint32_t)c->retval;
+	char buf[512];
 
 	lb_put(l, open ? " /* = " : " = ", open ? 6 : 3);
+	if (trail_argtypes_retval(g->types, c->stream->pid, c->func, c->ts_raw,
+				  bare_name(c, buf, sizeof(buf)), c->retval, l) > 0)
+		return;
+	if (!(c->retval >> 32))
+		v = (int32_t)(uint32_t)c->retval;
 	if (v < 0 && v >= -4095) {
 		lb_put(l, "-", 1);
 		lb_num(l, (unsigned long long)-v, 0, ' ');
@@ -200,7 +251,7 @@ static int call(void *ctx, const struct trail_call *c)
 	switch (c->kind) {
 	case TRAIL_CALL_ENTRY:
 		lead(g, out, &l, c->stream, c->cpu, c->start_ns, 0, 0, c->depth);
-		name_of(c, 0, &l);
+		call_text(g, c, &l);
 		lb_put(&l, " {", 2);
 		break;
 	case TRAIL_CALL_LEAF:
@@ -213,13 +264,11 @@ static int call(void *ctx, const struct trail_call *c)
 		}
 		lead(g, out, &l, c->stream, c->cpu, c->start_ns, 1, c->end_ns - c->start_ns,
 		     c->depth);
-		name_of(c, 0, &l);
-		if (c->flags & TRAIL_CALL_RETVAL) {
-			lb_put(&l, ";", 1);
-			retval(&l, c, 1);
+		call_text(g, c, &l);
+		lb_put(&l, ";", 1);
+		if (has_retval(g, c)) {
+			retval(g, &l, c, 1);
 			lb_put(&l, " */", 3);
-		} else {
-			lb_put(&l, ";", 1);
 		}
 		break;
 	case TRAIL_CALL_EXIT:
@@ -237,10 +286,12 @@ static int call(void *ctx, const struct trail_call *c)
 			lb_put(&l, " /* ", 4);
 			name_of(c, 1, &l); /* closing: the bare name */
 		}
-		if (c->flags & TRAIL_CALL_RETVAL)
-			retval(&l, c, !c->func);
-		if (c->func || (c->flags & TRAIL_CALL_RETVAL))
+		if (has_retval(g, c)) {
+			retval(g, &l, c, !c->func);
 			lb_put(&l, " */", 3);
+		} else if (c->func) {
+			lb_put(&l, " */", 3);
+		}
 		break;
 	default:
 		return 0;

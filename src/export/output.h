@@ -105,6 +105,8 @@ enum trail_call_kind {
 				 * follows); end_ns is the last time known */
 #define TRAIL_CALL_RETVAL 0x4u  /* retval holds the return value */
 #define TRAIL_CALL_THRESH 0x8u  /* a record-time threshold call (see above) */
+#define TRAIL_CALL_ARGS 0x10u   /* ENTRY, LEAF: args holds the integer argument
+				 * registers at entry (record --args) */
 
 struct trail_call {
 	int kind; /* enum trail_call_kind */
@@ -120,6 +122,7 @@ struct trail_call {
 	uint64_t child_ns;     /* EXIT: time in the children shown, so self
 				* time is end - start - child_ns */
 	uint64_t retval;       /* with TRAIL_CALL_RETVAL */
+	uint64_t args[6];      /* with TRAIL_CALL_ARGS */
 };
 
 /* What to show, for every view (report, --summary, every export format):

@@ -40,8 +40,9 @@ struct frame {
 	uint64_t func, start_ns, child_ns, qseq;
 	uint32_t cpu, depth, kids; /* kids: the depth its shown children get */
 	int32_t up;                /* nearest shown frame below, or -1 */
-	uint8_t shown, nostart, ingraph, queued, leafed;
+	uint8_t shown, nostart, ingraph, queued, leafed, hasargs;
 	const char *name;
+	uint64_t args[6]; /* with hasargs */
 };
 
 struct vstream {
@@ -78,7 +79,7 @@ struct trail_viewer {
 	uint32_t nkinds;
 };
 
-enum { G_NONE, G_ENTRY, G_EXIT, G_EXIT_RET, G_LEAF, G_CALL, G_INHERITED };
+enum { G_NONE, G_ENTRY, G_EXIT, G_EXIT_RET, G_LEAF, G_CALL, G_INHERITED, G_ENTRY_ARGS };
 
 static int graph_kind_of(const struct trail_meta *m)
 {
@@ -89,6 +90,8 @@ static int graph_kind_of(const struct trail_meta *m)
 	n = m->name + 10;
 	if (!strcmp(n, "entry"))
 		return G_ENTRY;
+	if (!strcmp(n, "entry_args"))
+		return G_ENTRY_ARGS;
 	if (!strcmp(n, "exit"))
 		return G_EXIT;
 	if (!strcmp(n, "exit_ret"))
@@ -368,6 +371,10 @@ static void call_of(struct trail_call *c, const struct frame *f, const struct tr
 		.stream = rec->stream, .cpu = f->cpu, .depth = f->depth, .func = f->func,
 		.name = f->name, .start_ns = f->start_ns, .ts_raw = rec->ts_raw,
 	};
+	if (f->hasargs) {
+		c->flags = TRAIL_CALL_ARGS;
+		memcpy(c->args, f->args, sizeof(c->args));
+	}
 }
 
 /* A shown call of s (on top of its stack) ends at end_ns. */
@@ -384,7 +391,7 @@ static int leave(struct trail_viewer *w, struct vstream *s, const struct trail_r
 	call_of(&c, fp, rec);
 	c.end_ns = end_ns;
 	c.child_ns = fp->child_ns;
-	c.flags = flags | (fp->nostart ? TRAIL_CALL_NOSTART : 0);
+	c.flags |= flags | (fp->nostart ? TRAIL_CALL_NOSTART : 0);
 	c.retval = retval;
 	c.cpu = rec->cpu;
 	if (fp->queued && fp->qseq >= s->head) {
@@ -471,9 +478,14 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 
 	switch (kind) {
 	case G_ENTRY:
+	case G_ENTRY_ARGS:
 		f = enter(w, s, rec, u64at(rec, 0), !in_range);
 		if (!f)
 			return -ENOMEM;
+		if (kind == G_ENTRY_ARGS && rec->len >= 56) {
+			f->hasargs = 1;
+			memcpy(f->args, rec->payload + 8, sizeof(f->args));
+		}
 		if (!f->shown || f->nostart)
 			return 0;
 		call_of(&c, f, rec);

@@ -7,6 +7,9 @@
  *
  *   ftrace:function            {ip, parent_ip}         function tracer
  *   ftrace:funcgraph_entry     {func}                  function_graph
+ *   ftrace:funcgraph_entry_args {func, args u64[6]}    with --args: the
+ *                                                      integer argument
+ *                                                      registers at entry
  *   ftrace:funcgraph_exit      {}
  *   ftrace:funcgraph_exit_ret  {retval}                (funcgraph-retval)
  *   ftrace:funcgraph_leaf      {func, duration u32}    entry+exit of a call
@@ -27,6 +30,8 @@
 FTRACE_EVENT(function, TRAIL_ARGS(uint64_t, ip, uint64_t, parent_ip),
 	     TRAIL_FIELDS(trail_field_ptr(ip) trail_field_ptr(parent_ip)))
 FTRACE_EVENT(funcgraph_entry, TRAIL_ARGS(uint64_t, func), TRAIL_FIELDS(trail_field_ptr(func)))
+FTRACE_EVENT(funcgraph_entry_args, TRAIL_ARGS(uint64_t, func, const uint64_t *, args),
+	     TRAIL_FIELDS(trail_field_ptr(func) trail_field_array_hex(args, 6)))
 FTRACE_EVENT(funcgraph_exit, TRAIL_ARGS(), TRAIL_FIELDS())
 FTRACE_EVENT(funcgraph_exit_ret, TRAIL_ARGS(uint64_t, retval),
 	     TRAIL_FIELDS(trail_field_hex(retval)))

@@ -26,6 +26,7 @@ static struct fconf fconf[TRAIL_MAX_SESSIONS];
 static uint32_t graph_sessions; /* bits: sessions with function_graph */
 static uint32_t thresh_sessions;
 static uint32_t retval_sessions;
+static uint32_t args_sessions;   /* entries written with their arguments */
 static uint32_t simple_sessions; /* function_graph without roots, depth
 				  * limit or threshold: nothing to decide */
 static uint32_t tid_sessions;    /* sessions limited to some threads */
@@ -49,6 +50,7 @@ struct gframe {
 	uintptr_t slot;  /* where it was on the stack */
 	uintptr_t hook;  /* what the slot holds meanwhile (the site's stub) */
 	uintptr_t func;
+	const struct hsite *site; /* its site (return probes) */
 	uint64_t ts;     /* entry time (threshold mode) */
 	uint32_t mask;   /* sessions that recorded the entry */
 	uint32_t roots;  /* sessions for which this frame is a root */
@@ -194,8 +196,7 @@ static void gentry_flush(struct writer *w)
 {
 	struct trail_event *ev = TRAIL__DESC(ftrace, funcgraph_entry);
 	const struct gpend *p = gpend(w);
-	uint32_t m = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & p->mask &
-		     ((1u << TRAIL_MAX_SESSIONS) - 1);
+	uint32_t m = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & p->mask & TRAIL_SESSION_BITS;
 	struct evrt *rt = ev->rt;
 	uint64_t func = p->func;
 
@@ -261,8 +262,7 @@ static inline void gexit_write(uint32_t mask, uintptr_t slot)
 			uint32_t dur;
 		} p = {kept->func, (uint32_t)(ts - kept->ts)};
 
-		m = __atomic_load_n(ev_leaf->state, __ATOMIC_ACQUIRE) & kept->mask &
-		    ((1u << TRAIL_MAX_SESSIONS) - 1);
+		m = __atomic_load_n(ev_leaf->state, __ATOMIC_ACQUIRE) & kept->mask & TRAIL_SESSION_BITS;
 		rt = ev_leaf->rt;
 		w->defer.flush = NULL;
 		if (m && rt)
@@ -270,8 +270,7 @@ static inline void gexit_write(uint32_t mask, uintptr_t slot)
 	} else {
 		if (w->defer.flush)
 			w->defer.flush(w);
-		m = __atomic_load_n(ev_exit->state, __ATOMIC_ACQUIRE) & mask &
-		    ((1u << TRAIL_MAX_SESSIONS) - 1);
+		m = __atomic_load_n(ev_exit->state, __ATOMIC_ACQUIRE) & mask & TRAIL_SESSION_BITS;
 		rt = ev_exit->rt;
 		if (m && rt)
 			write_sessions(ev_exit, rt, w, 0, m, NULL, 0, ts, cpu);
@@ -334,11 +333,25 @@ static void pop(struct gstack *g, const struct gframe *fr)
 	g->depth--;
 }
 
+/* --args: the entry of the sessions of allow that want the argument
+ * registers, written with them (never kept back: a leaf is then two
+ * records); returns the sessions whose entry is still to write */
+static __attribute__((noinline)) uint32_t entry_args(uint32_t allow, uintptr_t site,
+						     const struct trail_arch_regs *regs)
+{
+	uint32_t a = allow & __atomic_load_n(&args_sessions, __ATOMIC_RELAXED) & ~thresh_sessions;
+	uint64_t p[7] = {site, regs->rdi, regs->rsi, regs->rdx, regs->rcx, regs->r8, regs->r9};
+
+	if (a)
+		write_event(TRAIL__DESC(ftrace, funcgraph_entry_args), a, p, sizeof(p));
+	return allow & ~a;
+}
+
 /* The tracers' part of an entry: the function record, and for
  * function_graph (or return probes: rmask) a frame pushed and the return
  * hooked (returns 1). */
 static inline int graph_entry(const struct hsite *h, uintptr_t *ret, uintptr_t hook,
-			      uint32_t mask, uint32_t rmask)
+			      const struct trail_arch_regs *regs, uint32_t mask, uint32_t rmask)
 {
 	uintptr_t site = h->addr;
 	uint32_t gmask, fmask;
@@ -384,6 +397,7 @@ static inline int graph_entry(const struct hsite *h, uintptr_t *ret, uintptr_t h
 		fr->slot = (uintptr_t)ret;
 		fr->hook = hook;
 		fr->func = site;
+		fr->site = h;
 		fr->mask = allow;
 		fr->roots = roots & allow;
 		fr->rmask = rmask;
@@ -392,8 +406,10 @@ static inline int graph_entry(const struct hsite *h, uintptr_t *ret, uintptr_t h
 			g->below_root[__builtin_ctz(m)]++;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		g->depth++;
+		if (TRAIL_UNLIKELY(allow & args_sessions))
+			allow = entry_args(allow, site, regs);
 		if (!allow) {
-			/* return probes only */
+			/* return probes only, or entries written with args */
 		} else if (!(allow & (thresh_sessions | retval_sessions))) {
 			gentry_defer(allow, site, (uintptr_t)ret);
 		} else if (allow & ~thresh_sessions) {
@@ -425,13 +441,15 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 	if (TRAIL_UNLIKELY(pmask)) {
 		/* the return probes' frame is pushed with the graph's, the
 		 * entry probes run inside the call (after its entry record) */
-		hooked = graph_entry(h, ret, hook, mask, pmask & h->rpmask);
-		trail__fprobe_entry(h, pmask, ret, regs);
+		uint32_t rmask = pmask & h->rpmask;
+
+		hooked = graph_entry(h, ret, hook, regs, mask, rmask);
+		trail__fprobe_entry(h, pmask, hooked ? rmask : 0, ret, regs);
 		return hooked;
 	}
 	if (!mask)
 		return 0;
-	return graph_entry(h, ret, hook, mask, 0);
+	return graph_entry(h, ret, hook, regs, mask, 0);
 }
 
 
@@ -471,8 +489,9 @@ uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
 		ret = fr.ret;
 		pop(g, &fr);
 		if (fr.rmask) /* inside the call, before its exit record */
-			trail__fprobe_return(fr.func, fr.ret, fr.rmask, regs);
-		exit_record(&fr, 1, trail_arch_retval(regs), now);
+			trail__fprobe_return(fr.site, fr.slot, fr.ret, fr.rmask, regs);
+		if (fr.mask)
+			exit_record(&fr, 1, trail_arch_retval(regs), now);
 	}
 	return ret;
 }
@@ -527,6 +546,8 @@ void trail__fhook_config(unsigned s, const struct fconf *c)
 		__atomic_fetch_or(&thresh_sessions, 1u << s, __ATOMIC_RELEASE);
 	if (c->retval)
 		__atomic_fetch_or(&retval_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (c->args)
+		__atomic_fetch_or(&args_sessions, 1u << s, __ATOMIC_RELEASE);
 	if (c->graph && !c->has_roots && !c->max_depth && !c->thresh)
 		__atomic_fetch_or(&simple_sessions, 1u << s, __ATOMIC_RELEASE);
 }
@@ -537,6 +558,7 @@ void trail__fhook_clear(unsigned s)
 	__atomic_fetch_and(&graph_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&thresh_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&retval_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	__atomic_fetch_and(&args_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&simple_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&nest_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	if (__atomic_fetch_and(&tid_sessions, ~(1u << s), __ATOMIC_RELEASE) & (1u << s))

@@ -19,6 +19,7 @@ struct fconf {
 	uint32_t has_roots; /* -g given: record only below a root */
 	uint32_t max_depth; /* 0: none */
 	uint32_t retval;
+	uint32_t args;      /* entries with the argument registers */
 	uint64_t thresh;    /* ticks; 0: record every call */
 	uint32_t ntids;     /* --tid: only these threads (0: all) */
 	int32_t tids[32];

@@ -22,6 +22,7 @@
  * memory comes from mmap, never malloc.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -43,11 +44,22 @@ struct fprobe {
 	uint8_t fault;         /* payload has __probe_fault */
 	uint16_t *tail;        /* per argument: bytes the following ones need */
 	const struct trail_fetch_insn *code; /* the blob's, copied aligned */
+	uint16_t nfast;        /* registers only: run by run_fast() */
+	struct fast_arg *fast;
+	uint8_t keep;          /* entry record small enough to be kept */
 	uint32_t state;        /* ev's status word */
 	struct trail_event ev;
 	struct trail_event *evp[1];
 	struct evrt rt;
 	struct dso dso;
+};
+
+/* an argument of a probe that reads registers only: the saved
+ * register's offset in struct trail_arch_regs (entry) or
+ * trail_arch_ret_regs (return), and its size in the record */
+struct fast_arg {
+	uint16_t off;
+	uint8_t size;
 };
 
 /* a probe attached somewhere: at a function site, or on a source event
@@ -102,34 +114,29 @@ struct fctx {
 	const struct trail_meta *srcm;
 };
 
+/* where the entry trampoline saved each register (SP and IP: none) */
+#define ROFF(r) ((uint8_t)offsetof(struct trail_arch_regs, r))
+static const uint8_t reg_off[TRAIL_PREG_COUNT] = {
+	[TRAIL_PREG_AX] = ROFF(rax), [TRAIL_PREG_BX] = ROFF(rbx), [TRAIL_PREG_CX] = ROFF(rcx),
+	[TRAIL_PREG_DX] = ROFF(rdx), [TRAIL_PREG_SI] = ROFF(rsi), [TRAIL_PREG_DI] = ROFF(rdi),
+	[TRAIL_PREG_BP] = ROFF(rbp), [TRAIL_PREG_R8] = ROFF(r8), [TRAIL_PREG_R9] = ROFF(r9),
+	[TRAIL_PREG_R10] = ROFF(r10), [TRAIL_PREG_R11] = ROFF(r11), [TRAIL_PREG_R12] = ROFF(r12),
+	[TRAIL_PREG_R13] = ROFF(r13), [TRAIL_PREG_R14] = ROFF(r14), [TRAIL_PREG_R15] = ROFF(r15),
+};
+#undef ROFF
+
 static uint64_t reg(const struct fctx *c, unsigned r)
 {
-	const struct trail_arch_regs *e = c->er;
+	uint64_t v;
 
 	if (r == TRAIL_PREG_SP)
 		return c->sp;
 	if (r == TRAIL_PREG_IP)
 		return c->ip;
-	if (!e) { /* at a return: the checker allowed only these */
+	if (!c->er) /* at a return: the checker allowed only these */
 		return r == TRAIL_PREG_AX ? c->rr->rax : c->rr->rdx;
-	}
-	switch (r) {
-	case TRAIL_PREG_AX: return e->rax;
-	case TRAIL_PREG_BX: return e->rbx;
-	case TRAIL_PREG_CX: return e->rcx;
-	case TRAIL_PREG_DX: return e->rdx;
-	case TRAIL_PREG_SI: return e->rsi;
-	case TRAIL_PREG_DI: return e->rdi;
-	case TRAIL_PREG_BP: return e->rbp;
-	case TRAIL_PREG_R8: return e->r8;
-	case TRAIL_PREG_R9: return e->r9;
-	case TRAIL_PREG_R10: return e->r10;
-	case TRAIL_PREG_R11: return e->r11;
-	case TRAIL_PREG_R12: return e->r12;
-	case TRAIL_PREG_R13: return e->r13;
-	case TRAIL_PREG_R14: return e->r14;
-	default: return e->r15;
-	}
+	memcpy(&v, (const uint8_t *)c->er + reg_off[r], 8);
+	return v;
 }
 
 /* Field k of an eprobe's source payload: an integer's value (sign
@@ -324,6 +331,26 @@ static uint32_t run(const struct fprobe *pr, const struct fprobe_att *at, const 
 	return (uint32_t)(o - buf);
 }
 
+/* A probe that reads registers only (the common p/r with %REG, $argN in
+ * registers, $retval): no interpreter, the values copied in a row. */
+static inline uint32_t run_fast(const struct fprobe *pr, const void *regs, uint8_t *buf)
+{
+	uint8_t *o = buf + pr->own * 8u;
+
+	if (pr->fault) { /* never set: nothing here can fault */
+		memset(o, 0, 8);
+		o += 8;
+	}
+	for (uint32_t i = 0; i < pr->nfast; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const uint8_t *)regs + pr->fast[i].off, 8);
+		put_int(o, v, pr->fast[i].size);
+		o += pr->fast[i].size;
+	}
+	return (uint32_t)(o - buf);
+}
+
 static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t len);
 
 /* One probe record into the sessions of mask. */
@@ -334,7 +361,155 @@ static void emit(struct fprobe *pr, uint32_t mask, const uint8_t *buf, uint32_t 
 		eprobes_run(&pr->ev, buf, len);
 }
 
-void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uintptr_t *ret,
+/* ------------------------------------------------- kept entry records
+ *
+ * An entry probe on a function that also has return probes for the same
+ * sessions: most such calls are leaves, with nothing written between the
+ * two. As function_graph does with a leaf's entry (fhook.c), the entry
+ * record is kept in the writer's trail_defer, stamped, and written at the
+ * return in the same pass through the record path as the return probe's
+ * (one path entry, the stream context loaded once). Anything else the
+ * thread writes first writes the kept record (the defer hook), so each
+ * stream stays in time order; so do fork, thread exit and exit(). Kept
+ * only when the probe has no eprobes then (an eprobe attached while the
+ * call runs misses that one record) and its record is small.
+ */
+
+/* bumped when a session's probes leave: a record kept before may belong
+ * to the slot's next session */
+static uint32_t keep_gen;
+
+struct pkept {
+	struct fprobe *pr;
+	uint64_t ts;
+	uintptr_t slot;  /* the call's return slot */
+	uintptr_t site;
+	uint32_t mask;
+	uint32_t gen;
+	uint32_t cpu;
+	uint32_t len;
+	uint8_t payload[];
+};
+
+#define PKEPT_MAX (sizeof(((struct trail_defer *)0)->data) - sizeof(struct pkept))
+
+static inline struct pkept *pkept(struct writer *w)
+{
+	return (struct pkept *)(void *)w->defer.data;
+}
+
+/* the kept record into its sessions (w is in the record path, level 1) */
+static void kept_write(struct writer *w, const struct pkept *k)
+{
+	struct trail_event *ev = &k->pr->ev;
+	uint32_t m = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & k->mask & TRAIL_SESSION_BITS;
+	struct evrt *rt = ev->rt;
+
+	if (m && rt && k->gen == __atomic_load_n(&keep_gen, __ATOMIC_RELAXED))
+		write_sessions(ev, rt, w, 0, m, k->payload, k->len, k->ts, k->cpu);
+}
+
+/* trail_defer.flush of a kept entry record */
+static void kept_flush(struct writer *w)
+{
+	w->defer.flush = NULL;
+	kept_write(w, pkept(w));
+}
+
+/* w's kept record, the previous one written: its header filled in, its
+ * payload to fill; NULL if nothing can be kept now */
+static inline struct pkept *keep_start(struct fprobe *pr, uint32_t mask, uintptr_t slot,
+				       uintptr_t site)
+{
+	struct writer *w = trail__tls_w;
+	struct pkept *k;
+
+	if (TRAIL_UNLIKELY(!w) && !(w = trail__writer_get()))
+		return NULL;
+	if (w->depth || (__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & TRAIL_STATE_EPROBE))
+		return NULL;
+	path_enter(w, 0);
+	if (w->defer.flush)
+		w->defer.flush(w);
+	k = pkept(w);
+	k->ts = now_cpu(&k->cpu);
+	k->pr = pr;
+	k->slot = slot;
+	k->site = site;
+	k->mask = mask;
+	k->gen = __atomic_load_n(&keep_gen, __ATOMIC_RELAXED);
+	return k;
+}
+
+/* ... and kept, len bytes of payload */
+static inline void keep_end(struct pkept *k, uint32_t len)
+{
+	struct writer *w = trail__tls_w;
+
+	k->len = len;
+	w->defer.flush = kept_flush;
+	path_leave(w, 0);
+}
+
+/* A return probe's record (buf, len): with the call's kept entry record if
+ * it is still kept (one pass through the record path), else alone. */
+static void return_write(struct fprobe *pr, uint32_t mask, uintptr_t slot, uintptr_t site,
+			 const uint8_t *buf, uint32_t len)
+{
+	struct writer *w = trail__tls_w;
+	const struct pkept *k;
+	struct evrt *rt;
+	uint32_t m, cpu;
+	uint64_t ts;
+
+	if (!w || w->depth || w->defer.flush != kept_flush) {
+		emit(pr, mask, buf, len);
+		return;
+	}
+	path_enter(w, 0);
+	ts = now_cpu(&cpu);
+	m = __atomic_load_n(pr->ev.state, __ATOMIC_ACQUIRE) & mask & TRAIL_SESSION_BITS;
+	rt = pr->ev.rt;
+	k = pkept(w);
+	/* read again inside: a signal handler may have written it */
+	if (w->defer.flush == kept_flush && k->slot == slot && k->site == site) {
+		struct trail_event *kev = &k->pr->ev;
+		uint32_t km = __atomic_load_n(kev->state, __ATOMIC_ACQUIRE) & k->mask &
+			      TRAIL_SESSION_BITS;
+		struct evrt *krt = kev->rt;
+
+		w->defer.flush = NULL;
+		if (k->gen != __atomic_load_n(&keep_gen, __ATOMIC_RELAXED))
+			km = 0;
+		if (TRAIL_LIKELY(km == m && m && rt && krt)) {
+			do {
+				unsigned s = (unsigned)__builtin_ctz(m);
+				struct psess *ps = &trail__sess[s];
+
+				write_two(ps, &w->ctx[s][0], w, 0, krt->ids[s], k->payload, k->len,
+					  k->ts, k->cpu, rt->ids[s], buf, len, ts, cpu);
+				if (TRAIL_UNLIKELY(__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED))) {
+					__atomic_fetch_and(kev->state, ~(1u << s), __ATOMIC_RELAXED);
+					__atomic_fetch_and(pr->ev.state, ~(1u << s), __ATOMIC_RELAXED);
+				}
+				m &= m - 1;
+			} while (m);
+		} else if (km && krt) {
+			write_sessions(kev, krt, w, 0, km, k->payload, k->len, k->ts, k->cpu);
+		}
+	} else if (w->defer.flush) {
+		w->defer.flush(w);
+	}
+	if (m && rt)
+		write_sessions(&pr->ev, rt, w, 0, m, buf, len, ts, cpu);
+	path_leave(w, 0);
+	if (TRAIL_UNLIKELY(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & TRAIL_STATE_EPROBE))
+		eprobes_run(&pr->ev, buf, len);
+}
+
+/* ------------------------------------------------------ probe hits */
+
+void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uint32_t rmask, uintptr_t *ret,
 			 const struct trail_arch_regs *regs)
 {
 	struct fctx c = {.er = regs, .sp = (uintptr_t)ret, .ip = h->addr};
@@ -347,24 +522,31 @@ void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uintptr_t *ret,
 		if (!m || pr->kind != TRAIL_PROBE_ENTRY ||
 		    !(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & m))
 			continue;
+		/* its sessions' return probes will write it with theirs */
+		if (pr->keep && !(m & ~rmask)) {
+			struct pkept *k = keep_start(pr, m, (uintptr_t)ret, h->addr);
+
+			if (k) {
+				memcpy(k->payload, &h->addr, 8);
+				keep_end(k, pr->nfast ? run_fast(pr, regs, k->payload)
+						      : run(pr, at, &c, k->payload));
+				continue;
+			}
+		}
 		{
 			uint8_t buf[pr->p.hdr->payload_max];
-			uint64_t ip = h->addr;
 
-			memcpy(buf, &ip, 8);
-			emit(pr, m, buf, run(pr, at, &c, buf));
+			memcpy(buf, &h->addr, 8);
+			emit(pr, m, buf, pr->nfast ? run_fast(pr, regs, buf) : run(pr, at, &c, buf));
 		}
 	}
 }
 
-void trail__fprobe_return(uintptr_t func, uintptr_t ret, uint32_t rmask,
+void trail__fprobe_return(const struct hsite *h, uintptr_t slot, uintptr_t ret, uint32_t rmask,
 			  const struct trail_arch_ret_regs *regs)
 {
-	const struct hsite *h = trail__hfind(func);
 	struct fctx c = {.rr = regs, .sp = (uintptr_t)regs->sp, .ip = ret};
 
-	if (!h)
-		return;
 	for (const struct fprobe_att *at = __atomic_load_n(&h->probes, __ATOMIC_ACQUIRE); at;
 	     at = at->next) {
 		uint32_t m = __atomic_load_n(&at->mask, __ATOMIC_ACQUIRE) & rmask;
@@ -374,10 +556,11 @@ void trail__fprobe_return(uintptr_t func, uintptr_t ret, uint32_t rmask,
 			continue;
 		{
 			uint8_t buf[pr->p.hdr->payload_max];
-			uint64_t own[2] = {func, ret};
+			uint64_t own[2] = {h->addr, ret};
 
 			memcpy(buf, own, 16);
-			emit(pr, m, buf, run(pr, at, &c, buf));
+			return_write(pr, m, slot, h->addr, buf,
+				     pr->nfast ? run_fast(pr, regs, buf) : run(pr, at, &c, buf));
 		}
 	}
 }
@@ -416,6 +599,36 @@ static uint32_t store_min(const struct trail_fetch_insn *in)
 	if (in->op == TRAIL_FOP_ST_ARRAY)
 		return (uint32_t)in->size * in->u32;
 	return 2;
+}
+
+/* pr->fast, if every argument of pr is a saved register stored as an
+ * integer */
+static void fast_make(struct fprobe *pr)
+{
+	const struct trail_fetch_insn *in = pr->code;
+	uint16_t n = pr->p.hdr->ninsns;
+	struct fast_arg *f;
+
+	if (pr->kind == TRAIL_PROBE_EVENT || n % 2 || !n || !(f = palloc(sizeof(*f) * n / 2)))
+		return;
+	for (uint16_t i = 0; i < n; i += 2) {
+		unsigned r = in[i].arg;
+
+		if (in[i + 1].op != TRAIL_FOP_ST_INT)
+			return;
+		if (in[i].op == TRAIL_FOP_RETVAL && pr->kind == TRAIL_PROBE_RETURN)
+			f[i / 2].off = offsetof(struct trail_arch_ret_regs, rax);
+		else if (in[i].op != TRAIL_FOP_REG || r == TRAIL_PREG_SP || r == TRAIL_PREG_IP)
+			return;
+		else if (pr->kind == TRAIL_PROBE_ENTRY)
+			f[i / 2].off = reg_off[r];
+		else
+			f[i / 2].off = r == TRAIL_PREG_AX ? offsetof(struct trail_arch_ret_regs, rax)
+							  : offsetof(struct trail_arch_ret_regs, rdx);
+		f[i / 2].size = in[i + 1].size;
+	}
+	pr->fast = f;
+	pr->nfast = n / 2;
 }
 
 /* is hex (2 * len chars) the blob b? */
@@ -464,6 +677,8 @@ static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 			pr->tail[--a] = (uint16_t)need;
 			need += store_min(&pr->p.code[i]);
 		}
+	fast_make(pr);
+	pr->keep = pr->kind == TRAIL_PROBE_ENTRY && pr->p.hdr->payload_max <= PKEPT_MAX;
 	pr->ev.abi = TRAIL_EVENT_ABI;
 	pr->ev.size = sizeof(pr->ev);
 	pr->ev.state = &pr->state;
@@ -701,6 +916,7 @@ int trail__fprobe_join(unsigned s, const char *spec)
 
 void trail__fprobe_leave(unsigned s)
 {
+	__atomic_fetch_add(&keep_gen, 1, __ATOMIC_RELAXED);
 	eprobes_leave(s);
 	for (struct fprobe *pr = probes; pr; pr = pr->next)
 		__atomic_fetch_and(&pr->sessions, ~(1u << s), __ATOMIC_RELEASE);

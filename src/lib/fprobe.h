@@ -34,11 +34,13 @@ HIDDEN void trail__fprobe_detach(unsigned s, struct hsite *h);
 HIDDEN void trail__fprobe_leave(unsigned s);
 
 /* At a hooked entry with probes (pmask: h->pmask): runs the entry probes
- * (return probes hook the return: h->rpmask). */
-HIDDEN void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uintptr_t *ret,
-				const struct trail_arch_regs *regs);
-/* At the return of a call hooked for the return probes of rmask. */
-HIDDEN void trail__fprobe_return(uintptr_t func, uintptr_t ret, uint32_t rmask,
-				 const struct trail_arch_ret_regs *regs);
+ * (return probes hook the return: rmask, the sessions whose return
+ * probes the call's frame runs, 0 if it was not hooked). */
+HIDDEN void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uint32_t rmask,
+				uintptr_t *ret, const struct trail_arch_regs *regs);
+/* At the return of a call of h hooked for the return probes of rmask
+ * (slot: where its return address was, ret: that address). */
+HIDDEN void trail__fprobe_return(const struct hsite *h, uintptr_t slot, uintptr_t ret,
+				 uint32_t rmask, const struct trail_arch_ret_regs *regs);
 
 #endif /* TRAIL_LIB_FPROBE_H */

@@ -275,6 +275,8 @@ static void configure(unsigned s, const char *spec, int graph)
 		gc.max_depth = (uint32_t)strtoul(v, NULL, 10);
 	if (trail__spec_opt(spec, "retval", v, sizeof(v)))
 		gc.retval = 1;
+	if (trail__spec_opt(spec, "args", v, sizeof(v)))
+		gc.args = 1;
 	if (trail__spec_opt(spec, "thresh", v, sizeof(v)))
 		gc.thresh = strtoull(v, NULL, 10); /* the recorder converted ns to ticks */
 	trail__spec_opts(spec, "tid", add_tid, &gc);

@@ -119,7 +119,7 @@ struct writer;
  */
 struct trail_defer {
 	void (*flush)(struct writer *w); /* NULL: nothing kept */
-	uint64_t data[5];
+	uint64_t data[16];
 };
 
 struct writer {

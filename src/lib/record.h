@@ -24,6 +24,9 @@
 #define HAVE_RSEQ 1
 #endif
 
+/* the bits of a status word that are sessions */
+#define TRAIL_SESSION_BITS ((1u << TRAIL_MAX_SESSIONS) - 1)
+
 HIDDEN int trail__next_chunk(struct psess *ps, struct wctx *c, struct writer *w,
 			     unsigned depth, uint64_t ts, uint32_t len);
 HIDDEN void trail__ctx_reset(struct wctx *c, uint32_t gen);
@@ -53,6 +56,10 @@ static inline void copy_payload(uint8_t *d, const uint8_t *s, uint32_t n)
 		memcpy(&b, s + 8, 8);
 		memcpy(&c, s + n - 16, 8);
 		memcpy(&e, s + n - 8, 8);
+		/* word loads, not the two 16-byte ones the vectorizer makes
+		 * of them: a payload just built by 8-byte stores (a probe's)
+		 * forwards from them, a 16-byte load stalls ~10 cycles */
+		__asm__("" : "+r"(a), "+r"(b), "+r"(c), "+r"(e));
 		memcpy(d, &a, 8);
 		memcpy(d + 8, &b, 8);
 		memcpy(d + n - 16, &c, 8);
@@ -175,6 +182,50 @@ static inline __attribute__((always_inline)) void write_one(struct psess *ps, st
 			 ((uint64_t)events << 32) | pos, __ATOMIC_RELEASE);
 }
 
+/* Two records of one thread at once (a kept entry record and its return
+ * record, say), ts1 <= ts2: one reservation, one commit. */
+static inline __attribute__((always_inline)) void
+write_two(struct psess *ps, struct wctx *c, struct writer *w, unsigned depth, uint32_t id1,
+	  const void *p1, uint32_t len1, uint64_t ts1, uint32_t cpu1, uint32_t id2,
+	  const void *p2, uint32_t len2, uint64_t ts2, uint32_t cpu2)
+{
+	uint32_t gen = __atomic_load_n(&ps->gen, __ATOMIC_RELAXED);
+	uint8_t *data;
+	uint32_t pos;
+
+	if (TRAIL_UNLIKELY(c->gen != gen))
+		trail__ctx_reset(c, gen);
+	data = c->data;
+	pos = c->pos;
+	/* both in this chunk, both ids direct, one cpu, the deltas short: else
+	 * one at a time */
+	if (TRAIL_UNLIKELY(!data || pos + len1 + len2 + 8 > c->cap || cpu1 != c->cpu ||
+			   cpu2 != cpu1 || (id1 | id2) >= TRAIL_REC_DIRECT_IDS ||
+			   ts1 < c->last_ts || ts1 - c->last_ts > TRAIL_REC_DELTA_MAX ||
+			   ts2 < ts1 || ts2 - ts1 > TRAIL_REC_DELTA_MAX)) {
+		write_one(ps, c, w, depth, id1, p1, len1, ts1, cpu1);
+		write_one(ps, c, w, depth, id2, p2, len2, ts2, cpu2);
+		return;
+	}
+	{
+		uint8_t *p = data + pos;
+
+		put32(p, (uint32_t)((ts1 - c->last_ts) << TRAIL_REC_TYPE_BITS) |
+				 (id1 + TRAIL_REC_FIRST_EVENT));
+		copy_payload(p + 4, p1, len1);
+		p += 4 + len1;
+		put32(p, (uint32_t)((ts2 - ts1) << TRAIL_REC_TYPE_BITS) | (id2 + TRAIL_REC_FIRST_EVENT));
+		copy_payload(p + 4, p2, len2);
+		p += 4 + len2;
+		pos = (uint32_t)(p - data);
+		c->pos = pos;
+		c->events += 2;
+		c->last_ts = ts2;
+		__atomic_store_n(&data_hdr(data)->commit, ((uint64_t)c->events << 32) | pos,
+				 __ATOMIC_RELEASE);
+	}
+}
+
 /* Entering the record path at nesting level d: the depth store before any
  * status load (a detaching thread pairs this compiler barrier with
  * membarrier(), see grace_wait()). Leaving it: release (a plain store on
@@ -225,8 +276,7 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 	d = w->depth;
 	if (TRAIL_UNLIKELY(d >= TRAIL_MAX_DEPTH)) {
 		/* nested deeper than we keep contexts for: counted per session */
-		mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow &
-		       ((1u << TRAIL_MAX_SESSIONS) - 1);
+		mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow & TRAIL_SESSION_BITS;
 		for (; mask; mask &= mask - 1)
 			__atomic_fetch_add(&trail__sess[__builtin_ctz(mask)].hdr->nostream_lost,
 					   1, __ATOMIC_RELAXED);
@@ -238,8 +288,7 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 		w->defer.flush(w);
 	/* acquire: pairs with the release that set the bit after the session
 	 * slot and rt->ids[] were filled in */
-	mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow &
-	       ((1u << TRAIL_MAX_SESSIONS) - 1);
+	mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow & TRAIL_SESSION_BITS;
 	rt = ev->rt;
 	if (TRAIL_LIKELY(mask && rt)) {
 		ts = now_cpu(&cpu);

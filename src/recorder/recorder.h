@@ -65,6 +65,7 @@ struct trail_recorder_opts {
 	int nfuncs, nfuncs_user;
 	const char *tracer; /* "function", "function_graph" or NULL */
 	uint32_t max_depth, retval;
+	uint32_t args; /* function_graph entries with their arguments */
 	uint64_t thresh_ns;
 	int nest; /* -1: none */
 	const long *tids;

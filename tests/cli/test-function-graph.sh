@@ -20,21 +20,21 @@ golden_call_tree() {
 	C) - |  main() {
 	C) - |    handle_request() {
 	C) - |      parse_header() {
-	C) D |        parse_int(); /* = 0x7 */
-	C) D |      } /* parse_header = 0x7 */
+	C) D |        parse_int(); /* = 7 */
+	C) D |      } /* parse_header = 7 */
 	C) - |      lookup() {
-	C) D |        hash(); /* = 0x597a15 */
-	C) D |      } /* lookup = 0x1 */
-	C) D |    } /* handle_request = 0x8 */
+	C) D |        hash(); /* = 5863957 */
+	C) D |      } /* lookup = 1 */
+	C) D |    } /* handle_request = 8 */
 	C) - |    handle_request() {
 	C) - |      parse_header() {
-	C) D |        parse_int(); /* = 0x2a */
-	C) D |      } /* parse_header = 0x2a */
+	C) D |        parse_int(); /* = 42 */
+	C) D |      } /* parse_header = 42 */
 	C) - |      lookup() {
-	C) D |        hash(); /* = 0xb88b843 */
-	C) D |      } /* lookup = 0x1 */
-	C) D |    } /* handle_request = 0x2b */
-	C) D |  } /* main = 0x0 */
+	C) D |        hash(); /* = 193509443 */
+	C) D |      } /* lookup = 1 */
+	C) D |    } /* handle_request = 43 */
+	C) D |  } /* main = 0 */
 	W
 	for p in "$P0" "$P2"; do # -O2: parse_header tail-calls parse_int, same tree
 		$TRAIL record -q -p function_graph $NOSAN --retval -o g.dat -- "$p" 2 >out.txt
@@ -188,14 +188,14 @@ fork_inside_calls() {
 				sed -E 's/^ *[0-9?]+\) +[^ ]+ +\|//; s/^ +[^|]* us +\|/D |/; s/^ +\|/- |/' >$who.txt
 		done
 		r0= r1=
-		[ -z "$opt" ] || { r0=' = 0x0' r1=' = 0x1'; }
+		[ -z "$opt" ] || { r0=' = 0' r1=' = 1'; }
 		{
 			printf '%s\n' '- |  fork_outer() {' '- |    fork_middle() {' '- |      fork_inner() {'
-			if [ -z "$opt" ]; then echo 'D |        hash();'; else echo 'D |        hash(); /* = 0x143c538f */'; fi
+			if [ -z "$opt" ]; then echo 'D |        hash();'; else echo 'D |        hash(); /* = 339497871 */'; fi
 			printf '%s\n' "D |      } /* fork_inner$r1 */" "D |    } /* fork_middle$r1 */" "D |  } /* fork_outer$r1 */"
 		} >want-parent.txt
 		{
-			if [ -z "$opt" ]; then echo 'D |        hash();'; else echo 'D |        hash(); /* = 0xf394e69 */'; fi
+			if [ -z "$opt" ]; then echo 'D |        hash();'; else echo 'D |        hash(); /* = 255413865 */'; fi
 			printf '%s\n' "- |      } /* fork_inner$r0 */" "- |    } /* fork_middle$r0 */" "- |  } /* fork_outer$r0 */"
 		} >want-child.txt
 		diff -u want-parent.txt parent.txt || die "parent ($opt)"

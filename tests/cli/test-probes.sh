@@ -66,6 +66,58 @@ record_entry_and_return() {
 }
 t record_entry_and_return record_entry_and_return
 
+# entry and return probes on nested calls, the inner ones leaves (their
+# entry record kept until the return): each stream in call order; the
+# program named relatively, as the shell user does
+entry_return_nesting() {
+	local here=$PWD
+
+	fresh_registry
+	(cd "$(dirname "$P")" && expect_rc 7 $TRAIL record -q -o "$here/t.dat" \
+		--probe 'p:n/in nest v=$arg1:s32' --probe 'r:n/out nest ret=$retval:s32' \
+		--probe 'p:n/pin parse_int v=$arg1:s32' --probe 'r:n/pout parse_int ret=$retval:s32' \
+		-- "./$(basename "$P")" 2 >/dev/null)
+	$TRAIL report -i t.dat | grep -o 'n:[a-z]*: .*' | sed 's/ (.*)//' >got.txt
+	cat >want.txt <<-'EOF'
+	n:pin: v=21
+	n:pout: ret=42
+	n:in: v=3
+	n:pin: v=3
+	n:pout: ret=6
+	n:out: ret=7
+	n:pin: v=21
+	n:pout: ret=42
+	n:in: v=3
+	n:pin: v=3
+	n:pout: ret=6
+	n:out: ret=7
+	EOF
+	diff want.txt got.txt
+}
+t entry_return_nesting entry_return_nesting
+
+# function_graph --args and --retval: names and types from DWARF (a
+# string's pointer, a stack argument as "...", no value for void); with
+# no debug info the kernel's untyped forms
+graph_args_typed() {
+	expect_rc 7 $TRAIL record -q -p function_graph --args --retval -o t.dat -- "$P" >/dev/null
+	$TRAIL report -i t.dat | sed -E 's/^.*\|  //' >r.txt
+	grep -E '^ *load_config\(path=0x[0-9a-f]+, flags=42\); /\* = 55 \*/$' r.txt >/dev/null ||
+		die "load_config: $(grep load_config r.txt | head -1)"
+	has r.txt 'load_config(path=0x0, flags=2); /* = -22 */'
+	has r.txt 'parse_int(v=21); /* = 42 */'
+	has r.txt 'many(a1=1, a2=2, a3=3, a4=4, a5=5, a6=6, ...); /* = 36 */'
+	has r.txt '} /* nest = 7 */'
+	grep -E '^ *nothing\(\);$' r.txt >/dev/null || die "void nothing(): $(grep nothing r.txt)"
+	expect_rc 7 $TRAIL record -q -p function_graph --args --retval -o n.dat -- "$ND" >/dev/null
+	$TRAIL report -i n.dat | sed -E 's/^.*\|  //' >n.txt
+	has n.txt 'parse_int(); /* = 0x2a */'
+	has n.txt 'load_config(); /* = -22 */'
+	expect_rc 2 $TRAIL record -q -p function --args -o x.dat -- "$P" 2>err.txt
+	has err.txt 'go with -p function_graph'
+}
+t graph_args_typed graph_args_typed
+
 function_event() {
 	fresh_registry
 	$TRAIL probe 'load_config(string path, x32 flags)'
@@ -241,12 +293,11 @@ probes_with_tracers() {
 	has r.txt 'x:e: (load_config+0x0/0x'
 	has r.txt '<- load_config) ret=55'
 	[ "$(grep -c 'load_config() {' r.txt)" = 3 ] || die "function_graph calls: $(grep -c 'load_config' r.txt)"
-	# --retval beside a return probe: the kernel's rule, an error code in
-	# decimal, the rest in hex
+	# --retval beside a return probe: the value by its DWARF type (int)
 	expect_rc 7 $TRAIL record -q -p function_graph --retval -l load_config -l main \
 		--probe 'r:x/r load_config ret=$retval:s32' -o v.dat -- "$P" >/dev/null
 	$TRAIL report -i v.dat >v.txt
-	has v.txt '} /* load_config = 0x37 */'
+	has v.txt '} /* load_config = 55 */'
 	has v.txt '} /* load_config = -22 */'
 	has v.txt '<- load_config) ret=-22'
 }

@@ -47,7 +47,7 @@ struct session {
 	int buffer_given; /* -b */
 	uint32_t block_us; /* --blocking-timeout, ~0u: inf */
 	const char *tracer; /* -p */
-	uint32_t max_depth, retval;
+	uint32_t max_depth, retval, args;
 	int nest; /* --nest N, -1: none */
 	long tids[32]; /* --tid: function tracers in these threads only */
 	int ntids;
@@ -99,7 +99,7 @@ static void on_chld(int sig)
 /* ids of the options without a letter */
 enum {
 	O_CHUNK = OPT_LONG_ID, O_OVERWRITE, O_BLOCKING, O_UNKNOWN, O_DEPTH,
-	O_THRESH, O_RETVAL, O_TID, O_NEST, O_PROBE,
+	O_THRESH, O_RETVAL, O_ARGS, O_TID, O_NEST, O_PROBE,
 };
 
 static const struct opt_cmd record_opts = {
@@ -130,6 +130,9 @@ static const struct opt_cmd record_opts = {
 		{0, "graph-time-thresh", OPT_REQUIRED, "T",
 		 "function_graph: only calls longer than T (50us)", O_THRESH, NULL},
 		{0, "retval", OPT_NONE, NULL, "function_graph: record return values", O_RETVAL, NULL},
+		{0, "args", OPT_NONE, NULL,
+		 "function_graph: record the arguments (named and typed from DWARF in report)", O_ARGS,
+		 NULL},
 		{0, "tid", OPT_REQUIRED, "TID[,TID...]",
 		 "function tracers: only in these threads of the\n"
 		 "-P processes (ftrace's set_ftrace_pid)", O_TID, NULL},
@@ -806,6 +809,7 @@ static void recorder_opts(struct session *S, struct trail_recorder_opts *o)
 	o->tracer = S->tracer;
 	o->max_depth = S->max_depth;
 	o->retval = S->retval;
+	o->args = S->args;
 	o->thresh_ns = S->thresh_ns;
 	o->nest = S->nest;
 	o->tids = S->tids;
@@ -942,6 +946,9 @@ static int record(struct session *S, int argc, char **argv)
 		case O_RETVAL:
 			S->retval = 1;
 			break;
+		case O_ARGS:
+			S->args = 1;
+			break;
 		case O_PROBE:
 			S->probes[S->nprobes++] = optarg;
 			break;
@@ -1002,9 +1009,11 @@ static int record(struct session *S, int argc, char **argv)
 		return usage_err("%s", "--tid selects threads for a tracer: give -p function or -p function_graph");
 	if (S->ntids && !S->npids)
 		return usage_err("%s", "--tid selects threads of running processes: give -P PID");
-	if ((S->max_depth || S->thresh_ns || S->retval) &&
+	if ((S->max_depth || S->thresh_ns || S->retval || S->args) &&
 	    (!S->tracer || strcmp(S->tracer, "function_graph")))
-		return usage_err("%s", "--max-graph-depth, --graph-time-thresh and --retval go with -p function_graph");
+		return usage_err("%s", "--max-graph-depth, --graph-time-thresh, --retval and --args go with -p function_graph");
+	if (S->args && S->thresh_ns)
+		return usage_err("%s", "--args does not go with --graph-time-thresh (a long call is one record written at its return, when its arguments are gone)");
 	for (int i = 0; i < S->nfuncs; i++)
 		if (S->funcs[i][1] == 'g' && strcmp(S->tracer, "function_graph"))
 			return usage_err("-g %s: graph roots go with -p function_graph "

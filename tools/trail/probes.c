@@ -245,21 +245,30 @@ struct ptarget {
 	int depth; /* eprobes on eprobes: how deep */
 };
 
+/* an object of the target, by the name the process's maps give it: the
+ * path with its symbolic links resolved (`record -- ./app` names it
+ * relatively), which the probes compiled for it name */
 static int add_obj(const char *object, void *arg)
 {
 	struct ptarget *t = arg;
+	char *path = realpath(object, NULL);
 	struct pobj *g;
 
-	for (int i = 0; i < t->nobjs; i++)
-		if (!strcmp(t->objs[i].path, object))
-			return 0;
-	g = realloc(t->objs, (size_t)(t->nobjs + 1) * sizeof(*g));
-	if (!g)
+	if (!path && !(path = strdup(object)))
 		return -ENOMEM;
+	for (int i = 0; i < t->nobjs; i++)
+		if (!strcmp(t->objs[i].path, path)) {
+			free(path);
+			return 0;
+		}
+	g = realloc(t->objs, (size_t)(t->nobjs + 1) * sizeof(*g));
+	if (!g) {
+		free(path);
+		return -ENOMEM;
+	}
 	t->objs = g;
 	memset(&g[t->nobjs], 0, sizeof(*g));
-	if (!(g[t->nobjs].path = strdup(object)))
-		return -ENOMEM;
+	g[t->nobjs].path = path;
 	t->nobjs++;
 	return 0;
 }

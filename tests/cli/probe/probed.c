@@ -70,6 +70,12 @@ NOINLINE int parse_int(int v)
 	return v * 2;
 }
 
+/* a call with a probed call inside */
+NOINLINE int nest(int v)
+{
+	return parse_int(v) + 1;
+}
+
 NOINLINE long many(int a1, int a2, int a3, int a4, int a5, int a6, int a7, long a8)
 {
 	__asm__ volatile("" ::: "memory");
@@ -145,6 +151,7 @@ int main(int argc, char **argv)
 		sum += handle(&r);
 		sum += handle(&bad);
 		sum += parse_int(21);
+		sum += nest(3);
 		sum += (int)many(1, 2, 3, 4, 5, 6, 7, 8);
 		sum += by_value((struct pair){5, 6}, GREEN);
 		free(make_obj(24));
