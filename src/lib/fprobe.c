@@ -337,10 +337,6 @@ static inline uint32_t run_fast(const struct fprobe *pr, const void *regs, uint8
 {
 	uint8_t *o = buf + pr->own * 8u;
 
-	if (pr->fault) { /* never set: nothing here can fault */
-		memset(o, 0, 8);
-		o += 8;
-	}
 	for (uint32_t i = 0; i < pr->nfast; i++) {
 		uint64_t v;
 
@@ -349,6 +345,15 @@ static inline uint32_t run_fast(const struct fprobe *pr, const void *regs, uint8
 		o += pr->fast[i].size;
 	}
 	return (uint32_t)(o - buf);
+}
+
+/* pr's payload into buf, its own fields there already */
+static inline uint32_t fetch(const struct fprobe *pr, const struct fprobe_att *at,
+			     const struct fctx *c, uint8_t *buf)
+{
+	if (pr->nfast)
+		return run_fast(pr, c->er ? (const void *)c->er : (const void *)c->rr, buf);
+	return run(pr, at, c, buf);
 }
 
 static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t len);
@@ -398,22 +403,26 @@ static inline struct pkept *pkept(struct writer *w)
 	return (struct pkept *)(void *)w->defer.data;
 }
 
-/* the kept record into its sessions (w is in the record path, level 1) */
-static void kept_write(struct writer *w, const struct pkept *k)
+/* the sessions the kept record is still to be written into */
+static inline uint32_t kept_mask(const struct pkept *k)
 {
-	struct trail_event *ev = &k->pr->ev;
-	uint32_t m = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & k->mask & TRAIL_SESSION_BITS;
-	struct evrt *rt = ev->rt;
+	if (k->gen != __atomic_load_n(&keep_gen, __ATOMIC_RELAXED) || !k->pr->ev.rt)
+		return 0;
+	return __atomic_load_n(k->pr->ev.state, __ATOMIC_ACQUIRE) & k->mask & TRAIL_SESSION_BITS;
+}
 
-	if (m && rt && k->gen == __atomic_load_n(&keep_gen, __ATOMIC_RELAXED))
-		write_sessions(ev, rt, w, 0, m, k->payload, k->len, k->ts, k->cpu);
+/* the kept record into the sessions of m (w is in the record path, level 1) */
+static void kept_write(struct writer *w, const struct pkept *k, uint32_t m)
+{
+	if (m)
+		write_sessions(&k->pr->ev, k->pr->ev.rt, w, 0, m, k->payload, k->len, k->ts, k->cpu);
 }
 
 /* trail_defer.flush of a kept entry record */
 static void kept_flush(struct writer *w)
 {
 	w->defer.flush = NULL;
-	kept_write(w, pkept(w));
+	kept_write(w, pkept(w), kept_mask(pkept(w)));
 }
 
 /* w's kept record, the previous one written: its header filled in, its
@@ -473,29 +482,15 @@ static void return_write(struct fprobe *pr, uint32_t mask, uintptr_t slot, uintp
 	k = pkept(w);
 	/* read again inside: a signal handler may have written it */
 	if (w->defer.flush == kept_flush && k->slot == slot && k->site == site) {
-		struct trail_event *kev = &k->pr->ev;
-		uint32_t km = __atomic_load_n(kev->state, __ATOMIC_ACQUIRE) & k->mask &
-			      TRAIL_SESSION_BITS;
-		struct evrt *krt = kev->rt;
+		uint32_t km = kept_mask(k);
 
 		w->defer.flush = NULL;
-		if (k->gen != __atomic_load_n(&keep_gen, __ATOMIC_RELAXED))
-			km = 0;
-		if (TRAIL_LIKELY(km == m && m && rt && krt)) {
-			do {
-				unsigned s = (unsigned)__builtin_ctz(m);
-				struct psess *ps = &trail__sess[s];
-
-				write_two(ps, &w->ctx[s][0], w, 0, krt->ids[s], k->payload, k->len,
-					  k->ts, k->cpu, rt->ids[s], buf, len, ts, cpu);
-				if (TRAIL_UNLIKELY(__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED))) {
-					__atomic_fetch_and(kev->state, ~(1u << s), __ATOMIC_RELAXED);
-					__atomic_fetch_and(pr->ev.state, ~(1u << s), __ATOMIC_RELAXED);
-				}
-				m &= m - 1;
-			} while (m);
-		} else if (km && krt) {
-			write_sessions(kev, krt, w, 0, km, k->payload, k->len, k->ts, k->cpu);
+		if (TRAIL_LIKELY(km == m && m && rt)) {
+			write_sessions_two(&k->pr->ev, k->pr->ev.rt, k->payload, k->len, k->ts, k->cpu,
+					   &pr->ev, rt, buf, len, ts, cpu, w, m);
+			m = 0; /* written */
+		} else {
+			kept_write(w, k, km);
 		}
 	} else if (w->defer.flush) {
 		w->defer.flush(w);
@@ -528,8 +523,7 @@ void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uint32_t rmask, 
 
 			if (k) {
 				memcpy(k->payload, &h->addr, 8);
-				keep_end(k, pr->nfast ? run_fast(pr, regs, k->payload)
-						      : run(pr, at, &c, k->payload));
+				keep_end(k, fetch(pr, at, &c, k->payload));
 				continue;
 			}
 		}
@@ -537,7 +531,7 @@ void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uint32_t rmask, 
 			uint8_t buf[pr->p.hdr->payload_max];
 
 			memcpy(buf, &h->addr, 8);
-			emit(pr, m, buf, pr->nfast ? run_fast(pr, regs, buf) : run(pr, at, &c, buf));
+			emit(pr, m, buf, fetch(pr, at, &c, buf));
 		}
 	}
 }
@@ -559,8 +553,7 @@ void trail__fprobe_return(const struct hsite *h, uintptr_t slot, uintptr_t ret, 
 			uint64_t own[2] = {h->addr, ret};
 
 			memcpy(buf, own, 16);
-			return_write(pr, m, slot, h->addr, buf,
-				     pr->nfast ? run_fast(pr, regs, buf) : run(pr, at, &c, buf));
+			return_write(pr, m, slot, h->addr, buf, fetch(pr, at, &c, buf));
 		}
 	}
 }
@@ -609,7 +602,9 @@ static void fast_make(struct fprobe *pr)
 	uint16_t n = pr->p.hdr->ninsns;
 	struct fast_arg *f;
 
-	if (pr->kind == TRAIL_PROBE_EVENT || n % 2 || !n || !(f = palloc(sizeof(*f) * n / 2)))
+	/* (a register cannot fault: such a probe has no __probe_fault) */
+	if (pr->kind == TRAIL_PROBE_EVENT || pr->fault || n % 2 || !n ||
+	    !(f = palloc(sizeof(*f) * n / 2)))
 		return;
 	for (uint16_t i = 0; i < n; i += 2) {
 		unsigned r = in[i].arg;

@@ -261,6 +261,28 @@ write_sessions(struct trail_event *ev, struct evrt *rt, struct writer *w, unsign
 	} while (mask);
 }
 
+/* Two records of one thread (ev1's then ev2's, ts1 <= ts2) into each
+ * session of mask, written together (write_two). */
+static inline __attribute__((always_inline)) void
+write_sessions_two(struct trail_event *ev1, struct evrt *rt1, const void *p1, uint32_t len1,
+		   uint64_t ts1, uint32_t cpu1, struct trail_event *ev2, struct evrt *rt2,
+		   const void *p2, uint32_t len2, uint64_t ts2, uint32_t cpu2, struct writer *w,
+		   uint32_t mask)
+{
+	do {
+		unsigned s = (unsigned)__builtin_ctz(mask);
+		struct psess *ps = &trail__sess[s];
+
+		write_two(ps, &w->ctx[s][0], w, 0, rt1->ids[s], p1, len1, ts1, cpu1, rt2->ids[s], p2,
+			  len2, ts2, cpu2);
+		if (TRAIL_UNLIKELY(__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED))) {
+			__atomic_fetch_and(ev1->state, ~(1u << s), __ATOMIC_RELAXED);
+			__atomic_fetch_and(ev2->state, ~(1u << s), __ATOMIC_RELAXED);
+		}
+		mask &= mask - 1;
+	} while (mask);
+}
+
 /* The record path proper: the event into every session whose bit is set in
  * its status word and in `allow`. */
 static inline __attribute__((always_inline)) void

@@ -78,20 +78,10 @@ entry_return_nesting() {
 		--probe 'p:n/pin parse_int v=$arg1:s32' --probe 'r:n/pout parse_int ret=$retval:s32' \
 		-- "./$(basename "$P")" 2 >/dev/null)
 	$TRAIL report -i t.dat | grep -o 'n:[a-z]*: .*' | sed 's/ (.*)//' >got.txt
-	cat >want.txt <<-'EOF'
-	n:pin: v=21
-	n:pout: ret=42
-	n:in: v=3
-	n:pin: v=3
-	n:pout: ret=6
-	n:out: ret=7
-	n:pin: v=21
-	n:pout: ret=42
-	n:in: v=3
-	n:pin: v=3
-	n:pout: ret=6
-	n:out: ret=7
-	EOF
+	for i in 1 2; do
+		printf '%s\n' 'n:pin: v=21' 'n:pout: ret=42' 'n:in: v=3' 'n:pin: v=3' 'n:pout: ret=6' \
+			'n:out: ret=7'
+	done >want.txt
 	diff want.txt got.txt
 }
 t entry_return_nesting entry_return_nesting
