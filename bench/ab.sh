@@ -20,31 +20,26 @@ export TRAIL_REGISTRY=$TMP/reg
 mkdir -m 700 "$TRAIL_REGISTRY"
 trap 'rm -rf "$TMP"' EXIT
 
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-stats() {
-	printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {
-		m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
-		printf "%.2f [%.2f..%.2f]", m, v[1], v[NR] }'
-}
+. "$(dirname "$0")/lib.sh"
 
 declare -A en fg rep
 one() { # label build
 	local b=$2 l t0 t1 base
-	l=$("$b/trail" record -q -e bench:event -o "$TMP/t.dat" -- "$b/bench/bench_event")
+	l=$("${PIN_REC[@]}" "$b/trail" record -q -e bench:event -o "$TMP/t.dat" -- "$b/bench/bench_event")
 	en[$1]+=" $(field ns_per_event "$l")"
 	t0=$(date +%s.%N)
 	"$b/trail" report -i "$TMP/t.dat" >/dev/null
 	t1=$(date +%s.%N)
 	rep[$1]+=" $(awk -v a="$t0" -v b="$t1" -v n="$BENCH_N" 'BEGIN{printf "%.2f", n/(b-a)/1e6}')"
 	base=$(field ns_per_iter "$("$b/bench/bench_fgraph")")
-	l=$("$b/trail" record -q -p function_graph -l work -o "$TMP/g.dat" -- "$b/bench/bench_fgraph")
+	l=$("${PIN_REC[@]}" "$b/trail" record -q -p function_graph -l work -o "$TMP/g.dat" -- "$b/bench/bench_fgraph")
 	fg[$1]+=" $(awk -v a="$(field ns_per_iter "$l")" -v b="$base" 'BEGIN{printf "%.2f", a-b}')"
 }
 for r in $(seq "$RUNS"); do
 	one A "$A"
 	one B "$B"
 done
-echo "bench/ab.sh: N=$BENCH_N, $RUNS runs each, interleaved; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench/ab.sh: N=$BENCH_N, $RUNS runs each, interleaved, $(rec_where); load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-30s %-26s %s\n' "figure" "A: ${1}" "B: ${2}"
 # shellcheck disable=SC2086
 printf '%-30s %-26s %s\n' "enabled, ns/event" "$(stats ${en[A]})" "$(stats ${en[B]})"

@@ -37,11 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {
-	m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
-	printf "%.2f [%.2f..%.2f]", m, v[1], v[NR] }'; }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END { print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'; }
+. "$(dirname "$0")/lib.sh"
 minus() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", a-b}'; }
 
 # the kernel's uprobes: tracefs mounted (say so), the file offset of probe3
@@ -71,16 +67,16 @@ declare -a base sbase p3 ps pr fg kp kbase
 for r in $(seq "$RUNS"); do
 	l=$("$PROG" regs); base+=("$(field ns_per_iter "$l")")
 	l=$("$PROG" str); sbase+=("$(field ns_per_iter "$l")")
-	l=$("$TRAIL" record -q -b "$BUF" --probe 'p:bench/p3 probe3 a=%di:s64 b=%si:s64 c=%dx:s64' \
+	l=$("${PIN_REC[@]}" "$TRAIL" record -q -b "$BUF" --probe 'p:bench/p3 probe3 a=%di:s64 b=%si:s64 c=%dx:s64' \
 		-o "$TMP/p.dat" -- "$PROG" regs)
 	p3+=("$(minus "$(field ns_per_iter "$l")" "${base[-1]}")")
-	l=$("$TRAIL" record -q -b "$BUF" --probe 'p:bench/ps probe_str s=+0(%di):string' \
+	l=$("${PIN_REC[@]}" "$TRAIL" record -q -b "$BUF" --probe 'p:bench/ps probe_str s=+0(%di):string' \
 		-o "$TMP/s.dat" -- "$PROG" str)
 	ps+=("$(minus "$(field ns_per_iter "$l")" "${sbase[-1]}")")
-	l=$("$TRAIL" record -q -b "$BUF" --probe 'p:bench/e probe3 a=%di:s64 b=%si:s64 c=%dx:s64' \
+	l=$("${PIN_REC[@]}" "$TRAIL" record -q -b "$BUF" --probe 'p:bench/e probe3 a=%di:s64 b=%si:s64 c=%dx:s64' \
 		--probe 'r:bench/r probe3 ret=$retval:s64' -o "$TMP/r.dat" -- "$PROG" regs)
 	pr+=("$(minus "$(field ns_per_iter "$l")" "${base[-1]}")")
-	l=$("$TRAIL" record -q -b "$BUF" -p function_graph -l probe3 -o "$TMP/g.dat" -- "$PROG" regs)
+	l=$("${PIN_REC[@]}" "$TRAIL" record -q -b "$BUF" -p function_graph -l probe3 -o "$TMP/g.dat" -- "$PROG" regs)
 	fg+=("$(minus "$(field ns_per_iter "$l")" "${base[-1]}")")
 	if [ -n "$uprobes" ] && [ -n "$off" ]; then
 		echo "p:trailbench/k3 $PROG:$off a=%di:s64 b=%si:s64 c=%dx:s64" >>"$TR/uprobe_events"
@@ -96,8 +92,8 @@ done
 # the records are all there
 hits=$("$TRAIL" report -i "$TMP/p.dat" --count 2>/dev/null | awk '$1 == "bench:p3" {print $2}')
 
-printf 'probe hit costs, ns per call (median [min..max] of %s runs, N=%s, CPU %s)\n' \
-	"$RUNS" "$BENCH_N" "$BENCH_CPU"
+printf 'probe hit costs, ns per call (median [min..max] of %s runs, N=%s, CPU %s, %s)\n' \
+	"$RUNS" "$BENCH_N" "$BENCH_CPU" "$(rec_where)"
 printf '  %-22s %s\n' "untraced loop" "$(stats "${base[@]}")"
 printf '  %-22s %s   (records: %s)\n' "trail p 3 regs" "$(stats "${p3[@]}")" "${hits:-?}"
 printf '  %-22s %s\n' "trail p string" "$(stats "${ps[@]}")"

@@ -13,9 +13,8 @@
 #
 # The workload is an in-memory database (SQL below): ROWS rows inserted by a
 # recursive CTE, two indexes, aggregates, a join, ORDER BY, an UPDATE.
-# sqlite3 is pinned to BENCH_CPU through a small wrapper script, so that
-# both recorders (trail's, uftrace's writer) stay free to run on the other
-# CPU. Times are wall clock around the whole command (startup, patching
+# sqlite3 is pinned to BENCH_CPU through a small wrapper script, both
+# recorders (trail's, uftrace's writer) to another CPU (bench/lib.sh). Times are wall clock around the whole command (startup, patching
 # and the final flush included), median of RUNS [min..max].
 # calls = the funcgraph_entry and funcgraph_leaf records in trail's file
 # (a call is an entry and an exit record, or one leaf record when nothing
@@ -32,6 +31,7 @@ BUILD=$(cd "${1:-build}" && pwd)
 RUNS=${RUNS:-3}
 ROWS=${ROWS:-250000}
 CPU=${BENCH_CPU:-1}
+BENCH_CPU=$CPU . "$(dirname "$0")/lib.sh" # PIN_REC: the recorders on another CPU
 [ "$(nproc)" -lt 2 ] && CPU=0
 TRAIL=$BUILD/trail
 TRAIL_BUF=${TRAIL_BUF:-32M}
@@ -96,7 +96,7 @@ UPDATE t SET c = c + 1 WHERE a % 7 = 0;
 SELECT count(*), total(c) FROM t WHERE b LIKE 'row1%';
 EOF
 # a script, not taskset itself: trail refuses a command without patchable
-# entries, and the recorders must not inherit the pinning
+# entries, and the recorders run elsewhere (PIN_REC)
 printf '#!/bin/sh\nexec taskset -c %s "$@"\n' "$CPU" >"$TMP/pin"
 chmod +x "$TMP/pin"
 RUN=("$TMP/pin" "$SQLITE" :memory:)
@@ -131,7 +131,7 @@ declare -a plain tr uf
 calls=0 written=0 tlost=0 tbytes=0 ulost=0 ubytes=0
 for _ in $(seq "$RUNS"); do
 	plain+=("$(timed "${RUN[@]}")")
-	tr+=("$(timed "$TRAIL" record -q -C "$TRAIL_CLOCK" -b "$TRAIL_BUF" -p function_graph -o "$TMP/t.dat" -- "${RUN[@]}")")
+	tr+=("$(timed "${PIN_REC[@]}" "$TRAIL" record -q -C "$TRAIL_CLOCK" -b "$TRAIL_BUF" -p function_graph -o "$TMP/t.dat" -- "${RUN[@]}")")
 	w=$("$TRAIL" report -i "$TMP/t.dat" --stat 2>/dev/null |
 		sed -n 's/.*entries-written: \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' | head -1)
 	read -r inbuf written <<<"${w:-0 0}"
@@ -141,7 +141,7 @@ for _ in $(seq "$RUNS"); do
 	tbytes=$(stat -c %s "$TMP/t.dat" 2>/dev/null || echo 0)
 	rm -f "$TMP/t.dat"
 	if [ $have_uf = 1 ]; then
-		uf+=("$(timed uftrace record --no-libcall -b 4M -P . -d "$TMP/uf" "${RUN[@]}")")
+		uf+=("$(timed "${PIN_REC[@]}" uftrace record --no-libcall -b 4M -P . -d "$TMP/uf" "${RUN[@]}")")
 		recs=$(find "$TMP/uf" -name '[0-9]*.dat' -printf '%s\n' | awk '{s += $1} END {print int(s / 16)}')
 		ulost=$((2 * calls - recs)); [ $ulost -lt 0 ] && ulost=0
 		ubytes=$(du -sb "$TMP/uf" | cut -f1)

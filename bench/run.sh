@@ -5,7 +5,8 @@
 #   RUNS=3 BENCH_N=10000000 BENCH_CPU=1 bench/run.sh build
 #
 # Every figure is the median of RUNS runs [min..max]; the bench process
-# pins itself to BENCH_CPU (the recorder runs on the other CPU).
+# pins itself to BENCH_CPU, the recorders (trail's, uftrace's, LTTng's
+# session daemon when started here) run on another (bench/lib.sh).
 # Figures (all timed inside the traced process, see bench_event.c):
 #   enabled ns/event   trail record -e bench:event (2 integer fields)
 #   disabled ns/event  the same binary, not recorded
@@ -33,17 +34,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-stats() { # values... -> "median [min..max]"
-	printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {
-		m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
-		printf "%.2f [%.2f..%.2f]", m, v[1], v[NR] }'
-}
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END { print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'; }
+. "$(dirname "$0")/lib.sh"
 
 declare -a en dis notp rdtsc bytes lost10 repspeed lt ltbytes ltlost
 for r in $(seq "$RUNS"); do
-	l=$("$TRAIL" record -q -e bench:event -o "$TMP/t.dat" -- "$BUILD/bench/bench_event")
+	l=$("${PIN_REC[@]}" "$TRAIL" record -q -e bench:event -o "$TMP/t.dat" -- "$BUILD/bench/bench_event")
 	en+=("$(field ns_per_event "$l")"); rdtsc+=("$(field rdtsc_ns "$l")")
 	sz=$(stat -c %s "$TMP/t.dat")
 	bytes+=("$(awk -v s="$sz" -v n="$BENCH_N" 'BEGIN{printf "%.2f", s/n}')")
@@ -53,7 +48,7 @@ for r in $(seq "$RUNS"); do
 	repspeed+=("$(awk -v a="$t0" -v b="$t1" -v n="$BENCH_N" 'BEGIN{printf "%.2f", n/(b-a)/1e6}')")
 	l=$("$BUILD/bench/bench_event"); dis+=("$(field ns_per_event "$l")")
 	l=$("$BUILD/bench/bench_event_notp"); notp+=("$(field ns_per_event "$l")")
-	BENCH_RATE=10000000 "$TRAIL" record -q -e bench:event -o "$TMP/p.dat" -- "$BUILD/bench/bench_event" >/dev/null
+	BENCH_RATE=10000000 "${PIN_REC[@]}" "$TRAIL" record -q -e bench:event -o "$TMP/p.dat" -- "$BUILD/bench/bench_event" >/dev/null
 	w=$("$TRAIL" report -i "$TMP/p.dat" --stat | sed -n 's/.*entries-written: \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' | head -1)
 	lost10+=("$(awk '{print $2 - $1}' <<<"$w")")
 done
@@ -65,12 +60,12 @@ declare -a fg_plain fg_pfe fg_trail fg_bytes uf uf_bytes
 for r in $(seq "$RUNS"); do
 	l=$("$BUILD/bench/bench_fgraph_plain"); fg_plain+=("$(field ns_per_iter "$l")")
 	l=$("$BUILD/bench/bench_fgraph"); base=$(field ns_per_iter "$l"); fg_pfe+=("$base")
-	l=$("$TRAIL" record -q -p function_graph -l work -o "$TMP/g.dat" -- "$BUILD/bench/bench_fgraph")
+	l=$("${PIN_REC[@]}" "$TRAIL" record -q -p function_graph -l work -o "$TMP/g.dat" -- "$BUILD/bench/bench_fgraph")
 	calls=$(field calls "$l")
 	fg_trail+=("$(awk -v a="$(field ns_per_iter "$l")" -v b="$base" 'BEGIN{printf "%.2f", a-b}')")
 	fg_bytes+=("$(awk -v s="$(stat -c %s "$TMP/g.dat")" -v n="$calls" 'BEGIN{printf "%.2f", s/n}')")
 	if command -v uftrace >/dev/null; then
-		l=$(cd "$TMP" && uftrace record -b 4M -P work -d "$TMP/uf" "$BUILD/bench/bench_fgraph")
+		l=$(cd "$TMP" && "${PIN_REC[@]}" uftrace record -b 4M -P work -d "$TMP/uf" "$BUILD/bench/bench_fgraph")
 		uf+=("$(awk -v a="$(field ns_per_iter "$l")" -v b="$base" 'BEGIN{printf "%.2f", a-b}')")
 		uf_bytes+=("$(du -sb "$TMP/uf" | awk -v n="$calls" '{printf "%.2f", $1/n}')")
 		rm -rf "$TMP/uf"
@@ -81,7 +76,7 @@ have_lttng=0
 if [ -x "$BUILD/bench/peer_lttng" ] && command -v lttng >/dev/null; then
 	have_lttng=1
 	if ! lttng list >/dev/null 2>&1; then
-		lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
+		"${PIN_REC[@]}" lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
 		sleep 1
 		SESSIOND=$(pgrep -n lttng-sessiond)
 	fi
@@ -100,7 +95,7 @@ if [ -x "$BUILD/bench/peer_lttng" ] && command -v lttng >/dev/null; then
 	done
 fi
 
-echo "trail benchmark: N=$BENCH_N, $RUNS runs, pinned to CPU $BENCH_CPU; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) x $(nproc)"
+echo "trail benchmark: N=$BENCH_N, $RUNS runs, pinned to CPU $BENCH_CPU, $(rec_where); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) x $(nproc)"
 echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), $(uname -r)"
 printf '%-44s %s\n' "figure" "median [min..max]"
 printf '%-44s %s\n' "rdtsc (the timestamp floor), ns" "$(stats "${rdtsc[@]}")"

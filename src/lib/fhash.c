@@ -18,6 +18,7 @@ struct hsite *trail__hinsert(uintptr_t a)
 			if (h->dead) { /* a new object where an old one was */
 				h->mask = h->root = h->pmask = h->rpmask = 0;
 				h->probes = NULL;
+				h->pair = NULL;
 				h->patched = 0;
 				__atomic_store_n(&h->dead, 0, __ATOMIC_RELEASE);
 			}

@@ -20,6 +20,7 @@
 #include "internal.h"
 
 struct fprobe_att;
+struct fpair;
 
 struct hsite {
 	uintptr_t addr;   /* 0: empty slot */
@@ -28,6 +29,7 @@ struct hsite {
 	uint32_t pmask;   /* sessions with probes on it (fprobe.c) */
 	uint32_t rpmask;  /* of those, sessions with return probes */
 	struct fprobe_att *probes; /* those probes, newest first, never freed */
+	const struct fpair *pair;  /* or those as a pair (fprobe.c), NULL */
 	uint8_t orig[TRAIL_ARCH_SITE_SIZE];
 	uint8_t patched;
 	uint8_t dead;     /* its object was unloaded (a tombstone) */

@@ -474,6 +474,18 @@ uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
 		gexit_write(mask, fslot);
 		return ret;
 	}
+	/* a call hooked for return probes only */
+	if (TRAIL_LIKELY((d == 1 || top->slot >= slot) && !top->roots && !top->mask)) {
+		const struct hsite *site = top->site;
+		uintptr_t fslot = top->slot;
+		uint32_t rmask = top->rmask;
+
+		ret = top->ret;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* read before popped */
+		g->depth = d - 1;
+		trail__fprobe_return(site, fslot, ret, rmask, regs);
+		return ret;
+	}
 	now = thresh_sessions ? ticks() : 0;
 
 	/* frames below this one were skipped by longjmp or an exception */

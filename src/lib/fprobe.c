@@ -45,6 +45,9 @@ struct fprobe {
 	uint16_t *tail;        /* per argument: bytes the following ones need */
 	const struct trail_fetch_insn *code; /* the blob's, copied aligned */
 	uint16_t nfast;        /* registers only: run by run_fast() */
+	uint8_t words;         /* ... each stored as 8 bytes */
+	uint16_t fast_len;     /* its payload's length (no arguments: its
+				* own fields'); 0: not such a probe */
 	struct fast_arg *fast;
 	uint8_t keep;          /* entry record small enough to be kept */
 	uint32_t state;        /* ev's status word */
@@ -336,10 +339,16 @@ static uint32_t run(const struct fprobe *pr, const struct fprobe_att *at, const 
 static inline uint32_t run_fast(const struct fprobe *pr, const void *regs, uint8_t *buf)
 {
 	uint8_t *o = buf + pr->own * 8u;
+	uint64_t v;
 
+	if (TRAIL_LIKELY(pr->words)) {
+		for (uint32_t i = 0; i < pr->nfast; i++, o += 8) {
+			memcpy(&v, (const uint8_t *)regs + pr->fast[i].off, 8);
+			memcpy(o, &v, 8);
+		}
+		return (uint32_t)(o - buf);
+	}
 	for (uint32_t i = 0; i < pr->nfast; i++) {
-		uint64_t v;
-
 		memcpy(&v, (const uint8_t *)regs + pr->fast[i].off, 8);
 		put_int(o, v, pr->fast[i].size);
 		o += pr->fast[i].size;
@@ -502,10 +511,140 @@ static void return_write(struct fprobe *pr, uint32_t mask, uintptr_t slot, uintp
 		eprobes_run(&pr->ev, buf, len);
 }
 
+/* ------------------------------------------------------ a site's pair
+ *
+ * The common use of a return probe: one entry and one return probe on a
+ * function, of one session, reading registers only (`p f a=%di b=%si`,
+ * `r f ret=$retval`). The site holds them as a
+ * pair, worked out whenever its probes change, and its calls run them
+ * without the walk through the attachments and the general checks: the
+ * entry's registers are kept as any kept record, and the return writes
+ * both records straight into the chunk, its registers read there.
+ * Anything else at run time (an eprobe on either, a chunk to take, the
+ * kept record gone) goes the general way.
+ */
+struct fpair {
+	struct fprobe *e, *r;
+	uint32_t bit; /* the session's */
+	unsigned s;
+};
+
+/* h->pair again, after h's probes changed (under the control lock) */
+static void pair_update(struct hsite *h)
+{
+	const struct fprobe_att *e = NULL, *r = NULL;
+	const struct fpair *old = h->pair;
+	struct fpair *pp = NULL;
+	int more = 0;
+
+	for (const struct fprobe_att *at = h->probes; at; at = at->next) {
+		if (!__atomic_load_n(&at->mask, __ATOMIC_RELAXED))
+			continue;
+		if (at->pr->kind == TRAIL_PROBE_ENTRY && !e)
+			e = at;
+		else if (at->pr->kind == TRAIL_PROBE_RETURN && !r)
+			r = at;
+		else
+			more = 1;
+	}
+	if (!more && e && r && e->mask == r->mask && !(e->mask & (e->mask - 1)) &&
+	    e->pr->fast_len && e->pr->keep && r->pr->fast_len) {
+		if (old && old->e == e->pr && old->r == r->pr && old->bit == e->mask)
+			return;
+		if ((pp = palloc(sizeof(*pp))))
+			*pp = (struct fpair){e->pr, r->pr, e->mask, (unsigned)__builtin_ctz(e->mask)};
+	}
+	__atomic_store_n(&h->pair, pp, __ATOMIC_RELEASE);
+}
+
+/* The entry of a pair's call: its record kept (0: go the general way) */
+static inline int pair_entry(const struct fpair *pp, const struct hsite *h, uintptr_t *ret,
+			     const struct trail_arch_regs *regs)
+{
+	struct fprobe *pr = pp->e;
+	struct pkept *k;
+
+	if (!(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & pp->bit))
+		return 1; /* not enabled: nothing to run */
+	if (!(k = keep_start(pr, pp->bit, (uintptr_t)ret, h->addr)))
+		return 0;
+	memcpy(k->payload, &h->addr, 8);
+	keep_end(k, run_fast(pr, regs, k->payload));
+	return 1;
+}
+
+/* The return of a pair's call: the kept entry record and the return
+ * record written in one reservation (0: go the general way) */
+static inline int pair_return(const struct fpair *pp, uintptr_t site, uintptr_t slot,
+			      uintptr_t ret, const struct trail_arch_ret_regs *regs)
+{
+	struct writer *w = trail__tls_w;
+	struct fprobe *e = pp->e, *r = pp->r;
+	const struct pkept *k;
+	struct psess *ps = &trail__sess[pp->s];
+	const struct evrt *ert, *rrt;
+	struct wctx *c;
+	uint32_t cpu, len2 = r->fast_len;
+	uint64_t ts, own[2] = {site, ret};
+	uint8_t *p;
+
+	if (!w || w->depth || w->defer.flush != kept_flush)
+		return 0;
+	k = pkept(w);
+	if (k->slot != slot || k->site != site || k->pr != e || k->mask != pp->bit ||
+	    k->gen != __atomic_load_n(&keep_gen, __ATOMIC_RELAXED) ||
+	    (__atomic_load_n(&r->state, __ATOMIC_RELAXED) & TRAIL_STATE_EPROBE))
+		return 0;
+	path_enter(w, 0);
+	ts = now_cpu(&cpu);
+	c = &w->ctx[pp->s][0];
+	/* read again inside (a signal handler may have written it); enabled
+	 * in both (acquire: the session's ids are there) */
+	ert = e->ev.rt;
+	rrt = r->ev.rt;
+	if (w->defer.flush != kept_flush || !ert || !rrt ||
+	    !(__atomic_load_n(e->ev.state, __ATOMIC_ACQUIRE) &
+	      __atomic_load_n(r->ev.state, __ATOMIC_ACQUIRE) & pp->bit) ||
+	    !(p = reserve_two(ps, c, ert->ids[pp->s], k->len, k->ts, k->cpu, rrt->ids[pp->s], len2,
+			      ts, cpu))) {
+		path_leave(w, 0);
+		return 0;
+	}
+	copy_payload(p, k->payload, k->len);
+	p += k->len + 4;
+	memcpy(p, own, 16);
+	run_fast(r, regs, p);
+	commit_two(c, p + len2, ts);
+	w->defer.flush = NULL;
+	if (TRAIL_UNLIKELY(__atomic_load_n(&ps->orphaned, __ATOMIC_RELAXED))) {
+		__atomic_fetch_and(e->ev.state, ~pp->bit, __ATOMIC_RELAXED);
+		__atomic_fetch_and(r->ev.state, ~pp->bit, __ATOMIC_RELAXED);
+	}
+	path_leave(w, 0);
+	return 1;
+}
+
 /* ------------------------------------------------------ probe hits */
+
+static void entry_walk(const struct hsite *h, uint32_t pmask, uint32_t rmask, uintptr_t *ret,
+		       const struct trail_arch_regs *regs);
+static void return_walk(const struct hsite *h, uintptr_t slot, uintptr_t ret, uint32_t rmask,
+			const struct trail_arch_ret_regs *regs);
 
 void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uint32_t rmask, uintptr_t *ret,
 			 const struct trail_arch_regs *regs)
+{
+	const struct fpair *pp = __atomic_load_n(&h->pair, __ATOMIC_ACQUIRE);
+
+	if (pp && pmask == pp->bit && rmask == pp->bit && pair_entry(pp, h, ret, regs))
+		return;
+	entry_walk(h, pmask, rmask, ret, regs);
+}
+
+/* the general way: each probe attached to h */
+static __attribute__((noinline)) void entry_walk(const struct hsite *h, uint32_t pmask,
+						 uint32_t rmask, uintptr_t *ret,
+						 const struct trail_arch_regs *regs)
 {
 	struct fctx c = {.er = regs, .sp = (uintptr_t)ret, .ip = h->addr};
 
@@ -536,8 +675,43 @@ void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uint32_t rmask, 
 	}
 }
 
+/* a return probe's record, made in buf (its payload_max bytes) */
+static inline __attribute__((always_inline)) void
+return_one(const struct hsite *h, const struct fprobe_att *at, uint32_t m, uintptr_t slot,
+	   uintptr_t ret, const struct fctx *c, uint8_t *buf)
+{
+	uint64_t own[2] = {h->addr, ret};
+
+	memcpy(buf, own, 16);
+	return_write(at->pr, m, slot, h->addr, buf, fetch(at->pr, at, c, buf));
+}
+
+/* (the common return probes' records fit a buffer of a set size) */
+#define RETURN_SMALL 64u
+
+static __attribute__((noinline)) void return_big(const struct hsite *h, const struct fprobe_att *at,
+						 uint32_t m, uintptr_t slot, uintptr_t ret,
+						 const struct fctx *c)
+{
+	uint8_t buf[at->pr->p.hdr->payload_max];
+
+	return_one(h, at, m, slot, ret, c, buf);
+}
+
 void trail__fprobe_return(const struct hsite *h, uintptr_t slot, uintptr_t ret, uint32_t rmask,
 			  const struct trail_arch_ret_regs *regs)
+{
+	const struct fpair *pp = __atomic_load_n(&h->pair, __ATOMIC_ACQUIRE);
+
+	if (pp && rmask == pp->bit && pair_return(pp, h->addr, slot, ret, regs))
+		return;
+	return_walk(h, slot, ret, rmask, regs);
+}
+
+/* the general way: each return probe attached to h */
+static __attribute__((noinline)) void return_walk(const struct hsite *h, uintptr_t slot,
+						  uintptr_t ret, uint32_t rmask,
+						  const struct trail_arch_ret_regs *regs)
 {
 	struct fctx c = {.rr = regs, .sp = (uintptr_t)regs->sp, .ip = ret};
 
@@ -548,12 +722,12 @@ void trail__fprobe_return(const struct hsite *h, uintptr_t slot, uintptr_t ret, 
 
 		if (!m || pr->kind != TRAIL_PROBE_RETURN)
 			continue;
-		{
-			uint8_t buf[pr->p.hdr->payload_max];
-			uint64_t own[2] = {h->addr, ret};
+		if (TRAIL_LIKELY(pr->p.hdr->payload_max <= RETURN_SMALL)) {
+			uint64_t buf[RETURN_SMALL / 8];
 
-			memcpy(buf, own, 16);
-			return_write(pr, m, slot, h->addr, buf, fetch(pr, at, &c, buf));
+			return_one(h, at, m, slot, ret, &c, (uint8_t *)buf);
+		} else {
+			return_big(h, at, m, slot, ret, &c);
 		}
 	}
 }
@@ -601,10 +775,17 @@ static void fast_make(struct fprobe *pr)
 	const struct trail_fetch_insn *in = pr->code;
 	uint16_t n = pr->p.hdr->ninsns;
 	struct fast_arg *f;
+	uint8_t words = 1;
+	uint32_t len = pr->own * 8u;
 
 	/* (a register cannot fault: such a probe has no __probe_fault) */
-	if (pr->kind == TRAIL_PROBE_EVENT || pr->fault || n % 2 || !n ||
-	    !(f = palloc(sizeof(*f) * n / 2)))
+	if (pr->kind == TRAIL_PROBE_EVENT || pr->fault || n % 2)
+		return;
+	if (!n) { /* no arguments: nothing to run (run() runs nothing) */
+		pr->fast_len = pr->own * 8u;
+		return;
+	}
+	if (!(f = palloc(sizeof(*f) * n / 2)))
 		return;
 	for (uint16_t i = 0; i < n; i += 2) {
 		unsigned r = in[i].arg;
@@ -621,7 +802,11 @@ static void fast_make(struct fprobe *pr)
 			f[i / 2].off = r == TRAIL_PREG_AX ? offsetof(struct trail_arch_ret_regs, rax)
 							  : offsetof(struct trail_arch_ret_regs, rdx);
 		f[i / 2].size = in[i + 1].size;
+		words &= in[i + 1].size == 8;
+		len += in[i + 1].size;
 	}
+	pr->words = words;
+	pr->fast_len = (uint16_t)len;
 	pr->fast = f;
 	pr->nfast = n / 2;
 }
@@ -781,8 +966,10 @@ int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, cons
 	}
 	if (ret)
 		__atomic_fetch_or(&h->rpmask, 1u << s, __ATOMIC_RELEASE);
-	if (n)
+	if (n) {
+		pair_update(h);
 		__atomic_fetch_or(&h->pmask, 1u << s, __ATOMIC_RELEASE);
+	}
 	return n;
 }
 
@@ -792,6 +979,7 @@ void trail__fprobe_detach(unsigned s, struct hsite *h)
 		__atomic_fetch_and(&at->mask, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&h->rpmask, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&h->pmask, ~(1u << s), __ATOMIC_RELEASE);
+	pair_update(h);
 }
 
 /* ------------------------------------------------------------ eprobes */

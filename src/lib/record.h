@@ -182,48 +182,65 @@ static inline __attribute__((always_inline)) void write_one(struct psess *ps, st
 			 ((uint64_t)events << 32) | pos, __ATOMIC_RELEASE);
 }
 
-/* Two records of one thread at once (a kept entry record and its return
- * record, say), ts1 <= ts2: one reservation, one commit. */
+/* Room for two records of one thread in c's chunk (a kept entry record
+ * and its return record, say; ts1 <= ts2), both headers written: returns
+ * where the first payload goes (the second's is 4 bytes past its end), or
+ * NULL when they cannot go together as the common case (a chunk to take,
+ * a CPU or time record, a long id), which write_one handles. The caller
+ * fills the payloads in and calls commit_two. */
+static inline __attribute__((always_inline)) uint8_t *
+reserve_two(struct psess *ps, struct wctx *c, uint32_t id1, uint32_t len1, uint64_t ts1,
+	    uint32_t cpu1, uint32_t id2, uint32_t len2, uint64_t ts2, uint32_t cpu2)
+{
+	uint32_t gen = __atomic_load_n(&ps->gen, __ATOMIC_RELAXED);
+	uint8_t *p;
+
+	if (TRAIL_UNLIKELY(c->gen != gen))
+		trail__ctx_reset(c, gen);
+	if (TRAIL_UNLIKELY(!c->data || c->pos + len1 + len2 + 8 > c->cap || cpu1 != c->cpu ||
+			   cpu2 != cpu1 || (id1 | id2) >= TRAIL_REC_DIRECT_IDS ||
+			   ts1 < c->last_ts || ts1 - c->last_ts > TRAIL_REC_DELTA_MAX ||
+			   ts2 < ts1 || ts2 - ts1 > TRAIL_REC_DELTA_MAX))
+		return NULL;
+	p = c->data + c->pos;
+	put32(p, (uint32_t)((ts1 - c->last_ts) << TRAIL_REC_TYPE_BITS) | (id1 + TRAIL_REC_FIRST_EVENT));
+	put32(p + 4 + len1,
+	      (uint32_t)((ts2 - ts1) << TRAIL_REC_TYPE_BITS) | (id2 + TRAIL_REC_FIRST_EVENT));
+	return p + 4;
+}
+
+/* ... and both committed (end: past the second payload) */
+static inline void commit_two(struct wctx *c, const uint8_t *end, uint64_t ts2)
+{
+	uint8_t *data = c->data;
+	uint32_t pos = (uint32_t)(end - data);
+
+	c->pos = pos;
+	c->events += 2;
+	c->last_ts = ts2;
+	/* pairs with the recorder's acquire load: records below pos are whole */
+	__atomic_store_n(&data_hdr(data)->commit, ((uint64_t)c->events << 32) | pos,
+			 __ATOMIC_RELEASE);
+}
+
+/* Two records of one thread at once, ts1 <= ts2: one reservation, one
+ * commit when they can (reserve_two), else one at a time. */
 static inline __attribute__((always_inline)) void
 write_two(struct psess *ps, struct wctx *c, struct writer *w, unsigned depth, uint32_t id1,
 	  const void *p1, uint32_t len1, uint64_t ts1, uint32_t cpu1, uint32_t id2,
 	  const void *p2, uint32_t len2, uint64_t ts2, uint32_t cpu2)
 {
-	uint32_t gen = __atomic_load_n(&ps->gen, __ATOMIC_RELAXED);
-	uint8_t *data;
-	uint32_t pos;
+	uint8_t *p = reserve_two(ps, c, id1, len1, ts1, cpu1, id2, len2, ts2, cpu2);
 
-	if (TRAIL_UNLIKELY(c->gen != gen))
-		trail__ctx_reset(c, gen);
-	data = c->data;
-	pos = c->pos;
-	/* both in this chunk, both ids direct, one cpu, the deltas short: else
-	 * one at a time */
-	if (TRAIL_UNLIKELY(!data || pos + len1 + len2 + 8 > c->cap || cpu1 != c->cpu ||
-			   cpu2 != cpu1 || (id1 | id2) >= TRAIL_REC_DIRECT_IDS ||
-			   ts1 < c->last_ts || ts1 - c->last_ts > TRAIL_REC_DELTA_MAX ||
-			   ts2 < ts1 || ts2 - ts1 > TRAIL_REC_DELTA_MAX)) {
+	if (TRAIL_UNLIKELY(!p)) {
 		write_one(ps, c, w, depth, id1, p1, len1, ts1, cpu1);
 		write_one(ps, c, w, depth, id2, p2, len2, ts2, cpu2);
 		return;
 	}
-	{
-		uint8_t *p = data + pos;
-
-		put32(p, (uint32_t)((ts1 - c->last_ts) << TRAIL_REC_TYPE_BITS) |
-				 (id1 + TRAIL_REC_FIRST_EVENT));
-		copy_payload(p + 4, p1, len1);
-		p += 4 + len1;
-		put32(p, (uint32_t)((ts2 - ts1) << TRAIL_REC_TYPE_BITS) | (id2 + TRAIL_REC_FIRST_EVENT));
-		copy_payload(p + 4, p2, len2);
-		p += 4 + len2;
-		pos = (uint32_t)(p - data);
-		c->pos = pos;
-		c->events += 2;
-		c->last_ts = ts2;
-		__atomic_store_n(&data_hdr(data)->commit, ((uint64_t)c->events << 32) | pos,
-				 __ATOMIC_RELEASE);
-	}
+	copy_payload(p, p1, len1);
+	p += len1 + 4;
+	copy_payload(p, p2, len2);
+	commit_two(c, p + len2, ts2);
 }
 
 /* Entering the record path at nesting level d: the depth store before any
