@@ -127,6 +127,8 @@ struct trail_call {
 
 /* What to show, for every view (report, --summary, every export format):
  * the same options read the same way everywhere. Zeroed: everything. */
+struct trail_filter_err;
+
 struct trail_view {
 	size_t sz; /* sizeof(struct trail_view) */
 	/* functions, trace-cmd's -l/-n/-g at record time, on symbol names
@@ -149,6 +151,17 @@ struct trail_view {
 	 * far and the file offset reached */
 	void (*progress)(void *arg, uint64_t records, uint64_t offset);
 	void *progress_arg;
+	/* event filters, each "EVENT" or "EVENT: FILTER" (EVENT: -e's
+	 * pattern, FILTER: the kernel's grammar, src/common/filter.h): an
+	 * event is shown if the first of them whose pattern names it has no
+	 * filter or one it passes; an event none names is not shown. The
+	 * function tracers' records are not filtered (their calls are). A
+	 * filter that does not compile for an event fails the run (-EINVAL)
+	 * with *filter_err filled and *filter_which its index. */
+	const char *const *filters;
+	size_t nfilters;
+	struct trail_filter_err *filter_err;
+	size_t *filter_which;
 };
 
 struct trail_viewer;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/filter.h"
 #include "../common/spec.h"
 #include "view.h"
 
@@ -65,6 +66,10 @@ struct name_slot {
 
 struct trail_viewer {
 	const struct trail_view *v;
+	/* filters by event id: EF_* and the compiled filter */
+	uint8_t *fsel;
+	struct trail_filter **ff;
+	uint32_t nfsel;
 	struct trail_reader *r;
 	struct trail_output *out;
 	struct vstream *s;
@@ -603,6 +608,89 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 	return 0;
 }
 
+/* ---- event filters ---- */
+
+enum { EF_UNKNOWN, EF_HIDDEN, EF_SHOWN, EF_FILTERED };
+
+/* filter k's pattern and, if it has one, its filter text */
+static void filter_parts(const char *s, size_t *plen, const char **text)
+{
+	const char *sp = strchr(s, ' ');
+	size_t n = sp ? (size_t)(sp - s) : strlen(s);
+
+	*text = NULL;
+	*plen = n;
+	if (n && s[n - 1] == ':') {
+		*plen = n - 1;
+		*text = s + n;
+		while (**text == ' ')
+			(*text)++;
+	}
+}
+
+/* Is rec shown by the filters? 1, 0, or -EINVAL (a filter that does not
+ * compile for its event: v->filter_err) */
+static int event_filter(struct trail_viewer *w, const struct trail_record *rec)
+{
+	const struct trail_view *v = w->v;
+	const struct trail_revent *ev = rec->event;
+	uint32_t id = ev->id;
+
+	if (id >= w->nfsel) {
+		uint32_t n = id + 64;
+		uint8_t *s = realloc(w->fsel, n);
+		struct trail_filter **f;
+
+		if (!s)
+			return -ENOMEM;
+		w->fsel = s;
+		if (!(f = realloc(w->ff, n * sizeof(*f))))
+			return -ENOMEM;
+		w->ff = f;
+		memset(w->fsel + w->nfsel, EF_UNKNOWN, n - w->nfsel);
+		memset(w->ff + w->nfsel, 0, (n - w->nfsel) * sizeof(*f));
+		w->nfsel = n;
+	}
+	if (w->fsel[id] == EF_UNKNOWN) {
+		w->fsel[id] = EF_HIDDEN;
+		for (size_t k = 0; k < v->nfilters; k++) {
+			const char *text;
+			size_t plen;
+			struct trail_filter_err e;
+
+			filter_parts(v->filters[k], &plen, &text);
+			if (!trail__spec_match1(v->filters[k], plen, ev->meta.provider, ev->meta.name))
+				continue;
+			w->fsel[id] = EF_SHOWN;
+			if (!text)
+				break;
+			if (!(w->ff[id] = malloc(sizeof(struct trail_filter))))
+				return -ENOMEM;
+			if (trail_filter_compile(text, &ev->meta, w->ff[id], &e)) {
+				if (v->filter_err) {
+					*v->filter_err = e;
+					v->filter_err->pos += (int)(text - v->filters[k]);
+				}
+				if (v->filter_which)
+					*v->filter_which = k;
+				return -EINVAL;
+			}
+			w->fsel[id] = EF_FILTERED;
+			break;
+		}
+	}
+	if (w->fsel[id] != EF_FILTERED)
+		return w->fsel[id] == EF_SHOWN;
+	{
+		struct trail_filter_ctx c = {
+			.pid = rec->stream->pid, .tid = rec->stream->tid, .cpu = rec->cpu,
+			.ts = rec->ts_ns, .comm = rec->stream->comm,
+		};
+
+		return trail_filter_match(w->ff[id], &ev->meta, rec->payload, rec->len, &c);
+	}
+}
+
 /* ---- the viewer ---- */
 
 static int stream_selected(const struct trail_view *v, const struct trail_rstream *st)
@@ -662,6 +750,10 @@ void trail__viewer_free(struct trail_viewer *w)
 {
 	if (!w)
 		return;
+	for (uint32_t i = 0; i < w->nfsel; i++)
+		free(w->ff[i]);
+	free(w->ff);
+	free(w->fsel);
 	for (size_t i = 0; i < w->ns; i++) {
 		struct vstream *s = &w->s[i];
 
@@ -739,6 +831,8 @@ int trail__viewer_record(struct trail_viewer *w, const struct trail_record *rec)
 		return graph(w, s, rec, kind, in_range);
 	if (!in_range)
 		return 0;
+	if (v->nfilters && rec->type == TRAIL_RT_EVENT && (rc = event_filter(w, rec)) <= 0)
+		return rc;
 	if (rec->type == TRAIL_RT_LOST && w->out->call && s->nf &&
 	    (rc = close_all(w, s, rec, rec->ts_ns)))
 		return rc;

@@ -315,7 +315,10 @@ int cmd_export(int argc, char **argv)
 	viewopt_progress_done(&vo);
 	rc = 0;
 	if (run < 0) {
-		if (!(eo.out == stdout && ferror(stdout)))
+		if (vo.filter_err.msg[0])
+			tool_caret("export", vo.filters[vo.filter_which], (size_t)vo.filter_err.pos,
+				   vo.filter_err.msg);
+		else if (!(eo.out == stdout && ferror(stdout)))
 			tool_err("%s: %s", path, err);
 		rc = 1;
 	}

@@ -36,6 +36,8 @@ static const struct opt_cmd report_opts = {
 		{'t', NULL, OPT_NONE, NULL,
 		 "nanosecond timestamps (default: microseconds);\n"
 		 "function_graph: a TIME column, in nanoseconds", 0, NULL},
+		{'F', NULL, OPT_REQUIRED, "'EVENT[: FILTER]'", "the same as --filter (trace-cmd's -F)", 0,
+		 NULL},
 		{'O', NULL, OPT_REQUIRED, "fgraph:OPT",
 		 "function_graph: proc (a TASK-TID column),\n"
 		 "abstime (a TIME column; repeatable)", 0, NULL},
@@ -118,6 +120,12 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		}
+		case 'F':
+			if (viewopt_take(&vo, "report", VO_FILTER, optarg) < 0) {
+				viewopt_free(&vo);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'O':
 			if (!strcmp(optarg, "fgraph:proc")) {
 				graph_proc = 1;
@@ -202,7 +210,10 @@ int cmd_report(int argc, char **argv)
 	} else if (trail_export_run(r, path, &vo.v, out, err, errlen) < 0) {
 		/* a write error on stdout is the exit status alone, as for any
 		 * filter writing to a closed or full output */
-		if (!ferror(stdout))
+		if (vo.filter_err.msg[0])
+			tool_caret("report", vo.filters[vo.filter_which], (size_t)vo.filter_err.pos,
+				   vo.filter_err.msg);
+		else if (!ferror(stdout))
 			tool_err("%s: %s", path, err);
 		rc = 1;
 	}

@@ -130,6 +130,41 @@ int viewopt_take(struct viewopt *vo, const char *cmd, int id, const char *arg)
 		v->graph = vo->graph;
 		v->comms = vo->comms;
 		return 1;
+	case VO_FILTER: {
+		const char *sp = strchr(arg, ' ');
+		size_t n = sp ? (size_t)(sp - arg) : strlen(arg);
+
+		/* EVENT, or EVENT: FILTER (its errors are found against each
+		 * event's fields, when the file names it) */
+		if (!n || (sp && arg[n - 1] != ':')) {
+			tool_caret(cmd, arg, n, "expected EVENT or 'EVENT: FILTER'");
+			return -1;
+		}
+		{
+			char pat[256];
+			size_t pl = arg[n - 1] == ':' ? n - 1 : n;
+
+			if (pl >= sizeof(pat)) {
+				tool_caret(cmd, arg, sizeof(pat), "event pattern too long");
+				return -1;
+			}
+			memcpy(pat, arg, pl);
+			pat[pl] = 0;
+			where = pl ? trail__spec_check(pat, &why) : 1;
+			if (!pl)
+				why = "expected EVENT or 'EVENT: FILTER'";
+		}
+		if (where) {
+			tool_caret(cmd, arg, where - 1, why);
+			return -1;
+		}
+		if (add_str(&vo->filters, &v->nfilters, arg))
+			return -1;
+		v->filters = vo->filters;
+		v->filter_err = &vo->filter_err;
+		v->filter_which = &vo->filter_which;
+		return 1;
+	}
 	case VO_TID:
 		if (add_ids(cmd, "--tid", arg, &vo->tids, &v->ntids))
 			return -1;
@@ -235,6 +270,7 @@ void viewopt_free(struct viewopt *vo)
 	free(vo->notrace);
 	free(vo->graph);
 	free(vo->comms);
+	free(vo->filters);
 	free(vo->tids);
 	free(vo->pids);
 }

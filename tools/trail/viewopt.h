@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../src/common/filter.h"
 #include "../../src/export/output.h"
 #include "opt.h"
 
@@ -24,6 +25,7 @@ enum {
 	VO_RANGE,
 	VO_DEPTH,
 	VO_THRESH,
+	VO_FILTER,
 };
 
 /* The rows, for a subcommand's option table. */
@@ -46,11 +48,17 @@ enum {
 	{0, "max-graph-depth", OPT_REQUIRED, "N", "calls no deeper than N levels", VO_DEPTH,   \
 	 NULL},                                                                             \
 	{0, "graph-time-thresh", OPT_REQUIRED, "T",                                         \
-	 "calls of at least T (50us) and their callers", VO_THRESH, NULL}
+	 "calls of at least T (50us) and their callers", VO_THRESH, NULL},                 \
+	{0, "filter", OPT_REQUIRED, "'EVENT[: FILTER]'",                                    \
+	 "only these events, those that pass FILTER (the\n"                                \
+	 "kernel's grammar: 'app:req: bytes > 4096'; repeatable)",                         \
+	 VO_FILTER, NULL}
 
 struct viewopt {
 	struct trail_view v;
-	const char **only, **notrace, **graph, **comms;
+	const char **only, **notrace, **graph, **comms, **filters;
+	struct trail_filter_err filter_err; /* the run's, if a filter failed */
+	size_t filter_which;
 	uint32_t *tids, *pids;
 	uint64_t started_ns;  /* progress: when the view began */
 	uint64_t delay_ns;    /* progress: shown after this long (1 s,
