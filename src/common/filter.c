@@ -247,7 +247,7 @@ static int parse_pred(struct parser *p)
 	return new_node(p, N_LEAF, 0, 0, fpos);
 }
 
-static int parse_or(struct parser *p);
+static int parse_chain(struct parser *p, int or);
 
 /* ! unary | ( or ) | pred */
 static int parse_unary(struct parser *p)
@@ -267,7 +267,7 @@ static int parse_unary(struct parser *p)
 		if (++p->nest > MAX_NEST)
 			return fail(p, pos, "Too many terms in predicate expression");
 		p->i++;
-		if ((a = parse_or(p)) < 0)
+		if ((a = parse_chain(p, 1)) < 0)
 			return -1;
 		skip(p);
 		if (p->s[p->i] != ')')
@@ -300,11 +300,6 @@ static int parse_chain(struct parser *p, int or)
 	return a;
 }
 
-static int parse_or(struct parser *p)
-{
-	return parse_chain(p, 1);
-}
-
 /* Targets of the predicates under node k, the first being at *pc: t when
  * the node holds, f when not. The predicates are in the text's order. */
 static void layout(struct parser *p, uint16_t k, uint16_t t, uint16_t f, uint16_t *pc)
@@ -330,6 +325,23 @@ static void layout(struct parser *p, uint16_t k, uint16_t t, uint16_t f, uint16_
 	}
 }
 
+int trail_filter_split(const char *s, size_t *plen, const char **text)
+{
+	const char *sp = strchr(s, ' ');
+	size_t n = sp ? (size_t)(sp - s) : strlen(s);
+
+	*text = NULL;
+	*plen = n;
+	if (n && s[n - 1] == ':') {
+		*plen = n - 1;
+		*text = s + n;
+		while (**text == ' ')
+			(*text)++;
+		return 0;
+	}
+	return sp ? -1 : 0;
+}
+
 int trail_filter_compile(const char *text, const struct trail_meta *m, struct trail_filter *f,
 			 struct trail_filter_err *e)
 {
@@ -346,7 +358,7 @@ int trail_filter_compile(const char *text, const struct trail_meta *m, struct tr
 	skip(&p);
 	if (!text[p.i])
 		return fail(&p, p.i, "Meaningless filter expression");
-	root = parse_or(&p);
+	root = parse_chain(&p, 1);
 	if (root < 0)
 		return -1;
 	skip(&p);

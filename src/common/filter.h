@@ -65,6 +65,11 @@ struct trail_filter_err {
 	char msg[96];
 };
 
+/* "EVENT" or "EVENT: FILTER" (report -F's form): the pattern's length in
+ * *plen, the filter's text in *text (NULL: none). 0, or -1 when s has
+ * text after EVENT without the ':' (*plen: where it is expected). */
+int trail_filter_split(const char *s, size_t *plen, const char **text);
+
 /* Compile text for the event m describes. 0, or -1 with *e filled. */
 int trail_filter_compile(const char *text, const struct trail_meta *m, struct trail_filter *f,
 			 struct trail_filter_err *e);

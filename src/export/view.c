@@ -612,22 +612,6 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 
 enum { EF_UNKNOWN, EF_HIDDEN, EF_SHOWN, EF_FILTERED };
 
-/* filter k's pattern and, if it has one, its filter text */
-static void filter_parts(const char *s, size_t *plen, const char **text)
-{
-	const char *sp = strchr(s, ' ');
-	size_t n = sp ? (size_t)(sp - s) : strlen(s);
-
-	*text = NULL;
-	*plen = n;
-	if (n && s[n - 1] == ':') {
-		*plen = n - 1;
-		*text = s + n;
-		while (**text == ' ')
-			(*text)++;
-	}
-}
-
 /* Is rec shown by the filters? 1, 0, or -EINVAL (a filter that does not
  * compile for its event: v->filter_err) */
 static int event_filter(struct trail_viewer *w, const struct trail_record *rec)
@@ -658,8 +642,8 @@ static int event_filter(struct trail_viewer *w, const struct trail_record *rec)
 			size_t plen;
 			struct trail_filter_err e;
 
-			filter_parts(v->filters[k], &plen, &text);
-			if (!trail__spec_match1(v->filters[k], plen, ev->meta.provider, ev->meta.name))
+			if (trail_filter_split(v->filters[k], &plen, &text) ||
+			    !trail__spec_match1(v->filters[k], plen, ev->meta.provider, ev->meta.name))
 				continue;
 			w->fsel[id] = EF_SHOWN;
 			if (!text)

@@ -315,10 +315,7 @@ int cmd_export(int argc, char **argv)
 	viewopt_progress_done(&vo);
 	rc = 0;
 	if (run < 0) {
-		if (vo.filter_err.msg[0])
-			tool_caret("export", vo.filters[vo.filter_which], (size_t)vo.filter_err.pos,
-				   vo.filter_err.msg);
-		else if (!(eo.out == stdout && ferror(stdout)))
+		if (!viewopt_filter_failed(&vo, "export") && !(eo.out == stdout && ferror(stdout)))
 			tool_err("%s: %s", path, err);
 		rc = 1;
 	}

@@ -210,10 +210,7 @@ int cmd_report(int argc, char **argv)
 	} else if (trail_export_run(r, path, &vo.v, out, err, errlen) < 0) {
 		/* a write error on stdout is the exit status alone, as for any
 		 * filter writing to a closed or full output */
-		if (vo.filter_err.msg[0])
-			tool_caret("report", vo.filters[vo.filter_which], (size_t)vo.filter_err.pos,
-				   vo.filter_err.msg);
-		else if (!ferror(stdout))
+		if (!viewopt_filter_failed(&vo, "report") && !ferror(stdout))
 			tool_err("%s: %s", path, err);
 		rc = 1;
 	}

@@ -131,29 +131,23 @@ int viewopt_take(struct viewopt *vo, const char *cmd, int id, const char *arg)
 		v->comms = vo->comms;
 		return 1;
 	case VO_FILTER: {
-		const char *sp = strchr(arg, ' ');
-		size_t n = sp ? (size_t)(sp - arg) : strlen(arg);
+		const char *text;
+		char pat[256];
+		size_t pl;
 
 		/* EVENT, or EVENT: FILTER (its errors are found against each
 		 * event's fields, when the file names it) */
-		if (!n || (sp && arg[n - 1] != ':')) {
-			tool_caret(cmd, arg, n, "expected EVENT or 'EVENT: FILTER'");
+		if (trail_filter_split(arg, &pl, &text) || !pl) {
+			tool_caret(cmd, arg, pl, "expected EVENT or 'EVENT: FILTER'");
 			return -1;
 		}
-		{
-			char pat[256];
-			size_t pl = arg[n - 1] == ':' ? n - 1 : n;
-
-			if (pl >= sizeof(pat)) {
-				tool_caret(cmd, arg, sizeof(pat), "event pattern too long");
-				return -1;
-			}
-			memcpy(pat, arg, pl);
-			pat[pl] = 0;
-			where = pl ? trail__spec_check(pat, &why) : 1;
-			if (!pl)
-				why = "expected EVENT or 'EVENT: FILTER'";
+		if (pl >= sizeof(pat)) {
+			tool_caret(cmd, arg, sizeof(pat), "event pattern too long");
+			return -1;
 		}
+		memcpy(pat, arg, pl);
+		pat[pl] = 0;
+		where = trail__spec_check(pat, &why);
 		if (where) {
 			tool_caret(cmd, arg, where - 1, why);
 			return -1;
@@ -273,6 +267,15 @@ void viewopt_free(struct viewopt *vo)
 	free(vo->filters);
 	free(vo->tids);
 	free(vo->pids);
+}
+
+int viewopt_filter_failed(const struct viewopt *vo, const char *cmd)
+{
+	if (!vo->filter_err.msg[0])
+		return 0;
+	tool_caret(cmd, vo->filters[vo->filter_which], (size_t)vo->filter_err.pos,
+		   vo->filter_err.msg);
+	return 1;
 }
 
 /* No FILE, but a FILE.part: a recorder was killed while writing it. */

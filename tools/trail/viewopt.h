@@ -78,6 +78,9 @@ void viewopt_progress(struct viewopt *vo, const char *what, uint64_t file_bytes)
 /* Clear the progress line, if one is up. */
 void viewopt_progress_done(struct viewopt *vo);
 void viewopt_free(struct viewopt *vo);
+/* After a view failed: if a filter did not compile for an event, say so
+ * with its caret and return 1; else 0. */
+int viewopt_filter_failed(const struct viewopt *vo, const char *cmd);
 
 /* Open the file every view reads: 0, or 1 with the reason said (and, for a
  * FILE that is missing while FILE.part is there, that it is an unfinished
