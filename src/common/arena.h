@@ -210,7 +210,8 @@ struct trail_proc {
 	uint32_t functions;  /* functions hooked for the session */
 	int32_t tid;         /* FAILED with -EBUSY or -ETIMEDOUT: the thread that
 			      * did not answer while functions were patched */
-	uint8_t pad[4];
+	uint32_t refused;    /* events registered after the join left off: the
+			      * session's filter does not compile for them */
 };
 #define TRAIL_JOIN_ENV 1u    /* at start-up, from TRAIL_SESSION */
 #define TRAIL_JOIN_ATTACH 2u /* by signal, trail record -P */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fetch.h"
+#include "filter.h"
 #include "meta.h"
 
 /* the probe's own fields, in order, before the arguments */
@@ -93,7 +94,7 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 	    h.kind != TRAIL_PROBE_EVENT)
 		return -EPROTO;
 	*why = "unknown probe flags";
-	if (h.flags & ~(TRAIL_PROBE_F_FAULT | TRAIL_PROBE_F_COMM))
+	if (h.flags & ~(TRAIL_PROBE_F_FAULT | TRAIL_PROBE_F_COMM | TRAIL_PROBE_F_FILTER))
 		return -EPROTO;
 	*why = "too many probe arguments";
 	if (h.nargs > TRAIL_PROBE_MAX_ARGS)
@@ -122,6 +123,19 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 	*why = "probe strings not terminated";
 	if (h.strs_size && p->strs[h.strs_size - 1])
 		return -EPROTO;
+	p->filter = NULL;
+	if (h.flags & TRAIL_PROBE_F_FILTER) {
+		size_t k = h.strs_size ? h.strs_size - 1u : 0;
+
+		*why = "bad eprobe filter";
+		if (h.kind != TRAIL_PROBE_EVENT || h.strs_size < 2)
+			return -EPROTO;
+		while (k > 0 && p->strs[k - 1])
+			k--;
+		p->filter = p->strs + k;
+		if (!p->filter[0] || h.strs_size - 1u - k >= TRAIL_FILTER_MAX_TEXT)
+			return -EPROTO;
+	}
 	if (h.kind != TRAIL_PROBE_ENTRY && h.offset) {
 		*why = "offset on a return or event probe";
 		return -EPROTO;

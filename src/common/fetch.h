@@ -16,7 +16,9 @@
  *                       blob of abi.h), meta_size bytes
  *   struct trail_fetch_insn code[ninsns]
  *   char     strs[]     strings the code refers to (FOP_SYM objects),
- *                       each NUL-terminated; offsets are from strs
+ *                       each NUL-terminated; offsets are from strs; with
+ *                       TRAIL_PROBE_F_FILTER, last, an eprobe's filter
+ *                       text (filter.h's grammar, the source's fields)
  *
  * The event's payload is built in field order: first the probe's own
  * fields (kernel names), then one field per argument:
@@ -81,6 +83,8 @@ enum trail_probe_kind {
 
 #define TRAIL_PROBE_F_FAULT 0x1u  /* payload has __probe_fault */
 #define TRAIL_PROBE_F_COMM 0x2u   /* some argument is $comm */
+#define TRAIL_PROBE_F_FILTER 0x4u /* e: `if FILTER` on the source event's
+				   * fields, the last string of strs */
 
 struct __attribute__((packed)) trail_probe_hdr {
 	uint32_t magic;
@@ -157,6 +161,7 @@ struct trail_probe {
 	const uint8_t *meta;
 	const struct trail_fetch_insn *code;
 	const char *strs;
+	const char *filter; /* TRAIL_PROBE_F_FILTER's text, else NULL */
 };
 
 /*

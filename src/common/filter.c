@@ -12,7 +12,6 @@
 #include "filter.h"
 #include "spec.h"
 
-enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_BAND, OP_GLOB };
 
 enum { N_LEAF, N_AND, N_OR, N_NOT };
 
@@ -117,11 +116,11 @@ static int parse_op(struct parser *p, uint8_t *op)
 	static const struct {
 		const char *t;
 		uint8_t op;
-	} ops[] = {{"==", OP_EQ}, {"!=", OP_NE}, {"<=", OP_LE}, {">=", OP_GE},
-		   {"<", OP_LT},  {">", OP_GT},  {"~", OP_GLOB}};
+	} ops[] = {{"==", TRAIL_FLT_EQ}, {"!=", TRAIL_FLT_NE}, {"<=", TRAIL_FLT_LE}, {">=", TRAIL_FLT_GE},
+		   {"<", TRAIL_FLT_LT},  {">", TRAIL_FLT_GT},  {"~", TRAIL_FLT_GLOB}};
 
 	if (s[0] == '&' && s[1] != '&') {
-		*op = OP_BAND;
+		*op = TRAIL_FLT_BAND;
 		p->i++;
 		return 0;
 	}
@@ -170,7 +169,7 @@ static int parse_pred(struct parser *p)
 		char q = p->s[p->i];
 		size_t start, end;
 
-		if (op != OP_EQ && op != OP_NE && op != OP_GLOB)
+		if (op != TRAIL_FLT_EQ && op != TRAIL_FLT_NE && op != TRAIL_FLT_GLOB)
 			return fail(p, opos, "Illegal operation for field type");
 		if (q == '"' || q == '\'') {
 			start = ++p->i;
@@ -204,7 +203,7 @@ static int parse_pred(struct parser *p)
 
 		if (field < TRAIL_FILTER_PID && p->m->fields[field].kind != TRAIL_FK_INT)
 			return fail(p, fpos, "Illegal operation for field type");
-		if (op == OP_GLOB)
+		if (op == TRAIL_FLT_GLOB)
 			return fail(p, opos, "Illegal operation for field type");
 		v += neg;
 		if (v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
@@ -342,6 +341,35 @@ int trail_filter_split(const char *s, size_t *plen, const char **text)
 	return sp ? -1 : 0;
 }
 
+/* a numeric predicate's trail_filter_match_fast form (filter.h) */
+static void fast_pred(struct trail_fpred *pr, const struct trail_meta *m)
+{
+	uint64_t c;
+
+	/* 8 bytes from its offset stay in every payload when the event's
+	 * fields are fixed and enough of them follow */
+	pr->wide = !m->variable && pr->off + 8u <= m->fixed_len;
+	pr->mask = pr->size == 8 ? ~0ull : (1ull << (8 * pr->size)) - 1;
+	pr->sh = pr->sign ? (uint8_t)(64 - 8 * pr->size) : 0;
+	pr->bias = (uint64_t)pr->sign << 63;
+	c = pr->val ^ pr->bias;
+	pr->neg = 0;
+	switch (pr->op) {
+	case TRAIL_FLT_EQ: pr->lo = c, pr->span = 0; break;
+	case TRAIL_FLT_NE: pr->lo = c, pr->span = 0, pr->neg = 1; break;
+	case TRAIL_FLT_LT: /* [0, c - 1]; none below 0 */
+		if (c)
+			pr->lo = 0, pr->span = c - 1;
+		else
+			pr->lo = 0, pr->span = ~0ull, pr->neg = 1;
+		break;
+	case TRAIL_FLT_LE: pr->lo = 0, pr->span = c; break;
+	case TRAIL_FLT_GT: pr->lo = 0, pr->span = c, pr->neg = 1; break;
+	case TRAIL_FLT_GE: pr->lo = c, pr->span = ~0ull - c; break;
+	default: break; /* & */
+	}
+}
+
 int trail_filter_compile(const char *text, const struct trail_meta *m, struct trail_filter *f,
 			 struct trail_filter_err *e)
 {
@@ -352,7 +380,8 @@ int trail_filter_compile(const char *text, const struct trail_meta *m, struct tr
 	e->pos = -1;
 	e->msg[0] = 0;
 	f->npreds = 0;
-	f->clock = f->comm = 0;
+	f->clock = f->comm = f->ids = f->fast = 0;
+	f->nlay = 0;
 	if (strlen(text) >= TRAIL_FILTER_MAX_TEXT)
 		return fail(&p, 0, "Operand too long");
 	skip(&p);
@@ -366,19 +395,46 @@ int trail_filter_compile(const char *text, const struct trail_meta *m, struct tr
 		return fail(&p, p.i, text[p.i] == ')' ? "Unbalanced parens"
 						     : "Meaningless filter expression");
 	layout(&p, (uint16_t)root, TRAIL_FILTER_ACCEPT, TRAIL_FILTER_REJECT, &pc);
+	f->nlay = 0;
+	for (uint16_t i = 0; i < f->npreds; i++) {
+		const struct trail_fpred *pr = &f->p[i];
+
+		if (pr->field < m->nfields && pr->field >= f->nlay)
+			f->nlay = (uint16_t)(pr->field + 1);
+		f->ids |= pr->field == TRAIL_FILTER_PID || pr->field == TRAIL_FILTER_TID;
+	}
+	f->fast = 1;
+	f->fast_len = 0;
+	for (uint16_t i = 0; i < f->npreds; i++) {
+		struct trail_fpred *pr = &f->p[i];
+
+		if (pr->str || pr->field >= TRAIL_FILTER_PID || pr->off == 0xffff ||
+		    (pr->size != 1 && pr->size != 2 && pr->size != 4 && pr->size != 8)) {
+			f->fast = 0;
+			continue;
+		}
+		fast_pred(pr, m);
+		if (pr->off + (pr->wide ? 8u : pr->size) > f->fast_len)
+			f->fast_len = (uint16_t)(pr->off + (pr->wide ? 8u : pr->size));
+	}
+	for (uint16_t i = 0; i < f->nlay; i++) {
+		f->lay[i].kind = m->fields[i].kind;
+		f->lay[i].size = m->fields[i].size;
+		f->lay[i].count = m->fields[i].count;
+	}
 	return 0;
 }
 
 /* ------------------------------------------------------------ evaluation */
 
 /* field i of the payload: its offset and, for strings, length */
-static int locate(const struct trail_meta *m, uint32_t i, const uint8_t *p, uint32_t len,
+static int locate(const struct trail_filter *flt, uint32_t i, const uint8_t *p, uint32_t len,
 		  uint32_t *at, uint32_t *slen)
 {
 	uint32_t off = 0;
 
-	for (uint32_t k = 0; k <= i && k < m->nfields; k++) {
-		const struct trail_field *f = &m->fields[k];
+	for (uint32_t k = 0; k <= i && k < flt->nlay; k++) {
+		const struct trail_flay *f = &flt->lay[k];
 		uint32_t n = f->size;
 		uint16_t cnt;
 
@@ -406,9 +462,8 @@ static int locate(const struct trail_meta *m, uint32_t i, const uint8_t *p, uint
 	return -1;
 }
 
-static int holds(const struct trail_filter *f, const struct trail_fpred *pr,
-		 const struct trail_meta *m, const uint8_t *p, uint32_t len,
-		 const struct trail_filter_ctx *c)
+static int holds(const struct trail_filter *f, const struct trail_fpred *pr, const uint8_t *p,
+		 uint32_t len, const struct trail_filter_ctx *c)
 {
 	uint64_t v = 0;
 
@@ -421,14 +476,14 @@ static int holds(const struct trail_filter *f, const struct trail_fpred *pr,
 			s = c->comm ? c->comm : "";
 			n = (uint32_t)strnlen(s, 16);
 		} else {
-			if (locate(m, pr->field, p, len, &at, &n))
+			if (locate(f, pr->field, p, len, &at, &n))
 				return 0;
 			s = (const char *)p + at;
 		}
-		if (pr->op == OP_GLOB)
+		if (pr->op == TRAIL_FLT_GLOB)
 			return trail__glob(f->text + pr->spos, pr->slen, s, n);
 		eq = n == pr->slen && !memcmp(s, f->text + pr->spos, n);
-		return pr->op == OP_EQ ? eq : !eq;
+		return pr->op == TRAIL_FLT_EQ ? eq : !eq;
 	}
 	switch (pr->field) {
 	case TRAIL_FILTER_PID: v = c->pid; break;
@@ -438,7 +493,7 @@ static int holds(const struct trail_filter *f, const struct trail_fpred *pr,
 	default: {
 		uint32_t at = pr->off, n;
 
-		if (at == 0xffff && locate(m, pr->field, p, len, &at, &n))
+		if (at == 0xffff && locate(f, pr->field, p, len, &at, &n))
 			return 0;
 		if (at + pr->size > len || pr->size > 8)
 			return 0;
@@ -448,29 +503,31 @@ static int holds(const struct trail_filter *f, const struct trail_fpred *pr,
 	}
 	}
 	switch (pr->op) {
-	case OP_EQ: return v == pr->val;
-	case OP_NE: return v != pr->val;
-	case OP_BAND: return (v & pr->val) != 0;
+	case TRAIL_FLT_EQ: return v == pr->val;
+	case TRAIL_FLT_NE: return v != pr->val;
+	case TRAIL_FLT_BAND: return (v & pr->val) != 0;
 	default: break;
 	}
 	if (pr->sign) {
 		int64_t a = (int64_t)v, b = (int64_t)pr->val;
 
-		return pr->op == OP_LT ? a < b : pr->op == OP_LE ? a <= b : pr->op == OP_GT ? a > b : a >= b;
+		return pr->op == TRAIL_FLT_LT ? a < b : pr->op == TRAIL_FLT_LE ? a <= b : pr->op == TRAIL_FLT_GT ? a > b : a >= b;
 	}
-	return pr->op == OP_LT ? v < pr->val : pr->op == OP_LE ? v <= pr->val
-					 : pr->op == OP_GT ? v > pr->val
+	return pr->op == TRAIL_FLT_LT ? v < pr->val : pr->op == TRAIL_FLT_LE ? v <= pr->val
+					 : pr->op == TRAIL_FLT_GT ? v > pr->val
 							   : v >= pr->val;
 }
 
-int trail_filter_match(const struct trail_filter *f, const struct trail_meta *m,
-		       const uint8_t *payload, uint32_t len, const struct trail_filter_ctx *c)
+int trail_filter_match(const struct trail_filter *f, const uint8_t *payload, uint32_t len,
+		       const struct trail_filter_ctx *c)
 {
 	uint32_t pc = 0;
 
+	if (f->fast && !c->steps && len >= f->fast_len)
+		return trail_filter_match_fast(f, payload);
 	while (pc < f->npreds) {
 		const struct trail_fpred *pr = &f->p[pc];
-		uint32_t next = holds(f, pr, m, payload, len, c) ? pr->t : pr->f;
+		uint32_t next = holds(f, pr, payload, len, c) ? pr->t : pr->f;
 
 		if (c->steps)
 			(*c->steps)++;

@@ -21,8 +21,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "meta.h"
+
+#define TRAIL_FILTER_LIKELY(x) __builtin_expect(!!(x), 1)
 
 #define TRAIL_FILTER_MAX_PREDS 64  /* predicates in one filter */
 #define TRAIL_FILTER_MAX_TEXT 1024 /* bytes of its text */
@@ -36,9 +39,15 @@ enum {
 	TRAIL_FILTER_COMM,
 };
 
+/* a predicate's operator */
+enum {
+	TRAIL_FLT_EQ, TRAIL_FLT_NE, TRAIL_FLT_LT, TRAIL_FLT_LE, TRAIL_FLT_GT, TRAIL_FLT_GE,
+	TRAIL_FLT_BAND, TRAIL_FLT_GLOB,
+};
+
 struct trail_fpred {
 	uint16_t field;  /* index in the event's fields, or TRAIL_FILTER_* */
-	uint8_t op;      /* enum in filter.c */
+	uint8_t op;      /* TRAIL_FLT_* */
 	uint8_t str;     /* compares strings */
 	uint8_t size, sign;
 	uint16_t off;    /* payload offset when fixed, else 0xffff */
@@ -47,17 +56,36 @@ struct trail_fpred {
 	uint16_t slen;   /* string constant: its bytes in text */
 	uint32_t spos;
 	uint64_t val;    /* integer constant */
+	/* for trail_filter_match_fast: the value, loaded 8 bytes wide
+	 * (wide) or by its size, masked and sign-extended (sh), biased
+	 * (signed compares become unsigned ones), holds when it is in
+	 * [lo, lo + span], or not (neg); & tests val's bits instead */
+	uint64_t mask, bias, lo, span;
+	uint8_t sh, neg, wide;
 };
 
 #define TRAIL_FILTER_ACCEPT 0xfffe
 #define TRAIL_FILTER_REJECT 0xffff
 
+/* a field as far as finding it in a payload goes */
+struct trail_flay {
+	uint8_t kind, size;
+	uint16_t count;
+};
+
+/* self-contained: matching needs nothing but the program and a payload */
 struct trail_filter {
 	uint16_t npreds;
 	uint8_t clock; /* reads common_cpu or common_timestamp */
 	uint8_t comm;  /* reads common_comm */
+	uint8_t ids;   /* reads common_pid or common_tid */
+	uint8_t fast;  /* only integer fields at fixed offsets: matched by
+			* trail_filter_match_fast */
+	uint16_t fast_len; /* ... then the payload bytes they need */
+	uint16_t nlay; /* the event's fields up to the last one read */
 	struct trail_fpred p[TRAIL_FILTER_MAX_PREDS];
 	char text[TRAIL_FILTER_MAX_TEXT]; /* the string constants */
+	struct trail_flay lay[TRAIL_META_MAX_FIELDS];
 };
 
 struct trail_filter_err {
@@ -82,9 +110,47 @@ struct trail_filter_ctx {
 	uint32_t *steps; /* if not NULL: counts the predicates evaluated */
 };
 
-/* Does the record (payload, len) of m's event pass f? A payload shorter
- * than a field it reads does not. */
-int trail_filter_match(const struct trail_filter *f, const struct trail_meta *m,
-		       const uint8_t *payload, uint32_t len, const struct trail_filter_ctx *c);
+/* Does the record (payload, len) of the event f was compiled for pass
+ * f? A payload shorter than a field it reads does not. */
+int trail_filter_match(const struct trail_filter *f, const uint8_t *payload, uint32_t len,
+		       const struct trail_filter_ctx *c);
+
+/* trail_filter_match for a filter with f->fast set (the common kind:
+ * numbers compared, each at a fixed offset of the payload) on a payload
+ * of at least f->fast_len bytes, inlined into the record path: a load, a
+ * compare and a jump per predicate. */
+static inline int trail_filter_match_fast(const struct trail_filter *f, const uint8_t *p)
+{
+	uint32_t pc = 0;
+
+	for (;;) {
+		const struct trail_fpred *pr = &f->p[pc];
+		uint64_t v, c = pr->val;
+		uint32_t next;
+		int h;
+
+		if (TRAIL_FILTER_LIKELY(pr->wide)) {
+			memcpy(&v, p + pr->off, 8);
+		} else {
+			switch (pr->size) {
+			case 1: v = p[pr->off]; break;
+			case 2: { uint16_t x; memcpy(&x, p + pr->off, 2); v = x; break; }
+			case 4: { uint32_t x; memcpy(&x, p + pr->off, 4); v = x; break; }
+			default: memcpy(&v, p + pr->off, 8);
+			}
+		}
+		v = (uint64_t)((int64_t)((v & pr->mask) << pr->sh) >> pr->sh);
+		if (pr->op == TRAIL_FLT_BAND)
+			h = (v & c) != 0;
+		else
+			h = (((v ^ pr->bias) - pr->lo) <= pr->span) ^ pr->neg;
+		next = h ? pr->t : pr->f;
+		if (next >= f->npreds)
+			return next == TRAIL_FILTER_ACCEPT;
+		if (next <= pc) /* (forward only) */
+			return 0;
+		pc = next;
+	}
+}
 
 #endif /* TRAIL_COMMON_FILTER_H */

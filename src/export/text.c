@@ -67,7 +67,16 @@ static void header(FILE *f, const struct trail_export_src *src, size_t max_strea
 		if ((v = trail_reader_info(r, "functions")) && *v)
 			fprintf(f, " %s", v);
 	}
-	fprintf(f, "\n#\n");
+	fprintf(f, "\n");
+	for (int k = 1;; k++) { /* record -f */
+		char key[32];
+
+		snprintf(key, sizeof(key), "filter%d", k);
+		if (!(v = trail_reader_info(r, key)))
+			break;
+		fprintf(f, "# filter: %s\n", v);
+	}
+	fprintf(f, "#\n");
 	for (size_t i = 0; i < n; i++) {
 		in += st[i]->in_file;
 		lost += st[i]->dropped + st[i]->overwritten;

@@ -671,7 +671,7 @@ static int event_filter(struct trail_viewer *w, const struct trail_record *rec)
 			.ts = rec->ts_ns, .comm = rec->stream->comm,
 		};
 
-		return trail_filter_match(w->ff[id], &ev->meta, rec->payload, rec->len, &c);
+		return trail_filter_match(w->ff[id], rec->payload, rec->len, &c);
 	}
 }
 

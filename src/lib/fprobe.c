@@ -28,6 +28,7 @@
 #include <sys/prctl.h>
 
 #include "../common/fetch.h"
+#include "../common/filter.h"
 #include "../common/meta.h"
 #include "../common/spec.h"
 #include "fprobe.h"
@@ -74,6 +75,7 @@ struct fprobe_att {
 	uint64_t *syms;          /* per instruction: resolved SYM value */
 	uint64_t unresolved;     /* bits: arguments whose SYM is not loaded */
 	struct trail_meta *src;  /* eprobe: its source event's fields */
+	struct trail_filter *filter; /* eprobe: `if FILTER` on them, or NULL */
 };
 
 static struct fprobe *probes;
@@ -389,17 +391,30 @@ static void emit(struct fprobe *pr, uint32_t mask, const uint8_t *buf, uint32_t 
  * call runs misses that one record) and its record is small.
  */
 
-/* bumped when a session's probes leave: a record kept before may belong
- * to the slot's next session */
-static uint32_t keep_gen;
+/* byte s: how many times session slot s's probes left (mod 256). A
+ * record kept before slot s's session left is not written into s (the
+ * slot's next session), and still into the other sessions it was kept
+ * for. Written under the control lock only. */
+static uint64_t keep_gens;
+
+/* the sessions of mask whose slots left since gens was read */
+static inline uint32_t left_since(uint64_t gens, uint32_t mask)
+{
+	uint64_t d = gens ^ __atomic_load_n(&keep_gens, __ATOMIC_RELAXED);
+
+	for (unsigned s = 0; d && s < TRAIL_MAX_SESSIONS; s++, d >>= 8)
+		if (d & 0xff)
+			mask &= ~(1u << s);
+	return mask;
+}
 
 struct pkept {
 	struct fprobe *pr;
 	uint64_t ts;
 	uintptr_t slot;  /* the call's return slot */
 	uintptr_t site;
+	uint64_t gens; /* keep_gens when it was kept */
 	uint32_t mask;
-	uint32_t gen;
 	uint32_t cpu;
 	uint32_t len;
 	uint8_t payload[];
@@ -415,9 +430,10 @@ static inline struct pkept *pkept(struct writer *w)
 /* the sessions the kept record is still to be written into */
 static inline uint32_t kept_mask(const struct pkept *k)
 {
-	if (k->gen != __atomic_load_n(&keep_gen, __ATOMIC_RELAXED) || !k->pr->ev.rt)
+	if (!k->pr->ev.rt)
 		return 0;
-	return __atomic_load_n(k->pr->ev.state, __ATOMIC_ACQUIRE) & k->mask & TRAIL_SESSION_BITS;
+	return __atomic_load_n(k->pr->ev.state, __ATOMIC_ACQUIRE) & left_since(k->gens, k->mask) &
+	       TRAIL_SESSION_BITS;
 }
 
 /* the kept record into the sessions of m (w is in the record path, level 1) */
@@ -444,7 +460,9 @@ static inline struct pkept *keep_start(struct fprobe *pr, uint32_t mask, uintptr
 
 	if (TRAIL_UNLIKELY(!w) && !(w = trail__writer_get()))
 		return NULL;
-	if (w->depth || (__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & TRAIL_STATE_EPROBE))
+	/* (a filtered record is not kept: write_event filters) */
+	if (w->depth ||
+	    (__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & (TRAIL_STATE_EPROBE | TRAIL_STATE_EXT)))
 		return NULL;
 	path_enter(w, 0);
 	if (w->defer.flush)
@@ -455,7 +473,7 @@ static inline struct pkept *keep_start(struct fprobe *pr, uint32_t mask, uintptr
 	k->slot = slot;
 	k->site = site;
 	k->mask = mask;
-	k->gen = __atomic_load_n(&keep_gen, __ATOMIC_RELAXED);
+	k->gens = __atomic_load_n(&keep_gens, __ATOMIC_RELAXED);
 	return k;
 }
 
@@ -480,8 +498,9 @@ static void return_write(struct fprobe *pr, uint32_t mask, uintptr_t slot, uintp
 	uint32_t m, cpu;
 	uint64_t ts;
 
-	if (!w || w->depth || w->defer.flush != kept_flush) {
-		emit(pr, mask, buf, len);
+	if (!w || w->depth || w->defer.flush != kept_flush ||
+	    (__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & TRAIL_STATE_EXT)) {
+		emit(pr, mask, buf, len); /* (write_event writes a kept record first) */
 		return;
 	}
 	path_enter(w, 0);
@@ -493,6 +512,10 @@ static void return_write(struct fprobe *pr, uint32_t mask, uintptr_t slot, uintp
 	if (w->defer.flush == kept_flush && k->slot == slot && k->site == site) {
 		uint32_t km = kept_mask(k);
 
+		/* a session the entry was kept for that cannot take it any
+		 * more (ending: its events are being disabled) takes neither:
+		 * never a return without its entry */
+		m &= km | ~k->mask;
 		w->defer.flush = NULL;
 		if (TRAIL_LIKELY(km == m && m && rt)) {
 			write_sessions_two(&k->pr->ev, k->pr->ev.rt, k->payload, k->len, k->ts, k->cpu,
@@ -592,8 +615,8 @@ static inline int pair_return(const struct fpair *pp, uintptr_t site, uintptr_t 
 		return 0;
 	k = pkept(w);
 	if (k->slot != slot || k->site != site || k->pr != e || k->mask != pp->bit ||
-	    k->gen != __atomic_load_n(&keep_gen, __ATOMIC_RELAXED) ||
-	    (__atomic_load_n(&r->state, __ATOMIC_RELAXED) & TRAIL_STATE_EPROBE))
+	    k->gens != __atomic_load_n(&keep_gens, __ATOMIC_RELAXED) ||
+	    (__atomic_load_n(&r->state, __ATOMIC_RELAXED) & (TRAIL_STATE_EPROBE | TRAIL_STATE_EXT)))
 		return 0;
 	path_enter(w, 0);
 	ts = now_cpu(&cpu);
@@ -732,6 +755,24 @@ static __attribute__((noinline)) void return_walk(const struct hsite *h, uintptr
 	}
 }
 
+/* an eprobe's `if FILTER` on its source's record */
+static int src_passes(const struct trail_filter *f, const void *payload, uint32_t len)
+{
+	const struct writer *w = trail__tls_w;
+	struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid, .tid = w ? (uint32_t)w->tid : 0};
+	char comm[17] = "";
+
+	if (f->fast && len >= f->fast_len)
+		return trail_filter_match_fast(f, payload);
+	if (f->clock)
+		c.ts = now_cpu(&c.cpu);
+	if (f->comm) {
+		prctl(PR_GET_NAME, comm, 0, 0, 0);
+		c.comm = comm;
+	}
+	return trail_filter_match(f, payload, len, &c);
+}
+
 static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t len)
 {
 	const struct evrt *rt = __atomic_load_n((struct evrt **)&ev->rt, __ATOMIC_ACQUIRE);
@@ -746,6 +787,8 @@ static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t le
 		struct fctx c = {.src = payload, .srclen = len, .srcm = at->src};
 
 		if (!m || !(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & m))
+			continue;
+		if (at->filter && !src_passes(at->filter, payload, len))
 			continue;
 		{
 			/* (+ 1: an eprobe without arguments has no payload) */
@@ -973,6 +1016,14 @@ int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, cons
 	return n;
 }
 
+uint32_t trail__fprobe_on(unsigned s, const struct hsite *h)
+{
+	for (const struct fprobe_att *at = h->probes; at; at = at->next)
+		if (at->mask & (1u << s))
+			return 1u << s;
+	return 0;
+}
+
 void trail__fprobe_detach(unsigned s, struct hsite *h)
 {
 	for (struct fprobe_att *at = h->probes; at; at = at->next)
@@ -1006,10 +1057,20 @@ static void eprobe_on(struct fprobe *pr, struct evrt *rt, uint32_t mask)
 	if (!at) {
 		struct trail_meta *m = palloc(sizeof(*m));
 
-		if (!m || trail__meta_parse(rt->meta, rt->meta_size, m, &why) ||
-		    !(at = att_make(pr, trail__nobjs ? trail__objs[0].fo.base : 0)))
+		struct trail_filter *f = NULL;
+		struct trail_filter_err fe;
+
+		if (!m || trail__meta_parse(rt->meta, rt->meta_size, m, &why))
+			return;
+		/* a filter that does not compile for this source's fields:
+		 * not on this source (the CLI checked the ones it could see) */
+		if (pr->p.filter && (!(f = palloc(sizeof(*f))) ||
+				     trail_filter_compile(pr->p.filter, m, f, &fe)))
+			return;
+		if (!(at = att_make(pr, trail__nobjs ? trail__objs[0].fo.base : 0)))
 			return;
 		at->src = m;
+		at->filter = f;
 		at->next = rt->eprobes;
 		__atomic_store_n((struct fprobe_att **)&rt->eprobes, at, __ATOMIC_RELEASE);
 	}
@@ -1099,7 +1160,9 @@ int trail__fprobe_join(unsigned s, const char *spec)
 
 void trail__fprobe_leave(unsigned s)
 {
-	__atomic_fetch_add(&keep_gen, 1, __ATOMIC_RELAXED);
+	uint64_t g = __atomic_load_n(&keep_gens, __ATOMIC_RELAXED), b = 0xffull << (8 * s);
+
+	__atomic_store_n(&keep_gens, (g & ~b) | ((g + (1ull << (8 * s))) & b), __ATOMIC_RELAXED);
 	eprobes_leave(s);
 	for (struct fprobe *pr = probes; pr; pr = pr->next)
 		__atomic_fetch_and(&pr->sessions, ~(1u << s), __ATOMIC_RELEASE);

@@ -31,6 +31,9 @@ HIDDEN int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *nam
 /* Session s leaves: its probes detached everywhere (sites' pmask bits
  * cleared by the caller's walk through trail__fprobe_detach). */
 HIDDEN void trail__fprobe_detach(unsigned s, struct hsite *h);
+/* 1u << s if session s has probes attached to h (its pmask bit may be
+ * cleared already: stopped), else 0 */
+HIDDEN uint32_t trail__fprobe_on(unsigned s, const struct hsite *h);
 HIDDEN void trail__fprobe_leave(unsigned s);
 
 /* At a hooked entry with probes (pmask: h->pmask): runs the entry probes

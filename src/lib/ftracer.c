@@ -339,6 +339,19 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 }
 
 
+/* Session slot s is ending: its probes stop before its events are
+ * disabled (an entry probe's event off with its return probe's still on
+ * would write a return without its entry). A call entered before returns
+ * through its probes as long as their events are on. */
+static void ftracer_stop(unsigned s)
+{
+	struct htable *t = trail__htab;
+
+	for (size_t i = 0; t && i < t->cap; i++)
+		if (t->slot[i].addr && (t->slot[i].pmask & (1u << s)))
+			__atomic_fetch_and(&t->slot[i].pmask, ~(1u << s), __ATOMIC_RELEASE);
+}
+
 /* Session slot s is gone: unhook what only it wanted, restoring the
  * original bytes while the program runs (a patched site is one jump
  * instruction, so the breakpoint-first poke applies). Under the control
@@ -356,10 +369,11 @@ static void ftracer_leave(unsigned s)
 	for (size_t i = 0; i <= cap; i++) {
 		struct hsite *h = i < cap ? &t->slot[i] : NULL;
 
-		if (h && h->addr && !h->dead && ((h->mask | h->pmask) & (1u << s))) {
+		if (h && h->addr && !h->dead &&
+		    ((h->mask | h->pmask | trail__fprobe_on(s, h)) & (1u << s))) {
 			__atomic_fetch_and(&h->mask, ~(1u << s), __ATOMIC_RELEASE);
 			__atomic_fetch_and(&h->root, ~(1u << s), __ATOMIC_RELEASE);
-			if (h->pmask & (1u << s))
+			if (trail__fprobe_on(s, h))
 				trail__fprobe_detach(s, h);
 			if (!h->mask && !h->pmask && h->patched) {
 				batch[n].addr = h->addr;
@@ -405,6 +419,7 @@ static void ftracer_forked(unsigned s, struct psess *ps)
 static const struct trail_source ftracer = {
 	.name = "ftrace",
 	.join = ftracer_join,
+	.stop = ftracer_stop,
 	.leave = ftracer_leave,
 	.forked = ftracer_forked,
 	/* before anything the child writes: it returns through these first */

@@ -35,6 +35,8 @@
 
 struct dso;
 
+struct evx;
+
 struct evrt {
 	struct trail_event *ev;
 	const void *meta;
@@ -46,12 +48,16 @@ struct evrt {
 	struct evrt *next; /* all events, newest first */
 	struct dso *dso;
 	void *eprobes;     /* fprobe.c: eprobes on this event, or NULL */
+	struct evx *x[TRAIL_MAX_SESSIONS]; /* evx.h: each session's extras */
 };
 
 /* A status word bit beside the sessions': the event has eprobes, which
  * run when it is written (trail__write calls trail__eprobe_hook) even
  * if no session records it. */
 #define TRAIL_STATE_EPROBE (1u << 31)
+/* Another: some session has extras for the event (a filter: evx.h), the
+ * record path asks them first. */
+#define TRAIL_STATE_EXT (1u << 30)
 
 struct dso {
 	struct trail_event **start;
@@ -171,8 +177,10 @@ HIDDEN void trail__ctl_locked(void (*fn)(void));
 /*
  * An event source other than static events (registration): told when a
  * session joins slot s (under the control lock; uc: the context the
- * control signal interrupted, or NULL), leaves it (after the grace period:
- * no thread records for it any more), or is inherited by a forked child
+ * control signal interrupted, or NULL), stops (the session is ending, its
+ * events about to be disabled one by one: a source whose records pair up
+ * across time stops starting pairs first), leaves it (after the grace
+ * period: no thread records for it any more), or is inherited by a forked child
  * (forked per session, then forked_child once, before the child writes).
  * join returns what it hooked (>= 0, summed into the process slot's
  * "functions") or -errno, and then the session is not joined.
@@ -180,6 +188,7 @@ HIDDEN void trail__ctl_locked(void (*fn)(void));
 struct trail_source {
 	const char *name;
 	int (*join)(unsigned s, struct psess *ps, void *uc);
+	void (*stop)(unsigned s);
 	void (*leave)(unsigned s);
 	void (*forked)(unsigned s, struct psess *ps);
 	void (*forked_child)(void);

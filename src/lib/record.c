@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evx.h"
 #include "record.h"
 
 __thread struct writer *trail__tls_w
@@ -417,6 +418,58 @@ void trail__writers_forked(void)
 	}
 	if (self)
 		self->tid = trail__pid;
+}
+
+/* ------------------------------------------------------- filtered events */
+
+/* a filter that reads more than the payload's fixed fields: the common
+ * fields (*ts and *cpu read, *clock set, when it needs the CPU), strings */
+static __attribute__((noinline)) int match_slow(const struct trail_filter *f,
+						const struct writer *w, const void *payload,
+						uint32_t len, uint64_t *ts, uint32_t *cpu, int *clock)
+{
+	struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid, .tid = (uint32_t)w->tid};
+	char comm[17];
+
+	if (f->clock) {
+		if (!*clock)
+			*ts = now_cpu(cpu);
+		*clock = 1;
+		c.cpu = *cpu;
+		c.ts = *ts;
+	}
+	if (f->comm) {
+		memset(comm, 0, sizeof(comm));
+		prctl(PR_GET_NAME, comm, 0, 0, 0);
+		c.comm = comm;
+	}
+	return trail_filter_match(f, payload, len, &c);
+}
+
+void trail__write_ext(struct trail_event *ev, struct evrt *rt, struct writer *w, unsigned d,
+		      uint32_t mask, const void *payload, uint32_t len)
+{
+	uint64_t ts = 0;
+	uint32_t cpu = 0, pass = mask;
+	int clock = 0;
+
+	for (; mask; mask &= mask - 1) {
+		unsigned s = (unsigned)__builtin_ctz(mask);
+		const struct evx *x = __atomic_load_n(&rt->x[s], __ATOMIC_ACQUIRE);
+		const struct trail_filter *f;
+
+		if (!x)
+			continue;
+		f = &x->filter;
+		if (TRAIL_LIKELY(f->fast && len >= f->fast_len) ? !trail_filter_match_fast(f, payload)
+		    : !match_slow(f, w, payload, len, &ts, &cpu, &clock))
+			pass &= ~(1u << s);
+	}
+	if (!pass)
+		return;
+	if (!clock)
+		ts = now_cpu(&cpu);
+	write_sessions(ev, rt, w, d, pass, payload, len, ts, cpu);
 }
 
 /* ------------------------------------------------------------ entry points */

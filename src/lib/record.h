@@ -300,14 +300,19 @@ write_sessions_two(struct trail_event *ev1, struct evrt *rt1, const void *p1, ui
 	} while (mask);
 }
 
+/* write_event's way for an event with extras (evx.h): the sessions of
+ * mask whose filter passes get the record. In the record path at level d. */
+HIDDEN void trail__write_ext(struct trail_event *ev, struct evrt *rt, struct writer *w,
+			     unsigned d, uint32_t mask, const void *payload, uint32_t len);
+
 /* The record path proper: the event into every session whose bit is set in
- * its status word and in `allow`. */
+ * its status word and in `allow` (and whose filter passes, if it has one). */
 static inline __attribute__((always_inline)) void
 write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_t len)
 {
 	struct writer *w = trail__tls_w;
 	struct evrt *rt;
-	uint32_t d, mask, cpu;
+	uint32_t d, st, mask, cpu;
 	uint64_t ts;
 
 	if (TRAIL_UNLIKELY(!w) && !(w = trail__writer_get()))
@@ -327,11 +332,16 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 		w->defer.flush(w);
 	/* acquire: pairs with the release that set the bit after the session
 	 * slot and rt->ids[] were filled in */
-	mask = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & allow & TRAIL_SESSION_BITS;
+	st = __atomic_load_n(ev->state, __ATOMIC_ACQUIRE);
+	mask = st & allow & TRAIL_SESSION_BITS;
 	rt = ev->rt;
 	if (TRAIL_LIKELY(mask && rt)) {
-		ts = now_cpu(&cpu);
-		write_sessions(ev, rt, w, d, mask, payload, len, ts, cpu);
+		if (TRAIL_UNLIKELY(st & TRAIL_STATE_EXT)) {
+			trail__write_ext(ev, rt, w, d, mask, payload, len);
+		} else {
+			ts = now_cpu(&cpu);
+			write_sessions(ev, rt, w, d, mask, payload, len, ts, cpu);
+		}
 	}
 	path_leave(w, d);
 }

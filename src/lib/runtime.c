@@ -49,6 +49,7 @@
 #include "../common/registry.h"
 #include "../common/control.h"
 #include "../common/util.h"
+#include "evx.h"
 #include "internal.h"
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
@@ -211,6 +212,9 @@ full:
 	return -ENOSPC;
 }
 
+/* Session s records rt (if its spec selects it): 1, else 0. Its extras
+ * (a filter) are made first; an event registered after the join whose
+ * filter does not compile for it stays off, counted in the process slot. */
 static int enable_in(unsigned s, struct evrt *rt)
 {
 	struct psess *ps = &trail__sess[s];
@@ -218,11 +222,19 @@ static int enable_in(unsigned s, struct evrt *rt)
 
 	if (!trail__spec_match(ps->spec, rt->provider, rt->name))
 		return 0;
-	if (evtab_id(ps, rt, &id))
+	if (trail__evx_make(s, ps->spec, rt)) {
+		__atomic_fetch_add(&ps->procs[ps->proc_idx].refused, 1, __ATOMIC_RELAXED);
 		return 0;
+	}
+	if (evtab_id(ps, rt, &id)) {
+		trail__evx_free(s, rt);
+		return 0;
+	}
 	rt->ids[s] = id;
-	/* release: the slot and ids[] before the bit (see trail__write) */
-	__atomic_fetch_or(rt->ev->state, 1u << s, __ATOMIC_RELEASE);
+	/* release: the slot, ids[] and the extras before the bits (see
+	 * trail__write) */
+	__atomic_fetch_or(rt->ev->state, (1u << s) | (rt->x[s] ? TRAIL_STATE_EXT : 0),
+			  __ATOMIC_RELEASE);
 	return 1;
 }
 
@@ -230,6 +242,34 @@ static void disable_in(unsigned s)
 {
 	for (struct evrt *rt = events; rt; rt = rt->next)
 		__atomic_fetch_and(rt->ev->state, ~(1u << s), __ATOMIC_RELAXED);
+}
+
+/* the extras of session s, on every event (no thread uses them: after
+ * the grace period, or before any bit of s was set) */
+static void extras_free(unsigned s)
+{
+	for (struct evrt *rt = events; rt; rt = rt->next)
+		trail__evx_free(s, rt);
+}
+
+/* Session s's extras on every event its spec selects, before any is
+ * enabled: a filter that does not compile here fails the join, and the
+ * process is left as it was. 0 or -errno. */
+static int extras_make(unsigned s)
+{
+	struct psess *ps = &trail__sess[s];
+
+	for (struct evrt *rt = events; rt; rt = rt->next) {
+		int r;
+
+		if (!trail__spec_match(ps->spec, rt->provider, rt->name))
+			continue;
+		if ((r = trail__evx_make(s, ps->spec, rt))) {
+			extras_free(s);
+			return r;
+		}
+	}
+	return 0;
 }
 
 /* -------------------------------------------------------------- sessions */
@@ -493,6 +533,11 @@ static int sess_attach(struct join *j, void *uc)
 		ps->hdr = NULL;
 		return -EPROTO;
 	}
+	if ((r = extras_make((unsigned)s)) < 0) {
+		proc_state(ps, TRAIL_PS_FAILED, r);
+		sess_unmap((unsigned)s);
+		return r;
+	}
 	__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELAXED);
 	/* pairs with the acquire loads of exiting threads (writer_dtor) */
 	__atomic_store_n(&ps->state, PS_ACTIVE, __ATOMIC_RELEASE);
@@ -501,6 +546,7 @@ static int sess_attach(struct join *j, void *uc)
 	r = sources_join((unsigned)s, ps, uc);
 	if (r < 0) { /* the session asked for hooks we cannot set: no join */
 		disable_in((unsigned)s);
+		extras_free((unsigned)s);
 		if (r == -EBUSY || r == -ETIMEDOUT)
 			ps->procs[ps->proc_idx].tid = trail__step_culprit();
 		proc_state(ps, TRAIL_PS_FAILED, r);
@@ -559,6 +605,11 @@ static int sess_detach(unsigned s, void *uc)
 	if (ps->detaching)
 		return -EAGAIN;
 	if (ps->state == PS_ACTIVE) {
+		const struct trail_source *src;
+
+		for_each_source(src, p)
+			if (src->stop)
+				src->stop(s);
 		disable_in(s);
 		__atomic_store_n(&ps->state, PS_DETACHING, __ATOMIC_RELEASE);
 		proc_state(ps, TRAIL_PS_DETACH_PENDING, 0);
@@ -577,6 +628,7 @@ static int sess_detach(unsigned s, void *uc)
 			if (src->leave)
 				src->leave(s);
 	}
+	extras_free(s);
 	sess_flush(s);
 	proc_state(ps, TRAIL_PS_DETACHED, 0);
 	sess_unmap(s);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "dwarf.h"
+#include "../common/filter.h"
 #include "fetcharg.h"
 
 /* one argument's field */
@@ -480,6 +481,41 @@ static uint8_t *meta_blob(struct cc *cc, size_t *len)
 	return (uint8_t *)buf;
 }
 
+/* An eprobe's `if FILTER`, compiled against the source event's fields
+ * (the process compiles it again, against the fields the event has
+ * there), then carried as the last string of strs. */
+static int eprobe_filter(struct cc *cc)
+{
+	const struct probe_def *d = cc->d;
+	struct trail_filter *f = malloc(sizeof(*f));
+	struct trail_filter_err fe;
+	size_t n = strlen(d->filter) + 1;
+	char *p;
+	int r = 0;
+
+	if (!f)
+		return nomem(cc);
+	if (trail_filter_compile(d->filter, cc->t->src, f, &fe)) {
+		r = trail__probe_err(cc->e, d->filter_pos + fe.pos, "%s", fe.msg);
+	} else {
+		for (uint16_t i = 0; i < f->npreds && !r; i++)
+			if (f->p[i].field == TRAIL_FILTER_TS)
+				r = trail__probe_err(cc->e, d->filter_pos,
+						     "common_timestamp is not known where the "
+						     "event fires");
+	}
+	free(f);
+	if (r)
+		return r;
+	if (!(p = realloc(cc->strs, cc->nstrs + n)))
+		return nomem(cc);
+	memcpy(p + cc->nstrs, d->filter, n);
+	cc->strs = p;
+	cc->nstrs += n;
+	cc->flags |= TRAIL_PROBE_F_FILTER;
+	return 0;
+}
+
 static int build(struct cc *cc, uint8_t **blob, size_t *len)
 {
 	const struct probe_def *d = cc->d;
@@ -565,6 +601,8 @@ int probe_compile(const struct probe_def *d, const struct probe_target *t, uint8
 		else
 			ret = compile_fetch(&cc, a->fetch, a->type, &c, a->name, a->pos);
 	}
+	if (!ret && d->filter)
+		ret = eprobe_filter(&cc);
 	if (!ret)
 		ret = build(&cc, blob, len);
 	/* DWARF names and $$args resolved, the rest as written */

@@ -688,9 +688,23 @@ static int parse_args(struct probe_def *d, const struct tok *t, int n, struct pr
 {
 	int all_args = 0;
 
+	/* an eprobe's `if FILTER`: the rest of the text (the filter's own
+	 * grammar, checked against the source event's fields when compiled) */
 	for (int i = 0; i < n; i++)
-		if (d->kind == 'e' && t[i].len == 2 && !memcmp(t[i].s, "if", 2))
-			return trail__probe_err(e, t[i].pos, "eprobe filters are not supported yet");
+		if (d->kind == 'e' && t[i].len == 2 && !memcmp(t[i].s, "if", 2)) {
+			size_t len;
+
+			if (i + 1 == n)
+				return trail__probe_err(e, t[i].pos + 2, "Meaningless filter expression");
+			len = strlen(t[i + 1].s);
+			while (len && isspace((unsigned char)t[i + 1].s[len - 1]))
+				len--;
+			if (!(d->filter = strndup(t[i + 1].s, len)))
+				return nomem(e);
+			d->filter_pos = t[i + 1].pos;
+			n = i;
+			break;
+		}
 	if (n > (int)TRAIL_PROBE_MAX_ARGS)
 		return trail__probe_err(e, t[0].pos, "Too many arguments are specified");
 	if (n && !(d->args = calloc((size_t)n, sizeof(*d->args))))
@@ -990,6 +1004,7 @@ void probe_def_free(struct probe_def *d)
 	free(d->obj);
 	free(d->sym);
 	free(d->text);
+	free(d->filter);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -1056,6 +1071,8 @@ char *trail__probe_format(const struct probe_def *d, char *const *args, int narg
 				fprintf(f, " %s=%s%s%s", a->name, a->fetch, a->type ? ":" : "",
 					a->type ? a->type : "");
 		}
+		if (d->filter)
+			fprintf(f, " if %s", d->filter);
 	}
 	if (fclose(f)) {
 		free(buf);

@@ -64,6 +64,8 @@ struct probe_def {
 	int nargs;
 	struct probe_arg *args;
 	char *text;      /* as given */
+	char *filter;    /* e: the text after `if`, NULL: none */
+	int filter_pos;  /* where it starts in text */
 };
 
 /* Parse one definition. Returns 0, or -EINVAL with e filled in. Nothing

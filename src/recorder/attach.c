@@ -127,6 +127,9 @@ static void join_failed(struct trail_recorder *R, pid_t pid, int sig, const stru
 		rec_err(R, "process %d: its thread %d did not answer signal %d within "
 			"2 s while function entries were being patched (stopped, or "
 			"starved of CPU); nothing was changed", (int)pid, pr->tid, sig);
+	else if (pr->result == -EBADMSG)
+		rec_err(R, "process %d: a filter (-f) does not compile for the fields of one "
+			"of its events; nothing was changed", (int)pid);
 	else if (pr->result == -EUSERS)
 		rec_err(R, "process %d is already in %d trail sessions, the most it "
 			"can be in", (int)pid, TRAIL_MAX_SESSIONS);

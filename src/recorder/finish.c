@@ -45,6 +45,16 @@ void trail_recorder_finish(struct trail_recorder *R)
 			trail__rec_salvage(R, i, R->pt[i].dead);
 	if (!R->out.err && R->o.overwrite)
 		trail__rec_drain(R);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trail_proc *pr = shm_proc(&R->m, i);
+		uint32_t refused = __atomic_load_n(&pr->refused, __ATOMIC_RELAXED);
+
+		if (refused)
+			rec_warn(R, "process %u (%.16s): %u event%s registered after it joined "
+				 "(a library loaded later) left off: the -f filter does not "
+				 "compile for %s fields", pr->pid, pr->comm, refused,
+				 refused == 1 ? "" : "s", refused == 1 ? "its" : "their");
+	}
 	for (uint32_t i = 0; i < n && !R->out.err; i++)
 		if (R->pt[i].announced)
 			trail__rec_write_proc(R, i, __atomic_load_n(&shm_proc(&R->m, i)->state,

@@ -76,6 +76,15 @@ static void write_info(struct trail_recorder *R)
 			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s--nest %d",
 					      o->nfuncs_user ? " " : "", o->nest);
 	}
+	/* record -f: "filterK=SYS:EVENT: FILTER", K from 1 */
+	for (int i = o->nfuncs_user, k = 1; i < o->nfuncs && n < sizeof(text) - 1; i++)
+		if (!strncmp(o->funcs[i], "@filter ", 8)) {
+			const char *pat = o->funcs[i] + 8, *sp = strchr(pat, ' ');
+
+			if (sp)
+				n += (size_t)snprintf(text + n, sizeof(text) - n, "\nfilter%d=%.*s: %s",
+						      k++, (int)(sp - pat), pat, sp + 1);
+		}
 	if (n < sizeof(text) - 1)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "\ncommand=");
 	for (int i = 0; o->cmd && o->cmd[i] && n < sizeof(text) - 1; i++)

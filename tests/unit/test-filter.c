@@ -131,7 +131,7 @@ TEST(filter_table)
 		}
 		for (size_t k = 0; k < sizeof(recs) / sizeof(recs[0]); k++) {
 			uint32_t len = payload(&recs[k], buf);
-			int got = trail_filter_match(&f, &meta, buf, len, &c), want = oracle(i, &recs[k]);
+			int got = trail_filter_match(&f, buf, len, &c), want = oracle(i, &recs[k]);
 
 			if (got != want)
 				fprintf(stderr, "  '%s' on record %zu: %d, want %d\n", filters[i], k, got, want);
@@ -150,12 +150,12 @@ TEST(filter_short_payload)
 	uint32_t len = payload(&recs[1], buf);
 
 	CHECK_EQ(trail_filter_compile("c == 7", &meta, &f, &e), 0);
-	CHECK_EQ(trail_filter_match(&f, &meta, buf, len, &c), 1);
-	CHECK_EQ(trail_filter_match(&f, &meta, buf, len - 1, &c), 0);
+	CHECK_EQ(trail_filter_match(&f, buf, len, &c), 1);
+	CHECK_EQ(trail_filter_match(&f, buf, len - 1, &c), 0);
 	CHECK_EQ(trail_filter_compile("path ~ \"/var*\"", &meta, &f, &e), 0);
-	CHECK_EQ(trail_filter_match(&f, &meta, buf, 20, &c), 0);
+	CHECK_EQ(trail_filter_match(&f, buf, 20, &c), 0);
 	CHECK_EQ(trail_filter_compile("!(b == 1)", &meta, &f, &e), 0);
-	CHECK_EQ(trail_filter_match(&f, &meta, buf, 6, &c), 1); /* b unreadable: b == 1 false */
+	CHECK_EQ(trail_filter_match(&f, buf, 6, &c), 1); /* b unreadable: b == 1 false */
 }
 
 /* the predicates evaluated: those the result needs, no more */
@@ -185,7 +185,7 @@ TEST(filter_short_circuit)
 		struct trail_filter_ctx c = {.steps = &steps};
 
 		CHECK_EQ(trail_filter_compile(sc[i].filter, &meta, &f, &e), 0);
-		CHECK_EQ(trail_filter_match(&f, &meta, buf, len, &c), sc[i].pass);
+		CHECK_EQ(trail_filter_match(&f, buf, len, &c), sc[i].pass);
 		if (steps != sc[i].steps)
 			fprintf(stderr, "  '%s': %u predicates evaluated, want %u\n", sc[i].filter,
 				steps, sc[i].steps);
@@ -257,5 +257,84 @@ TEST(filter_limits)
 	CHECK_STR(e.msg, "Too many terms in predicate expression");
 }
 
+/* The record path's matcher (trail_filter_match_fast: 8-byte loads,
+ * masks, sign extension, biased ranges) against the general evaluator
+ * (run when steps are counted) on every integer size and sign, each
+ * operator, and constants and values at the edges of each type. */
+static struct trail_meta fixed = {
+	.provider = "app",
+	.name = "ints",
+	.nfields = 10,
+	.fixed_len = 33,
+	.fields = {
+		{"s8", TRAIL_FK_INT, 1, TRAIL_FF_SIGNED, 1}, {"u8", TRAIL_FK_INT, 1, 0, 1},
+		{"s16", TRAIL_FK_INT, 2, TRAIL_FF_SIGNED, 1}, {"u16", TRAIL_FK_INT, 2, 0, 1},
+		{"s32", TRAIL_FK_INT, 4, TRAIL_FF_SIGNED, 1}, {"u32", TRAIL_FK_INT, 4, 0, 1},
+		{"s64", TRAIL_FK_INT, 8, TRAIL_FF_SIGNED, 1}, {"u64", TRAIL_FK_INT, 8, 0, 1},
+		/* near the end: loaded by their size */
+		{"t16", TRAIL_FK_INT, 2, TRAIL_FF_SIGNED, 1}, {"t8", TRAIL_FK_INT, 1, 0, 1},
+	},
+};
+
+TEST(filter_fast_is_general)
+{
+	static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">=", "&"};
+	static const char *const consts[] = {
+		"0", "1", "-1", "127", "-128", "255", "32767", "-32768", "65535", "0x7fffffff",
+		"-2147483648", "0xffffffff", "0x7fffffffffffffff", "-9223372036854775808",
+		"0xffffffffffffffff", "42", "-42",
+	};
+	static const uint64_t vals[] = {
+		0, 1, ~0ull, 127, 128, 255, 256, 0x7fff, 0x8000, 0xffff, 0x7fffffff, 0x80000000,
+		0xffffffff, 0x7fffffffffffffffull, 0x8000000000000000ull, 42, (uint64_t)-42,
+	};
+	static const uint8_t offs[] = {0, 1, 2, 4, 6, 10, 14, 22, 30, 32};
+	struct trail_filter f;
+	struct trail_filter_err e;
+	uint32_t steps = 0;
+	struct trail_filter_ctx gen = {.steps = &steps}, fast = {0};
+	long n = 0;
+
+	for (uint32_t k = 0; k < fixed.nfields; k++)
+		for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+			for (size_t c = 0; c < sizeof(consts) / sizeof(consts[0]); c++) {
+				char text[128];
+
+				snprintf(text, sizeof(text), "%s %s %s", fixed.fields[k].name, ops[o],
+					 consts[c]);
+				CHECK_EQ(trail_filter_compile(text, &fixed, &f, &e), 0);
+				CHECK_EQ(f.fast, 1);
+				CHECK_EQ(f.p[0].wide, offs[k] + 8 <= 33);
+				for (size_t v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
+					uint8_t buf[33];
+
+					/* the value in field k (its low bytes), the
+					 * other fields all ones */
+					memset(buf, 0xff, sizeof(buf));
+					memcpy(buf + offs[k], &vals[v], fixed.fields[k].size);
+					if (trail_filter_match(&f, buf, 33, &fast) !=
+					    trail_filter_match(&f, buf, 33, &gen)) {
+						fprintf(stderr, "  '%s' on 0x%llx: fast %d, general %d\n",
+							text, (unsigned long long)vals[v],
+							trail_filter_match(&f, buf, 33, &fast),
+							trail_filter_match(&f, buf, 33, &gen));
+						CHECK(0);
+					}
+					n++;
+				}
+			}
+	CHECK(n > 15000);
+	/* a compound one, both ways */
+	CHECK_EQ(trail_filter_compile("(s8 < 0 || u16 == 7) && !(s64 >= 5 && u64 & 8) || t16 < -3",
+				      &fixed, &f, &e), 0);
+	for (int i = 0; i < 256; i++) {
+		uint8_t buf[33];
+
+		for (int b = 0; b < 33; b++)
+			buf[b] = (uint8_t)(i * 37 + b * 11);
+		CHECK_EQ(trail_filter_match(&f, buf, 33, &fast), trail_filter_match(&f, buf, 33, &gen));
+	}
+}
+
 TEST_MAIN(CHECK_T(filter_table), CHECK_T(filter_short_payload), CHECK_T(filter_short_circuit),
-	  CHECK_T(filter_errors), CHECK_T(filter_limits))
+	  CHECK_T(filter_errors), CHECK_T(filter_limits), CHECK_T(filter_fast_is_general))

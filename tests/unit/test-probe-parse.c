@@ -74,6 +74,8 @@ static const struct {
 	 "e:g/n app.request p=+0($path):string l=$len"},
 	{"e app.request $len $comm", "e:eprobes/request app.request arg1=$len arg2=$comm"},
 	{"e:g/ sys/ev", "e:g/ev sys.ev"},
+	{"e:g/n app/req l=$len  if  len > 1 && path ~ \"/a b*\"  ",
+	 "e:g/n app.req l=$len if len > 1 && path ~ \"/a b*\""},
 	/* deletes */
 	{"-:g/ev", "-:g/ev"},
 	{"-:ev", "-:ev"},
@@ -295,7 +297,7 @@ static const struct {
 	{"e:g/n ^app/", "requires both group and event"},
 	{"e:g/n ^/req", "Group name is not specified"},
 	{"e:g/n ^", "requires both group and event"},
-	{"e app/req $len ^if $len > 1", "filters"},
+	{"e app/req $len if^", "Meaningless filter expression"},
 	{"e^5 app/req", "Maxactive"},
 	/* deletes */
 	{"-:g/e ^foo", "takes no arguments"},

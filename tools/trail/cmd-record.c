@@ -23,6 +23,8 @@
 
 #include "../../src/common/arena.h"
 #include "../../src/common/clock.h"
+#include "../../src/common/fetch.h"
+#include "../../src/common/filter.h"
 #include "../../src/common/meta.h"
 #include "../../src/common/registry.h"
 #include "../../src/common/spec.h"
@@ -55,6 +57,8 @@ struct session {
 	char **funcs;       /* -l / -n as "@l GLOB" / "@n GLOB" spec lines */
 	int nfuncs;
 	int nfuncs_user;    /* of those, given on the command line */
+	char **filters;     /* -f as "@filter PATTERN TEXT" spec lines */
+	int nfilters;
 	char **probes;      /* --probe definitions */
 	int nprobes;
 	char **probe_names; /* "GRP:EVENT" of the probes compiled in */
@@ -117,6 +121,10 @@ static const struct opt_cmd record_opts = {
 	.opts = (const struct opt[]){
 		{'e', "event", OPT_REQUIRED, "EVENT",
 		 "events to record: SYS:EVENT, SYS, EVENT, globs, 'all'", 0, NULL},
+		{'f', "filter", OPT_REQUIRED, "FILTER",
+		 "record the events of the -e before it only when\n"
+		 "FILTER holds, in the kernel's grammar (tested in\n"
+		 "the process: 'bytes > 4096 && path ~ \"/var/*\"')", 0, NULL},
 		{'o', "output", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
 		{'p', "plugin", OPT_REQUIRED, "TRACER",
 		 "a tracer: function (every call of a function with a\n"
@@ -218,6 +226,8 @@ static int check_libtrail(const char *path)
 
 struct known {
 	char **names;
+	void **metas; /* each name's first description */
+	size_t *sizes;
 	size_t n, cap;
 };
 
@@ -238,13 +248,27 @@ static int collect_event(const char *object, const void *blob, size_t size, void
 	if (k->n == k->cap) {
 		size_t cap = k->cap ? k->cap * 2 : 32;
 		char **nn = realloc(k->names, cap * sizeof(*nn));
+		void **nm = nn ? realloc(k->metas, cap * sizeof(*nm)) : NULL;
+		size_t *ns = nm ? realloc(k->sizes, cap * sizeof(*ns)) : NULL;
 
-		if (!nn)
+		if (nn)
+			k->names = nn;
+		if (nm)
+			k->metas = nm;
+		if (!ns)
 			return -ENOMEM;
-		k->names = nn;
+		k->sizes = ns;
 		k->cap = cap;
 	}
-	k->names[k->n++] = strdup(name);
+	k->names[k->n] = strdup(name);
+	k->metas[k->n] = malloc(size);
+	if (!k->names[k->n] || !k->metas[k->n]) {
+		free(k->names[k->n]);
+		free(k->metas[k->n]);
+		return -ENOMEM;
+	}
+	k->sizes[k->n] = size;
+	memcpy(k->metas[k->n++], blob, size);
 	return 0;
 }
 
@@ -258,8 +282,6 @@ static int check_events(struct session *S, struct known *k, const char *where)
 {
 	int bad = 0;
 
-	if (k->n)
-		qsort(k->names, k->n, sizeof(*k->names), cmp_str);
 	for (int i = 0; i < S->nevents; i++) {
 		const char *e = S->events[i];
 		int hit = 0;
@@ -282,10 +304,18 @@ static int check_events(struct session *S, struct known *k, const char *where)
 			fprintf(stderr, "  %s declares no trail events (none were compiled in, "
 				"or it was built without <trail/trail.h>)\n", where);
 		} else {
+			char **sorted = malloc(k->n * sizeof(*sorted));
+
+			if (sorted) {
+				memcpy(sorted, k->names, k->n * sizeof(*sorted));
+				qsort(sorted, k->n, sizeof(*sorted), cmp_str);
+			}
 			fprintf(stderr, "  events there:");
 			for (size_t j = 0; j < k->n; j++)
-				fprintf(stderr, "%s%s", j % 6 ? " " : "\n    ", k->names[j]);
+				fprintf(stderr, "%s%s", j % 6 ? " " : "\n    ",
+					(sorted ? sorted : k->names)[j]);
 			fprintf(stderr, "\n");
+			free(sorted);
 		}
 		fprintf(stderr, "  (--allow-unknown accepts events of libraries loaded later)\n");
 	}
@@ -294,9 +324,102 @@ static int check_events(struct session *S, struct known *k, const char *where)
 
 static void free_known(struct known *k)
 {
-	for (size_t i = 0; i < k->n; i++)
+	for (size_t i = 0; i < k->n; i++) {
 		free(k->names[i]);
+		free(k->metas[i]);
+	}
 	free(k->names);
+	free(k->metas);
+	free(k->sizes);
+}
+
+/* ---------------------------------------------------------------- filters */
+
+/* Filter line i compiled for one event's description: 0, or -1 with the
+ * caret shown. The common timestamp is not known where the filter runs
+ * (the process stamps raw clock ticks): report -F filters on it. */
+static int filter_one(const char *line, const void *blob, size_t size, const char *name)
+{
+	const char *pat = line + 8, *text = strchr(pat, ' ') + 1, *why, *ts;
+	struct trail_filter *f = malloc(sizeof(*f));
+	struct trail_meta *m = malloc(sizeof(*m));
+	struct trail_filter_err e;
+	char what[320];
+	int r = 0;
+
+	if (!f || !m) {
+		free(f);
+		free(m);
+		return -1;
+	}
+	snprintf(what, sizeof(what), "filter for %s", name);
+	if (trail__meta_parse(blob, size, m, &why)) {
+		tool_err("%s: its description is damaged (%s)", name, why);
+		r = -1;
+	} else if (trail_filter_compile(text, m, f, &e)) {
+		tool_caret(what, text, (size_t)e.pos, e.msg);
+		r = -1;
+	} else {
+		for (uint16_t i = 0; i < f->npreds && !r; i++)
+			if (f->p[i].field == TRAIL_FILTER_TS) {
+				ts = strstr(text, "common_timestamp");
+				tool_caret(what, text, ts ? (size_t)(ts - text) : 0,
+					   "common_timestamp is not known where the event "
+					   "fires: filter on it in 'trail report -F'");
+				r = -1;
+			}
+	}
+	free(f);
+	free(m);
+	return r;
+}
+
+/* Every -f against the events it applies to that we know of: the
+ * program's or process's (k), and the probe events compiled in. */
+static int check_filters(struct session *S, const struct known *k)
+{
+	for (int i = 0; i < S->nfilters; i++) {
+		const char *line = S->filters[i], *pat = line + 8;
+		size_t plen = (size_t)(strchr(pat, ' ') - pat);
+
+		for (size_t j = 0; j < k->n; j++) {
+			char *colon = strchr(k->names[j], ':');
+			int hit;
+
+			*colon = '\0';
+			hit = trail__spec_match1(pat, plen, k->names[j], colon + 1);
+			*colon = ':';
+			if (hit && filter_one(line, k->metas[j], k->sizes[j],
+					      k->names[j]))
+				return -1;
+		}
+		for (int j = S->nfuncs_user; j < S->nfuncs; j++) {
+			const char *hex = S->funcs[j] + 7;
+			size_t n = strlen(hex);
+			struct trail_probe p;
+			uint8_t *blob;
+			const char *why;
+			char name[300];
+			int bad = 0;
+
+			if (strncmp(S->funcs[j], "@probe ", 7) || !(blob = malloc(n / 2 + 1)))
+				continue;
+			if (trail_probe_unhex(hex, n, blob, n / 2 + 1) > 0 &&
+			    !trail_probe_check(blob, n / 2, &p, &why)) {
+				struct trail_meta m;
+
+				if (!trail__meta_parse(p.meta, p.hdr->meta_size, &m, &why)) {
+					snprintf(name, sizeof(name), "%s:%s", m.provider, m.name);
+					bad = trail__spec_match1(pat, plen, m.provider, m.name) &&
+					      filter_one(line, p.meta, p.hdr->meta_size, name);
+				}
+			}
+			free(blob);
+			if (bad)
+				return -1;
+		}
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------ function checks */
@@ -683,9 +806,13 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		}
 		snprintf(where, sizeof(where), "process %d (%s)", (int)pid, comm);
 		r = check_events(S, &k, where);
+		if (!r)
+			r = check_filters(S, &k);
 		free_known(&k);
 		if (r)
 			return -1;
+	} else if (check_filters(S, &k)) {
+		return -1;
 	}
 	return 0;
 }
@@ -855,8 +982,9 @@ static int record(struct session *S, int argc, char **argv)
 	S->events = calloc((size_t)argc * 2, sizeof(char *)); /* room for --probe events */
 	S->probes = calloc((size_t)argc, sizeof(char *));
 	S->probe_events = calloc((size_t)argc, sizeof(char *));
+	S->filters = calloc((size_t)argc, sizeof(char *));
 	S->pids = calloc((size_t)argc, sizeof(pid_t));
-	if (!S->events || !S->pids || !S->probes || !S->probe_events)
+	if (!S->events || !S->pids || !S->probes || !S->probe_events || !S->filters)
 		return 1;
 	S->funcs = calloc((size_t)argc, sizeof(char *));
 	if (!S->funcs)
@@ -877,6 +1005,25 @@ static int record(struct session *S, int argc, char **argv)
 			}
 			S->events[S->nevents++] = optarg;
 			break;
+		case 'f': {
+			char *line;
+
+			if (!S->nevents)
+				return usage_err("-f '%s': a filter applies to the events of the -e "
+						 "before it: give that -e first", optarg);
+			if (strpbrk(optarg, "\n\r") || strlen(optarg) >= TRAIL_FILTER_MAX_TEXT)
+				return usage_err("-f '%s': one line of at most 1023 bytes", optarg);
+			if (asprintf(&line, "@filter %s %s", S->events[S->nevents - 1], optarg) < 0)
+				return 1;
+			for (int i = 0; i < S->nfilters; i++)
+				if (!strncmp(S->filters[i], line, 9 + strlen(S->events[S->nevents - 1]))) {
+					free(line);
+					return usage_err("-f '%s': the -e before it has a filter already "
+							 "(join them with && or ||)", optarg);
+				}
+			S->filters[S->nfilters++] = line;
+			break;
+		}
 		case 'o':
 			S->output = optarg;
 			break;
@@ -1052,7 +1199,7 @@ static int record(struct session *S, int argc, char **argv)
 					 S->output);
 		if ((r = probes_for(S, 0, S->cmd_path)))
 			return r;
-		if (!S->allow_unknown && S->nevents) {
+		if (S->nevents && (!S->allow_unknown || S->nfilters)) {
 			r = elfscan_program(S->cmd_path, collect_event, &k, err, sizeof(err));
 			if (r == -ENOEXEC) {
 				/* a script: what it runs is known only when it runs */
@@ -1061,9 +1208,11 @@ static int record(struct session *S, int argc, char **argv)
 				tool_err("%s", err);
 				free_known(&k);
 				return 1;
-			} else {
+			} else if (!S->allow_unknown) {
 				r = check_events(S, &k, S->cmd_path);
 			}
+			if (!r)
+				r = check_filters(S, &k);
 			free_known(&k);
 			if (r)
 				return 1;
@@ -1101,6 +1250,22 @@ static int record(struct session *S, int argc, char **argv)
 	}
 	if (S->all && (r = probes_for(S, 0, NULL)))
 		return r;
+	if (S->all) {
+		struct known none = {0};
+
+		if (check_filters(S, &none))
+			return 1;
+	}
+	/* the filters go to the spec after the probes */
+	for (int i = 0; i < S->nfilters; i++) {
+		char **g = realloc(S->funcs, (size_t)(S->nfuncs + 1) * sizeof(*g));
+
+		if (!g)
+			return 1;
+		S->funcs = g;
+		S->funcs[S->nfuncs++] = S->filters[i];
+		S->filters[i] = NULL;
+	}
 	{
 		const char *why;
 
@@ -1243,6 +1408,9 @@ static void session_free(struct session *S)
 	for (int i = 0; i < S->nprobe_events; i++)
 		free(S->probe_events[i]);
 	free(S->probe_events);
+	for (int i = 0; S->filters && i < S->nfilters; i++)
+		free(S->filters[i]);
+	free(S->filters);
 	free(S->probes);
 	free(S->events);
 	free(S->pids);

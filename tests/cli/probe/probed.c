@@ -101,10 +101,10 @@ NOINLINE void nothing(void)
 static void *spinner(void *arg)
 {
 	time_t end = *(time_t *)arg;
-	int v = 0;
+	unsigned v = 0, n = 0;
 
-	while (time(NULL) < end)
-		v += parse_int(v & 1023);
+	while (time(NULL) < end) /* (each of 0..1023 in turn) */
+		v += (unsigned)parse_int((int)(n++ & 1023));
 	return (void *)(long)v;
 }
 
