@@ -114,6 +114,8 @@ struct trail_arena_hdr {
 				 * stream table full, nesting too deep */
 	uint64_t noevent_lost;  /* enables refused: event table full */
 	uint64_t graph_unhooked; /* calls not hooked: shadow stack full */
+	uint32_t paused; /* a traceoff trigger fired (traceon: 0): writers
+			  * drop their records */
 } __attribute__((aligned(TRAIL_CACHELINE)));
 
 /* Chunk state word. */

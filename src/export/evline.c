@@ -99,7 +99,20 @@ void trail_text_event(struct lbuf *l, const struct trail_export_src *src,
 	lb_str(l, m->name);
 	lb_put(l, ": ", 2);
 	/* the fields in place, as much as the line holds */
-	if (probe && rec->len >= (probe == 2 ? 16u : 8u))
+	if (!strcmp(m->provider, "ftrace") && !strcmp(m->name, "user_stack") && rec->len >= 2) {
+		/* a stacktrace trigger's: ftrace's layout, a frame a line */
+		uint16_t n;
+
+		memcpy(&n, rec->payload, 2);
+		lb_str(l, "<user stack trace>");
+		for (uint32_t i = 0; i < n && 2u + (i + 1) * 8u <= rec->len; i++) {
+			uint64_t ip;
+
+			memcpy(&ip, rec->payload + 2 + i * 8, 8);
+			lb_str(l, "\n => ");
+			put_sym(l, src, rec->stream->pid, ip, rec->ts_raw);
+		}
+	} else if (probe && rec->len >= (probe == 2 ? 16u : 8u))
 		probe_line(l, src, rec, probe);
 	else
 		l->n += trail_format_fields(rec->event, rec->payload, rec->len, l->b + l->n,

@@ -68,14 +68,15 @@ static void header(FILE *f, const struct trail_export_src *src, size_t max_strea
 			fprintf(f, " %s", v);
 	}
 	fprintf(f, "\n");
-	for (int k = 1;; k++) { /* record -f */
-		char key[32];
+	for (int t = 0; t < 2; t++) /* record -f, -T */
+		for (int k = 1;; k++) {
+			char key[32];
 
-		snprintf(key, sizeof(key), "filter%d", k);
-		if (!(v = trail_reader_info(r, key)))
-			break;
-		fprintf(f, "# filter: %s\n", v);
-	}
+			snprintf(key, sizeof(key), "%s%d", t ? "trigger" : "filter", k);
+			if (!(v = trail_reader_info(r, key)))
+				break;
+			fprintf(f, "# %s: %s\n", t ? "trigger" : "filter", v);
+		}
 	fprintf(f, "#\n");
 	for (size_t i = 0; i < n; i++) {
 		in += st[i]->in_file;

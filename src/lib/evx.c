@@ -15,7 +15,13 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <trail/trail.h>
+
 #include "evx.h"
+#include "record.h"
+
+/* the sessions' extras, each session's in a list (control only) */
+static struct evx *all[TRAIL_MAX_SESSIONS];
 
 struct want {
 	const struct evrt *rt;
@@ -23,47 +29,178 @@ struct want {
 	size_t len;
 };
 
+/* "PATTERN TEXT" of a line selects rt? its text in *text, *len */
+static int line_for(const char *v, size_t len, const struct evrt *rt, const char **text,
+		    size_t *tlen)
+{
+	const char *sp = memchr(v, ' ', len);
+
+	if (!sp || !trail__spec_match1(v, (size_t)(sp - v), rt->provider, rt->name))
+		return 0;
+	*text = sp + 1;
+	*tlen = len - (size_t)(sp + 1 - v);
+	return 1;
+}
+
 /* one "@filter PATTERN TEXT" line: the first whose pattern selects rt */
 static int filter_line(const char *v, size_t len, void *arg)
 {
 	struct want *w = arg;
-	const char *sp = memchr(v, ' ', len);
 
-	if (!sp || !trail__spec_match1(v, (size_t)(sp - v), w->rt->provider, w->rt->name))
-		return 0;
-	w->text = sp + 1;
-	w->len = len - (size_t)(sp + 1 - v);
-	return 1;
+	return line_for(v, len, w->rt, &w->text, &w->len);
 }
 
-int trail__evx_make(unsigned s, const char *spec, struct evrt *rt)
+struct trigs {
+	struct evx *x; /* NULL: count them, and say whether rt is a target */
+	const struct evrt *rt;
+	int n, target, err;
+};
+
+/* the trigger of a "@trigger" line into t (text copied to buf) */
+static int trig_parse(const char *text, size_t len, char *buf, struct trail_trigger *t)
+{
+	struct trail_filter_err e;
+
+	if (len >= TRAIL_FILTER_MAX_TEXT)
+		return -1;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	return trail_trigger_parse(buf, t, &e);
+}
+
+/* does the enable/disable_event of t name rt? */
+static int targets(const struct trail_trigger *t, const struct evrt *rt)
+{
+	return (t->cmd == TRAIL_TRIG_ENABLE_EVENT || t->cmd == TRAIL_TRIG_DISABLE_EVENT) &&
+	       trail__spec_match1(t->target, strlen(t->target), rt->provider, rt->name);
+}
+
+static int trigger_line(const char *v, size_t len, void *arg)
+{
+	struct trigs *g = arg;
+	char buf[TRAIL_FILTER_MAX_TEXT];
+	struct trail_trigger t;
+	const char *sp = memchr(v, ' ', len), *text;
+	size_t tlen;
+
+	if (!sp || trig_parse(sp + 1, len - (size_t)(sp + 1 - v), buf, &t)) {
+		g->err = -EBADMSG;
+		return 1;
+	}
+	g->target |= targets(&t, g->rt);
+	if (!line_for(v, len, g->rt, &text, &tlen))
+		return 0;
+	if (g->n == TRAIL_EVX_TRIGS) {
+		g->err = -E2BIG;
+		return 1;
+	}
+	if (g->x) {
+		struct evx_trig *tr = &g->x->trig[g->n];
+		struct trail_filter_err e;
+
+		tr->t = t;
+		tr->left = t.count;
+		if (t.filter && trail_filter_compile(t.filter, &g->x->meta, &tr->cond, &e)) {
+			g->err = -EBADMSG;
+			return 1;
+		}
+		tr->has_cond = t.filter != NULL;
+		tr->t.filter = NULL; /* (buf's) */
+	}
+	g->n++;
+	return 0;
+}
+
+/* x's event into the targets of the session's triggers that name it, and
+ * the session's target events into x's triggers */
+static void link_targets(unsigned s, struct evx *x)
+{
+	for (struct evx *o = all[s]; o; o = o->next) {
+		for (uint16_t i = 0; x->target && i < o->ntrig; i++) {
+			struct evx_trig *tr = &o->trig[i];
+
+			if (targets(&tr->t, x->rt) && tr->ntargets < TRAIL_EVX_TARGETS) {
+				tr->targets[tr->ntargets] = x;
+				/* release: pairs with the trigger's acquire */
+				__atomic_store_n(&tr->ntargets, tr->ntargets + 1, __ATOMIC_RELEASE);
+			}
+		}
+		for (uint16_t i = 0; o->target && o != x && i < x->ntrig; i++) {
+			struct evx_trig *tr = &x->trig[i];
+
+			if (targets(&tr->t, o->rt) && tr->ntargets < TRAIL_EVX_TARGETS)
+				tr->targets[tr->ntargets++] = o;
+		}
+	}
+	for (uint16_t i = 0; x->target && i < x->ntrig; i++)
+		if (targets(&x->trig[i].t, x->rt) && x->trig[i].ntargets < TRAIL_EVX_TARGETS)
+			x->trig[i].targets[x->trig[i].ntargets++] = x;
+}
+
+static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s,
+			 const void *payload, uint32_t len, int after);
+
+int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel)
 {
 	struct want want = {.rt = rt};
+	struct trigs g = {.rt = rt};
 	struct trail_filter_err e;
 	char text[TRAIL_FILTER_MAX_TEXT];
 	const char *why;
 	struct evx *x;
 	size_t size = (sizeof(*x) + 4095) & ~(size_t)4095;
+	int filt;
 
-	if (rt->x[s] || !trail__spec_opts(spec, "filter", filter_line, &want))
+	if (rt->x[s])
+		return 1;
+	filt = sel && trail__spec_opts(spec, "filter", filter_line, &want);
+	trail__spec_opts(spec, "trigger", trigger_line, &g);
+	if (g.err)
+		return g.err;
+	if (!filt && !g.n && !g.target)
 		return 0;
-	if (want.len >= sizeof(text))
+	if (filt && want.len >= sizeof(text))
 		return -EBADMSG;
-	memcpy(text, want.text, want.len);
-	text[want.len] = '\0';
 	x = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (x == MAP_FAILED)
 		return -ENOMEM;
 	x->size = size;
-	if (trail__meta_parse(rt->meta, rt->meta_size, &x->meta, &why) ||
-	    trail_filter_compile(text, &x->meta, &x->filter, &e)) {
-		munmap(x, size);
-		return -EBADMSG;
+	x->rt = rt;
+	x->how = sel ? EVX_REC : 0;
+	x->target = (uint8_t)g.target;
+	if (trail__meta_parse(rt->meta, rt->meta_size, &x->meta, &why))
+		goto bad;
+	if (filt) {
+		memcpy(text, want.text, want.len);
+		text[want.len] = '\0';
+		if (trail_filter_compile(text, &x->meta, &x->filter, &e))
+			goto bad;
+		x->how |= EVX_FILT;
+		if (x->filter.fast && !x->meta.variable && x->filter.fast_len <= x->meta.fixed_len)
+			x->how |= EVX_FAST;
 	}
-	/* release: the filter before the pointer; the status word's bits
+	g.x = x;
+	g.n = 0;
+	trail__spec_opts(spec, "trigger", trigger_line, &g);
+	if (g.err)
+		goto bad;
+	x->ntrig = (uint16_t)g.n;
+	if (x->ntrig)
+		x->how |= EVX_TRIG;
+	for (uint16_t i = 0; i < x->ntrig; i++)
+		x->after |= x->trig[i].t.cmd == TRAIL_TRIG_STACKTRACE;
+	if (x->ntrig)
+		__atomic_store_n(&trail__trigger_hook, triggers_run, __ATOMIC_RELEASE);
+	link_targets(s, x);
+	x->next = all[s];
+	all[s] = x;
+	/* release: the extras before the pointer; the status word's bits
 	 * come after (enable_in) */
 	__atomic_store_n(&rt->x[s], x, __ATOMIC_RELEASE);
-	return 0;
+	return 1;
+bad:
+	munmap(x, size);
+	return -EBADMSG;
 }
 
 void trail__evx_free(unsigned s, struct evrt *rt)
@@ -74,9 +211,106 @@ void trail__evx_free(unsigned s, struct evrt *rt)
 	if (!x)
 		return;
 	__atomic_store_n(&rt->x[s], NULL, __ATOMIC_RELAXED);
+	for (struct evx **p = &all[s]; *p; p = &(*p)->next)
+		if (*p == x) {
+			*p = x->next;
+			break;
+		}
 	for (k = 0; k < TRAIL_MAX_SESSIONS && !rt->x[k]; k++)
 		;
 	if (k == TRAIL_MAX_SESSIONS)
 		__atomic_fetch_and(rt->ev->state, ~TRAIL_STATE_EXT, __ATOMIC_RELAXED);
 	munmap(x, x->size);
 }
+
+/* ------------------------------------------------------------- triggers */
+
+/* a stacktrace trigger's record: ftrace:user_stack, u16 count, then the
+ * return addresses (fstack.c) */
+#define STACK_MAX 32
+
+TRAIL__DESCRIBE_ALONE(ftrace, user_stack, TRAIL_ARGS(const uint64_t *, ips, uint16_t, n),
+		      TRAIL_FIELDS(trail_field_seq_hex(caller, ips, n)), )
+
+static __attribute__((noinline)) void stacktrace(struct writer *w, unsigned d, unsigned s)
+{
+	struct trail_event *ev = TRAIL__DESC(ftrace, user_stack);
+	struct evrt *rt = ev->rt;
+	uint64_t ips[STACK_MAX];
+	uint8_t buf[2 + sizeof(ips)];
+	uint16_t n = 0;
+	uint32_t cpu;
+	uint64_t ts;
+
+	if (!rt || !(__atomic_load_n(ev->state, __ATOMIC_ACQUIRE) & (1u << s)))
+		return;
+	if (trail__ustack_hook)
+		n = (uint16_t)trail__ustack_hook(ips, STACK_MAX);
+	memcpy(buf, &n, 2);
+	memcpy(buf + 2, ips, n * 8u);
+	ts = now_cpu(&cpu);
+	write_sessions(ev, rt, w, d, 1u << s, buf, 2u + n * 8u, ts, cpu);
+}
+
+/* session s's traceon/traceoff: its processes stop or start writing (this
+ * one at once, the others at their next chunk: trail__next_chunk) */
+static void session_pause(unsigned s, uint32_t off)
+{
+	struct psess *ps = &trail__sess[s];
+
+	__atomic_store_n(&ps->hdr->paused, off, __ATOMIC_RELAXED);
+	__atomic_store_n(&ps->paused, off, __ATOMIC_RELAXED);
+}
+
+/* may this run of tr go (its count not spent)? */
+static int take(struct evx_trig *tr)
+{
+	int32_t left = __atomic_load_n(&tr->left, __ATOMIC_RELAXED);
+
+	while (left > 0)
+		if (__atomic_compare_exchange_n(&tr->left, &left, left - 1, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return 1;
+	return left < 0;
+}
+
+/* record.c's trail__trigger_hook: session s's triggers on the event
+ * (payload, len), before its record (after: 0) or after it (1: stack
+ * traces); in the record path at level d */
+static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s,
+			 const void *payload, uint32_t len, int after)
+{
+	for (uint16_t i = 0; i < x->ntrig; i++) {
+		struct evx_trig *tr = &x->trig[i];
+
+		if ((tr->t.cmd == TRAIL_TRIG_STACKTRACE) != after)
+			continue;
+		if (tr->has_cond && !trail__filter_pass(&tr->cond, w, payload, len))
+			continue;
+		if (!take(tr))
+			continue;
+		switch (tr->t.cmd) {
+		case TRAIL_TRIG_TRACEON:
+			session_pause(s, 0);
+			break;
+		case TRAIL_TRIG_TRACEOFF:
+			session_pause(s, 1);
+			break;
+		case TRAIL_TRIG_STACKTRACE:
+			stacktrace(w, d, s);
+			break;
+		default: { /* enable_event, disable_event */
+			uint32_t n = __atomic_load_n(&tr->ntargets, __ATOMIC_ACQUIRE);
+
+			for (uint32_t k = 0; k < n; k++)
+				if (tr->t.cmd == TRAIL_TRIG_ENABLE_EVENT)
+					__atomic_fetch_or(&tr->targets[k]->how, EVX_REC,
+							  __ATOMIC_RELAXED);
+				else
+					__atomic_fetch_and(&tr->targets[k]->how, ~EVX_REC,
+							   __ATOMIC_RELAXED);
+		}
+		}
+	}
+}
+

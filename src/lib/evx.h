@@ -3,7 +3,9 @@
  * evx.h - what a session does with an event besides recording every hit:
  * its filter (record -f, the kernel's grammar: filter.h), evaluated in
  * the record path before anything is reserved, so a rejected event costs
- * no buffer. Per session: two recordings of one process keep their own.
+ * no buffer; its triggers (record -T, trigger.h), run when it fires,
+ * recorded or not, before its record. Per session: two recordings of one
+ * process keep their own.
  *
  * An event some session filters has TRAIL_STATE_EXT in its status word
  * and the session's struct evx in rt->x[s]; the record path then goes
@@ -16,20 +18,55 @@
 #define TRAIL_LIB_EVX_H
 
 #include "../common/filter.h"
+#include "../common/trigger.h"
 #include "internal.h"
+
+#define TRAIL_EVX_TRIGS TRAIL_TRIG_PER_EVENT
+#define TRAIL_EVX_TARGETS 32 /* events an enable/disable_event trigger turns */
+
+struct evx;
+
+struct evx_trig {
+	struct trail_trigger t; /* (t.filter: not kept, see cond) */
+	int32_t left;           /* runs left (COUNT), -1: no limit */
+	uint8_t has_cond;
+	uint32_t ntargets;      /* enable/disable_event: the events it turns */
+	struct evx *targets[TRAIL_EVX_TARGETS];
+	struct trail_filter cond; /* `if FILTER` */
+};
+
+/* struct evx's how: the record path's one load for the common case (a
+ * filter on numbers, nothing else: EVX_REC | EVX_FAST) */
+#define EVX_REC 1u  /* recorded: the spec selects the event, or an
+		     * enable_event turned it on (atomic: triggers flip it) */
+#define EVX_FILT 2u /* filtered */
+#define EVX_FAST 4u /* ... by trail_filter_match_fast on any payload of
+		     * the event (fixed fields, none past its length) */
+#define EVX_TRIG 8u /* has triggers */
 
 struct evx {
 	size_t size; /* bytes mapped */
+	struct evrt *rt;
+	struct evx *next;   /* the session's, every event */
+	uint32_t how;       /* EVX_*: what the record path does */
+	uint8_t target;     /* an enable/disable_event names it */
+	uint8_t after;      /* has triggers that run after the record */
+	uint16_t ntrig;
 	struct trail_filter filter;
+	struct evx_trig trig[TRAIL_EVX_TRIGS];
 	/* scratch for the join: the event's fields, parsed */
 	struct trail_meta meta;
 };
 
-/* Session s's extras for rt from its spec ("@filter PATTERN TEXT", the
- * first line whose pattern selects rt), into rt->x[s]: 0 (none wanted,
- * or made), -EBADMSG (the filter does not compile for rt's fields: then
- * nothing is made), -ENOMEM. */
-HIDDEN int trail__evx_make(unsigned s, const char *spec, struct evrt *rt);
+/* Session s's extras for rt from its spec: "@filter PATTERN TEXT" (the
+ * first line whose pattern selects rt), "@trigger PATTERN TEXT" (each
+ * that does), and whether a trigger's enable/disable_event names rt;
+ * sel: the spec selects rt for recording. Made into rt->x[s] when any of
+ * these applies: 1 (then rt is enabled for s even if sel is 0: its
+ * triggers run, or a trigger may turn it on), 0 (none: rt is enabled as
+ * any event if sel), -EBADMSG (a filter or a trigger does not compile for
+ * rt's fields: then nothing is made), -E2BIG, -ENOMEM. */
+HIDDEN int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel);
 /* rt->x[s] unmapped (NULL: nothing), and rt's EXT bit cleared when no
  * session has extras left. After the grace period, or before the bit
  * was ever set. */

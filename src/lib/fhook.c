@@ -80,6 +80,16 @@ static struct gstack *gstack_get(void)
 	return g;
 }
 
+uintptr_t trail__fhook_real_ret(uintptr_t slot, uintptr_t val)
+{
+	const struct gstack *g = gstk;
+
+	for (uint32_t i = g ? __atomic_load_n(&g->depth, __ATOMIC_RELAXED) : 0; i-- > 0;)
+		if (i < GSTACK_FRAMES && g->f[i].slot == slot && g->f[i].hook == val)
+			return g->f[i].ret;
+	return val;
+}
+
 static inline uint64_t ticks(void)
 {
 	return trail__clock_now(trail__clock);

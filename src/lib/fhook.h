@@ -40,6 +40,10 @@ HIDDEN void trail__fhook_forked_frames(void);
  * thread put back before an unwind, and hooked again, the frames below sp
  * closed, when a handler catches. */
 HIDDEN void trail__fhook_unhook_returns(void);
+/* The return address a stack walk read at slot (val): the real one if
+ * function_graph or a return probe swapped it for its stub (the thread's
+ * shadow stack knows), else val. */
+HIDDEN uintptr_t trail__fhook_real_ret(uintptr_t slot, uintptr_t val);
 HIDDEN void trail__fhook_rehook_returns(uintptr_t sp);
 
 #endif

@@ -689,6 +689,9 @@ static __attribute__((noinline)) void entry_walk(const struct hsite *h, uint32_t
 				continue;
 			}
 		}
+		if (TRAIL_UNLIKELY(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & TRAIL_STATE_EXT))
+			/* (a stacktrace trigger on its record starts here) */
+			trail__ustart = (struct trail_ustart){h->addr, (uintptr_t)ret, regs->rbp};
 		{
 			uint8_t buf[pr->p.hdr->payload_max];
 
@@ -696,6 +699,8 @@ static __attribute__((noinline)) void entry_walk(const struct hsite *h, uint32_t
 			emit(pr, m, buf, fetch(pr, at, &c, buf));
 		}
 	}
+	if (TRAIL_UNLIKELY(trail__ustart.ip))
+		trail__ustart.ip = 0;
 }
 
 /* a return probe's record, made in buf (its payload_max bytes) */
@@ -1132,8 +1137,9 @@ static int probe_line(const char *v, size_t len, void *arg)
 		j->err = -EPROTO;
 		return 1;
 	}
-	/* only the probes whose event the session records */
-	if (!trail__spec_match(j->spec, pr->rt.provider, pr->rt.name))
+	/* only the probes whose event the session records, or has triggers
+	 * on, or may turn on with one (extras made when it registered) */
+	if (!trail__spec_match(j->spec, pr->rt.provider, pr->rt.name) && !pr->rt.x[j->s])
 		return 0;
 	__atomic_fetch_or(&pr->sessions, 1u << j->s, __ATOMIC_RELEASE);
 	j->functions += pr->kind != TRAIL_PROBE_EVENT;

@@ -27,6 +27,7 @@
 
 #include "../arch/arch.h"
 #include "../common/spec.h"
+#include "../common/trigger.h"
 #include "../common/util.h"
 #include "fhash.h"
 #include "fhook.h"
@@ -293,6 +294,36 @@ static void configure(unsigned s, const char *spec, int graph)
  * control signal handler. Returns the number of functions hooked for it,
  * or -errno (then nothing changed for this session).
  */
+/* a "@trigger PATTERN TEXT" line that is a stacktrace */
+static int stack_line(const char *v, size_t len, void *arg)
+{
+	const char *sp = memchr(v, ' ', len);
+	char buf[TRAIL_FILTER_MAX_TEXT];
+	struct trail_trigger t;
+	struct trail_filter_err e;
+	(void)arg;
+
+	if (!sp || len - (size_t)(sp + 1 - v) >= sizeof(buf))
+		return 0;
+	memcpy(buf, sp + 1, len - (size_t)(sp + 1 - v));
+	buf[len - (size_t)(sp + 1 - v)] = '\0';
+	return !trail_trigger_parse(buf, &t, &e) && t.cmd == TRAIL_TRIG_STACKTRACE;
+}
+
+/* A session with stacktrace triggers: the walks' loads need the fault
+ * handler (fstack.c), and the recorder the process's objects to name the
+ * frames. 0 or -errno. */
+static int stacks_join(unsigned s, struct psess *ps)
+{
+	if (!trail__spec_opts(ps->spec, "trigger", stack_line, NULL))
+		return 0;
+	if (trail__signals_guard_faults() < 0 || trail__fobjs_discover())
+		return -ENOMEM;
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		trail__fobjs_publish(ps, s, &trail__objs[i]);
+	return 0;
+}
+
 static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 {
 	char tracer[32];
@@ -302,6 +333,8 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	has_tracer = trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer));
 	if (has_tracer && strcmp(tracer, "function_graph") && strcmp(tracer, "function"))
 		return -EINVAL;
+	if ((k = stacks_join(s, ps)))
+		return k;
 	nprobes = trail__fprobe_join(s, ps->spec);
 	if (nprobes < 0)
 		return nprobes;

@@ -78,6 +78,8 @@ struct psess {
 	uint32_t proc_idx;
 	uint32_t orphaned; /* the recorder died: writers turn their bit off */
 	uint32_t block_us; /* blocking mode (arena header's), 0: drop */
+	uint32_t paused;   /* traceoff: writes dropped (the arena header's
+			    * paused, followed at the next chunk) */
 	uint8_t *base;
 	struct trail_arena_hdr *hdr;
 	uint64_t *ctab;

@@ -247,6 +247,14 @@ static void chunk_populate(struct psess *ps, uint32_t idx, void *chunk)
 	madvise(chunk, ps->chunk_size, MADV_POPULATE_WRITE);
 }
 
+int trail__paused(struct psess *ps)
+{
+	if (__atomic_load_n(&ps->hdr->paused, __ATOMIC_RELAXED))
+		return 1;
+	__atomic_store_n(&ps->paused, 0, __ATOMIC_RELAXED); /* a traceon elsewhere */
+	return 0;
+}
+
 int trail__next_chunk(struct psess *ps, struct wctx *c, struct writer *w,
 		      unsigned depth, uint64_t ts, uint32_t len)
 {
@@ -255,6 +263,11 @@ int trail__next_chunk(struct psess *ps, struct wctx *c, struct writer *w,
 	uint64_t word, seq;
 	uint32_t idx;
 
+	/* a traceoff in another process of the session: followed here */
+	if (TRAIL_UNLIKELY(__atomic_load_n(&ps->hdr->paused, __ATOMIC_RELAXED))) {
+		__atomic_store_n(&ps->paused, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
 	trail__ctx_publish(ps, c);
 	if (!c->stream && !claim_stream(ps, c, w, depth)) {
 		__atomic_fetch_add(&ps->hdr->nostream_lost, 1, __ATOMIC_RELAXED);
@@ -446,30 +459,73 @@ static __attribute__((noinline)) int match_slow(const struct trail_filter *f,
 	return trail_filter_match(f, payload, len, &c);
 }
 
+int trail__filter_pass(const struct trail_filter *f, const struct writer *w, const void *payload,
+		       uint32_t len)
+{
+	uint64_t ts;
+	uint32_t cpu;
+	int clock = 0;
+
+	if (f->fast && len >= f->fast_len)
+		return trail_filter_match_fast(f, payload);
+	return match_slow(f, w, payload, len, &ts, &cpu, &clock);
+}
+
+__thread struct trail_ustart trail__ustart __attribute__((tls_model("initial-exec")));
+unsigned (*trail__ustack_hook)(uint64_t *ips, unsigned max);
+
+void (*trail__trigger_hook)(struct evx *x, struct writer *w, unsigned d, unsigned s,
+			    const void *payload, uint32_t len, int after);
+
 void trail__write_ext(struct trail_event *ev, struct evrt *rt, struct writer *w, unsigned d,
 		      uint32_t mask, const void *payload, uint32_t len)
 {
 	uint64_t ts = 0;
-	uint32_t cpu = 0, pass = mask;
+	uint32_t cpu = 0, pass = mask, after = 0;
 	int clock = 0;
 
-	for (; mask; mask &= mask - 1) {
-		unsigned s = (unsigned)__builtin_ctz(mask);
-		const struct evx *x = __atomic_load_n(&rt->x[s], __ATOMIC_ACQUIRE);
+	for (uint32_t m = mask; m; m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctz(m);
+		struct evx *x = __atomic_load_n(&rt->x[s], __ATOMIC_ACQUIRE);
 		const struct trail_filter *f;
+		uint32_t how;
 
 		if (!x)
 			continue;
 		f = &x->filter;
-		if (TRAIL_LIKELY(f->fast && len >= f->fast_len) ? !trail_filter_match_fast(f, payload)
-		    : !match_slow(f, w, payload, len, &ts, &cpu, &clock))
+		how = __atomic_load_n(&x->how, __ATOMIC_RELAXED);
+		if (TRAIL_LIKELY(how == (EVX_REC | EVX_FILT | EVX_FAST))) {
+			if (!trail_filter_match_fast(f, payload))
+				pass &= ~(1u << s);
+			continue;
+		}
+		/* triggers first: whether the event is recorded or not
+		 * (traceoff's own event is not, traceon's is); a stack
+		 * trace after the record, as ftrace shows it */
+		if (how & EVX_TRIG) {
+			__atomic_load_n(&trail__trigger_hook, __ATOMIC_ACQUIRE)(x, w, d, s, payload, len,
+										0);
+			after |= (uint32_t)x->after << s;
+		}
+		/* (again: a trigger may have turned it on or off) */
+		if (!(__atomic_load_n(&x->how, __ATOMIC_RELAXED) & EVX_REC))
+			pass &= ~(1u << s);
+		else if ((how & EVX_FILT) &&
+			 (TRAIL_LIKELY(f->fast && len >= f->fast_len)
+				  ? !trail_filter_match_fast(f, payload)
+				  : !match_slow(f, w, payload, len, &ts, &cpu, &clock)))
 			pass &= ~(1u << s);
 	}
-	if (!pass)
-		return;
-	if (!clock)
-		ts = now_cpu(&cpu);
-	write_sessions(ev, rt, w, d, pass, payload, len, ts, cpu);
+	if (pass) {
+		if (!clock)
+			ts = now_cpu(&cpu);
+		write_sessions(ev, rt, w, d, pass, payload, len, ts, cpu);
+	}
+	for (; TRAIL_UNLIKELY(after); after &= after - 1) {
+		unsigned s = (unsigned)__builtin_ctz(after);
+
+		trail__trigger_hook(rt->x[s], w, d, s, payload, len, 1);
+	}
 }
 
 /* ------------------------------------------------------------ entry points */

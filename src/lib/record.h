@@ -17,6 +17,7 @@
 
 #include "../common/clock.h"
 #include "../common/util.h"
+#include "../common/filter.h"
 #include "internal.h"
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
@@ -30,6 +31,9 @@
 HIDDEN int trail__next_chunk(struct psess *ps, struct wctx *c, struct writer *w,
 			     unsigned depth, uint64_t ts, uint32_t len);
 HIDDEN void trail__ctx_reset(struct wctx *c, uint32_t gen);
+/* session ps is paused (traceoff) in this process: 1, unless the session
+ * was turned on again meanwhile (then this process follows: 0) */
+HIDDEN int trail__paused(struct psess *ps);
 
 static inline void put32(uint8_t *p, uint32_t v)
 {
@@ -120,6 +124,8 @@ static inline __attribute__((always_inline)) void write_one(struct psess *ps, st
 	uint32_t pos, events;
 	uint8_t *data, *p;
 
+	if (TRAIL_UNLIKELY(__atomic_load_n(&ps->paused, __ATOMIC_RELAXED)) && trail__paused(ps))
+		return;
 	if (TRAIL_UNLIKELY(c->gen != gen))
 		trail__ctx_reset(c, gen);
 	/* the context's fields in locals: the record bytes written below
@@ -197,7 +203,7 @@ reserve_two(struct psess *ps, struct wctx *c, uint32_t id1, uint32_t len1, uint6
 
 	if (TRAIL_UNLIKELY(c->gen != gen))
 		trail__ctx_reset(c, gen);
-	if (TRAIL_UNLIKELY(!c->data || c->pos + len1 + len2 + 8 > c->cap || cpu1 != c->cpu ||
+	if (TRAIL_UNLIKELY(!c->data || __atomic_load_n(&ps->paused, __ATOMIC_RELAXED) || c->pos + len1 + len2 + 8 > c->cap || cpu1 != c->cpu ||
 			   cpu2 != cpu1 || (id1 | id2) >= TRAIL_REC_DIRECT_IDS ||
 			   ts1 < c->last_ts || ts1 - c->last_ts > TRAIL_REC_DELTA_MAX ||
 			   ts2 < ts1 || ts2 - ts1 > TRAIL_REC_DELTA_MAX))
@@ -300,10 +306,31 @@ write_sessions_two(struct trail_event *ev1, struct evrt *rt1, const void *p1, ui
 	} while (mask);
 }
 
-/* write_event's way for an event with extras (evx.h): the sessions of
- * mask whose filter passes get the record. In the record path at level d. */
+/* write_event's way for an event with extras (evx.h): session's triggers
+ * run, and the sessions of mask that record it and whose filter passes get
+ * the record. In the record path at level d. */
 HIDDEN void trail__write_ext(struct trail_event *ev, struct evrt *rt, struct writer *w,
 			     unsigned d, uint32_t mask, const void *payload, uint32_t len);
+/* set by evx.c when a session has triggers: runs session s's triggers
+ * of x on the event (payload, len), those that run before its record
+ * (after: 0) or after it (stacktrace; after: 1, when x->after) */
+extern void (*trail__trigger_hook)(struct evx *x, struct writer *w, unsigned d, unsigned s,
+				   const void *payload, uint32_t len, int after) HIDDEN;
+/* Where a probe hit's user stack starts (set around an entry probe's
+ * records, for a stacktrace trigger on them): the probed function (ip),
+ * its return address slot, its caller's frame pointer; ip 0: none (the
+ * walk starts from the record path's own frames). */
+struct trail_ustart {
+	uintptr_t ip, slot, bp;
+};
+extern __thread struct trail_ustart trail__ustart __attribute__((tls_model("initial-exec"))) HIDDEN;
+/* set by fstack.c: the thread's user stack (from trail__ustart if set,
+ * else from the caller's frames, libtrail's own left out) into ips, at
+ * most max return addresses; their number */
+extern unsigned (*trail__ustack_hook)(uint64_t *ips, unsigned max) HIDDEN;
+/* does the event (payload, len) pass f (evx.c's trigger conditions)? */
+HIDDEN int trail__filter_pass(const struct trail_filter *f, const struct writer *w,
+			      const void *payload, uint32_t len);
 
 /* The record path proper: the event into every session whose bit is set in
  * its status word and in `allow` (and whose filter passes, if it has one). */

@@ -213,29 +213,32 @@ full:
 }
 
 /* Session s records rt (if its spec selects it): 1, else 0. Its extras
- * (a filter) are made first; an event registered after the join whose
- * filter does not compile for it stays off, counted in the process slot. */
+ * (a filter, triggers) are made first: an event with triggers, or that a
+ * trigger may turn on, is enabled for s whether or not it is recorded.
+ * An event registered after the join whose filter or trigger does not
+ * compile for it stays off, counted in the process slot. */
 static int enable_in(unsigned s, struct evrt *rt)
 {
 	struct psess *ps = &trail__sess[s];
+	int sel = trail__spec_match(ps->spec, rt->provider, rt->name), r;
 	uint32_t id;
 
-	if (!trail__spec_match(ps->spec, rt->provider, rt->name))
-		return 0;
-	if (trail__evx_make(s, ps->spec, rt)) {
+	r = trail__evx_make(s, ps->spec, rt, sel);
+	if (r < 0) {
 		__atomic_fetch_add(&ps->procs[ps->proc_idx].refused, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	if (evtab_id(ps, rt, &id)) {
-		trail__evx_free(s, rt);
+	if (!sel && !r)
 		return 0;
-	}
+	/* (no id: the extras stay unused until the session leaves) */
+	if (evtab_id(ps, rt, &id))
+		return 0;
 	rt->ids[s] = id;
 	/* release: the slot, ids[] and the extras before the bits (see
 	 * trail__write) */
 	__atomic_fetch_or(rt->ev->state, (1u << s) | (rt->x[s] ? TRAIL_STATE_EXT : 0),
 			  __ATOMIC_RELEASE);
-	return 1;
+	return sel;
 }
 
 static void disable_in(unsigned s)
@@ -252,19 +255,18 @@ static void extras_free(unsigned s)
 		trail__evx_free(s, rt);
 }
 
-/* Session s's extras on every event its spec selects, before any is
- * enabled: a filter that does not compile here fails the join, and the
- * process is left as it was. 0 or -errno. */
+/* Session s's extras on every event, before any is enabled: a filter or
+ * trigger that does not compile here fails the join, and the process is
+ * left as it was. 0 or -errno. */
 static int extras_make(unsigned s)
 {
 	struct psess *ps = &trail__sess[s];
 
 	for (struct evrt *rt = events; rt; rt = rt->next) {
-		int r;
+		int r = trail__evx_make(s, ps->spec, rt,
+					trail__spec_match(ps->spec, rt->provider, rt->name));
 
-		if (!trail__spec_match(ps->spec, rt->provider, rt->name))
-			continue;
-		if ((r = trail__evx_make(s, ps->spec, rt))) {
+		if (r < 0) {
 			extras_free(s);
 			return r;
 		}

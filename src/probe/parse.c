@@ -699,6 +699,12 @@ static int parse_args(struct probe_def *d, const struct tok *t, int n, struct pr
 			len = strlen(t[i + 1].s);
 			while (len && isspace((unsigned char)t[i + 1].s[len - 1]))
 				len--;
+			/* one line, as dynamic_events keeps it */
+			for (size_t k = 0; k < len; k++)
+				if (t[i + 1].s[k] == '\n' || t[i + 1].s[k] == '\r' ||
+				    t[i + 1].s[k] == '\v' || t[i + 1].s[k] == '\f')
+					return trail__probe_err(e, t[i + 1].pos + (int)k,
+								"A filter is one line");
 			if (!(d->filter = strndup(t[i + 1].s, len)))
 				return nomem(e);
 			d->filter_pos = t[i + 1].pos;

@@ -20,6 +20,7 @@
 
 #include "../common/control.h"
 #include "../common/registry.h"
+#include "../common/trigger.h"
 #include "../common/util.h"
 #include "internal.h"
 
@@ -128,8 +129,11 @@ static void join_failed(struct trail_recorder *R, pid_t pid, int sig, const stru
 			"2 s while function entries were being patched (stopped, or "
 			"starved of CPU); nothing was changed", (int)pid, pr->tid, sig);
 	else if (pr->result == -EBADMSG)
-		rec_err(R, "process %d: a filter (-f) does not compile for the fields of one "
-			"of its events; nothing was changed", (int)pid);
+		rec_err(R, "process %d: a filter (-f) or trigger (-T) does not compile for the "
+			"fields of one of its events; nothing was changed", (int)pid);
+	else if (pr->result == -E2BIG)
+		rec_err(R, "process %d: more than %d triggers (-T) on one of its events; nothing "
+			"was changed", (int)pid, TRAIL_TRIG_PER_EVENT);
 	else if (pr->result == -EUSERS)
 		rec_err(R, "process %d is already in %d trail sessions, the most it "
 			"can be in", (int)pid, TRAIL_MAX_SESSIONS);

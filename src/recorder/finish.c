@@ -51,8 +51,8 @@ void trail_recorder_finish(struct trail_recorder *R)
 
 		if (refused)
 			rec_warn(R, "process %u (%.16s): %u event%s registered after it joined "
-				 "(a library loaded later) left off: the -f filter does not "
-				 "compile for %s fields", pr->pid, pr->comm, refused,
+				 "(a library loaded later) left off: a -f filter or -T trigger "
+				 "does not compile for %s fields", pr->pid, pr->comm, refused,
 				 refused == 1 ? "" : "s", refused == 1 ? "its" : "their");
 	}
 	for (uint32_t i = 0; i < n && !R->out.err; i++)

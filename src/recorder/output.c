@@ -76,15 +76,20 @@ static void write_info(struct trail_recorder *R)
 			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s--nest %d",
 					      o->nfuncs_user ? " " : "", o->nest);
 	}
-	/* record -f: "filterK=SYS:EVENT: FILTER", K from 1 */
-	for (int i = o->nfuncs_user, k = 1; i < o->nfuncs && n < sizeof(text) - 1; i++)
-		if (!strncmp(o->funcs[i], "@filter ", 8)) {
-			const char *pat = o->funcs[i] + 8, *sp = strchr(pat, ' ');
+	/* record -f and -T: "filterK=SYS:EVENT: FILTER", "triggerK=...", K
+	 * from 1 */
+	for (int i = o->nfuncs_user, k = 1, kt = 1; i < o->nfuncs && n < sizeof(text) - 1; i++) {
+		int filt = !strncmp(o->funcs[i], "@filter ", 8);
+		const char *pat, *sp;
 
-			if (sp)
-				n += (size_t)snprintf(text + n, sizeof(text) - n, "\nfilter%d=%.*s: %s",
-						      k++, (int)(sp - pat), pat, sp + 1);
-		}
+		if (!filt && strncmp(o->funcs[i], "@trigger ", 9))
+			continue;
+		pat = o->funcs[i] + (filt ? 8 : 9);
+		if ((sp = strchr(pat, ' ')))
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "\n%s%d=%.*s: %s",
+					      filt ? "filter" : "trigger", filt ? k++ : kt++,
+					      (int)(sp - pat), pat, sp + 1);
+	}
 	if (n < sizeof(text) - 1)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "\ncommand=");
 	for (int i = 0; o->cmd && o->cmd[i] && n < sizeof(text) - 1; i++)

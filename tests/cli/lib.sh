@@ -75,3 +75,37 @@ wait_for() {
 	for _ in $(seq 200); do eval "$1" && return 0; sleep 0.05; done
 	return 1
 }
+
+# damage FILE at OFFSET: its 4 bytes there complemented (a change whatever
+# they held; zeros written over zeros would damage nothing)
+flip4() { # file offset
+	python3 - "$1" "$2" <<'PY'
+import sys
+path, off = sys.argv[1], int(sys.argv[2])
+with open(path, "r+b") as f:
+    f.seek(off)
+    b = f.read(4)
+    f.seek(off)
+    f.write(bytes(x ^ 0xff for x in b))
+PY
+}
+
+# the column of the caret in a caret-style error (line 3 of FILE: the
+# input indented by 2, the caret under it), 0-based in the input
+caret_col() { # file
+	sed -n '3p' "$1" | awk '{ print index($0, "^") - 3 }'
+}
+
+# record running process PID for a moment: trail record ARGS... -P PID
+# in the background, attached, 0.3 s, Ctrl-C, detached
+record_running() { # pid args...
+	local pid=$1 r
+	shift
+	$TRAIL record -q "$@" -P "$pid" &
+	r=$!
+	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached: $*"
+	sleep 0.3
+	kill -INT $r
+	wait $r
+	wait_for "! grep -q trail-arena /proc/$pid/maps" || die "never detached: $*"
+}

@@ -63,7 +63,7 @@ damaged_chunk_in_the_middle_keeps_the_rest() {
 	[ "${#chunks[@]}" -gt 8 ] || die "only ${#chunks[@]} chunks"
 	mid=${chunks[$(( ${#chunks[@]} / 2 ))]}
 	cp big.dat bad.dat
-	printf '\x00\x00\x00\x00' | dd of=bad.dat bs=1 seek=$((mid + 100)) conv=notrunc status=none
+	flip4 bad.dat $((mid + 100))
 	expect_rc 1 $TRAIL report -q -i bad.dat >out.txt 2>err.txt
 	has err.txt "offset $mid: damaged section"
 	has err.txt "reading resumes at offset"

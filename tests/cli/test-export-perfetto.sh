@@ -523,7 +523,7 @@ damaged_input() {
 	# a chunk in the middle damaged: the rest exported, exit 1, decodes
 	size=$(stat -c %s big.dat)
 	cp big.dat bad.dat
-	printf '\x00\x00\x00\x00' | dd of=bad.dat bs=1 seek=$((size / 2)) conv=notrunc status=none
+	flip4 bad.dat $((size / 2))
 	expect_rc 1 $TRAIL export -q --format perfetto -i bad.dat -o bad.pftrace 2>err.txt
 	has err.txt "damaged"
 	decode bad.pftrace >bad.txt

@@ -60,7 +60,7 @@ filter_errors() {
 	while IFS='|' read -r rc text msg col; do
 		expect_rc "$rc" $TRAIL report -q -i t.dat -F "$text" >/dev/null 2>err.txt
 		has err.txt "$msg"
-		caret=$(sed -n '3p' err.txt | awk '{ print index($0, "^") - 3 }')
+		caret=$(caret_col err.txt)
 		[ "$caret" = "$col" ] || die "'$text': caret at $caret, want $col: $(cat err.txt)"
 	done <<'T'
 1|x:pi: vv == 1|Field not found|6
@@ -125,7 +125,7 @@ record_filter_errors() {
 	while IFS='|' read -r rc f msg col; do
 		expect_rc "$rc" $TRAIL record -q -e app:request -f "$f" -o t.dat -- "$EX" >/dev/null 2>err.txt
 		has err.txt "$msg"
-		caret=$(sed -n '3p' err.txt | awk '{ print index($0, "^") - 3 }')
+		caret=$(caret_col err.txt)
 		[ "$caret" = "$col" ] || die "'$f': caret at $caret, want $col: $(cat err.txt)"
 		[ ! -e t.dat ] || die "'$f': a file was written"
 	done <<'T'
@@ -206,7 +206,7 @@ eprobe_filter() {
 	expect_rc 1 $TRAIL record -q --probe 'e:x/bad app/request p=$path:string if byts > 1' \
 		-e x:bad -o t.dat -- "$EX" 2>err.txt
 	has err.txt 'Field not found'
-	caret=$(sed -n '3p' err.txt | awk '{ print index($0, "^") - 3 }')
+	caret=$(caret_col err.txt)
 	[ "$caret" = 38 ] || die "caret at $caret: $(cat err.txt)"
 	expect_rc 2 $TRAIL probe 'e:x/bad app/request if' 2>err.txt
 	has err.txt 'Meaningless filter expression'

@@ -298,6 +298,7 @@ static const struct {
 	{"e:g/n ^/req", "Group name is not specified"},
 	{"e:g/n ^", "requires both group and event"},
 	{"e app/req $len if^", "Meaningless filter expression"},
+	{"e app/req $len if a == 1 ^\n|| b == 2", "one line"},
 	{"e^5 app/req", "Maxactive"},
 	/* deletes */
 	{"-:g/e ^foo", "takes no arguments"},

@@ -25,6 +25,7 @@
 #include "../../src/common/clock.h"
 #include "../../src/common/fetch.h"
 #include "../../src/common/filter.h"
+#include "../../src/common/trigger.h"
 #include "../../src/common/meta.h"
 #include "../../src/common/registry.h"
 #include "../../src/common/spec.h"
@@ -59,6 +60,11 @@ struct session {
 	int nfuncs_user;    /* of those, given on the command line */
 	char **filters;     /* -f as "@filter PATTERN TEXT" spec lines */
 	int nfilters;
+	char **triggers;    /* -T as "@trigger PATTERN TEXT" spec lines */
+	const char **trig_args; /* ... each as given */
+	size_t *trig_off;   /* ... and where its TEXT starts in it */
+	int ntriggers;
+	int stacktrace;     /* a -T is a stacktrace: ftrace:user_stack recorded */
 	char **probes;      /* --probe definitions */
 	int nprobes;
 	char **probe_names; /* "GRP:EVENT" of the probes compiled in */
@@ -125,6 +131,10 @@ static const struct opt_cmd record_opts = {
 		 "record the events of the -e before it only when\n"
 		 "FILTER holds, in the kernel's grammar (tested in\n"
 		 "the process: 'bytes > 4096 && path ~ \"/var/*\"')", 0, NULL},
+		{'T', "trigger", OPT_REQUIRED, "[SYS:EVENT:]TRIGGER",
+		 "when the event (else the -e before it) fires:\n"
+		 "traceon, traceoff, stacktrace, enable_event:S:E,\n"
+		 "disable_event:S:E; [:COUNT] [if FILTER]", 0, NULL},
 		{'o', "output", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
 		{'p', "plugin", OPT_REQUIRED, "TRACER",
 		 "a tracer: function (every call of a function with a\n"
@@ -374,49 +384,145 @@ static int filter_one(const char *line, const void *blob, size_t size, const cha
 	return r;
 }
 
-/* Every -f against the events it applies to that we know of: the
- * program's or process's (k), and the probe events compiled in. */
+/* fn(name, blob, size, arg) for each event we know of that pat[0..plen)
+ * selects: the program's or process's (k), and the probe events compiled
+ * in. Returns fn's first non-zero value, or 0. */
+static int each_event(struct session *S, const struct known *k, const char *pat, size_t plen,
+		      int (*fn)(const char *name, const void *blob, size_t size, void *arg),
+		      void *arg)
+{
+	int r = 0;
+
+	for (size_t j = 0; j < k->n && !r; j++) {
+		char *colon = strchr(k->names[j], ':');
+		int hit;
+
+		*colon = '\0';
+		hit = trail__spec_match1(pat, plen, k->names[j], colon + 1);
+		*colon = ':';
+		if (hit)
+			r = fn(k->names[j], k->metas[j], k->sizes[j], arg);
+	}
+	for (int j = S->nfuncs_user; j < S->nfuncs && !r; j++) {
+		const char *hex = S->funcs[j] + 7, *why;
+		size_t n = strlen(hex);
+		struct trail_probe p;
+		struct trail_meta m;
+		uint8_t *blob;
+		char name[300];
+
+		if (strncmp(S->funcs[j], "@probe ", 7) || !(blob = malloc(n / 2 + 1)))
+			continue;
+		if (trail_probe_unhex(hex, n, blob, n / 2 + 1) > 0 &&
+		    !trail_probe_check(blob, n / 2, &p, &why) &&
+		    !trail__meta_parse(p.meta, p.hdr->meta_size, &m, &why) &&
+		    trail__spec_match1(pat, plen, m.provider, m.name)) {
+			snprintf(name, sizeof(name), "%s:%s", m.provider, m.name);
+			r = fn(name, p.meta, p.hdr->meta_size, arg);
+		}
+		free(blob);
+	}
+	return r;
+}
+
+static int filter_each(const char *name, const void *blob, size_t size, void *arg)
+{
+	return filter_one(arg, blob, size, name) ? -1 : 0;
+}
+
+/* a trigger's `if FILTER` against one event (arg: struct tcheck) */
+struct tcheck {
+	const char *arg;  /* the -T as given */
+	size_t off;       /* where the trigger starts in it */
+	const struct trail_trigger *t;
+	const char *text; /* the trigger's text (t->filter points into it) */
+	int n;            /* events seen */
+};
+
+static int trigger_each(const char *name, const void *blob, size_t size, void *arg)
+{
+	struct tcheck *c = arg;
+	struct trail_filter *f;
+	struct trail_meta *m;
+	struct trail_filter_err e;
+	const char *why;
+	char what[320];
+	int r = 0;
+
+	c->n++;
+	if (!c->t->filter)
+		return 0;
+	f = malloc(sizeof(*f));
+	m = malloc(sizeof(*m));
+	snprintf(what, sizeof(what), "trigger on %s", name);
+	if (!f || !m || trail__meta_parse(blob, size, m, &why)) {
+		r = -1;
+	} else if (trail_filter_compile(c->t->filter, m, f, &e)) {
+		tool_caret(what, c->arg, c->off + (size_t)(c->t->filter - c->text) + (size_t)e.pos,
+			   e.msg);
+		r = -1;
+	} else {
+		for (uint16_t i = 0; i < f->npreds && !r; i++)
+			if (f->p[i].field == TRAIL_FILTER_TS) {
+				tool_caret(what, c->arg, c->off + (size_t)(c->t->filter - c->text),
+					   "common_timestamp is not known where the event fires");
+				r = -1;
+			}
+	}
+	free(f);
+	free(m);
+	return r;
+}
+
+static int count_each(const char *name, const void *blob, size_t size, void *arg)
+{
+	(void)name, (void)blob, (void)size;
+	++*(int *)arg;
+	return 0;
+}
+
+/* Every -f and -T against the events they apply to that we know of (k,
+ * the probe events): filters and trigger conditions compile for their
+ * fields; a trigger's event and its enable/disable_event's exist (when
+ * the events are known: not for a script, or with --allow-unknown). */
 static int check_filters(struct session *S, const struct known *k)
 {
+	int known = k->n || S->nprobe_names;
+
 	for (int i = 0; i < S->nfilters; i++) {
 		const char *line = S->filters[i], *pat = line + 8;
-		size_t plen = (size_t)(strchr(pat, ' ') - pat);
 
-		for (size_t j = 0; j < k->n; j++) {
-			char *colon = strchr(k->names[j], ':');
-			int hit;
+		if (each_event(S, k, pat, (size_t)(strchr(pat, ' ') - pat), filter_each,
+			       (void *)line))
+			return -1;
+	}
+	for (int i = 0; i < S->ntriggers; i++) {
+		const char *line = S->triggers[i], *pat = line + 9;
+		const char *text = strchr(pat, ' ') + 1;
+		struct trail_trigger t;
+		struct trail_filter_err e;
+		struct tcheck c = {.arg = S->trig_args[i], .off = S->trig_off[i], .t = &t,
+				   .text = text};
 
-			*colon = '\0';
-			hit = trail__spec_match1(pat, plen, k->names[j], colon + 1);
-			*colon = ':';
-			if (hit && filter_one(line, k->metas[j], k->sizes[j],
-					      k->names[j]))
-				return -1;
+		if (trail_trigger_parse(text, &t, &e))
+			return -1; /* (checked when given) */
+		if (each_event(S, k, pat, (size_t)(text - 1 - pat), trigger_each, &c))
+			return -1;
+		if (known && !c.n && !S->allow_unknown) {
+			tool_caret("trigger", c.arg, 0, "no event of the program matches its event");
+			return -1;
 		}
-		for (int j = S->nfuncs_user; j < S->nfuncs; j++) {
-			const char *hex = S->funcs[j] + 7;
-			size_t n = strlen(hex);
-			struct trail_probe p;
-			uint8_t *blob;
-			const char *why;
-			char name[300];
-			int bad = 0;
+		if (t.target[0] && known && !S->allow_unknown) {
+			int n = 0;
 
-			if (strncmp(S->funcs[j], "@probe ", 7) || !(blob = malloc(n / 2 + 1)))
-				continue;
-			if (trail_probe_unhex(hex, n, blob, n / 2 + 1) > 0 &&
-			    !trail_probe_check(blob, n / 2, &p, &why)) {
-				struct trail_meta m;
+			each_event(S, k, t.target, strlen(t.target), count_each, &n);
+			if (!n) {
+				const char *at = strstr(c.arg + c.off, t.target);
 
-				if (!trail__meta_parse(p.meta, p.hdr->meta_size, &m, &why)) {
-					snprintf(name, sizeof(name), "%s:%s", m.provider, m.name);
-					bad = trail__spec_match1(pat, plen, m.provider, m.name) &&
-					      filter_one(line, p.meta, p.hdr->meta_size, name);
-				}
-			}
-			free(blob);
-			if (bad)
+				tool_caret("trigger", c.arg, at ? (size_t)(at - c.arg) : c.off,
+					   "no event of the program matches it");
 				return -1;
+			}
 		}
 	}
 	return 0;
@@ -549,11 +655,31 @@ static int check_functions(struct session *S, pid_t pid, const char *where)
 
 /* --------------------------------------------------------------- probes */
 
+/* an -e selects the definition's event */
 static int selected_event(struct session *S, const struct probe_def *d)
 {
 	for (int i = 0; i < S->nevents; i++)
 		if (trail__spec_match1(S->events[i], strlen(S->events[i]), d->group, d->event))
 			return 1;
+	return 0;
+}
+
+/* a kept definition this recording needs: an -e selects it, a -T
+ * triggers on it, or a -T's enable/disable_event names it */
+static int needed_event(struct session *S, const struct probe_def *d)
+{
+	if (selected_event(S, d))
+		return 1;
+	for (int i = 0; i < S->ntriggers; i++) {
+		const char *pat = S->triggers[i] + 9, *text = strchr(pat, ' ') + 1;
+		struct trail_trigger t;
+		struct trail_filter_err e;
+
+		if (trail__spec_match1(pat, (size_t)(text - 1 - pat), d->group, d->event) ||
+		    (!trail_trigger_parse(text, &t, &e) && t.target[0] &&
+		     trail__spec_match1(t.target, strlen(t.target), d->group, d->event)))
+			return 1;
+	}
 	return 0;
 }
 
@@ -645,7 +771,7 @@ static int setup_probes(struct session *S, struct ptarget *t, const char *where)
 		const char *obj;
 		struct probe_err e;
 
-		if (!mine && !selected_event(S, d))
+		if (!mine && !needed_event(S, d))
 			continue;
 		if ((obj = ptarget_static_event(t, d->group, d->event))) {
 			tool_err("probe %s:%s: %s declares a static event of that name: rename the "
@@ -795,7 +921,7 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		if (check_functions(S, pid, where))
 			return -1;
 	}
-	if (!S->allow_unknown && S->nevents) {
+	if (!S->allow_unknown && (S->nevents || S->ntriggers)) {
 		char err[512] = "", where[128];
 
 		r = elfscan_pid(pid, collect_event, &k, err, sizeof(err));
@@ -983,8 +1109,12 @@ static int record(struct session *S, int argc, char **argv)
 	S->probes = calloc((size_t)argc, sizeof(char *));
 	S->probe_events = calloc((size_t)argc, sizeof(char *));
 	S->filters = calloc((size_t)argc, sizeof(char *));
+	S->triggers = calloc((size_t)argc, sizeof(char *));
+	S->trig_args = calloc((size_t)argc, sizeof(char *));
+	S->trig_off = calloc((size_t)argc, sizeof(size_t));
 	S->pids = calloc((size_t)argc, sizeof(pid_t));
-	if (!S->events || !S->pids || !S->probes || !S->probe_events || !S->filters)
+	if (!S->events || !S->pids || !S->probes || !S->probe_events || !S->filters ||
+	    !S->triggers || !S->trig_args || !S->trig_off)
 		return 1;
 	S->funcs = calloc((size_t)argc, sizeof(char *));
 	if (!S->funcs)
@@ -1022,6 +1152,42 @@ static int record(struct session *S, int argc, char **argv)
 							 "(join them with && or ||)", optarg);
 				}
 			S->filters[S->nfilters++] = line;
+			break;
+		}
+		case 'T': {
+			size_t ev = trail_trigger_event(optarg), off = ev ? ev + 1 : 0;
+			const char *pat = ev ? NULL : S->nevents ? S->events[S->nevents - 1] : NULL;
+			struct trail_trigger t;
+			struct trail_filter_err fe;
+			char *line;
+
+			if (!ev && !pat)
+				return usage_err("-T '%s': a trigger names its event (SYS:EVENT:TRIGGER) "
+						 "or applies to the -e before it: give one", optarg);
+			if (strpbrk(optarg, "\n\r") || strlen(optarg) >= TRAIL_FILTER_MAX_TEXT)
+				return usage_err("-T '%s': one line of at most 1023 bytes", optarg);
+			if (ev) {
+				char p[TRAIL_FILTER_MAX_TEXT];
+
+				memcpy(p, optarg, ev);
+				p[ev] = '\0';
+				bad = trail__spec_check(p, &why);
+				if (bad) {
+					tool_caret("trigger", optarg, bad - 1, why);
+					return EXIT_USAGE;
+				}
+			}
+			if (trail_trigger_parse(optarg + off, &t, &fe)) {
+				tool_caret("trigger", optarg, off + (size_t)fe.pos, fe.msg);
+				return EXIT_USAGE;
+			}
+			if ((ev ? asprintf(&line, "@trigger %.*s %s", (int)ev, optarg, optarg + off)
+				: asprintf(&line, "@trigger %s %s", pat, optarg)) < 0)
+				return 1;
+			S->trig_args[S->ntriggers] = optarg;
+			S->trig_off[S->ntriggers] = off;
+			S->triggers[S->ntriggers++] = line;
+			S->stacktrace |= t.cmd == TRAIL_TRIG_STACKTRACE;
 			break;
 		}
 		case 'o':
@@ -1146,7 +1312,7 @@ static int record(struct session *S, int argc, char **argv)
 	}
 	S->cmd = argv + optind;
 	S->nfuncs_user = S->nfuncs;
-	if (!S->nevents && !S->tracer && !S->nprobes)
+	if (!S->nevents && !S->tracer && !S->nprobes && !S->ntriggers)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
 		return usage_err("%s", "-l, -n and -g select functions for a tracer: give -p function or -p function_graph");
@@ -1199,7 +1365,7 @@ static int record(struct session *S, int argc, char **argv)
 					 S->output);
 		if ((r = probes_for(S, 0, S->cmd_path)))
 			return r;
-		if (S->nevents && (!S->allow_unknown || S->nfilters)) {
+		if ((S->nevents || S->ntriggers) && (!S->allow_unknown || S->nfilters || S->ntriggers)) {
 			r = elfscan_program(S->cmd_path, collect_event, &k, err, sizeof(err));
 			if (r == -ENOEXEC) {
 				/* a script: what it runs is known only when it runs */
@@ -1256,15 +1422,22 @@ static int record(struct session *S, int argc, char **argv)
 		if (check_filters(S, &none))
 			return 1;
 	}
-	/* the filters go to the spec after the probes */
-	for (int i = 0; i < S->nfilters; i++) {
+	/* the filters and triggers go to the spec after the probes (and the
+	 * stack traces' event, when a trigger takes them) */
+	for (int i = 0; i < S->nfilters + S->ntriggers + S->stacktrace; i++) {
 		char **g = realloc(S->funcs, (size_t)(S->nfuncs + 1) * sizeof(*g));
+		char **from = i < S->nfilters ? &S->filters[i]
+			      : i < S->nfilters + S->ntriggers ? &S->triggers[i - S->nfilters] : NULL;
 
 		if (!g)
 			return 1;
 		S->funcs = g;
-		S->funcs[S->nfuncs++] = S->filters[i];
-		S->filters[i] = NULL;
+		if (from) {
+			S->funcs[S->nfuncs++] = *from;
+			*from = NULL;
+		} else if (!(S->funcs[S->nfuncs++] = strdup("ftrace:user_stack"))) {
+			return 1;
+		}
 	}
 	{
 		const char *why;
@@ -1411,6 +1584,11 @@ static void session_free(struct session *S)
 	for (int i = 0; S->filters && i < S->nfilters; i++)
 		free(S->filters[i]);
 	free(S->filters);
+	for (int i = 0; S->triggers && i < S->ntriggers; i++)
+		free(S->triggers[i]);
+	free(S->triggers);
+	free(S->trig_args);
+	free(S->trig_off);
 	free(S->probes);
 	free(S->events);
 	free(S->pids);

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trigger.c - the trigger grammar (trigger.h).
+ */
+#include <string.h>
+
+#include "spec.h"
+#include "trigger.h"
+
+static const struct {
+	const char *name;
+	uint8_t cmd;
+	uint8_t target; /* takes :SYS:EVENT */
+} cmds[] = {
+	{"traceon", TRAIL_TRIG_TRACEON, 0},
+	{"traceoff", TRAIL_TRIG_TRACEOFF, 0},
+	{"stacktrace", TRAIL_TRIG_STACKTRACE, 0},
+	{"enable_event", TRAIL_TRIG_ENABLE_EVENT, 1},
+	{"disable_event", TRAIL_TRIG_DISABLE_EVENT, 1},
+};
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+const char *trail_trigger_name(uint8_t cmd)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (cmds[i].cmd == cmd)
+			return cmds[i].name;
+	return "?";
+}
+
+static int fail(struct trail_filter_err *e, size_t pos, const char *msg)
+{
+	e->pos = (int)pos;
+	strncpy(e->msg, msg, sizeof(e->msg) - 1);
+	e->msg[sizeof(e->msg) - 1] = '\0';
+	return -1;
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* the command named s[0..n), or -1 */
+static int cmd_named(const char *s, size_t n)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (strlen(cmds[i].name) == n && !memcmp(cmds[i].name, s, n))
+			return (int)i;
+	return -1;
+}
+
+size_t trail_trigger_event(const char *text)
+{
+	size_t n = strcspn(text, ": \t");
+	const char *second;
+
+	if (text[n] != ':' || cmd_named(text, n) >= 0)
+		return 0;
+	second = strchr(text + n + 1, ':');
+	if (!second)
+		return 0; /* no trigger after it: the parse says so */
+	return (size_t)(second - text);
+}
+
+/* a count: 1 .. MAX, digits only */
+static int count_of(const char *s, size_t n, int32_t *v)
+{
+	uint64_t x = 0;
+
+	if (!n || n > 10)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		x = x * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (!x || x > TRAIL_TRIG_MAX_COUNT)
+		return -1;
+	*v = (int32_t)x;
+	return 0;
+}
+
+int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_filter_err *e)
+{
+	size_t len = strlen(text), head = len, i = 0, n;
+	int c;
+
+	memset(t, 0, sizeof(*t));
+	t->count = -1;
+	e->pos = -1;
+	e->msg[0] = '\0';
+	/* "... if FILTER": the first "if" standing alone */
+	for (size_t k = 0; k + 2 <= len; k++)
+		if ((k == 0 || is_space(text[k - 1])) && text[k] == 'i' && text[k + 1] == 'f' &&
+		    (!text[k + 2] || is_space(text[k + 2]))) {
+			head = k;
+			t->filter = text + k + 2;
+			while (is_space(*t->filter))
+				t->filter++;
+			if (!*t->filter)
+				return fail(e, k + 2, "Meaningless filter expression");
+			break;
+		}
+	while (head && is_space(text[head - 1]))
+		head--;
+	while (i < head && is_space(text[i]))
+		i++;
+	n = strcspn(text + i, ":");
+	if (i + n > head)
+		n = head - i;
+	if (!n)
+		return fail(e, i, "Missing trigger command");
+	if ((c = cmd_named(text + i, n)) < 0)
+		return fail(e, i, "Unknown trigger command (traceon, traceoff, stacktrace, "
+				  "enable_event, disable_event)");
+	t->cmd = cmds[c].cmd;
+	i += n;
+	if (cmds[c].target) {
+		size_t s0 = i + 1, sn, en;
+
+		if (i >= head || text[i] != ':')
+			return fail(e, i, "Missing SYS:EVENT");
+		sn = strcspn(text + s0, ":");
+		if (s0 + sn >= head || !sn)
+			return fail(e, s0, "Missing SYS:EVENT");
+		en = strcspn(text + s0 + sn + 1, ":");
+		if (s0 + sn + 1 + en > head)
+			en = head - (s0 + sn + 1);
+		if (!en)
+			return fail(e, s0 + sn + 1, "Missing EVENT of SYS:EVENT");
+		if (sn + 1 + en >= sizeof(t->target))
+			return fail(e, s0, "Event name too long");
+		memcpy(t->target, text + s0, sn + 1 + en);
+		t->target[sn + 1 + en] = '\0';
+		{
+			const char *why;
+			size_t bad = trail__spec_check(t->target, &why);
+
+			if (bad)
+				return fail(e, s0 + bad - 1, why);
+		}
+		i = s0 + sn + 1 + en;
+	}
+	if (i < head) { /* :COUNT */
+		if (text[i] != ':')
+			return fail(e, i, "Invalid trigger");
+		if (count_of(text + i + 1, head - i - 1, &t->count))
+			return fail(e, i + 1, "Invalid count (1 to 2147483647)");
+	}
+	return 0;
+}

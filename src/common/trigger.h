@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trigger.h - event triggers in the kernel's grammar (events.rst, "Event
+ * triggers"): what runs when an event fires, whether or not it is
+ * recorded.
+ *
+ *   COMMAND[:COUNT] [if FILTER]
+ *
+ *   traceon, traceoff          the recording of the session on / off
+ *   stacktrace                 the thread's user stack, as an
+ *                              ftrace:user_stack record
+ *   enable_event:SYS:EVENT     recording of SYS:EVENT (globs) on / off
+ *   disable_event:SYS:EVENT
+ *
+ * COUNT: how many times it runs (then it stays, doing nothing), default
+ * every time; FILTER: the event's own fields (filter.h), the trigger runs
+ * only when it holds. `trail record -T` takes "[SYS:EVENT:]TRIGGER":
+ * without the event, the -e before it. Parsing allocates nothing and is
+ * async-signal-safe: libtrail parses the spec's triggers at join.
+ */
+#ifndef TRAIL_COMMON_TRIGGER_H
+#define TRAIL_COMMON_TRIGGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filter.h"
+
+enum trail_trig_cmd {
+	TRAIL_TRIG_TRACEON = 1,
+	TRAIL_TRIG_TRACEOFF,
+	TRAIL_TRIG_STACKTRACE,
+	TRAIL_TRIG_ENABLE_EVENT,
+	TRAIL_TRIG_DISABLE_EVENT,
+};
+
+#define TRAIL_TRIG_MAX_TARGET 128 /* "SYS:EVENT" of enable/disable_event */
+#define TRAIL_TRIG_MAX_COUNT 0x7fffffff
+#define TRAIL_TRIG_PER_EVENT 8 /* triggers of a recording on one event */
+
+struct trail_trigger {
+	uint8_t cmd;                        /* enum trail_trig_cmd */
+	int32_t count;                      /* -1: every time */
+	char target[TRAIL_TRIG_MAX_TARGET]; /* enable/disable_event's */
+	const char *filter;                 /* in the text: after "if ", or NULL */
+};
+
+/* Parse text (one trigger, no event prefix). 0, or -1 with *e (a
+ * message and the position in text). The filter is not compiled here:
+ * that needs the event's fields (trail_filter_compile on t->filter). */
+int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_filter_err *e);
+
+/* "[SYS:EVENT:]TRIGGER": the length of the SYS:EVENT part (0: none, the
+ * text starts with a command name); the trigger starts after it and ':'. */
+size_t trail_trigger_event(const char *text);
+
+/* The command's name (for messages and the trace file). */
+const char *trail_trigger_name(uint8_t cmd);
+
+#endif /* TRAIL_COMMON_TRIGGER_H */

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-trigger.c - the trigger grammar (src/common/trigger.c): what each
+ * good trigger parses to, the event prefix of record -T, and the errors
+ * with their caret positions.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "common/trigger.h"
+
+TEST(trigger_good)
+{
+	static const struct {
+		const char *text;
+		uint8_t cmd;
+		int32_t count;
+		const char *target, *filter;
+	} rows[] = {
+		{"traceon", TRAIL_TRIG_TRACEON, -1, "", NULL},
+		{"traceoff:5", TRAIL_TRIG_TRACEOFF, 5, "", NULL},
+		{"stacktrace", TRAIL_TRIG_STACKTRACE, -1, "", NULL},
+		{"stacktrace:1 if len > 4096", TRAIL_TRIG_STACKTRACE, 1, "", "len > 4096"},
+		{"  traceoff   if   a == 1 && b ~ \"x*\"", TRAIL_TRIG_TRACEOFF, -1, "",
+		 "a == 1 && b ~ \"x*\""},
+		{"enable_event:app:request", TRAIL_TRIG_ENABLE_EVENT, -1, "app:request", NULL},
+		{"disable_event:app:req*:3 if x", TRAIL_TRIG_DISABLE_EVENT, 3, "app:req*", "x"},
+		{"enable_event:sys:ev:2147483647", TRAIL_TRIG_ENABLE_EVENT, 2147483647, "sys:ev", NULL},
+		/* "if" inside a word is not the keyword */
+		{"traceon if diff == 1", TRAIL_TRIG_TRACEON, -1, "", "diff == 1"},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct trail_trigger t;
+		struct trail_filter_err e;
+
+		CHECK_EQ(trail_trigger_parse(rows[i].text, &t, &e), 0);
+		CHECK_EQ(t.cmd, rows[i].cmd);
+		CHECK_EQ(t.count, rows[i].count);
+		CHECK_STR(t.target, rows[i].target);
+		if (rows[i].filter)
+			CHECK_STR(t.filter, rows[i].filter);
+		else
+			CHECK(t.filter == NULL);
+	}
+	CHECK_STR(trail_trigger_name(TRAIL_TRIG_DISABLE_EVENT), "disable_event");
+}
+
+TEST(trigger_event_prefix)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+	} rows[] = {
+		{"traceoff", 0},
+		{"traceoff:3", 0},
+		{"enable_event:a:b", 0},
+		{"app:error:traceoff", 9},
+		{"app:err*:stacktrace:2 if x > 1", 8},
+		{"app:error", 0},         /* no trigger after it: parsed as one */
+		{"a b:c:traceon", 0},     /* a space first: not an event */
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		CHECK_EQ(trail_trigger_event(rows[i].text), rows[i].len);
+}
+
+/* each error at its position: ^ marks it in the row's text (removed
+ * before parsing) */
+TEST(trigger_errors)
+{
+	static const struct {
+		const char *text, *msg;
+	} rows[] = {
+		{"^", "Missing trigger command"},
+		{"^snapshots", "Unknown trigger command"},
+		{"^hist:keys=x", "Unknown trigger command"},
+		{"traceon:^0", "Invalid count"},
+		{"traceon:^x", "Invalid count"},
+		{"traceon:^99999999999", "Invalid count"},
+		{"traceon:^", "Invalid count"},
+		{"^traceonx", "Unknown trigger command"},
+		{"enable_event^", "Missing SYS:EVENT"},
+		{"enable_event:^app", "Missing SYS:EVENT"},
+		{"enable_event:app:^", "Missing EVENT"},
+		{"enable_event:app:^[x", "set without"},
+		{"traceoff if^", "Meaningless filter expression"},
+		{"traceoff:3 if^  ", "Meaningless filter expression"},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char text[128];
+		const char *caret = strchr(rows[i].text, '^');
+		size_t at = (size_t)(caret - rows[i].text);
+		struct trail_trigger t;
+		struct trail_filter_err e;
+
+		memcpy(text, rows[i].text, at);
+		strcpy(text + at, caret + 1);
+		if (trail_trigger_parse(text, &t, &e) != -1) {
+			fprintf(stderr, "  '%s' parsed\n", text);
+			CHECK(0);
+			continue;
+		}
+		if (!strstr(e.msg, rows[i].msg) || e.pos != (int)at) {
+			fprintf(stderr, "  '%s': '%s' at %d, want '%s' at %zu\n", text, e.msg, e.pos,
+				rows[i].msg, at);
+			CHECK(0);
+		}
+	}
+}
+
+TEST_MAIN(CHECK_T(trigger_good), CHECK_T(trigger_event_prefix), CHECK_T(trigger_errors))
