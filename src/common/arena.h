@@ -116,6 +116,8 @@ struct trail_arena_hdr {
 	uint64_t graph_unhooked; /* calls not hooked: shadow stack full */
 	uint32_t paused; /* a traceoff trigger fired (traceon: 0): writers
 			  * drop their records */
+	uint32_t snapshots; /* snapshot triggers fired (the recorder writes a
+			     * snapshot when it changes) */
 } __attribute__((aligned(TRAIL_CACHELINE)));
 
 /* Chunk state word. */

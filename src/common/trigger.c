@@ -15,6 +15,7 @@ static const struct {
 	{"traceon", TRAIL_TRIG_TRACEON, 0},
 	{"traceoff", TRAIL_TRIG_TRACEOFF, 0},
 	{"stacktrace", TRAIL_TRIG_STACKTRACE, 0},
+	{"snapshot", TRAIL_TRIG_SNAPSHOT, 0},
 	{"enable_event", TRAIL_TRIG_ENABLE_EVENT, 1},
 	{"disable_event", TRAIL_TRIG_DISABLE_EVENT, 1},
 };
@@ -112,8 +113,8 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 	if (!n)
 		return fail(e, i, "Missing trigger command");
 	if ((c = cmd_named(text + i, n)) < 0)
-		return fail(e, i, "Unknown trigger command (traceon, traceoff, stacktrace, "
-				  "enable_event, disable_event)");
+		return fail(e, i, "Unknown trigger command (traceon, traceoff, snapshot, "
+				  "stacktrace, enable_event, disable_event)");
 	t->cmd = cmds[c].cmd;
 	i += n;
 	if (cmds[c].target) {

@@ -7,6 +7,8 @@
  *   COMMAND[:COUNT] [if FILTER]
  *
  *   traceon, traceoff          the recording of the session on / off
+ *   snapshot                   the flight recorder's contents into a
+ *                              file of their own (OUTPUT.N)
  *   stacktrace                 the thread's user stack, as an
  *                              ftrace:user_stack record
  *   enable_event:SYS:EVENT     recording of SYS:EVENT (globs) on / off
@@ -32,6 +34,7 @@ enum trail_trig_cmd {
 	TRAIL_TRIG_STACKTRACE,
 	TRAIL_TRIG_ENABLE_EVENT,
 	TRAIL_TRIG_DISABLE_EVENT,
+	TRAIL_TRIG_SNAPSHOT,
 };
 
 #define TRAIL_TRIG_MAX_TARGET 128 /* "SYS:EVENT" of enable/disable_event */

@@ -299,6 +299,9 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 		case TRAIL_TRIG_STACKTRACE:
 			stacktrace(w, d, s);
 			break;
+		case TRAIL_TRIG_SNAPSHOT: /* the recorder writes it (finish.c) */
+			__atomic_fetch_add(&trail__sess[s].hdr->snapshots, 1, __ATOMIC_RELEASE);
+			break;
 		default: { /* enable_event, disable_event */
 			uint32_t n = __atomic_load_n(&tr->ntargets, __ATOMIC_ACQUIRE);
 

@@ -11,6 +11,7 @@
  * Chunks are copied before their header is trusted: a writer may still
  * store into a chunk being salvaged, and nothing in it is believed twice.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -124,6 +125,50 @@ uint32_t trail__rec_drain(struct trail_recorder *R)
 	 * as far as its high-water mark */
 	__atomic_store_n(&shm_hdr(&R->m)->alloc_hint, lowest, __ATOMIC_RELAXED);
 	return n;
+}
+
+/* A snapshot's chunks (flight recorder): every published chunk, oldest
+ * publication first, held READING while it is copied and then put back as
+ * it was (the recording's own drain at the end still finds it, if writers
+ * have not reused it meanwhile), then the committed part of the chunks
+ * writers own, left in place. */
+void trail__rec_copy_chunks(struct trail_recorder *R)
+{
+	struct pending *list = malloc(R->m.g.nchunks * sizeof(*list));
+	uint64_t *was = malloc(R->m.g.nchunks * sizeof(*was));
+	uint32_t n = 0;
+
+	if (!list || !was) {
+		free(list);
+		free(was);
+		R->out.err = -ENOMEM;
+		return;
+	}
+	for (uint32_t i = 0; i < R->m.g.nchunks; i++) {
+		uint64_t *word = shm_cword(&R->m, i);
+		uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+		if (TRAIL_CS_STATE(w) != TRAIL_CS_COMPLETE)
+			continue;
+		if (__atomic_compare_exchange_n(word, &w, TRAIL_CS_READING, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			was[i] = w;
+			list[n++] = (struct pending){i, TRAIL_CS_PUB(w)};
+		}
+	}
+	qsort(list, n, sizeof(*list), cmp_pub);
+	for (uint32_t k = 0; k < n; k++) {
+		if (!R->out.err)
+			write_chunk(R, list[k].idx, 0);
+		/* release: our reads are done before a writer may take it */
+		__atomic_store_n(shm_cword(&R->m, list[k].idx), was[list[k].idx], __ATOMIC_RELEASE);
+	}
+	for (uint32_t i = 0; i < R->m.g.nchunks && !R->out.err; i++)
+		if (TRAIL_CS_STATE(__atomic_load_n(shm_cword(&R->m, i), __ATOMIC_ACQUIRE)) ==
+		    TRAIL_CS_OWNED)
+			write_chunk(R, i, TRAIL_CHUNK_SALVAGED);
+	free(list);
+	free(was);
 }
 
 /* Chunks still OWNED by writers of process slot p (dead, or not answering). */

@@ -7,6 +7,9 @@
  * the file's accounting exact (written = read + lost, per stream). Also
  * the figures the caller shows while recording and after.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -25,17 +28,123 @@ static void write_streams(struct trail_recorder *R)
 	}
 }
 
-void trail_recorder_finish(struct trail_recorder *R)
+/* The END section: the file's totals (R's), complete. */
+static void write_end(struct trail_recorder *R)
 {
 	struct trail_arena_hdr *hdr = shm_hdr(&R->m);
 	struct trail_sec_end end;
+
+	memset(&end, 0, sizeof(end));
+	end.chunks = R->chunks;
+	end.events = R->ev_total;
+	end.nostream_lost = __atomic_load_n(&hdr->nostream_lost, __ATOMIC_RELAXED);
+	end.noevent_lost = __atomic_load_n(&hdr->noevent_lost, __ATOMIC_RELAXED);
+	end.bad_chunks = R->bad_chunks;
+	end.complete = 1;
+	end.procs_refused = shm_procs_refused(&R->m);
+	end.graph_unhooked = __atomic_load_n(&hdr->graph_unhooked, __ATOMIC_RELAXED);
+	tfw_section(&R->out, TRAIL_SEC_END, &end, sizeof(end), NULL, 0);
+}
+
+/*
+ * The snapshot trigger: what the flight recorder holds now, into a file
+ * of its own, OUTPUT.N (N from 1), while the recording goes on. Its state
+ * is a copy of R's with the per-file parts fresh (which events, modules,
+ * streams and symbols that file has, its totals); the arena is only read,
+ * each published chunk held while it is copied and then put back.
+ */
+static void snapshot(struct trail_recorder *R)
+{
+	struct trail_recorder *S = malloc(sizeof(*S));
+	uint32_t n = shm_nprocs(&R->m);
+	char *path = NULL;
+
+	if (!S || asprintf(&path, "%s.%u", R->out.path, R->nsnaps + 1) < 0) {
+		free(S);
+		rec_warn(R, "snapshot %u: out of memory", R->nsnaps + 1);
+		return;
+	}
+	memcpy(S, R, sizeof(*S));
+	memset(&S->out, 0, sizeof(S->out));
+	S->event_done = calloc(R->m.g.max_events, 1);
+	S->stream_seen = calloc(R->m.g.max_streams, 1);
+	S->slot_lost = calloc(R->m.g.max_streams, sizeof(*S->slot_lost));
+	S->slot_gen = calloc(R->m.g.max_streams, sizeof(*S->slot_gen));
+	S->slot_written = calloc(R->m.g.max_streams, 1);
+	S->mods_gone = NULL;
+	S->symc = NULL;
+	S->nsymc = 0;
+	S->mods_seen = 0;
+	S->syncs_written = 0;
+	S->pending = NULL;
+	S->ev_total = S->chunks = S->bytes = S->bad_chunks = S->lost_written = 0;
+	if (!S->event_done || !S->stream_seen || !S->slot_lost || !S->slot_gen ||
+	    !S->slot_written)
+		S->out.err = -ENOMEM;
+	else if (!trail_recorder_open(S, path))
+		trail_recorder_begin(S);
+	else if (!S->out.err)
+		S->out.err = -EIO;
+	for (uint32_t i = 0; i < n && !S->out.err; i++)
+		if (R->pt[i].announced)
+			trail__rec_write_proc(S, i, __atomic_load_n(&shm_proc(&R->m, i)->state,
+								     __ATOMIC_ACQUIRE));
+	if (!S->out.err) {
+		trail__rec_write_events(S);
+		trail__rec_write_modules(S);
+		trail__rec_copy_chunks(S);
+		write_streams(S);
+		trail__rec_add_sync(S);
+		trail__rec_write_clock(S);
+		write_end(S);
+	}
+	if (S->out.err)
+		rec_warn(R, "snapshot %u (%s): %s", R->nsnaps + 1, path, strerror(-S->out.err));
+	else if (!trail_recorder_close(S, 1))
+		rec_info(R, "snapshot %u: %llu events in %s", R->nsnaps + 1,
+			 (unsigned long long)S->ev_total, path);
+	if (S->out.fd > 0 && S->out.err)
+		trail_recorder_close(S, 0);
+	R->nsnaps++;
+	for (size_t i = 0; i < S->nsymc; i++)
+		free(S->symc[i].path);
+	free(S->symc);
+	free(S->mods_gone);
+	free(S->event_done);
+	free(S->stream_seen);
+	free(S->slot_lost);
+	free(S->slot_gen);
+	free(S->slot_written);
+	free(S);
+	free(path);
+}
+
+void trail__rec_snapshots(struct trail_recorder *R)
+{
+	uint32_t want = __atomic_load_n(&shm_hdr(&R->m)->snapshots, __ATOMIC_ACQUIRE);
+
+	/* the requests made since the last one: one file answers them all */
+	if (want != R->snaps_asked) {
+		if (want - R->snaps_asked > 1)
+			rec_info(R, "snapshot %u answers %u snapshot triggers", R->nsnaps + 1,
+				 want - R->snaps_asked);
+		R->snaps_asked = want;
+		snapshot(R);
+	}
+}
+
+void trail_recorder_finish(struct trail_recorder *R)
+{
+	struct trail_arena_hdr *hdr = shm_hdr(&R->m);
 	uint32_t n;
 
 	__atomic_store_n(&hdr->stopping, 1, __ATOMIC_RELEASE);
+	trail__rec_snapshots(R);
 	trail__rec_check_procs(R);
 	if (!R->out.err && !R->o.overwrite)
 		trail__rec_drain(R);
 	trail_recorder_detach(R);
+	trail__rec_snapshots(R); /* (asked while detaching) */
 	trail__rec_check_procs(R);
 	if (!R->out.err)
 		trail__rec_drain(R);
@@ -64,16 +173,7 @@ void trail_recorder_finish(struct trail_recorder *R)
 	write_streams(R);
 	trail__rec_add_sync(R);
 	trail__rec_write_clock(R);
-	memset(&end, 0, sizeof(end));
-	end.chunks = R->chunks;
-	end.events = R->ev_total;
-	end.nostream_lost = __atomic_load_n(&hdr->nostream_lost, __ATOMIC_RELAXED);
-	end.noevent_lost = __atomic_load_n(&hdr->noevent_lost, __ATOMIC_RELAXED);
-	end.bad_chunks = R->bad_chunks;
-	end.complete = 1;
-	end.procs_refused = shm_procs_refused(&R->m);
-	end.graph_unhooked = __atomic_load_n(&hdr->graph_unhooked, __ATOMIC_RELAXED);
-	tfw_section(&R->out, TRAIL_SEC_END, &end, sizeof(end), NULL, 0);
+	write_end(R);
 }
 
 int trail_recorder_error(const struct trail_recorder *R)

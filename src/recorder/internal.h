@@ -85,9 +85,15 @@ struct trail_recorder {
 	uint32_t ahead;         /* chunks [0, ahead) allocated by populate_ahead() */
 	uint32_t user_events;   /* events enabled other than the tracer's own */
 	uint64_t last_procs, last_sync, last_recycle; /* trail_recorder_poll()'s periods */
+	uint32_t snaps_asked, nsnaps; /* snapshot triggers: requests seen, files */
 };
 
 /* arena.c: messages through the caller's log callback */
+/* finish.c: the snapshot triggers' requests answered (one file for all
+ * those made since the last) */
+void trail__rec_snapshots(struct trail_recorder *R);
+/* drain.c: a snapshot's chunks, the arena left as it was */
+void trail__rec_copy_chunks(struct trail_recorder *R);
 void trail__rec_log(struct trail_recorder *R, enum trail_recorder_level level,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define rec_err(R, ...) trail__rec_log(R, TRAIL_RECORDER_ERR, __VA_ARGS__)

@@ -15,6 +15,7 @@ uint32_t trail_recorder_poll(struct trail_recorder *R, uint64_t now, int all_new
 	uint32_t n = R->o.overwrite ? 0 : trail__rec_drain(R);
 
 	trail__rec_populate_ahead(R);
+	trail__rec_snapshots(R);
 
 	if (now - R->last_recycle > 20000000ull) {
 		trail__rec_recycle_streams(R, -1);

@@ -109,6 +109,28 @@ running_process() {
 }
 t running_process running_process
 
+# the flight recorder's contents into OUTPUT.1 while the recording goes
+# on: once (a count of 1), the triggering record in it; the recording's own
+# file whole; no snapshot without --overwrite
+snapshot() {
+	fresh_registry
+	env LD_PRELOAD=$LIBTRAIL "$P2" --spin 60 >/dev/null &
+	pid=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	rm -f o.dat*
+	record_running $pid --probe 'p:x/in parse_int v=$arg1:s64' -T 'x:in:snapshot:1 if v == 1000' \
+		--overwrite -b 1M -o o.dat
+	kill $pid; wait $pid 2>/dev/null || true
+	[ -e o.dat.1 ] && [ ! -e o.dat.2 ] || die "snapshots: $(ls o.dat*)"
+	$TRAIL report -q -i o.dat.1 >s.txt 2>err.txt || die "o.dat.1: $(cat err.txt)"
+	grep -q 'x:in: .* v=1000$' s.txt || die "the triggering record is not in the snapshot"
+	[ "$(grep -c 'x:in:' s.txt)" -gt 1000 ] || die "snapshot: $(grep -c 'x:in:' s.txt) records"
+	$TRAIL report -q -i o.dat >/dev/null 2>err.txt || die "o.dat: $(cat err.txt)"
+	expect_rc 2 $TRAIL record -q -e app:request -T snapshot -o t.dat -- "$EX" 2>err.txt
+	has err.txt 'give --overwrite'
+}
+t snapshot snapshot
+
 # errors: the caret under the position in -T's text, exit 2 (grammar) or
 # 1 (fields and events, checked against the program)
 trigger_errors() {

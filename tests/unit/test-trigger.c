@@ -20,6 +20,7 @@ TEST(trigger_good)
 		{"traceon", TRAIL_TRIG_TRACEON, -1, "", NULL},
 		{"traceoff:5", TRAIL_TRIG_TRACEOFF, 5, "", NULL},
 		{"stacktrace", TRAIL_TRIG_STACKTRACE, -1, "", NULL},
+		{"snapshot:2 if x == 1", TRAIL_TRIG_SNAPSHOT, 2, "", "x == 1"},
 		{"stacktrace:1 if len > 4096", TRAIL_TRIG_STACKTRACE, 1, "", "len > 4096"},
 		{"  traceoff   if   a == 1 && b ~ \"x*\"", TRAIL_TRIG_TRACEOFF, -1, "",
 		 "a == 1 && b ~ \"x*\""},
@@ -74,6 +75,7 @@ TEST(trigger_errors)
 	} rows[] = {
 		{"^", "Missing trigger command"},
 		{"^snapshots", "Unknown trigger command"},
+		{"snapshot:^-1", "Invalid count"},
 		{"^hist:keys=x", "Unknown trigger command"},
 		{"traceon:^0", "Invalid count"},
 		{"traceon:^x", "Invalid count"},

@@ -65,6 +65,7 @@ struct session {
 	size_t *trig_off;   /* ... and where its TEXT starts in it */
 	int ntriggers;
 	int stacktrace;     /* a -T is a stacktrace: ftrace:user_stack recorded */
+	int snapshot;       /* a -T is a snapshot */
 	char **probes;      /* --probe definitions */
 	int nprobes;
 	char **probe_names; /* "GRP:EVENT" of the probes compiled in */
@@ -133,7 +134,8 @@ static const struct opt_cmd record_opts = {
 		 "the process: 'bytes > 4096 && path ~ \"/var/*\"')", 0, NULL},
 		{'T', "trigger", OPT_REQUIRED, "[SYS:EVENT:]TRIGGER",
 		 "when the event (else the -e before it) fires:\n"
-		 "traceon, traceoff, stacktrace, enable_event:S:E,\n"
+		 "traceon, traceoff, snapshot (--overwrite: into\n"
+		 "OUTPUT.N), stacktrace, enable_event:S:E,\n"
 		 "disable_event:S:E; [:COUNT] [if FILTER]", 0, NULL},
 		{'o', "output", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
 		{'p', "plugin", OPT_REQUIRED, "TRACER",
@@ -1188,6 +1190,7 @@ static int record(struct session *S, int argc, char **argv)
 			S->trig_off[S->ntriggers] = off;
 			S->triggers[S->ntriggers++] = line;
 			S->stacktrace |= t.cmd == TRAIL_TRIG_STACKTRACE;
+			S->snapshot |= t.cmd == TRAIL_TRIG_SNAPSHOT;
 			break;
 		}
 		case 'o':
@@ -1331,6 +1334,8 @@ static int record(struct session *S, int argc, char **argv)
 		if (S->funcs[i][1] == 'g' && strcmp(S->tracer, "function_graph"))
 			return usage_err("-g %s: graph roots go with -p function_graph "
 					 "(-l limits the function tracer)", S->funcs[i] + 3);
+	if (S->snapshot && !S->overwrite)
+		return usage_err("%s", "-T snapshot takes the flight recorder's contents: give --overwrite");
 	if (!S->buffer_given)
 		S->buffer_bytes = trail_recorder_default_buffer();
 	if (S->block_us && S->overwrite)
