@@ -17,6 +17,7 @@ static const char main_help[] =
 	"  record   record events of a command or of running processes\n"
 	"  report   print a recorded trace\n"
 	"  export   write a recorded trace for another tool (CTF, Perfetto, ...)\n"
+	"  hist     an event's histogram in a trace file (the kernel's hist format)\n"
 	"  list     list the events a program or a process declares\n"
 	"  probe    define dynamic events (probes) on functions, as dynamic_events\n"
 	"  ps       list the running processes that trail can attach to\n"
@@ -36,6 +37,7 @@ int main(int argc, char **argv)
 		{"list", cmd_list},
 		{"ps", cmd_ps},
 		{"probe", cmd_probe},
+		{"hist", cmd_hist},
 	};
 
 	if (argc < 2) {

@@ -65,5 +65,6 @@ int cmd_list(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_hist(int argc, char **argv);
 
 #endif /* TRAIL_TOOL_H */

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# trail hist on recorded files: the kernel's hist format, counts and sums
+# against those computed here from report's lines, the modifiers (.log2,
+# .buckets, .hex, .execname, .percent), sort, size and Dropped, `if`
+# filters, several events, and the grammar errors with their carets.
+. "$(dirname "$0")/lib.sh"
+
+P=$BUILD/tests/cli/probed-O0
+P2=$BUILD/tests/cli/probed-O2
+EX=$BUILD/examples/example
+export TRAIL_REGISTRY=$TMP/reg # (each test runs in $TMP)
+
+fresh_registry() {
+	rm -rf reg
+	mkdir -m 700 reg
+}
+
+# hitcount and sum of bytes per path, from report's lines, against hist's
+counts_and_sums() {
+	fresh_registry
+	$TRAIL record -q -e 'app:*' -o t.dat -- "$EX" 3 300 >/dev/null
+	$TRAIL report -q -i t.dat | grep ': app:request:' |
+		sed -E 's/.* path="([^"]*)" bytes=(0x[0-9a-f]+)$/\1 \2/' |
+		while read -r path bytes; do echo "$path $((bytes))"; done |
+		awk '{ n[$1]++; b[$1] += $2 } END { for (p in n) printf "%s %d %d\n", p, n[p], b[p] }' |
+		sort >want.txt
+	$TRAIL hist -i t.dat -e app:request 'hist:keys=path:vals=hitcount,bytes:sort=bytes.descending' >h.txt
+	head -5 h.txt >head.txt
+	cat >head.want <<'W'
+# event histogram
+#
+# trigger info: hist:keys=path:vals=hitcount,bytes:sort=bytes.descending:size=2048 [active]
+#
+
+W
+	diff -u head.want head.txt
+	sed -nE 's/^\{ path: ([^ ]*) +\} hitcount: +([0-9]+)  bytes: +([0-9]+)$/\1 \2 \3/p' h.txt | sort >got.txt
+	[ -s got.txt ] || die "no entries: $(cat h.txt)"
+	diff -u want.txt got.txt
+	# sorted by bytes, descending
+	sed -nE 's/.* bytes: +([0-9]+)$/\1/p' h.txt >b.txt
+	sort -rn b.txt | diff -u - b.txt
+	total=$(awk '{ s += $2 } END { print s }' want.txt)
+	has h.txt "    Hits: $total"
+	has h.txt "    Entries: $(wc -l <want.txt)"
+	has h.txt '    Dropped: 0'
+}
+t counts_and_sums counts_and_sums
+
+# modifiers on known values: parse_int(21) and parse_int(3) per iteration
+modifiers() {
+	fresh_registry
+	expect_rc 7 $TRAIL record -q -o p.dat --probe 'p:x/pi parse_int v=$arg1:s32' \
+		--probe 'p:x/cfg load_config flags=$arg2:s32' -- "$P" 6 >/dev/null
+	$TRAIL hist -i p.dat -e x:pi 'keys=v.log2:sort=v' >l.txt
+	grep -E '^\{ v: ~ 2\^2  \} hitcount: +6  \|#+ *\|$' l.txt >/dev/null || die "log2: $(cat l.txt)"
+	grep -E '^\{ v: ~ 2\^5  \} hitcount: +6  \|#{40}\|$' l.txt >/dev/null || die "log2 21: $(cat l.txt)"
+	[ "$(grep -n '2^2 ' l.txt | cut -d: -f1)" -lt "$(grep -n '2^5 ' l.txt | cut -d: -f1)" ] || die "sort=v"
+	$TRAIL hist -i p.dat -e x:pi 'keys=v.buckets=10:sort=v.buckets=10.descending' >bk.txt
+	has bk.txt '{ v: ~ 20-29 } hitcount:          6'
+	has bk.txt '{ v: ~ 0-9 } hitcount:          6'
+	[ "$(grep -n '20-29' bk.txt | cut -d: -f1)" -lt "$(grep -n '0-9 ' bk.txt | cut -d: -f1)" ] || die "descending"
+	$TRAIL hist -i p.dat -e x:pi 'keys=v.hex' >x.txt
+	has x.txt '{ v: 15 } hitcount:          6'
+	$TRAIL hist -i p.dat -e x:pi 'keys=common_pid.execname:vals=hitcount.percent' >e.txt
+	grep -E '^\{ common_pid: probed-O0 +\[ +[0-9]+\] \} hitcount \(%\):100\.00$' e.txt >/dev/null ||
+		die "execname, percent: $(cat e.txt)"
+	$TRAIL hist -i p.dat -e x:cfg 'keys=flags:vals=hitcount.percent if flags != 42' >f.txt
+	has f.txt '{ flags:          1 } hitcount (%): 50.00'
+	has f.txt '    Hits: 12'
+	# several events: one histogram each, named
+	$TRAIL hist -i p.dat -e 'x:*' 'keys=common_pid' >m.txt
+	has m.txt '# x:pi'
+	has m.txt '# x:cfg'
+	[ "$(grep -c '^# event histogram' m.txt)" = 2 ] || die "$(cat m.txt)"
+}
+t modifiers modifiers
+
+# a bounded table: 1024 distinct values into 128 entries; the others are
+# Dropped, and Hits + Dropped are the records
+size_and_dropped() {
+	fresh_registry
+	env LD_PRELOAD=$LIBTRAIL "$P2" --spin 60 >/dev/null &
+	pid=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	record_running $pid --probe 'p:x/in parse_int v=$arg1:s64' -o s.dat
+	kill $pid; wait $pid 2>/dev/null || true
+	n=$($TRAIL report -i s.dat --count | awk '$1 == "x:in" { print $2 }')
+	$TRAIL hist -i s.dat -e x:in 'keys=v:size=100' >s.txt
+	has s.txt ':size=128 [active]'
+	has s.txt '    Entries: 128'
+	hits=$(sed -n 's/^    Hits: //p' s.txt)
+	dropped=$(sed -n 's/^    Dropped: //p' s.txt)
+	[ "$dropped" -gt 0 ] && [ $((hits + dropped)) = "$n" ] || die "hits $hits + dropped $dropped != $n"
+	[ "$(grep -c '^{ v:' s.txt)" = 128 ] || die "$(grep -c '^{ v:' s.txt) lines"
+}
+t size_and_dropped size_and_dropped
+
+# errors: the message and the caret under the position in the spec
+hist_errors() {
+	fresh_registry
+	expect_rc 7 $TRAIL record -q -o p.dat --probe 'p:x/pi parse_int v=$arg1:s32' -- "$P" 1 >/dev/null
+	while IFS='|' read -r spec msg col; do
+		expect_rc 1 $TRAIL hist -i p.dat -e x:pi "$spec" >/dev/null 2>err.txt
+		has err.txt "$msg"
+		caret=$(caret_col err.txt)
+		[ "$caret" = "$col" ] || die "'$spec': caret at $caret, want $col: $(cat err.txt)"
+	done <<'T'
+keys=w|Couldn't find field|5
+hist:keys=v.log3|Invalid field modifier|12
+keys=v.execname|Invalid field modifier|7
+keys=v:vals=v.log2|Invalid field modifier|14
+keys=v,common_pid,common_tid,common_cpu|Too many keys|29
+keys=v:sort=common_pid|Sort field must be a key or a val|12
+keys=v:sort=v.up|Invalid sort modifier|14
+keys=v:sort=v,hitcount,v|Too many sort fields|23
+keys=v:size=0|Invalid size|12
+keys=v:size=x|Invalid size|12
+vals=v|Missing keys|6
+keys=v:colour=red|Unknown hist parameter|7
+keys=v if w == 1|Field not found|10
+keys=v if|Meaningless filter expression|9
+T
+	expect_rc 1 $TRAIL hist -i p.dat -e x:nope 'keys=v' 2>err.txt
+	has err.txt 'no event matching'
+	expect_rc 2 $TRAIL hist -i p.dat 'keys=v' 2>err.txt
+	has err.txt 'give the event'
+}
+t hist_errors hist_errors
