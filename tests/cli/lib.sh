@@ -109,3 +109,9 @@ record_running() { # pid args...
 	wait $r
 	wait_for "! grep -q trail-arena /proc/$pid/maps" || die "never detached: $*"
 }
+
+# an empty registry in ./reg (the tests that set TRAIL_REGISTRY=$TMP/reg)
+fresh_registry() {
+	rm -rf reg
+	mkdir -m 700 reg
+}

@@ -10,11 +10,6 @@ P2=$BUILD/tests/cli/probed-O2
 EX=$BUILD/examples/example
 export TRAIL_REGISTRY=$TMP/reg # (each test runs in $TMP)
 
-fresh_registry() {
-	rm -rf reg
-	mkdir -m 700 reg
-}
-
 # hitcount and sum of bytes per path, from report's lines, against hist's
 counts_and_sums() {
 	fresh_registry

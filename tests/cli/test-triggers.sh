@@ -11,11 +11,6 @@ P2=$BUILD/tests/cli/probed-O2
 EX=$BUILD/examples/example
 export TRAIL_REGISTRY=$TMP/reg # (each test runs in $TMP)
 
-fresh_registry() {
-	rm -rf reg
-	mkdir -m 700 reg
-}
-
 # per iteration the sample calls load_config 3 times (flags 42, 1, 2),
 # then parse_int(21) and, from nest, parse_int(3)
 CFG='p:x/cfg load_config flags=$arg2:s32'
