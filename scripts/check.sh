@@ -36,7 +36,7 @@ fi
 echo "== concurrency tests under TSan (stress, attach/detach, SIGKILL, fork, the record path)"
 if { [ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false; } >/dev/null &&
    ninja -C build-tsan >/dev/null; then
-	TSAN_OPTIONS=halt_on_error=1 TEST_FILTER='stress|attach|sigkill|record' \
+	TSAN_OPTIONS=halt_on_error=1 TEST_FILTER='stress|attach|sigkill|record|htab' \
 		tests/run.sh build-tsan | tee "$logs/tsan"
 	tally "$logs/tsan"
 else
