@@ -73,8 +73,7 @@ static int new_node(struct parser *p, uint8_t type, uint16_t a, uint16_t b, size
 	return p->nn++;
 }
 
-/* the field named by s[0..len): its number, or -1 */
-static int field_named(const struct trail_meta *m, const char *s, size_t len)
+int trail_filter_common(const char *s, size_t len)
 {
 	static const struct {
 		const char *name;
@@ -82,17 +81,23 @@ static int field_named(const struct trail_meta *m, const char *s, size_t len)
 	} common[] = {
 		{"common_pid", TRAIL_FILTER_PID},       {"common_tid", TRAIL_FILTER_TID},
 		{"common_cpu", TRAIL_FILTER_CPU},       {"CPU", TRAIL_FILTER_CPU},
-		{"common_timestamp", TRAIL_FILTER_TS}, {"COMM", TRAIL_FILTER_COMM},
-		{"common_comm", TRAIL_FILTER_COMM},
+		{"cpu", TRAIL_FILTER_CPU},              {"common_timestamp", TRAIL_FILTER_TS},
+		{"COMM", TRAIL_FILTER_COMM},            {"common_comm", TRAIL_FILTER_COMM},
 	};
 
-	for (uint32_t i = 0; i < m->nfields; i++)
-		if (strlen(m->fields[i].name) == len && !memcmp(m->fields[i].name, s, len))
-			return (int)i;
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
 		if (strlen(common[i].name) == len && !memcmp(common[i].name, s, len))
 			return common[i].num;
 	return -1;
+}
+
+/* the field named by s[0..len): its number, or -1 */
+static int field_named(const struct trail_meta *m, const char *s, size_t len)
+{
+	for (uint32_t i = 0; i < m->nfields; i++)
+		if (strlen(m->fields[i].name) == len && !memcmp(m->fields[i].name, s, len))
+			return (int)i;
+	return trail_filter_common(s, len);
 }
 
 /* field i's offset in every payload, or 0xffff (after a variable one) */

@@ -93,6 +93,11 @@ struct trail_filter_err {
 	char msg[96];
 };
 
+/* The common field named s[0..len) (common_pid, common_tid, common_cpu
+ * or CPU or cpu, common_timestamp, common_comm or COMM): its
+ * TRAIL_FILTER_* number, or -1. */
+int trail_filter_common(const char *s, size_t len);
+
 /* "EVENT" or "EVENT: FILTER" (report -F's form): the pattern's length in
  * *plen, the filter's text in *text (NULL: none). 0, or -1 when s has
  * text after EVENT without the ':' (*plen: where it is expected). */

@@ -17,15 +17,6 @@ static int fail(struct trail_filter_err *e, size_t pos, const char *msg)
 
 static const struct {
 	const char *name;
-	uint16_t field;
-} commons[] = {
-	{"common_pid", TRAIL_FILTER_PID},    {"common_tid", TRAIL_FILTER_TID},
-	{"common_cpu", TRAIL_FILTER_CPU},    {"cpu", TRAIL_FILTER_CPU},
-	{"common_timestamp", TRAIL_FILTER_TS}, {"common_comm", TRAIL_FILTER_COMM},
-};
-
-static const struct {
-	const char *name;
 	uint8_t mod;
 } mods[] = {
 	{"hex", TRAIL_HM_HEX},       {"sym", TRAIL_HM_SYM},         {"sym-offset", TRAIL_HM_SYM_OFFSET},
@@ -52,16 +43,18 @@ static int field_of(const struct trail_meta *m, const char *s, size_t n,
 			f->sign = !!(fd->flags & TRAIL_FF_SIGNED);
 			return 0;
 		}
-	for (size_t i = 0; i < sizeof(commons) / sizeof(commons[0]); i++)
-		if (!strcmp(commons[i].name, f->name)) {
-			f->field = commons[i].field;
-			f->str = f->field == TRAIL_FILTER_COMM;
-			f->sign = 0;
-			if (f->field == TRAIL_FILTER_COMM)
-				snprintf(f->name, sizeof(f->name), "common_comm");
-			return 0;
-		}
-	return -1;
+	{
+		int c = trail_filter_common(s, n);
+
+		if (c < 0)
+			return -1;
+		f->field = (uint16_t)c;
+		f->str = f->field == TRAIL_FILTER_COMM;
+		f->sign = 0;
+		if (f->field == TRAIL_FILTER_COMM)
+			snprintf(f->name, sizeof(f->name), "common_comm");
+		return 0;
+	}
 }
 
 /* "NAME[.MOD[=N]]" at s (n bytes, at pos in the text) into f; key: a key

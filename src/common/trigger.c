@@ -151,3 +151,21 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 	}
 	return 0;
 }
+
+int trail_trigger_spec_line(const char *v, size_t len, char *buf, size_t *plen,
+			    struct trail_trigger *t)
+{
+	const char *sp = memchr(v, ' ', len);
+	struct trail_filter_err e;
+	size_t n;
+
+	if (!sp)
+		return -1;
+	n = len - (size_t)(sp + 1 - v);
+	if (n >= TRAIL_FILTER_MAX_TEXT)
+		return -1;
+	memcpy(buf, sp + 1, n);
+	buf[n] = '\0';
+	*plen = (size_t)(sp - v);
+	return trail_trigger_parse(buf, t, &e);
+}

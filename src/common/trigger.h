@@ -53,6 +53,13 @@ struct trail_trigger {
  * that needs the event's fields (trail_filter_compile on t->filter). */
 int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_filter_err *e);
 
+/* A session spec's "@trigger PATTERN TEXT" value (v, len bytes, not
+ * NUL-terminated): TEXT copied into buf (TRAIL_FILTER_MAX_TEXT bytes) and
+ * parsed into t (t->filter points into buf), the pattern's length in
+ * *plen. 0, or -1 if it is not such a line. */
+int trail_trigger_spec_line(const char *v, size_t len, char *buf, size_t *plen,
+			    struct trail_trigger *t);
+
 /* "[SYS:EVENT:]TRIGGER": the length of the SYS:EVENT part (0: none, the
  * text starts with a command name); the trigger starts after it and ':'. */
 size_t trail_trigger_event(const char *text);

@@ -29,25 +29,17 @@ struct want {
 	size_t len;
 };
 
-/* "PATTERN TEXT" of a line selects rt? its text in *text, *len */
-static int line_for(const char *v, size_t len, const struct evrt *rt, const char **text,
-		    size_t *tlen)
-{
-	const char *sp = memchr(v, ' ', len);
-
-	if (!sp || !trail__spec_match1(v, (size_t)(sp - v), rt->provider, rt->name))
-		return 0;
-	*text = sp + 1;
-	*tlen = len - (size_t)(sp + 1 - v);
-	return 1;
-}
-
 /* one "@filter PATTERN TEXT" line: the first whose pattern selects rt */
 static int filter_line(const char *v, size_t len, void *arg)
 {
 	struct want *w = arg;
+	const char *sp = memchr(v, ' ', len);
 
-	return line_for(v, len, w->rt, &w->text, &w->len);
+	if (!sp || !trail__spec_match1(v, (size_t)(sp - v), w->rt->provider, w->rt->name))
+		return 0;
+	w->text = sp + 1;
+	w->len = len - (size_t)(sp + 1 - v);
+	return 1;
 }
 
 struct trigs {
@@ -55,18 +47,6 @@ struct trigs {
 	const struct evrt *rt;
 	int n, target, err;
 };
-
-/* the trigger of a "@trigger" line into t (text copied to buf) */
-static int trig_parse(const char *text, size_t len, char *buf, struct trail_trigger *t)
-{
-	struct trail_filter_err e;
-
-	if (len >= TRAIL_FILTER_MAX_TEXT)
-		return -1;
-	memcpy(buf, text, len);
-	buf[len] = '\0';
-	return trail_trigger_parse(buf, t, &e);
-}
 
 /* does the enable/disable_event of t name rt? */
 static int targets(const struct trail_trigger *t, const struct evrt *rt)
@@ -80,15 +60,14 @@ static int trigger_line(const char *v, size_t len, void *arg)
 	struct trigs *g = arg;
 	char buf[TRAIL_FILTER_MAX_TEXT];
 	struct trail_trigger t;
-	const char *sp = memchr(v, ' ', len), *text;
-	size_t tlen;
+	size_t plen;
 
-	if (!sp || trig_parse(sp + 1, len - (size_t)(sp + 1 - v), buf, &t)) {
+	if (trail_trigger_spec_line(v, len, buf, &plen, &t)) {
 		g->err = -EBADMSG;
 		return 1;
 	}
 	g->target |= targets(&t, g->rt);
-	if (!line_for(v, len, g->rt, &text, &tlen))
+	if (!trail__spec_match1(v, plen, g->rt->provider, g->rt->name))
 		return 0;
 	if (g->n == TRAIL_EVX_TRIGS) {
 		g->err = -E2BIG;
@@ -111,30 +90,29 @@ static int trigger_line(const char *v, size_t len, void *arg)
 	return 0;
 }
 
-/* x's event into the targets of the session's triggers that name it, and
- * the session's target events into x's triggers */
+/* o into tr's targets if tr's enable/disable_event names o's event */
+static void add_target(struct evx_trig *tr, struct evx *o)
+{
+	if (!o->target || !targets(&tr->t, o->rt) || tr->ntargets == TRAIL_EVX_TARGETS)
+		return;
+	tr->targets[tr->ntargets] = o;
+	/* release: pairs with the running trigger's acquire */
+	__atomic_store_n(&tr->ntargets, tr->ntargets + 1, __ATOMIC_RELEASE);
+}
+
+/* x among the session's extras: its event into the targets of the
+ * triggers that name it (its own too), the events x's triggers name into
+ * theirs */
 static void link_targets(unsigned s, struct evx *x)
 {
+	x->next = all[s];
+	all[s] = x;
 	for (struct evx *o = all[s]; o; o = o->next) {
-		for (uint16_t i = 0; x->target && i < o->ntrig; i++) {
-			struct evx_trig *tr = &o->trig[i];
-
-			if (targets(&tr->t, x->rt) && tr->ntargets < TRAIL_EVX_TARGETS) {
-				tr->targets[tr->ntargets] = x;
-				/* release: pairs with the trigger's acquire */
-				__atomic_store_n(&tr->ntargets, tr->ntargets + 1, __ATOMIC_RELEASE);
-			}
-		}
-		for (uint16_t i = 0; o->target && o != x && i < x->ntrig; i++) {
-			struct evx_trig *tr = &x->trig[i];
-
-			if (targets(&tr->t, o->rt) && tr->ntargets < TRAIL_EVX_TARGETS)
-				tr->targets[tr->ntargets++] = o;
-		}
+		for (uint16_t i = 0; i < o->ntrig; i++)
+			add_target(&o->trig[i], x);
+		for (uint16_t i = 0; o != x && i < x->ntrig; i++)
+			add_target(&x->trig[i], o);
 	}
-	for (uint16_t i = 0; x->target && i < x->ntrig; i++)
-		if (targets(&x->trig[i].t, x->rt) && x->trig[i].ntargets < TRAIL_EVX_TARGETS)
-			x->trig[i].targets[x->trig[i].ntargets++] = x;
 }
 
 static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s,
@@ -192,8 +170,6 @@ int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel)
 	if (x->ntrig)
 		__atomic_store_n(&trail__trigger_hook, triggers_run, __ATOMIC_RELEASE);
 	link_targets(s, x);
-	x->next = all[s];
-	all[s] = x;
 	/* release: the extras before the pointer; the status word's bits
 	 * come after (enable_in) */
 	__atomic_store_n(&rt->x[s], x, __ATOMIC_RELEASE);

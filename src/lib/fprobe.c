@@ -760,24 +760,6 @@ static __attribute__((noinline)) void return_walk(const struct hsite *h, uintptr
 	}
 }
 
-/* an eprobe's `if FILTER` on its source's record */
-static int src_passes(const struct trail_filter *f, const void *payload, uint32_t len)
-{
-	const struct writer *w = trail__tls_w;
-	struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid, .tid = w ? (uint32_t)w->tid : 0};
-	char comm[17] = "";
-
-	if (f->fast && len >= f->fast_len)
-		return trail_filter_match_fast(f, payload);
-	if (f->clock)
-		c.ts = now_cpu(&c.cpu);
-	if (f->comm) {
-		prctl(PR_GET_NAME, comm, 0, 0, 0);
-		c.comm = comm;
-	}
-	return trail_filter_match(f, payload, len, &c);
-}
-
 static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t len)
 {
 	const struct evrt *rt = __atomic_load_n((struct evrt **)&ev->rt, __ATOMIC_ACQUIRE);
@@ -793,7 +775,7 @@ static void eprobes_run(struct trail_event *ev, const void *payload, uint32_t le
 
 		if (!m || !(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & m))
 			continue;
-		if (at->filter && !src_passes(at->filter, payload, len))
+		if (at->filter && !trail__filter_pass(at->filter, trail__tls_w, payload, len))
 			continue;
 		{
 			/* (+ 1: an eprobe without arguments has no payload) */

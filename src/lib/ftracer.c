@@ -297,17 +297,12 @@ static void configure(unsigned s, const char *spec, int graph)
 /* a "@trigger PATTERN TEXT" line that is a stacktrace */
 static int stack_line(const char *v, size_t len, void *arg)
 {
-	const char *sp = memchr(v, ' ', len);
 	char buf[TRAIL_FILTER_MAX_TEXT];
 	struct trail_trigger t;
-	struct trail_filter_err e;
+	size_t plen;
 	(void)arg;
 
-	if (!sp || len - (size_t)(sp + 1 - v) >= sizeof(buf))
-		return 0;
-	memcpy(buf, sp + 1, len - (size_t)(sp + 1 - v));
-	buf[len - (size_t)(sp + 1 - v)] = '\0';
-	return !trail_trigger_parse(buf, &t, &e) && t.cmd == TRAIL_TRIG_STACKTRACE;
+	return !trail_trigger_spec_line(v, len, buf, &plen, &t) && t.cmd == TRAIL_TRIG_STACKTRACE;
 }
 
 /* A session with stacktrace triggers: the walks' loads need the fault

@@ -441,7 +441,7 @@ static __attribute__((noinline)) int match_slow(const struct trail_filter *f,
 						const struct writer *w, const void *payload,
 						uint32_t len, uint64_t *ts, uint32_t *cpu, int *clock)
 {
-	struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid, .tid = (uint32_t)w->tid};
+	struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid, .tid = w ? (uint32_t)w->tid : 0};
 	char comm[17];
 
 	if (f->clock) {
@@ -459,6 +459,15 @@ static __attribute__((noinline)) int match_slow(const struct trail_filter *f,
 	return trail_filter_match(f, payload, len, &c);
 }
 
+/* does the record pass f? (the clock as match_slow reads it) */
+static inline int passes(const struct trail_filter *f, const struct writer *w, const void *payload,
+			 uint32_t len, uint64_t *ts, uint32_t *cpu, int *clock)
+{
+	if (TRAIL_LIKELY(f->fast && len >= f->fast_len))
+		return trail_filter_match_fast(f, payload);
+	return match_slow(f, w, payload, len, ts, cpu, clock);
+}
+
 int trail__filter_pass(const struct trail_filter *f, const struct writer *w, const void *payload,
 		       uint32_t len)
 {
@@ -466,9 +475,7 @@ int trail__filter_pass(const struct trail_filter *f, const struct writer *w, con
 	uint32_t cpu;
 	int clock = 0;
 
-	if (f->fast && len >= f->fast_len)
-		return trail_filter_match_fast(f, payload);
-	return match_slow(f, w, payload, len, &ts, &cpu, &clock);
+	return passes(f, w, payload, len, &ts, &cpu, &clock);
 }
 
 __thread struct trail_ustart trail__ustart __attribute__((tls_model("initial-exec")));
@@ -510,10 +517,7 @@ void trail__write_ext(struct trail_event *ev, struct evrt *rt, struct writer *w,
 		/* (again: a trigger may have turned it on or off) */
 		if (!(__atomic_load_n(&x->how, __ATOMIC_RELAXED) & EVX_REC))
 			pass &= ~(1u << s);
-		else if ((how & EVX_FILT) &&
-			 (TRAIL_LIKELY(f->fast && len >= f->fast_len)
-				  ? !trail_filter_match_fast(f, payload)
-				  : !match_slow(f, w, payload, len, &ts, &cpu, &clock)))
+		else if ((how & EVX_FILT) && !passes(f, w, payload, len, &ts, &cpu, &clock))
 			pass &= ~(1u << s);
 	}
 	if (pass) {

@@ -203,7 +203,8 @@ reserve_two(struct psess *ps, struct wctx *c, uint32_t id1, uint32_t len1, uint6
 
 	if (TRAIL_UNLIKELY(c->gen != gen))
 		trail__ctx_reset(c, gen);
-	if (TRAIL_UNLIKELY(!c->data || __atomic_load_n(&ps->paused, __ATOMIC_RELAXED) || c->pos + len1 + len2 + 8 > c->cap || cpu1 != c->cpu ||
+	if (TRAIL_UNLIKELY(!c->data || __atomic_load_n(&ps->paused, __ATOMIC_RELAXED) ||
+			   c->pos + len1 + len2 + 8 > c->cap || cpu1 != c->cpu ||
 			   cpu2 != cpu1 || (id1 | id2) >= TRAIL_REC_DIRECT_IDS ||
 			   ts1 < c->last_ts || ts1 - c->last_ts > TRAIL_REC_DELTA_MAX ||
 			   ts2 < ts1 || ts2 - ts1 > TRAIL_REC_DELTA_MAX))
@@ -328,7 +329,8 @@ extern __thread struct trail_ustart trail__ustart __attribute__((tls_model("init
  * else from the caller's frames, libtrail's own left out) into ips, at
  * most max return addresses; their number */
 extern unsigned (*trail__ustack_hook)(uint64_t *ips, unsigned max) HIDDEN;
-/* does the event (payload, len) pass f (evx.c's trigger conditions)? */
+/* does the event (payload, len) pass f (trigger conditions, eprobe
+ * filters)? w may be NULL (no writer: common_tid reads 0) */
 HIDDEN int trail__filter_pass(const struct trail_filter *f, const struct writer *w,
 			      const void *payload, uint32_t len);
 

@@ -347,40 +347,40 @@ static void free_known(struct known *k)
 
 /* ---------------------------------------------------------------- filters */
 
-/* Filter line i compiled for one event's description: 0, or -1 with the
- * caret shown. The common timestamp is not known where the filter runs
- * (the process stamps raw clock ticks): report -F filters on it. */
-static int filter_one(const char *line, const void *blob, size_t size, const char *name)
+/*
+ * A filter at the source (-f, a -T's `if`) compiled for one event's
+ * description: 0, or -1 with the caret shown under its position in shown
+ * (the option as given; the filter's text starts at byte at). The common
+ * timestamp is not known where the filter runs (the process stamps raw
+ * clock ticks): report -F filters on it.
+ */
+static int source_filter(const char *what, const char *shown, size_t at, const void *blob,
+			 size_t size, const char *name)
 {
-	const char *pat = line + 8, *text = strchr(pat, ' ') + 1, *why, *ts;
+	const char *text = shown + at, *why, *ts;
 	struct trail_filter *f = malloc(sizeof(*f));
 	struct trail_meta *m = malloc(sizeof(*m));
 	struct trail_filter_err e;
-	char what[320];
-	int r = 0;
+	char w[320];
+	int r = -1;
 
-	if (!f || !m) {
-		free(f);
-		free(m);
-		return -1;
-	}
-	snprintf(what, sizeof(what), "filter for %s", name);
-	if (trail__meta_parse(blob, size, m, &why)) {
+	snprintf(w, sizeof(w), "%s %s", what, name);
+	if (!f || !m)
+		tool_err("out of memory");
+	else if (trail__meta_parse(blob, size, m, &why))
 		tool_err("%s: its description is damaged (%s)", name, why);
-		r = -1;
-	} else if (trail_filter_compile(text, m, f, &e)) {
-		tool_caret(what, text, (size_t)e.pos, e.msg);
-		r = -1;
-	} else {
-		for (uint16_t i = 0; i < f->npreds && !r; i++)
-			if (f->p[i].field == TRAIL_FILTER_TS) {
-				ts = strstr(text, "common_timestamp");
-				tool_caret(what, text, ts ? (size_t)(ts - text) : 0,
-					   "common_timestamp is not known where the event "
-					   "fires: filter on it in 'trail report -F'");
-				r = -1;
-			}
-	}
+	else if (trail_filter_compile(text, m, f, &e))
+		tool_caret(w, shown, at + (size_t)e.pos, e.msg);
+	else
+		r = 0;
+	for (uint16_t i = 0; !r && i < f->npreds; i++)
+		if (f->p[i].field == TRAIL_FILTER_TS) {
+			ts = strstr(text, "common_timestamp");
+			tool_caret(w, shown, at + (ts ? (size_t)(ts - text) : 0),
+				   "common_timestamp is not known where the event fires: filter on it "
+				   "in 'trail report -F'");
+			r = -1;
+		}
 	free(f);
 	free(m);
 	return r;
@@ -427,9 +427,12 @@ static int each_event(struct session *S, const struct known *k, const char *pat,
 	return r;
 }
 
+/* a -f line ("@filter PATTERN TEXT") against one event */
 static int filter_each(const char *name, const void *blob, size_t size, void *arg)
 {
-	return filter_one(arg, blob, size, name) ? -1 : 0;
+	const char *line = arg, *text = strchr(line + 8, ' ') + 1;
+
+	return source_filter("filter for", text, 0, blob, size, name);
 }
 
 /* a trigger's `if FILTER` against one event (arg: struct tcheck) */
@@ -444,36 +447,12 @@ struct tcheck {
 static int trigger_each(const char *name, const void *blob, size_t size, void *arg)
 {
 	struct tcheck *c = arg;
-	struct trail_filter *f;
-	struct trail_meta *m;
-	struct trail_filter_err e;
-	const char *why;
-	char what[320];
-	int r = 0;
 
 	c->n++;
 	if (!c->t->filter)
 		return 0;
-	f = malloc(sizeof(*f));
-	m = malloc(sizeof(*m));
-	snprintf(what, sizeof(what), "trigger on %s", name);
-	if (!f || !m || trail__meta_parse(blob, size, m, &why)) {
-		r = -1;
-	} else if (trail_filter_compile(c->t->filter, m, f, &e)) {
-		tool_caret(what, c->arg, c->off + (size_t)(c->t->filter - c->text) + (size_t)e.pos,
-			   e.msg);
-		r = -1;
-	} else {
-		for (uint16_t i = 0; i < f->npreds && !r; i++)
-			if (f->p[i].field == TRAIL_FILTER_TS) {
-				tool_caret(what, c->arg, c->off + (size_t)(c->t->filter - c->text),
-					   "common_timestamp is not known where the event fires");
-				r = -1;
-			}
-	}
-	free(f);
-	free(m);
-	return r;
+	return source_filter("trigger on", c->arg, c->off + (size_t)(c->t->filter - c->text), blob,
+			     size, name);
 }
 
 static int count_each(const char *name, const void *blob, size_t size, void *arg)
