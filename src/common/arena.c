@@ -14,6 +14,7 @@ _Static_assert(sizeof(struct trail_stream) == 128, "stream slot size");
 _Static_assert(sizeof(struct trail_proc) == 64, "process slot size");
 _Static_assert(sizeof(struct trail_evrec) == 16, "event record size");
 _Static_assert(sizeof(struct trail_mod) == 512, "module slot size");
+_Static_assert(sizeof(struct trail_hist_dir) == 224, "histogram directory slot size");
 
 #define PAGE 4096u
 
@@ -72,6 +73,20 @@ int trail__arena_geom(struct trail_arena_geom *g, uint64_t buffer_bytes,
 	return 0;
 }
 
+int trail__arena_geom_hist(struct trail_arena_geom *g, uint64_t bytes)
+{
+	g->size = g->chunks_off + (uint64_t)g->nchunks * g->chunk_size;
+	g->hist_off = g->hist_size = 0;
+	if (!bytes)
+		return 0;
+	if (bytes > TRAIL_HIST_AREA_MAX || bytes < TRAIL_HIST_DIR * sizeof(struct trail_hist_dir))
+		return -EINVAL;
+	g->hist_off = align_up(g->size, PAGE);
+	g->hist_size = align_up(bytes, PAGE);
+	g->size = g->hist_off + g->hist_size;
+	return 0;
+}
+
 void trail__arena_format(void *base, const struct trail_arena_geom *g,
 			 uint64_t session_id, uint32_t flags, uint32_t clock,
 			 const char *spec, uint32_t recorder_pid,
@@ -103,6 +118,9 @@ void trail__arena_format(void *base, const struct trail_arena_geom *g,
 	h->evdata_off = g->evdata_off;
 	h->spec_off = g->spec_off;
 	h->chunks_off = g->chunks_off;
+	h->hist_off = g->hist_off;
+	h->hist_size = g->hist_size;
+	h->hist_used = TRAIL_HIST_DIR * sizeof(struct trail_hist_dir);
 	/* evdata offset 0 means "not ready": keep the first bytes unused */
 	h->evdata_used = 16;
 	h->nfree = g->nchunks;
@@ -132,7 +150,9 @@ int trail__arena_check(const void *base, uint64_t map_size,
 	 * exact match: no offset is taken on trust. */
 	*why = "inconsistent arena geometry";
 	if (trail__arena_geom(&want, (uint64_t)h->nchunks * h->chunk_size,
-			      h->chunk_size, h->spec_len))
+			      h->chunk_size, h->spec_len) ||
+	    trail__arena_geom_hist(&want, h->hist_size) || want.hist_size != h->hist_size ||
+	    want.hist_off != h->hist_off)
 		return -EPROTO;
 	if (want.max_streams != h->max_streams ||
 	    want.max_procs != h->max_procs ||

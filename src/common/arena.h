@@ -56,7 +56,7 @@
 #include <stdint.h>
 
 #define TRAIL_ARENA_MAGIC 0x414e455241525254ull /* "TRRARENA" */
-#define TRAIL_ARENA_VERSION 2u
+#define TRAIL_ARENA_VERSION 3u
 
 #define TRAIL_ARENA_OVERWRITE 0x1u /* flags: flight-recorder mode */
 
@@ -118,7 +118,48 @@ struct trail_arena_hdr {
 			  * drop their records */
 	uint32_t snapshots; /* snapshot triggers fired (the recorder writes a
 			     * snapshot when it changes) */
+
+	/* Histograms kept in the processes (hist triggers): the area's
+	 * place (geometry, after the chunks), the copies a table has (one
+	 * per CPU, to a limit), and the writers' clock in nanoseconds for
+	 * common_timestamp (ns = ns0 + (ticks - ticks0) * mult >> shift;
+	 * mult 0: ticks are ns), written before the arena is shared. */
+	__attribute__((aligned(TRAIL_CACHELINE))) uint64_t hist_off;
+	uint64_t hist_size;
+	uint32_t hist_copies;
+	uint32_t clk_mult, clk_shift, pad0;
+	uint64_t clk_ticks0, clk_ns0;
+	/* processes' counters: bytes of the area handed out (bump), tables
+	 * that found no room */
+	uint64_t hist_used;
+	uint32_t hist_nomem;
 } __attribute__((aligned(TRAIL_CACHELINE)));
+
+/*
+ * The histogram area: a directory of tables, then the tables (htab.h),
+ * handed out by bumping hist_used. A process making session s's hist
+ * trigger on an event takes the table a directory slot names for the
+ * same trigger and event (or name=) when there is one, else claims a
+ * free slot (CAS 0 -> MAKING), lays the table out and publishes it
+ * (release: READY). Two processes making one at the same moment make
+ * two: readers merge the tables of equal slots (equal keys merge, as
+ * within a table).
+ */
+#define TRAIL_HIST_DIR 64u
+#define TRAIL_HD_FREE 0u
+#define TRAIL_HD_MAKING 1u
+#define TRAIL_HD_READY 2u
+#define TRAIL_HD_FAILED 3u /* no room: the trigger does nothing */
+struct trail_hist_dir {
+	uint32_t state;
+	uint32_t trig;   /* the spec's @trigger line it is for (0: the first) */
+	uint32_t paused; /* :pause (updates skipped) */
+	uint32_t pad;
+	uint64_t off, bytes; /* the table, from the area's start */
+	char event[128];     /* SYS:EVENT (of the process that made it) */
+	char name[64];       /* name=: shared by every trigger of that name */
+};
+#define TRAIL_HIST_AREA_MAX (1ull << 30)
 
 /* Chunk state word. */
 #define TRAIL_CS_FREE 0u
@@ -251,6 +292,7 @@ struct trail_arena_geom {
 	uint32_t spec_len, max_mods;
 	uint64_t ctab_off, streams_off, procs_off, evidx_off, evdata_off;
 	uint64_t mods_off, spec_off, chunks_off;
+	uint64_t hist_off, hist_size; /* trail__arena_geom_hist() */
 };
 
 #define TRAIL_CHUNK_MIN 4096u
@@ -261,6 +303,10 @@ struct trail_arena_geom {
 /* Compute a layout holding `buffer_bytes` of chunks. Returns 0 or -EINVAL. */
 int trail__arena_geom(struct trail_arena_geom *g, uint64_t buffer_bytes,
 		      uint32_t chunk_size, uint32_t spec_len);
+/* Room for the histogram area (bytes, 0: none; rounded up to pages)
+ * after the chunks: g->size grows. 0, or -EINVAL (over
+ * TRAIL_HIST_AREA_MAX, or too small for its directory). */
+int trail__arena_geom_hist(struct trail_arena_geom *g, uint64_t bytes);
 /* Write the header of a zeroed arena. */
 void trail__arena_format(void *base, const struct trail_arena_geom *g,
 			 uint64_t session_id, uint32_t flags, uint32_t clock,

@@ -100,8 +100,7 @@ static int field_named(const struct trail_meta *m, const char *s, size_t len)
 	return trail_filter_common(s, len);
 }
 
-/* field i's offset in every payload, or 0xffff (after a variable one) */
-static uint16_t fixed_off(const struct trail_meta *m, uint32_t i)
+uint16_t trail_filter_fixed_off(const struct trail_meta *m, uint32_t i)
 {
 	uint32_t off = 0;
 
@@ -241,7 +240,7 @@ static int parse_pred(struct parser *p)
 
 			pr->size = fd->size;
 			pr->sign = !!(fd->flags & TRAIL_FF_SIGNED);
-			pr->off = fixed_off(p->m, (uint32_t)field);
+			pr->off = trail_filter_fixed_off(p->m, (uint32_t)field);
 		} else {
 			pr->size = 8;
 			p->f->clock |= field == TRAIL_FILTER_CPU || field == TRAIL_FILTER_TS;
@@ -432,14 +431,13 @@ int trail_filter_compile(const char *text, const struct trail_meta *m, struct tr
 
 /* ------------------------------------------------------------ evaluation */
 
-/* field i of the payload: its offset and, for strings, length */
-static int locate(const struct trail_filter *flt, uint32_t i, const uint8_t *p, uint32_t len,
-		  uint32_t *at, uint32_t *slen)
+int trail_filter_locate(const struct trail_flay *lay, uint32_t nlay, uint32_t i,
+			const uint8_t *p, uint32_t len, uint32_t *at, uint32_t *slen)
 {
 	uint32_t off = 0;
 
-	for (uint32_t k = 0; k <= i && k < flt->nlay; k++) {
-		const struct trail_flay *f = &flt->lay[k];
+	for (uint32_t k = 0; k <= i && k < nlay; k++) {
+		const struct trail_flay *f = &lay[k];
 		uint32_t n = f->size;
 		uint16_t cnt;
 
@@ -465,6 +463,12 @@ static int locate(const struct trail_filter *flt, uint32_t i, const uint8_t *p, 
 		off += n;
 	}
 	return -1;
+}
+
+static int locate(const struct trail_filter *flt, uint32_t i, const uint8_t *p, uint32_t len,
+		  uint32_t *at, uint32_t *slen)
+{
+	return trail_filter_locate(flt->lay, flt->nlay, i, p, len, at, slen);
 }
 
 static int holds(const struct trail_filter *f, const struct trail_fpred *pr, const uint8_t *p,

@@ -107,6 +107,16 @@ int trail_filter_split(const char *s, size_t *plen, const char **text);
 int trail_filter_compile(const char *text, const struct trail_meta *m, struct trail_filter *f,
 			 struct trail_filter_err *e);
 
+/* Field i of a payload (len bytes) laid out as lay[0 .. nlay) says: its
+ * offset in *at and, for a string or sequence, its length in *slen. 0, or
+ * -1 when the payload is too short. */
+int trail_filter_locate(const struct trail_flay *lay, uint32_t nlay, uint32_t i,
+			const uint8_t *p, uint32_t len, uint32_t *at, uint32_t *slen);
+
+/* Field i's offset in every payload of m's event, or 0xffff (it comes
+ * after a variable one). */
+uint16_t trail_filter_fixed_off(const struct trail_meta *m, uint32_t i);
+
 /* What a record is besides its payload (for the common fields). */
 struct trail_filter_ctx {
 	uint32_t pid, tid, cpu;

@@ -375,3 +375,131 @@ void trail_hist_describe(const struct trail_hist_spec *h, char *buf, size_t n)
 	if (o >= n && n)
 		buf[n - 1] = '\0';
 }
+
+/* ------------------------------------------------------------------ keys */
+
+static void part_of(const struct trail_hist_field *f, const struct trail_meta *m,
+		    struct trail_hist_keyer *k, struct trail_hist_part *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->field = f->field;
+	p->mod = f->mod;
+	p->str = f->str;
+	p->sign = f->sign;
+	p->buckets = f->buckets ? f->buckets : 1;
+	p->off = 0xffff;
+	p->size = 8;
+	if (f->field < m->nfields) {
+		p->size = (uint8_t)m->fields[f->field].size;
+		p->off = trail_filter_fixed_off(m, f->field);
+		if (f->field + 1u > k->nlay)
+			k->nlay = (uint16_t)(f->field + 1);
+	}
+	k->clock |= f->field == TRAIL_FILTER_TS || f->field == TRAIL_FILTER_CPU;
+	k->comm |= f->field == TRAIL_FILTER_COMM;
+}
+
+void trail_hist_keyer(const struct trail_hist_spec *h, const struct trail_meta *m,
+		      struct trail_hist_keyer *k)
+{
+	uint16_t w = 0;
+
+	memset(k, 0, sizeof(*k));
+	k->nkeys = h->nkeys;
+	k->nvals = h->nvals;
+	for (int i = 0; i < h->nkeys; i++) {
+		struct trail_hist_part *p = &k->k[i];
+
+		part_of(&h->keys[i], m, k, p);
+		p->word = w;
+		w += p->field == TRAIL_FILTER_COMM ? 2 : p->str ? TRAIL_HIST_STR_MAX / 8 : 1;
+		k->sympid |= p->mod == TRAIL_HM_SYM || p->mod == TRAIL_HM_SYM_OFFSET;
+	}
+	for (int i = 0; i < h->nvals; i++)
+		part_of(&h->vals[i], m, k, &k->v[i]);
+	k->kwords = (uint16_t)(w + k->sympid);
+	for (uint16_t i = 0; i < k->nlay; i++) {
+		k->lay[i].kind = m->fields[i].kind;
+		k->lay[i].size = m->fields[i].size;
+		k->lay[i].count = m->fields[i].count;
+	}
+}
+
+/* ceil(log2(v)): the kernel's ilog2(roundup_pow_of_two(v)) */
+static uint64_t log2_up(uint64_t v)
+{
+	return v <= 1 ? 0 : 64u - (uint64_t)__builtin_clzll(v - 1);
+}
+
+/* a number of the record, modifier applied; -1: not in the payload */
+static int number(const struct trail_hist_keyer *k, const struct trail_hist_part *p,
+		  const uint8_t *pl, uint32_t len, const struct trail_filter_ctx *c, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	switch (p->field) {
+	case TRAIL_FILTER_PID: v = c->pid; break;
+	case TRAIL_FILTER_TID: v = c->tid; break;
+	case TRAIL_FILTER_CPU: v = c->cpu; break;
+	case TRAIL_FILTER_TS: v = c->ts; break;
+	default: {
+		uint32_t at = p->off, n;
+
+		if (at == 0xffff && trail_filter_locate(k->lay, k->nlay, p->field, pl, len, &at, &n))
+			return -1;
+		if (at + p->size > len || p->size > 8)
+			return -1;
+		memcpy(&v, pl + at, p->size); /* (little endian) */
+		if (p->sign && p->size < 8 && (v >> (p->size * 8 - 1) & 1))
+			v |= ~0ull << (p->size * 8);
+	}
+	}
+	switch (p->mod) {
+	case TRAIL_HM_LOG2: v = log2_up(v); break;
+	case TRAIL_HM_BUCKETS: v = v / p->buckets * p->buckets; break;
+	case TRAIL_HM_USECS: v /= 1000; break;
+	default: break;
+	}
+	*out = v;
+	return 0;
+}
+
+int trail_hist_key(const struct trail_hist_keyer *k, const uint8_t *p, uint32_t len,
+		   const struct trail_filter_ctx *c, uint64_t *key, uint64_t *vals)
+{
+	for (int i = 0; i < k->nkeys; i++) {
+		const struct trail_hist_part *q = &k->k[i];
+		uint64_t *w = key + q->word;
+
+		if (q->field == TRAIL_FILTER_COMM) {
+			const char *s = c->comm ? c->comm : "";
+			size_t n = strnlen(s, 16);
+
+			w[0] = w[1] = 0;
+			memcpy(w, s, n);
+		} else if (q->str) {
+			uint32_t at, n;
+
+			memset(w, 0, TRAIL_HIST_STR_MAX);
+			if (trail_filter_locate(k->lay, k->nlay, q->field, p, len, &at, &n))
+				return -1;
+			if (n > TRAIL_HIST_STR_MAX - 1)
+				n = TRAIL_HIST_STR_MAX - 1;
+			memcpy(w, p + at, n);
+			/* a string ends at its first NUL */
+			{
+				size_t l = strnlen((const char *)w, n);
+
+				memset((char *)w + l, 0, n - l);
+			}
+		} else if (number(k, q, p, len, c, w)) {
+			return -1;
+		}
+	}
+	if (k->sympid)
+		key[k->kwords - 1] = c->pid;
+	for (int i = 0; i < k->nvals; i++)
+		if (number(k, &k->v[i], p, len, c, &vals[i]))
+			return -1;
+	return 0;
+}

@@ -84,4 +84,38 @@ int trail_hist_parse(const char *text, const struct trail_meta *m, struct trail_
  * hitcount first, sort, size, name), into buf (n bytes). */
 void trail_hist_describe(const struct trail_hist_spec *h, char *buf, size_t n);
 
+/*
+ * A histogram's key as words (the table's key, htab.h): a number (its
+ * modifier applied: .log2, .buckets, .usecs) takes a word, a string
+ * TRAIL_HIST_STR_MAX bytes (NUL-padded), common_comm 16; a spec with a
+ * .sym or .sym-offset key ends with a hidden word, the pid, for a reader
+ * to find the symbol in the right process. Made once per event; finding
+ * a record's key allocates nothing and is async-signal-safe (libtrail
+ * runs it in the record path).
+ */
+struct trail_hist_part {
+	uint16_t field, off; /* off: in every payload, or 0xffff */
+	uint16_t word;       /* the key's first word for it */
+	uint8_t size, sign, str, mod;
+	uint64_t buckets;
+};
+
+struct trail_hist_keyer {
+	uint16_t kwords;
+	uint8_t nkeys, nvals, sympid;
+	uint8_t clock; /* reads common_timestamp (or common_cpu) */
+	uint8_t comm;  /* reads common_comm */
+	uint16_t nlay;
+	struct trail_hist_part k[TRAIL_HIST_MAX_KEYS], v[TRAIL_HIST_MAX_VALS];
+	struct trail_flay lay[TRAIL_META_MAX_FIELDS];
+};
+
+/* The key of h on the event m describes. */
+void trail_hist_keyer(const struct trail_hist_spec *h, const struct trail_meta *m,
+		      struct trail_hist_keyer *k);
+/* A record's key (k->kwords words) and vals (k->nvals). 0, or -1 when
+ * the payload is too short for a field. c: the common fields' values. */
+int trail_hist_key(const struct trail_hist_keyer *k, const uint8_t *p, uint32_t len,
+		   const struct trail_filter_ctx *c, uint64_t *key, uint64_t *vals);
+
 #endif /* TRAIL_COMMON_HIST_H */

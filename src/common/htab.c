@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "htab.h"
 
@@ -24,6 +25,13 @@ static size_t slot_words(const struct trail_htab *t)
 static uint64_t *copy_at(const struct trail_htab *t, uint32_t c)
 {
 	return (uint64_t *)((char *)t + t->hdr_size) + (size_t)c * 2u * t->size * slot_words(t);
+}
+
+uint32_t trail_htab_copies(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n < 1 ? 1 : n > 64 ? 64 : (uint32_t)n;
 }
 
 size_t trail_htab_bytes(uint32_t size, uint32_t kwords, uint32_t nvals, uint32_t copies)
@@ -125,42 +133,52 @@ static int cmp_slot(const void *a, const void *b)
 	return memcmp(&x[1], &y[1], (size_t)cmp_kwords * 8u);
 }
 
-size_t trail_htab_collect(const struct trail_htab *t, struct trail_htab_entry *out,
-			  uint64_t *keys, size_t max, uint64_t *hits, uint64_t *dropped,
-			  uint64_t *more)
+size_t trail_htab_collect_many(const struct trail_htab *const *tabs, size_t ntabs,
+			       struct trail_htab_entry *out, uint64_t *keys, size_t max,
+			       uint64_t *hits, uint64_t *dropped, uint64_t *more)
 {
-	size_t sw = slot_words(t), total = (size_t)t->copies * 2u * t->size, n = 0, k = 0;
-	const uint64_t **all = malloc((total ? total : 1) * sizeof(*all));
+	const struct trail_htab *t0 = tabs[0];
+	size_t total = 0, n = 0, k = 0;
+	const uint64_t **all;
 
 	*hits = *dropped = *more = 0;
-	for (uint32_t c = 0; c < t->copies; c++)
-		*dropped += __atomic_load_n(&t->count[c].dropped, __ATOMIC_RELAXED);
+	for (size_t q = 0; q < ntabs; q++) {
+		total += (size_t)tabs[q]->copies * 2u * tabs[q]->size;
+		for (uint32_t c = 0; c < tabs[q]->copies; c++)
+			*dropped += __atomic_load_n(&tabs[q]->count[c].dropped, __ATOMIC_RELAXED);
+	}
+	all = malloc((total ? total : 1) * sizeof(*all));
 	if (!all)
 		return 0;
-	for (uint32_t c = 0; c < t->copies; c++) {
-		const uint64_t *base = copy_at(t, c);
+	for (size_t q = 0; q < ntabs; q++) {
+		const struct trail_htab *t = tabs[q];
+		size_t sw = slot_words(t);
 
-		for (size_t i = 0; i < 2u * t->size; i++) {
-			const uint64_t *s = base + i * sw;
+		for (uint32_t c = 0; c < t->copies; c++) {
+			const uint64_t *base = copy_at(t, c);
 
-			/* acquire: pairs with the release that published the key */
-			if (__atomic_load_n(&s[0], __ATOMIC_ACQUIRE) & TOP)
-				all[n++] = s;
+			for (size_t i = 0; i < 2u * t->size; i++) {
+				const uint64_t *s = base + i * sw;
+
+				/* acquire: pairs with the release that published the key */
+				if (__atomic_load_n(&s[0], __ATOMIC_ACQUIRE) & TOP)
+					all[n++] = s;
+			}
 		}
 	}
-	cmp_kwords = t->kwords;
+	cmp_kwords = t0->kwords;
 	qsort(all, n, sizeof(*all), cmp_slot);
 	for (size_t i = 0; i < n; i++) {
 		const uint64_t *s = all[i];
-		uint64_t h = __atomic_load_n(&s[1 + t->kwords], __ATOMIC_RELAXED);
+		uint64_t h = __atomic_load_n(&s[1 + t0->kwords], __ATOMIC_RELAXED);
 
 		*hits += h;
 		if (i && !cmp_slot(&all[i - 1], &all[i])) { /* the same key again */
 			if (k && k <= max) {
 				out[k - 1].hits += h;
-				for (uint32_t v = 0; v < t->nvals; v++)
+				for (uint32_t v = 0; v < t0->nvals; v++)
 					out[k - 1].vals[v] +=
-						__atomic_load_n(&s[2 + t->kwords + v], __ATOMIC_RELAXED);
+						__atomic_load_n(&s[2 + t0->kwords + v], __ATOMIC_RELAXED);
 			}
 			continue;
 		}
@@ -168,13 +186,20 @@ size_t trail_htab_collect(const struct trail_htab *t, struct trail_htab_entry *o
 			(*more)++;
 			continue;
 		}
-		memcpy(keys + (k - 1) * t->kwords, &s[1], (size_t)t->kwords * 8u);
-		out[k - 1].key = keys + (k - 1) * t->kwords;
+		memcpy(keys + (k - 1) * t0->kwords, &s[1], (size_t)t0->kwords * 8u);
+		out[k - 1].key = keys + (k - 1) * t0->kwords;
 		out[k - 1].hits = h;
 		memset(out[k - 1].vals, 0, sizeof(out[k - 1].vals));
-		for (uint32_t v = 0; v < t->nvals; v++)
-			out[k - 1].vals[v] = __atomic_load_n(&s[2 + t->kwords + v], __ATOMIC_RELAXED);
+		for (uint32_t v = 0; v < t0->nvals; v++)
+			out[k - 1].vals[v] = __atomic_load_n(&s[2 + t0->kwords + v], __ATOMIC_RELAXED);
 	}
 	free(all);
 	return k < max ? k : max;
+}
+
+size_t trail_htab_collect(const struct trail_htab *t, struct trail_htab_entry *out,
+			  uint64_t *keys, size_t max, uint64_t *hits, uint64_t *dropped,
+			  uint64_t *more)
+{
+	return trail_htab_collect_many(&t, 1, out, keys, max, hits, dropped, more);
 }

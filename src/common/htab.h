@@ -49,6 +49,9 @@ struct trail_htab {
 	} count[];
 };
 
+/* The copies a table has on this machine: one per CPU, 64 at most. */
+uint32_t trail_htab_copies(void);
+
 /* Bytes of a region for these dimensions (0: out of range). */
 size_t trail_htab_bytes(uint32_t size, uint32_t kwords, uint32_t nvals, uint32_t copies);
 /* Lay a table out in region (bytes from trail_htab_bytes, zeroed). */
@@ -84,5 +87,11 @@ struct trail_htab_entry {
 size_t trail_htab_collect(const struct trail_htab *t, struct trail_htab_entry *out,
 			  uint64_t *keys, size_t max, uint64_t *hits, uint64_t *dropped,
 			  uint64_t *more);
+
+/* trail_htab_collect over several tables of the same dimensions (made
+ * by processes at the same moment for one histogram), merged. */
+size_t trail_htab_collect_many(const struct trail_htab *const *tabs, size_t ntabs,
+			       struct trail_htab_entry *out, uint64_t *keys, size_t max,
+			       uint64_t *hits, uint64_t *dropped, uint64_t *more);
 
 #endif /* TRAIL_COMMON_HTAB_H */

@@ -18,6 +18,7 @@ static const struct {
 	{"snapshot", TRAIL_TRIG_SNAPSHOT, 0},
 	{"enable_event", TRAIL_TRIG_ENABLE_EVENT, 1},
 	{"disable_event", TRAIL_TRIG_DISABLE_EVENT, 1},
+	{"hist", TRAIL_TRIG_HIST, 0},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -114,8 +115,13 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 		return fail(e, i, "Missing trigger command");
 	if ((c = cmd_named(text + i, n)) < 0)
 		return fail(e, i, "Unknown trigger command (traceon, traceoff, snapshot, "
-				  "stacktrace, enable_event, disable_event)");
+				  "stacktrace, enable_event, disable_event, hist)");
 	t->cmd = cmds[c].cmd;
+	if (t->cmd == TRAIL_TRIG_HIST) { /* its own grammar, `if` included (hist.h) */
+		t->hist = text + i;
+		t->filter = NULL;
+		return 0;
+	}
 	i += n;
 	if (cmds[c].target) {
 		size_t s0 = i + 1, sn, en;

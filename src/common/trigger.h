@@ -13,6 +13,8 @@
  *                              ftrace:user_stack record
  *   enable_event:SYS:EVENT     recording of SYS:EVENT (globs) on / off
  *   disable_event:SYS:EVENT
+ *   hist:keys=...              a histogram kept in the process (hist.h's
+ *                              grammar; no COUNT)
  *
  * COUNT: how many times it runs (then it stays, doing nothing), default
  * every time; FILTER: the event's own fields (filter.h), the trigger runs
@@ -35,6 +37,7 @@ enum trail_trig_cmd {
 	TRAIL_TRIG_ENABLE_EVENT,
 	TRAIL_TRIG_DISABLE_EVENT,
 	TRAIL_TRIG_SNAPSHOT,
+	TRAIL_TRIG_HIST,
 };
 
 #define TRAIL_TRIG_MAX_TARGET 128 /* "SYS:EVENT" of enable/disable_event */
@@ -46,6 +49,8 @@ struct trail_trigger {
 	int32_t count;                      /* -1: every time */
 	char target[TRAIL_TRIG_MAX_TARGET]; /* enable/disable_event's */
 	const char *filter;                 /* in the text: after "if ", or NULL */
+	const char *hist;                   /* hist: the text from "hist" on (its
+					     * `if` too: trail_hist_parse) */
 };
 
 /* Parse text (one trigger, no event prefix). 0, or -1 with *e (a

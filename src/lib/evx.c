@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 #include <trail/trail.h>
 
@@ -45,8 +46,105 @@ static int filter_line(const char *v, size_t len, void *arg)
 struct trigs {
 	struct evx *x; /* NULL: count them, and say whether rt is a target */
 	const struct evrt *rt;
+	unsigned s;
 	int n, target, err;
+	uint32_t line; /* @trigger lines seen */
 };
+
+/* "SYS:EVENT" into d (n bytes, zero-padded; truncated) */
+static void event_key(char *d, size_t n, const struct evrt *rt)
+{
+	size_t o = 0;
+	const char *parts[3] = {rt->provider, ":", rt->name};
+
+	memset(d, 0, n);
+	for (int i = 0; i < 3; i++)
+		for (const char *c = parts[i]; *c && o + 1 < n; c++)
+			d[o++] = *c;
+}
+
+/* session s's table for the hist trigger on @trigger line `line` of its
+ * spec (arena.h, "The histogram area"): the one a process made already,
+ * else a new one; NULL when there is no room */
+static struct trail_htab *hist_table(unsigned s, const struct evrt *rt, uint32_t line,
+				     const struct trail_hist_spec *h,
+				     const struct trail_hist_keyer *k, struct trail_hist_dir **dirp)
+{
+	struct psess *ps = &trail__sess[s];
+	struct trail_arena_hdr *hdr = ps->hdr;
+	struct trail_hist_dir *dir;
+	uint32_t copies = hdr->hist_copies ? hdr->hist_copies : 1;
+	size_t bytes = trail_htab_bytes(h->size, k->kwords, k->nvals, copies);
+	char key[sizeof(dir->event)], name[sizeof(dir->name)];
+
+	if (!hdr->hist_size || !bytes)
+		return NULL;
+	dir = (struct trail_hist_dir *)(ps->base + hdr->hist_off);
+	event_key(key, sizeof(key), rt);
+	memset(name, 0, sizeof(name));
+	memcpy(name, h->name, strnlen(h->name, sizeof(name) - 1));
+	for (uint32_t i = 0; i < TRAIL_HIST_DIR; i++) {
+		struct trail_hist_dir *d = &dir[i];
+
+		/* acquire: pairs with the maker's release of READY */
+		if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) == TRAIL_HD_READY &&
+		    (h->name[0] ? !memcmp(d->name, name, sizeof(name))
+				: d->trig == line && !d->name[0] && !memcmp(d->event, key, sizeof(key))) &&
+		    d->bytes == bytes && d->off + bytes <= hdr->hist_size) {
+			struct trail_htab *t = (void *)(ps->base + hdr->hist_off + d->off);
+
+			if (t->kwords == k->kwords && t->nvals == k->nvals && t->size == h->size) {
+				*dirp = d;
+				return t;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < TRAIL_HIST_DIR; i++) {
+		struct trail_hist_dir *d = &dir[i];
+		uint32_t st = TRAIL_HD_FREE;
+		uint64_t off;
+
+		if (!__atomic_compare_exchange_n(&d->state, &st, TRAIL_HD_MAKING, 0, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		d->trig = line;
+		memcpy(d->event, key, sizeof(key));
+		memcpy(d->name, name, sizeof(name));
+		d->paused = h->paused;
+		off = __atomic_fetch_add(&hdr->hist_used, bytes, __ATOMIC_RELAXED);
+		if (off + bytes > hdr->hist_size) {
+			__atomic_store_n(&d->state, TRAIL_HD_FAILED, __ATOMIC_RELEASE);
+			break;
+		}
+		d->off = off;
+		d->bytes = bytes;
+		trail_htab_init(ps->base + hdr->hist_off + off, h->size, k->kwords, k->nvals, copies);
+		/* release: the table and the slot before READY */
+		__atomic_store_n(&d->state, TRAIL_HD_READY, __ATOMIC_RELEASE);
+		*dirp = d;
+		return (struct trail_htab *)(ps->base + hdr->hist_off + off);
+	}
+	__atomic_fetch_add(&hdr->hist_nomem, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* a hist trigger of g->x from the text t->hist: its spec, `if`, key and
+ * table */
+static int hist_make(struct trigs *g, struct evx_trig *tr, const struct trail_trigger *t)
+{
+	struct trail_hist_spec h;
+	struct trail_filter_err e;
+
+	if (trail_hist_parse(t->hist, &g->x->meta, &h, &e))
+		return -EBADMSG;
+	if (h.filter && trail_filter_compile(h.filter, &g->x->meta, &tr->cond, &e))
+		return -EBADMSG;
+	tr->has_cond = h.filter != NULL;
+	trail_hist_keyer(&h, &g->x->meta, &tr->keyer);
+	tr->tab = hist_table(g->s, g->rt, g->line - 1 /* (this line's) */, &h, &tr->keyer,
+			     &tr->dir);
+	return 0;
+}
 
 /* does the enable/disable_event of t name rt? */
 static int targets(const struct trail_trigger *t, const struct evrt *rt)
@@ -62,6 +160,7 @@ static int trigger_line(const char *v, size_t len, void *arg)
 	struct trail_trigger t;
 	size_t plen;
 
+	g->line++;
 	if (trail_trigger_spec_line(v, len, buf, &plen, &t)) {
 		g->err = -EBADMSG;
 		return 1;
@@ -79,11 +178,17 @@ static int trigger_line(const char *v, size_t len, void *arg)
 
 		tr->t = t;
 		tr->left = t.count;
-		if (t.filter && trail_filter_compile(t.filter, &g->x->meta, &tr->cond, &e)) {
-			g->err = -EBADMSG;
-			return 1;
+		if (t.cmd == TRAIL_TRIG_HIST) {
+			tr->t.hist = NULL; /* (buf's) */
+			if ((g->err = hist_make(g, tr, &t)))
+				return 1;
+		} else {
+			if (t.filter && trail_filter_compile(t.filter, &g->x->meta, &tr->cond, &e)) {
+				g->err = -EBADMSG;
+				return 1;
+			}
+			tr->has_cond = t.filter != NULL;
 		}
-		tr->has_cond = t.filter != NULL;
 		tr->t.filter = NULL; /* (buf's) */
 	}
 	g->n++;
@@ -121,7 +226,7 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel)
 {
 	struct want want = {.rt = rt};
-	struct trigs g = {.rt = rt};
+	struct trigs g = {.rt = rt, .s = s};
 	struct trail_filter_err e;
 	char text[TRAIL_FILTER_MAX_TEXT];
 	const char *why;
@@ -159,6 +264,7 @@ int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel)
 	}
 	g.x = x;
 	g.n = 0;
+	g.line = 0;
 	trail__spec_opts(spec, "trigger", trigger_line, &g);
 	if (g.err)
 		goto bad;
@@ -228,6 +334,44 @@ static __attribute__((noinline)) void stacktrace(struct writer *w, unsigned d, u
 	write_sessions(ev, rt, w, d, 1u << s, buf, 2u + n * 8u, ts, cpu);
 }
 
+/* the writers' clock ticks in nanoseconds (the arena header's
+ * conversion), for common_timestamp */
+static uint64_t ticks_ns(const struct trail_arena_hdr *hdr, uint64_t t)
+{
+	if (!hdr->clk_mult)
+		return t;
+	return hdr->clk_ns0 + (uint64_t)((unsigned __int128)(t - hdr->clk_ticks0) * hdr->clk_mult >>
+					 hdr->clk_shift);
+}
+
+/* a hist trigger's update: the record's key counted, its vals added */
+static void hist_update(struct evx_trig *tr, const struct writer *w, unsigned s,
+			const void *payload, uint32_t len)
+{
+	const struct trail_hist_keyer *k = &tr->keyer;
+	uint64_t key[TRAIL_HTAB_MAX_KWORDS], vals[TRAIL_HTAB_MAX_VALS];
+	struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid, .tid = w ? (uint32_t)w->tid : 0};
+	char comm[17];
+	uint32_t cpu;
+	uint64_t ts;
+
+	if (!tr->tab || __atomic_load_n(&tr->dir->paused, __ATOMIC_RELAXED))
+		return;
+	ts = now_cpu(&cpu);
+	if (k->clock) {
+		c.cpu = cpu;
+		c.ts = ticks_ns(trail__sess[s].hdr, ts);
+	}
+	if (k->comm) {
+		memset(comm, 0, sizeof(comm));
+		prctl(PR_GET_NAME, comm, 0, 0, 0);
+		c.comm = comm;
+	}
+	if (trail_hist_key(k, payload, len, &c, key, vals))
+		return;
+	trail_htab_update(tr->tab, cpu, key, trail_htab_hash(key, k->kwords), vals);
+}
+
 /* session s's traceon/traceoff: its processes stop or start writing (this
  * one at once, the others at their next chunk: trail__next_chunk) */
 static void session_pause(unsigned s, uint32_t off)
@@ -274,6 +418,9 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 			break;
 		case TRAIL_TRIG_STACKTRACE:
 			stacktrace(w, d, s);
+			break;
+		case TRAIL_TRIG_HIST:
+			hist_update(tr, w, s, payload, len);
 			break;
 		case TRAIL_TRIG_SNAPSHOT: /* the recorder writes it (finish.c) */
 			__atomic_fetch_add(&trail__sess[s].hdr->snapshots, 1, __ATOMIC_RELEASE);

@@ -18,6 +18,8 @@
 #define TRAIL_LIB_EVX_H
 
 #include "../common/filter.h"
+#include "../common/hist.h"
+#include "../common/htab.h"
 #include "../common/trigger.h"
 #include "internal.h"
 
@@ -33,6 +35,11 @@ struct evx_trig {
 	uint32_t ntargets;      /* enable/disable_event: the events it turns */
 	struct evx *targets[TRAIL_EVX_TARGETS];
 	struct trail_filter cond; /* `if FILTER` */
+	/* hist: the table in the arena's histogram area (NULL: it found no
+	 * room, the trigger does nothing), its directory slot, its key */
+	struct trail_htab *tab;
+	struct trail_hist_dir *dir;
+	struct trail_hist_keyer keyer;
 };
 
 /* struct evx's how: the record path's one load for the common case (a

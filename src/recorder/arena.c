@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../common/util.h"
+#include "../common/htab.h"
 #include "internal.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -107,7 +108,8 @@ static int fit_file_limit(struct trail_recorder *R, uint32_t spec_len)
 		return 0;
 	while (g->size > rl.rlim_max &&
 	       !trail__arena_geom(g, (uint64_t)(g->nchunks - 1) * g->chunk_size,
-				  g->chunk_size, spec_len))
+				  g->chunk_size, spec_len) &&
+	       !trail__arena_geom_hist(g, R->o.hist_bytes))
 		;
 	if (g->size > rl.rlim_max) {
 		rec_err(R, "the file size limit (ulimit -f: %s) is too small for a trace buffer "
@@ -286,6 +288,13 @@ static int arena_create(struct trail_recorder *R)
 			(unsigned long long)(R->buffer_bytes / 1024), R->o.chunk_size / 1024);
 		return -EINVAL;
 	}
+	if (trail__arena_geom_hist(g, R->o.hist_bytes)) {
+		char h[32];
+
+		rec_err(R, "the hist triggers want %s of tables: more than %s",
+			trail__rec_bytes(R, R->o.hist_bytes, h, sizeof(h)), "1 GiB");
+		return -E2BIG;
+	}
 	r = fit_file_limit(R, (uint32_t)len);
 	if (r)
 		return r;
@@ -329,6 +338,16 @@ static int arena_create(struct trail_recorder *R)
 			    R->clock, R->spec, (uint32_t)getpid(), start);
 	hdr = shm_hdr(&R->m);
 	hdr->block_us = R->o.block_us; /* before anybody maps it */
+	hdr->hist_copies = trail_htab_copies();
+	if (R->clock == TRAIL_CLOCK_TSC) {
+		struct trail_clock_sync cs;
+
+		trail__clock_sync(R->clock, &cs);
+		hdr->clk_mult = R->mult;
+		hdr->clk_shift = R->shift;
+		hdr->clk_ticks0 = cs.ticks;
+		hdr->clk_ns0 = cs.mono_ns;
+	}
 	R->chunkbuf = malloc(g->chunk_size);
 	R->event_done = calloc(g->max_events, 1);
 	R->stream_seen = calloc(g->max_streams, 1);

@@ -170,6 +170,7 @@ void trail_recorder_finish(struct trail_recorder *R)
 								     __ATOMIC_ACQUIRE));
 	trail__rec_write_events(R);
 	trail__rec_write_modules(R);
+	trail__rec_write_hists(R);
 	write_streams(R);
 	trail__rec_add_sync(R);
 	trail__rec_write_clock(R);

@@ -101,6 +101,9 @@ void trail__rec_log(struct trail_recorder *R, enum trail_recorder_level level,
 #define rec_info(R, ...) trail__rec_log(R, TRAIL_RECORDER_INFO, __VA_ARGS__)
 const char *trail__rec_bytes(const struct trail_recorder *R, uint64_t v, char *buf, size_t n);
 
+/* hist.c: the HIST sections */
+void trail__rec_write_hists(struct trail_recorder *R);
+
 /* output.c */
 void trail__rec_add_sync(struct trail_recorder *R);
 void trail__rec_write_clock(struct trail_recorder *R);

@@ -89,6 +89,9 @@ struct trail_recorder_opts {
 	void *log_ctx;
 	/* how sizes read in messages ("1.5 KiB"); NULL: plain bytes */
 	const char *(*fmt_bytes)(uint64_t v, char *buf, size_t n);
+
+	/* the histogram area (hist triggers' tables, arena.h), 0: none */
+	uint64_t hist_bytes;
 };
 
 /* The default buffer size for this machine (arena.c says why). */
@@ -166,6 +169,24 @@ void trail_recorder_stats(const struct trail_recorder *R, struct trail_recorder_
 uint64_t trail_recorder_live_lost(const struct trail_recorder *R);
 /* Functions hooked, over every process that joined. */
 uint32_t trail_recorder_hooked(const struct trail_recorder *R);
+
+/* The histograms the hist triggers keep in the processes, as they stand
+ * now: fn(arg, h) for each (the tables made for one trigger merged).
+ * Returns how many. h->text: the trigger's text; h->e[0 .. n): its
+ * entries (keys: hist.h's key words), valid during the call. */
+struct trail_htab_entry;
+struct trail_recorder_hist {
+	const char *event, *name;
+	char text[1024];
+	uint32_t kwords, nvals;
+	size_t n;
+	struct trail_htab_entry *e;
+	uint64_t hits, dropped, more; /* more: entries past what was read */
+};
+int trail_recorder_hists(struct trail_recorder *R,
+			 void (*fn)(void *arg, const struct trail_recorder_hist *h), void *arg);
+/* hist triggers that found no room for their table */
+uint32_t trail_recorder_hist_nomem(const struct trail_recorder *R);
 
 /* Does pid catch signal sig (SigCgt)? Does it map libtrail? (The checks
  * before attaching; detaching asks them too.) */

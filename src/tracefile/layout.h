@@ -73,6 +73,7 @@ enum trail_sec_type {
 	TRAIL_SEC_MODULE = 8, /* struct trail_sec_module + path */
 	TRAIL_SEC_SYMBOLS = 9, /* struct trail_sec_symbols + syms + names */
 	TRAIL_SEC_MODGONE = 10, /* struct trail_sec_modgone */
+	TRAIL_SEC_HIST = 11,    /* struct trail_sec_hist + texts + entries */
 };
 
 #define TRAIL_SEC_MAX_LEN (1ull << 28) /* sanity bound for any section */
@@ -139,6 +140,21 @@ struct trail_sec_modgone {
 	uint32_t pad;
 	uint64_t base, lo, hi;
 	uint64_t gone;
+};
+
+/* A histogram kept by a hist trigger in the processes, as it stood at
+ * the end: its event ("SYS:EVENT"), its name= ("" if none) and its
+ * trigger's text (each NUL-terminated), zeros to a multiple of 8 bytes,
+ * then its entries, each key[kwords] (hist.h's key words), hits,
+ * vals[nvals]. */
+struct trail_sec_hist {
+	uint32_t kwords, nvals;
+	uint32_t entries;
+	uint16_t event_len, name_len; /* NUL included */
+	uint32_t text_len;
+	uint32_t pad;
+	uint64_t hits;    /* over all the entries */
+	uint64_t dropped; /* updates that found the table full */
 };
 
 /* Function symbols of one object file, sorted by address. */

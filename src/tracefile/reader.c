@@ -98,6 +98,8 @@ struct trail_reader {
 
 	struct rmodule *mods;
 	size_t nmods, mods_cap;
+	struct trail_rhist *hists;
+	size_t nhists, hists_cap;
 	struct rsymbols *symtabs;
 	size_t nsymtabs, symtabs_cap;
 
@@ -150,7 +152,7 @@ static const char *sec_name(uint32_t type)
 {
 	static const char *const names[] = {
 		"?", "INFO", "CLOCK", "EVENT", "PROC", "STREAM", "CHUNK", "END",
-		"MODULE", "SYMBOLS", "MODGONE",
+		"MODULE", "SYMBOLS", "MODGONE", "HIST",
 	};
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
 }
@@ -366,6 +368,45 @@ static int sec_module(struct trail_reader *r, const uint8_t *p, uint64_t len)
 		return -1;
 	r->mods[r->nmods++] = (struct rmodule){sm.pid, sm.symbols, sm.base, sm.lo, sm.hi, UINT64_MAX,
 					       (const char *)p + sizeof(sm)};
+	return 0;
+}
+
+static int sec_hist(struct trail_reader *r, const uint8_t *p, uint64_t len, const char **why)
+{
+	struct trail_sec_hist h;
+	uint64_t texts, ew;
+	const char *t;
+
+	*why = "too short";
+	if (len < sizeof(h))
+		return -1;
+	memcpy(&h, p, sizeof(h));
+	texts = (uint64_t)h.event_len + h.name_len + h.text_len;
+	ew = (uint64_t)h.kwords + 1 + h.nvals;
+	*why = "bad dimensions";
+	if (!h.kwords || h.kwords > 1024 || h.nvals > TRAIL_RHIST_MAX_VALS || !h.event_len ||
+	    !h.name_len || !h.text_len)
+		return -1;
+	*why = "its parts run past it";
+	if (sizeof(h) + ((texts + 7) & ~7ull) + (uint64_t)h.entries * ew * 8 != len)
+		return -1;
+	t = (const char *)p + sizeof(h);
+	*why = "unterminated text";
+	if (t[h.event_len - 1] || t[h.event_len + h.name_len - 1] || t[texts - 1])
+		return -1;
+	if (grow((void **)&r->hists, &r->hists_cap, r->nhists + 1, sizeof(*r->hists)))
+		return -1;
+	r->hists[r->nhists++] = (struct trail_rhist){
+		.event = t,
+		.name = t + h.event_len,
+		.text = t + h.event_len + h.name_len,
+		.kwords = h.kwords,
+		.nvals = h.nvals,
+		.entries = h.entries,
+		.hits = h.hits,
+		.dropped = h.dropped,
+		.data = p + sizeof(h) + ((texts + 7) & ~7ull),
+	};
 	return 0;
 }
 
@@ -625,6 +666,9 @@ static void scan(struct trail_reader *r)
 			break;
 		case TRAIL_SEC_MODGONE:
 			bad = sec_modgone(r, p, s.len);
+			break;
+		case TRAIL_SEC_HIST:
+			bad = sec_hist(r, p, s.len, &why);
 			break;
 		case TRAIL_SEC_END:
 			sec_end(r, off, p, s.len, &bad);
@@ -1185,6 +1229,7 @@ void trail_reader_close(struct trail_reader *r)
 	for (size_t i = 0; i < r->nerrs; i++)
 		free(r->errs[i]);
 	free(r->info);
+	free(r->hists);
 	free(r->syncs);
 	for (uint32_t i = 0; i < r->nevents_cap; i++)
 		free(r->events[i]);
@@ -1209,6 +1254,12 @@ void trail_reader_close(struct trail_reader *r)
 const struct trail_file_hdr *trail_reader_header(const struct trail_reader *r)
 {
 	return &r->hdr;
+}
+
+size_t trail_reader_hists(const struct trail_reader *r, const struct trail_rhist **out)
+{
+	*out = r->hists;
+	return r->nhists;
 }
 
 size_t trail_reader_streams(const struct trail_reader *r,

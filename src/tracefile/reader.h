@@ -80,6 +80,20 @@ void trail_reader_close(struct trail_reader *r);
 int trail_reader_next(struct trail_reader *r, struct trail_record *rec);
 
 const struct trail_file_hdr *trail_reader_header(const struct trail_reader *r);
+/* The histograms hist triggers kept in the processes (HIST sections), as
+ * they stood at the end of the recording. The entries are u64 words in
+ * the file's mapping, maybe unaligned (memcpy them): entry i is at data +
+ * i * 8 * (kwords + 1 + nvals): its key, its hits, its vals. Valid until
+ * the reader is closed. */
+#define TRAIL_RHIST_MAX_VALS 4
+struct trail_rhist {
+	const char *event, *name, *text; /* "SYS:EVENT", name= or "", the trigger */
+	uint32_t kwords, nvals, entries;
+	uint64_t hits, dropped;
+	const uint8_t *data;
+};
+size_t trail_reader_hists(const struct trail_reader *r, const struct trail_rhist **out);
+
 size_t trail_reader_streams(const struct trail_reader *r,
 			    const struct trail_rstream *const **out);
 size_t trail_reader_procs(const struct trail_reader *r,

@@ -74,4 +74,49 @@ TEST(hist_fields)
 	CHECK_STR(e.msg, "Empty sort field");
 }
 
-TEST_MAIN(CHECK_T(hist_describe), CHECK_T(hist_fields))
+/* keys as words: numbers (modifiers applied), a string NUL-padded, the
+ * comm, the hidden pid of .sym keys; vals; a payload too short */
+TEST(hist_key_words)
+{
+	/* fd = -3, path = "/a\0b" (4 bytes: ends at its NUL), bytes = 5000 */
+	uint8_t p[4 + 2 + 4 + 8];
+	uint16_t n = 4;
+	int32_t fd = -3;
+	uint64_t bytes = 5000, key[TRAIL_HIST_STR_MAX / 8 + 8], vals[4];
+	struct trail_filter_ctx c = {.pid = 77, .tid = 78, .ts = 123456789, .comm = "worker"};
+	struct trail_hist_spec h;
+	struct trail_hist_keyer k;
+	struct trail_filter_err e;
+
+	memcpy(p, &fd, 4);
+	memcpy(p + 4, &n, 2);
+	memcpy(p + 6, "/a\0b", 4);
+	memcpy(p + 10, &bytes, 8);
+	CHECK_EQ(trail_hist_parse("keys=bytes.log2,path,fd:vals=bytes,common_timestamp", &meta, &h,
+				  &e), 0);
+	trail_hist_keyer(&h, &meta, &k);
+	CHECK_EQ(k.kwords, 1 + TRAIL_HIST_STR_MAX / 8 + 1);
+	CHECK_EQ(k.clock, 1);
+	memset(key, 0xff, sizeof(key));
+	CHECK_EQ(trail_hist_key(&k, p, sizeof(p), &c, key, vals), 0);
+	CHECK_EQ(key[0], 13); /* ceil(log2(5000)) */
+	CHECK_STR((const char *)&key[1], "/a");
+	for (size_t i = 3; i < TRAIL_HIST_STR_MAX; i++)
+		CHECK_EQ(((const uint8_t *)&key[1])[i], 0);
+	CHECK_EQ((int64_t)key[1 + TRAIL_HIST_STR_MAX / 8], -3);
+	CHECK_EQ(vals[0], 5000);
+	CHECK_EQ(vals[1], 123456789);
+	CHECK_EQ(trail_hist_key(&k, p, sizeof(p) - 1, &c, key, vals), -1);
+
+	CHECK_EQ(trail_hist_parse("keys=common_comm,bytes.sym,common_timestamp.usecs", &meta, &h, &e), 0);
+	trail_hist_keyer(&h, &meta, &k);
+	CHECK_EQ(k.kwords, 2 + 1 + 1 + 1);
+	CHECK_EQ(k.sympid, 1);
+	CHECK_EQ(trail_hist_key(&k, p, sizeof(p), &c, key, vals), 0);
+	CHECK_STR((const char *)key, "worker");
+	CHECK_EQ(key[2], 5000);
+	CHECK_EQ(key[3], 123456);
+	CHECK_EQ(key[4], 77);
+}
+
+TEST_MAIN(CHECK_T(hist_describe), CHECK_T(hist_fields), CHECK_T(hist_key_words))

@@ -47,6 +47,21 @@ TEST(trigger_good)
 	CHECK_STR(trail_trigger_name(TRAIL_TRIG_DISABLE_EVENT), "disable_event");
 }
 
+/* hist: its text, `if` included, left to hist.h's grammar */
+TEST(trigger_hist)
+{
+	struct trail_trigger t;
+	struct trail_filter_err e;
+	const char *text = "  hist:keys=x:vals=y if x > 1";
+
+	CHECK_EQ(trail_trigger_parse(text, &t, &e), 0);
+	CHECK_EQ(t.cmd, TRAIL_TRIG_HIST);
+	CHECK(t.hist == text + 2);
+	CHECK(t.filter == NULL);
+	CHECK_EQ(trail_trigger_event("app:req:hist:keys=x"), 7);
+	CHECK_EQ(trail_trigger_event("hist:keys=x"), 0);
+}
+
 TEST(trigger_event_prefix)
 {
 	static const struct {
@@ -76,7 +91,7 @@ TEST(trigger_errors)
 		{"^", "Missing trigger command"},
 		{"^snapshots", "Unknown trigger command"},
 		{"snapshot:^-1", "Invalid count"},
-		{"^hist:keys=x", "Unknown trigger command"},
+		{"^histo:keys=x", "Unknown trigger command"},
 		{"traceon:^0", "Invalid count"},
 		{"traceon:^x", "Invalid count"},
 		{"traceon:^99999999999", "Invalid count"},

@@ -17,8 +17,10 @@
 
 #include "../../src/common/filter.h"
 #include "../../src/common/hist.h"
+#include "../../src/common/htab.h"
 #include "../../src/common/spec.h"
 #include "../../src/tracefile/reader.h"
+#include "histview.h"
 #include "opt.h"
 #include "tool.h"
 #include "viewopt.h"
@@ -42,353 +44,213 @@ static const struct opt_cmd hist_opts = {
 	},
 };
 
-struct hent {
-	uint64_t hash;
-	uint64_t kv[TRAIL_HIST_MAX_KEYS];
-	char ks[TRAIL_HIST_MAX_KEYS][TRAIL_HIST_STR_MAX];
-	uint32_t pid; /* of its first record: .sym and .execname names */
-	uint64_t ts;
-	uint64_t hits;
-	uint64_t vals[TRAIL_HIST_MAX_VALS];
-	int used;
-};
-
 struct hist {
 	const struct trail_revent *ev;
-	struct trail_hist_spec h;
+	struct histview v;
 	struct trail_filter *filter;
-	struct hent *tab; /* 2 * size slots, open addressing */
-	uint32_t cap, entries;
-	uint64_t hits, dropped;
-	uint64_t sum[TRAIL_HIST_MAX_VALS]; /* for .percent */
+	struct trail_htab *tab; /* the records', aggregated here */
+	uint64_t *keys;
+	const struct trail_rhist *saved; /* or the table the processes kept */
 	struct hist *next;
 };
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
-/* ceil(log2(v)): the kernel's ilog2(roundup_pow_of_two(v)) */
-static uint64_t log2_up(uint64_t v)
-{
-	uint64_t l = 0;
-
-	if (v <= 1)
-		return 0;
-	v--;
-	while (v) {
-		v >>= 1;
-		l++;
-	}
-	return l;
-}
-
-/* field f of rec: its number (mod applied) or string into *v / s */
-static void field_value(const struct trail_record *rec, const struct trail_hist_field *f,
-			uint64_t *v, char *s)
-{
-	const struct trail_rstream *st = rec->stream;
-
-	*v = 0;
-	if (s)
-		s[0] = '\0';
-	switch (f->field) {
-	case TRAIL_FILTER_PID: *v = st ? st->pid : 0; break;
-	case TRAIL_FILTER_TID: *v = st ? st->tid : 0; break;
-	case TRAIL_FILTER_CPU: *v = rec->cpu; break;
-	case TRAIL_FILTER_TS: *v = rec->ts_ns; break;
-	case TRAIL_FILTER_COMM:
-		if (s && st)
-			snprintf(s, TRAIL_HIST_STR_MAX, "%.16s", st->comm);
-		break;
-	default: {
-		uint32_t off = 0;
-		struct trail_fval fv;
-
-		for (uint32_t i = 0; i <= f->field; i++)
-			if (!trail_field_at(rec->event, i, rec->payload, rec->len, &off, &fv))
-				return;
-		if (f->str) {
-			uint32_t n = fv.count < TRAIL_HIST_STR_MAX - 1 ? fv.count : TRAIL_HIST_STR_MAX - 1;
-
-			if (s) {
-				memcpy(s, fv.data, n);
-				s[n] = '\0';
-				s[strnlen(s, n)] = '\0';
-			}
-		} else {
-			*v = f->sign ? (uint64_t)trail_fval_s64(&fv, 0) : trail_fval_u64(&fv, 0);
-		}
-	}
-	}
-	switch (f->mod) {
-	case TRAIL_HM_LOG2: *v = log2_up(*v); break;
-	case TRAIL_HM_BUCKETS: *v = *v / f->buckets * f->buckets; break;
-	case TRAIL_HM_USECS: *v /= 1000; break;
-	default: break;
-	}
-}
-
-static void add(struct hist *H, const struct trail_record *rec)
-{
-	struct hent k;
-	uint64_t h = 0xcbf29ce484222325ull;
-	uint32_t i;
-
-	memset(&k.kv, 0, sizeof(k.kv));
-	for (int q = 0; q < H->h.nkeys; q++) {
-		const struct trail_hist_field *f = &H->h.keys[q];
-
-		field_value(rec, f, &k.kv[q], f->str ? k.ks[q] : NULL);
-		h = f->str ? fnv(h, k.ks[q], strlen(k.ks[q]) + 1) : fnv(h, &k.kv[q], 8);
-	}
-	H->hits++;
-	for (i = (uint32_t)(h & (H->cap - 1));; i = (i + 1) & (H->cap - 1)) {
-		struct hent *e = &H->tab[i];
-		int same = 1;
-
-		if (!e->used)
-			break;
-		if (e->hash != h)
-			continue;
-		for (int q = 0; q < H->h.nkeys && same; q++)
-			same = H->h.keys[q].str ? !strcmp(e->ks[q], k.ks[q]) : e->kv[q] == k.kv[q];
-		if (same) {
-			e->hits++;
-			goto vals;
-		}
-	}
-	if (H->entries == H->h.size) { /* the table is full: the kernel's Dropped */
-		H->dropped++;
-		H->hits--;
-		return;
-	}
-	H->entries++;
-	{
-		struct hent *e = &H->tab[i];
-
-		e->used = 1;
-		e->hash = h;
-		memcpy(e->kv, k.kv, sizeof(k.kv));
-		for (int q = 0; q < H->h.nkeys; q++)
-			if (H->h.keys[q].str)
-				memcpy(e->ks[q], k.ks[q], strlen(k.ks[q]) + 1);
-		e->pid = rec->stream ? rec->stream->pid : 0;
-		e->ts = rec->ts_raw;
-		e->hits = 1;
-	}
-vals:
-	for (int q = 0; q < H->h.nvals; q++) {
-		uint64_t v;
-
-		field_value(rec, &H->h.vals[q], &v, NULL);
-		H->tab[i].vals[q] += v;
-		H->sum[q] += v;
-	}
-}
-
-/* ---------------------------------------------------------------- output */
-
-static const struct hist *sorting;
-
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
-static int cmp_ent(const void *pa, const void *pb)
-{
-	const struct hent *a = *(const struct hent *const *)pa, *b = *(const struct hent *const *)pb;
-	const struct trail_hist_spec *h = &sorting->h;
-
-	for (int i = 0; i < h->nsort; i++) {
-		const struct trail_hist_sort *s = &h->sort[i];
-		int c;
-
-		if (s->val && s->idx == 0xff)
-			c = cmp_u64(a->hits, b->hits);
-		else if (s->val)
-			c = cmp_u64(a->vals[s->idx], b->vals[s->idx]);
-		else if (h->keys[s->idx].str)
-			c = strcmp(a->ks[s->idx], b->ks[s->idx]);
-		else if (h->keys[s->idx].sign && !h->keys[s->idx].mod)
-			c = (int64_t)a->kv[s->idx] < (int64_t)b->kv[s->idx]	? -1
-			    : (int64_t)a->kv[s->idx] > (int64_t)b->kv[s->idx] ? 1
-										: 0;
-		else
-			c = cmp_u64(a->kv[s->idx], b->kv[s->idx]);
-		if (c)
-			return s->desc ? -c : c;
-	}
-	/* ties: by the keys, for an output that does not depend on the
-	 * table's order */
-	for (int q = 0; q < h->nkeys; q++) {
-		int c = h->keys[q].str ? strcmp(a->ks[q], b->ks[q]) : cmp_u64(a->kv[q], b->kv[q]);
-
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
 /* the comm of pid, from the file's processes and streams */
-static const char *comm_of(struct trail_reader *r, uint32_t pid)
+static const char *comm_of(void *ctx, uint32_t pid)
 {
 	const struct trail_rstream *const *st;
-	size_t n = trail_reader_streams(r, &st);
+	const struct trail_rproc *pr;
+	size_t n = trail_reader_procs(ctx, &pr);
+	static char c[17];
 
+	for (size_t i = 0; i < n; i++)
+		if (pr[i].pid == pid) {
+			snprintf(c, sizeof(c), "%.16s", pr[i].comm);
+			return c;
+		}
+	n = trail_reader_streams(ctx, &st);
 	for (size_t i = 0; i < n; i++)
 		if (st[i]->pid == pid)
 			return st[i]->comm;
-	return "<...>";
+	return NULL;
 }
 
-static void bar(char *b, size_t width, uint64_t v, uint64_t max)
+static const char *sym_of(void *ctx, uint32_t pid, uint64_t addr, uint64_t *off)
 {
-	size_t n = max ? (size_t)((v * width + max - 1) / max) : 0;
-
-	if (n > width)
-		n = width;
-	memset(b, '#', n);
-	memset(b + n, ' ', width - n);
-	b[width] = '\0';
+	return trail_reader_symbol(ctx, pid, addr, 0, off);
 }
 
-static void print_key(struct trail_reader *r, const struct trail_hist_field *f,
-		      const struct hent *e, int q)
+/* a record into H's table */
+static void add(struct hist *H, const struct trail_record *rec)
 {
-	uint64_t v = e->kv[q];
+	uint64_t key[TRAIL_HTAB_MAX_KWORDS], vals[TRAIL_HTAB_MAX_VALS];
+	const struct trail_rstream *st = rec->stream;
+	struct trail_filter_ctx c = {
+		.pid = st ? st->pid : 0,
+		.tid = st ? st->tid : 0,
+		.cpu = rec->cpu,
+		.ts = rec->ts_ns,
+		.comm = st ? st->comm : "",
+	};
 
-	if (f->str) {
-		printf("%s: %-50s", f->name, e->ks[q]);
+	if (H->filter && !trail_filter_match(H->filter, rec->payload, rec->len, &c))
 		return;
-	}
-	switch (f->mod) {
-	case TRAIL_HM_HEX: printf("%s: %" PRIx64, f->name, v); break;
-	case TRAIL_HM_SYM:
-	case TRAIL_HM_SYM_OFFSET: {
-		uint64_t off = 0, size = 0;
-		const char *name = trail_reader_symbol_size(r, e->pid, v, e->ts, &off, &size);
-		char b[300];
-
-		if (!name)
-			snprintf(b, sizeof(b), "0x%" PRIx64, v);
-		else if (f->mod == TRAIL_HM_SYM_OFFSET)
-			snprintf(b, sizeof(b), "%s+0x%" PRIx64, name, off);
-		else
-			snprintf(b, sizeof(b), "%s", name);
-		printf("%s: [%" PRIx64 "] %-*s", f->name, v, f->mod == TRAIL_HM_SYM ? 45 : 55, b);
-		break;
-	}
-	case TRAIL_HM_EXECNAME:
-		printf("%s: %-16s[%10" PRIu64 "]", f->name, comm_of(r, (uint32_t)v), v);
-		break;
-	case TRAIL_HM_LOG2: printf("%s: ~ 2^%-2" PRIu64, f->name, v); break;
-	case TRAIL_HM_BUCKETS:
-		printf("%s: ~ %" PRIu64 "-%" PRIu64, f->name, v, v + f->buckets - 1);
-		break;
-	default:
-		if (f->sign)
-			printf("%s: %10" PRId64, f->name, (int64_t)v);
-		else
-			printf("%s: %10" PRIu64, f->name, v);
-	}
-}
-
-static void print_val(const char *name, uint8_t mod, uint64_t v, uint64_t total, uint64_t max,
-		      int first)
-{
-	const char *sep = first ? " " : "  ";
-
-	if (mod == TRAIL_HM_PERCENT) {
-		uint64_t p = total ? v * 10000 / total : 0;
-
-		printf("%s%s (%%):%3" PRIu64 ".%02" PRIu64, sep, name, p / 100, p % 100);
-	} else if (mod == TRAIL_HM_GRAPH) {
-		char b[32];
-
-		bar(b, 20, v, max);
-		printf("%s%s: %s", sep, name, b);
-	} else if (mod == TRAIL_HM_HEX) {
-		printf("%s%s: %10" PRIx64, sep, name, v);
-	} else {
-		printf("%s%s: %10" PRIu64, sep, name, v);
-	}
-}
-
-static void print_hist(struct trail_reader *r, struct hist *H, int several)
-{
-	const struct trail_hist_spec *h = &H->h;
-	struct hent **list = calloc(H->entries ? H->entries : 1, sizeof(*list));
-	uint64_t maxhit = 0, maxval[TRAIL_HIST_MAX_VALS] = {0};
-	int distribution = 0;
-	char info[1024];
-	uint32_t n = 0;
-
-	if (!list) {
-		tool_err("out of memory");
+	if (trail_hist_key(&H->v.k, rec->payload, rec->len, &c, key, vals))
 		return;
-	}
-	for (uint32_t i = 0; i < H->cap; i++)
-		if (H->tab[i].used) {
-			list[n++] = &H->tab[i];
-			if (H->tab[i].hits > maxhit)
-				maxhit = H->tab[i].hits;
-			for (int q = 0; q < h->nvals; q++)
-				if (H->tab[i].vals[q] > maxval[q])
-					maxval[q] = H->tab[i].vals[q];
-		}
-	sorting = H;
-	qsort(list, n, sizeof(*list), cmp_ent);
-	for (int q = 0; q < h->nkeys; q++)
-		distribution |= h->keys[q].mod == TRAIL_HM_LOG2 || h->keys[q].mod == TRAIL_HM_BUCKETS;
-	trail_hist_describe(h, info, sizeof(info));
-	if (several)
-		printf("# %s:%s\n", H->ev->meta.provider, H->ev->meta.name);
-	printf("# event histogram\n#\n# trigger info: %s [active]\n#\n\n", info);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct hent *e = list[i];
+	trail_htab_update(H->tab, 0, key, trail_htab_hash(key, H->v.k.kwords), vals);
+}
 
-		printf("{ ");
-		for (int q = 0; q < h->nkeys; q++) {
-			if (q)
-				printf(", ");
-			print_key(r, &h->keys[q], e, q);
-		}
-		printf(" }");
-		print_val("hitcount", h->hit_mod, e->hits, H->hits, maxhit, 1);
-		for (int q = 0; q < h->nvals; q++)
-			print_val(h->vals[q].name, h->vals[q].mod, e->vals[q], H->sum[q], maxval[q], 0);
-		if (distribution) { /* the distribution, at a glance */
-			char b[48];
+/* H's entries: from its table, or the saved ones */
+static int entries(struct hist *H)
+{
+	struct histview *v = &H->v;
+	size_t max;
+	uint64_t more = 0;
 
-			bar(b, 40, e->hits, maxhit);
-			printf("  |%s|", b);
+	if (H->saved) {
+		const struct trail_rhist *s = H->saved;
+		size_t ew = (size_t)s->kwords + 1 + s->nvals;
+
+		v->e = calloc(s->entries ? s->entries : 1, sizeof(*v->e));
+		H->keys = calloc(s->entries ? s->entries : 1, (size_t)s->kwords * 8u);
+		if (!v->e || !H->keys)
+			return -1;
+		for (size_t i = 0; i < s->entries; i++) {
+			const uint8_t *w = s->data + i * ew * 8u;
+
+			memcpy(H->keys + i * s->kwords, w, (size_t)s->kwords * 8u);
+			v->e[i].key = H->keys + i * s->kwords;
+			memcpy(&v->e[i].hits, w + (size_t)s->kwords * 8u, 8);
+			memcpy(v->e[i].vals, w + ((size_t)s->kwords + 1) * 8u, (size_t)s->nvals * 8u);
 		}
-		printf("\n");
+		v->n = s->entries;
+		v->hits = s->hits;
+		v->dropped = s->dropped;
+		return 0;
 	}
-	printf("\nTotals:\n    Hits: %" PRIu64 "\n    Entries: %u\n    Dropped: %" PRIu64 "\n",
-	       H->hits, H->entries, H->dropped);
-	free(list);
+	max = v->h.size;
+	v->e = calloc(max, sizeof(*v->e));
+	H->keys = calloc(max, (size_t)v->k.kwords * 8u);
+	if (!v->e || !H->keys)
+		return -1;
+	v->n = trail_htab_collect(H->tab, v->e, H->keys, max, &v->hits, &v->dropped, &more);
+	v->dropped += more;
+	return 0;
+}
+
+/* is the saved histogram s the one text asks for on the event m
+ * describes (the same keys, vals, sort, size and filter)? */
+static int same_spec(const struct trail_rhist *s, const struct trail_hist_spec *want,
+		     const struct trail_meta *m)
+{
+	struct trail_hist_spec *h = malloc(sizeof(*h));
+	struct trail_filter_err e;
+	char a[1024], b[1024];
+	int same = 0;
+
+	if (h && !trail_hist_parse(s->text, m, h, &e)) {
+		trail_hist_describe(h, a, sizeof(a));
+		trail_hist_describe(want, b, sizeof(b));
+		same = !strcmp(a, b) && !h->filter == !want->filter &&
+		       (!h->filter || !strcmp(h->filter, want->filter));
+	}
+	free(h);
+	return same;
+}
+
+static void hist_free(struct hist *H)
+{
+	free(H->tab);
+	free(H->filter);
+	free(H->keys);
+	free(H->v.e);
+	free(H);
 }
 
 /* ------------------------------------------------------------------ main */
 
+/* the file's event named "SYS:EVENT" */
+static const struct trail_revent *event_named(struct trail_reader *r, const char *name)
+{
+	uint32_t nids = trail_reader_event_ids(r);
+
+	for (uint32_t id = 0; id < nids; id++) {
+		const struct trail_revent *ev = trail_reader_event(r, id);
+		size_t pl;
+
+		if (!ev)
+			continue;
+		pl = strlen(ev->meta.provider);
+		if (!strncmp(name, ev->meta.provider, pl) && name[pl] == ':' &&
+		    !strcmp(name + pl + 1, ev->meta.name))
+			return ev;
+	}
+	return NULL;
+}
+
+static struct hist *hist_new(struct trail_reader *r, const struct trail_revent *ev)
+{
+	struct hist *H = calloc(1, sizeof(*H));
+
+	if (!H) {
+		tool_err("out of memory");
+		return NULL;
+	}
+	H->ev = ev;
+	H->v.comm = comm_of;
+	H->v.sym = sym_of;
+	H->v.ctx = r;
+	return H;
+}
+
+/* the histograms the file's hist triggers kept, on the events pat
+ * selects (NULL: all), onto *list; how many */
+static int saved_list(struct trail_reader *r, const char *pat, struct hist ***tail)
+{
+	const struct trail_rhist *s;
+	size_t ns = trail_reader_hists(r, &s);
+	int n = 0;
+
+	for (size_t i = 0; i < ns; i++) {
+		const struct trail_revent *ev = event_named(r, s[i].event);
+		struct trail_filter_err fe;
+		struct hist *H;
+
+		if (!ev || (pat && !trail__spec_match1(pat, strlen(pat), ev->meta.provider,
+						       ev->meta.name)))
+			continue;
+		if (!(H = hist_new(r, ev)))
+			return -1;
+		H->saved = &s[i];
+		H->v.title = s[i].event;
+		if (trail_hist_parse(s[i].text, &ev->meta, &H->v.h, &fe)) {
+			tool_err("the histogram kept on %s ('%s') does not fit its fields: %s",
+				 s[i].event, s[i].text, fe.msg);
+			hist_free(H);
+			continue;
+		}
+		trail_hist_keyer(&H->v.h, &ev->meta, &H->v.k);
+		if (H->v.k.kwords != s[i].kwords || H->v.k.nvals != s[i].nvals) {
+			tool_err("the histogram kept on %s ('%s') is damaged", s[i].event, s[i].text);
+			hist_free(H);
+			continue;
+		}
+		**tail = H;
+		*tail = &H->next;
+		n++;
+	}
+	return n;
+}
+
 int cmd_hist(int argc, char **argv)
 {
-	const char *input = "trace.dat", *event = NULL, *text;
+	const char *input = "trace.dat", *event = NULL, *text = NULL;
 	struct trail_reader *r = NULL;
 	struct opt_parser op;
-	struct hist *hists = NULL, **byid;
+	struct hist *hists = NULL, **tail = &hists, **byid = NULL;
 	struct trail_record rec;
 	char err[512];
 	uint32_t nids;
-	int c, rc = 0, nh = 0;
+	int c, rc = 0, nh = 0, records = 0;
 
 	opt_init(&op, &hist_opts, argc, argv);
 	while ((c = opt_next(&op)) != OPT_END) {
@@ -398,96 +260,124 @@ int cmd_hist(int argc, char **argv)
 		case OPT_EXIT: return op.status;
 		}
 	}
-	if (!event) {
+	if (optind < argc - 1) {
+		tool_usage_err("hist", "one histogram at a time ('keys=...:vals=...')");
+		return EXIT_USAGE;
+	}
+	if (optind == argc - 1)
+		text = argv[optind];
+	if (text && !event) {
 		tool_usage_err("hist", "give the event: -e SYS:EVENT");
 		return EXIT_USAGE;
 	}
-	if (optind != argc - 1) {
-		tool_usage_err("hist", optind == argc ? "give the histogram: 'keys=...'"
-						      : "one histogram at a time ('keys=...:vals=...')");
-		return EXIT_USAGE;
-	}
-	text = argv[optind];
 	if (viewopt_open(input, &r, err, sizeof(err)))
 		return 1;
 	nids = trail_reader_event_ids(r);
-	byid = calloc(nids ? nids : 1, sizeof(*byid));
-	if (!byid) {
-		trail_reader_close(r);
-		return 1;
+	if (!text) { /* the histograms the processes kept */
+		nh = saved_list(r, event, &tail);
+		if (nh < 0)
+			rc = 1;
+		else if (!nh) {
+			tool_err("%s has no histogram kept by a hist trigger%s%s: give -e EVENT "
+				 "'keys=...' to make one from its records",
+				 input, event ? " on " : "", event ? event : "");
+			rc = 1;
+		}
+	} else if (!(byid = calloc(nids ? nids : 1, sizeof(*byid)))) {
+		rc = 1;
 	}
-	for (uint32_t id = 0; id < nids && !rc; id++) {
+	for (uint32_t id = 0; text && id < nids && !rc; id++) {
 		const struct trail_revent *ev = trail_reader_event(r, id);
+		const struct trail_rhist *s;
+		size_t ns = trail_reader_hists(r, &s);
 		struct trail_filter_err fe;
 		struct hist *H;
+		char name[300];
 
 		if (!ev || !trail__spec_match1(event, strlen(event), ev->meta.provider, ev->meta.name))
 			continue;
-		if (!(H = calloc(1, sizeof(*H)))) {
+		if (!(H = hist_new(r, ev))) {
 			rc = 1;
 			break;
 		}
-		H->ev = ev;
-		H->next = hists;
-		hists = H;
+		*tail = H;
+		tail = &H->next;
 		byid[id] = H;
 		nh++;
-		if (trail_hist_parse(text, &ev->meta, &H->h, &fe)) {
+		if (trail_hist_parse(text, &ev->meta, &H->v.h, &fe)) {
 			tool_caret("hist", text, (size_t)fe.pos, fe.msg);
 			rc = 1;
 			break;
 		}
-		if (H->h.filter) {
+		trail_hist_keyer(&H->v.h, &ev->meta, &H->v.k);
+		/* the processes kept this very histogram: theirs (it saw
+		 * every event, recorded or not) */
+		snprintf(name, sizeof(name), "%s:%s", ev->meta.provider, ev->meta.name);
+		for (size_t i = 0; i < ns && !H->saved; i++)
+			if (!strcmp(s[i].event, name) && s[i].kwords == H->v.k.kwords &&
+			    s[i].nvals == H->v.k.nvals && same_spec(&s[i], &H->v.h, &ev->meta))
+				H->saved = &s[i];
+		if (H->saved)
+			continue;
+		records = 1;
+		if (H->v.h.filter) {
 			if (!(H->filter = malloc(sizeof(*H->filter)))) {
 				rc = 1;
 				break;
 			}
-			if (trail_filter_compile(H->h.filter, &ev->meta, H->filter, &fe)) {
-				tool_caret("hist", text, (size_t)(H->h.filter - text) + (size_t)fe.pos,
+			if (trail_filter_compile(H->v.h.filter, &ev->meta, H->filter, &fe)) {
+				tool_caret("hist", text, (size_t)(H->v.h.filter - text) + (size_t)fe.pos,
 					   fe.msg);
 				rc = 1;
 				break;
 			}
 		}
-		H->cap = H->h.size * 2;
-		if (!(H->tab = calloc(H->cap, sizeof(*H->tab)))) {
-			tool_err("hist: %u entries: out of memory", H->h.size);
-			rc = 1;
+		{
+			size_t bytes = trail_htab_bytes(H->v.h.size, H->v.k.kwords, H->v.k.nvals, 1);
+
+			if (!bytes || !(H->tab = calloc(1, bytes))) {
+				tool_err("hist: %u entries: out of memory", H->v.h.size);
+				rc = 1;
+				break;
+			}
+			trail_htab_init(H->tab, H->v.h.size, H->v.k.kwords, H->v.k.nvals, 1);
 		}
 	}
-	if (!rc && !nh) {
+	if (!rc && text && !nh) {
 		tool_err("%s has no event matching '%s'", input, event);
 		rc = 1;
 	}
-	while (!rc && trail_reader_next(r, &rec) > 0) {
+	while (!rc && records && trail_reader_next(r, &rec) > 0) {
 		struct hist *H;
 
 		if (rec.type != TRAIL_RT_EVENT || !rec.event || rec.event->id >= nids ||
-		    !(H = byid[rec.event->id]))
+		    !(H = byid[rec.event->id]) || !H->tab)
 			continue;
-		if (H->filter) {
-			struct trail_filter_ctx fc = {
-				.pid = rec.stream ? rec.stream->pid : 0,
-				.tid = rec.stream ? rec.stream->tid : 0,
-				.cpu = rec.cpu,
-				.ts = rec.ts_ns,
-				.comm = rec.stream ? rec.stream->comm : "",
-			};
-
-			if (!trail_filter_match(H->filter, rec.payload, rec.len, &fc))
-				continue;
-		}
 		add(H, &rec);
 	}
 	if (!rc) {
-		/* in the file's order of events */
-		for (uint32_t id = 0, k = 0; id < nids; id++)
-			if (byid[id]) {
-				if (k++)
-					printf("\n");
-				print_hist(r, byid[id], nh > 1);
+		int k = 0;
+
+		for (struct hist *H = hists; H && !rc; H = H->next) {
+			char title[300];
+
+			if (entries(H)) {
+				tool_err("out of memory");
+				rc = 1;
+				break;
 			}
-		{
+			if (!H->v.title && nh > 1) {
+				snprintf(title, sizeof(title), "%s:%s", H->ev->meta.provider,
+					 H->ev->meta.name);
+				H->v.title = title;
+			}
+			if (k++)
+				printf("\n");
+			histview_print(stdout, &H->v);
+			if (H->v.title == title)
+				H->v.title = NULL;
+		}
+		if (records) {
 			const char *const *msgs;
 			size_t ne = trail_reader_errors(r, &msgs);
 
@@ -500,9 +390,7 @@ int cmd_hist(int argc, char **argv)
 	while (hists) {
 		struct hist *n = hists->next;
 
-		free(hists->tab);
-		free(hists->filter);
-		free(hists);
+		hist_free(hists);
 		hists = n;
 	}
 	free(byid);

@@ -25,6 +25,8 @@
 #include "../../src/common/clock.h"
 #include "../../src/common/fetch.h"
 #include "../../src/common/filter.h"
+#include "../../src/common/hist.h"
+#include "../../src/common/htab.h"
 #include "../../src/common/trigger.h"
 #include "../../src/common/meta.h"
 #include "../../src/common/registry.h"
@@ -65,6 +67,7 @@ struct session {
 	size_t *trig_off;   /* ... and where its TEXT starts in it */
 	int ntriggers;
 	int stacktrace;     /* a -T is a stacktrace: ftrace:user_stack recorded */
+	uint64_t hist_bytes; /* the histogram area the hist triggers want */
 	int snapshot;       /* a -T is a snapshot */
 	char **probes;      /* --probe definitions */
 	int nprobes;
@@ -442,13 +445,51 @@ struct tcheck {
 	const struct trail_trigger *t;
 	const char *text; /* the trigger's text (t->filter points into it) */
 	int n;            /* events seen */
+	uint64_t bytes;   /* hist: the tables' */
 };
+
+/* a hist trigger against one event: its grammar, its `if`, its table's
+ * size */
+static int source_hist(struct tcheck *c, const void *blob, size_t size, const char *name)
+{
+	size_t at = c->off + (size_t)(c->t->hist - c->text);
+	struct trail_hist_spec *h = malloc(sizeof(*h));
+	struct trail_hist_keyer *k = malloc(sizeof(*k));
+	struct trail_meta *m = malloc(sizeof(*m));
+	struct trail_filter_err e;
+	const char *why;
+	char w[320];
+	int r = -1;
+
+	snprintf(w, sizeof(w), "trigger on %s", name);
+	if (!h || !k || !m)
+		tool_err("out of memory");
+	else if (trail__meta_parse(blob, size, m, &why))
+		tool_err("%s: its description is damaged (%s)", name, why);
+	else if (trail_hist_parse(c->t->hist, m, h, &e))
+		tool_caret(w, c->arg, at + (size_t)e.pos, e.msg);
+	else if (h->filter)
+		r = source_filter("trigger on", c->arg, at + (size_t)(h->filter - c->t->hist), blob,
+				  size, name);
+	else
+		r = 0;
+	if (!r) {
+		trail_hist_keyer(h, m, k);
+		c->bytes += trail_htab_bytes(h->size, k->kwords, k->nvals, trail_htab_copies());
+	}
+	free(h);
+	free(k);
+	free(m);
+	return r;
+}
 
 static int trigger_each(const char *name, const void *blob, size_t size, void *arg)
 {
 	struct tcheck *c = arg;
 
 	c->n++;
+	if (c->t->cmd == TRAIL_TRIG_HIST)
+		return source_hist(c, blob, size, name);
 	if (!c->t->filter)
 		return 0;
 	return source_filter("trigger on", c->arg, c->off + (size_t)(c->t->filter - c->text), blob,
@@ -469,6 +510,7 @@ static int count_each(const char *name, const void *blob, size_t size, void *arg
 static int check_filters(struct session *S, const struct known *k)
 {
 	int known = k->n || S->nprobe_names;
+	uint64_t hist = 0;
 
 	for (int i = 0; i < S->nfilters; i++) {
 		const char *line = S->filters[i], *pat = line + 8;
@@ -493,6 +535,14 @@ static int check_filters(struct session *S, const struct known *k)
 			tool_caret("trigger", c.arg, 0, "no event of the program matches its event");
 			return -1;
 		}
+		/* hist tables: as the events known want them; for events known
+		 * only when they register, room for a table of 3 string keys */
+		if (t.cmd == TRAIL_TRIG_HIST)
+			hist += c.bytes + (c.n ? 0
+					       : trail_htab_bytes(TRAIL_HIST_SIZE_DEFAULT,
+								  3 * TRAIL_HIST_STR_MAX / 8 + 1,
+								  TRAIL_HIST_MAX_VALS,
+								  trail_htab_copies()));
 		if (t.target[0] && known && !S->allow_unknown) {
 			int n = 0;
 
@@ -505,6 +555,12 @@ static int check_filters(struct session *S, const struct known *k)
 				return -1;
 			}
 		}
+	}
+	/* (checked once per process: the largest need) */
+	if (hist) {
+		hist += TRAIL_HIST_DIR * sizeof(struct trail_hist_dir);
+		if (hist > S->hist_bytes)
+			S->hist_bytes = hist;
 	}
 	return 0;
 }
@@ -1061,6 +1117,7 @@ static void recorder_opts(struct session *S, struct trail_recorder_opts *o)
 	o->log = log_msg;
 	o->log_ctx = S;
 	o->fmt_bytes = tool_human_bytes;
+	o->hist_bytes = S->hist_bytes;
 }
 
 /* ---------------------------------------------------------------- main */
