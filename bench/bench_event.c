@@ -9,12 +9,15 @@
  * Run it under `trail record -e bench:event` for the enabled cost, alone for
  * the disabled cost (the tracepoint is compiled in but off). Built a second
  * time with -DNO_TRACEPOINT as the "no tracepoint at all" reference.
- * Optional pacing (BENCH_RATE=events/s) for loss tests at a fixed rate.
- * Prints one "RESULT key=value ..." line.
+ * Optional pacing (BENCH_RATE=events/s) for loss tests at a fixed rate;
+ * BENCH_THREADS=T runs the traced loop in T threads at once (thread k on
+ * CPU k), ns_per_event their mean. Prints one "RESULT key=value ..." line.
  */
 #include "bench-common.h" /* first: it sets _GNU_SOURCE */
 
+#include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <trail/trail.h>
 
@@ -28,6 +31,55 @@ static inline uint64_t rdtsc(void)
 
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
+}
+
+struct run {
+	long n, acc;
+	int cpu;
+	double ns; /* per iteration */
+};
+
+static void *thread_loop(void *arg)
+{
+	struct run *r = arg;
+	cpu_set_t set;
+	uint64_t t0;
+
+	CPU_ZERO(&set);
+	CPU_SET(r->cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	t0 = now_ns();
+	for (long i = 0; i < r->n; i++) {
+		long x = work(i);
+
+		r->acc += x;
+#ifndef NO_TRACEPOINT
+		trail(bench, event, (int)i, x);
+#endif
+	}
+	r->ns = (double)(now_ns() - t0) / (double)r->n;
+	return NULL;
+}
+
+/* BENCH_THREADS: T threads' traced loops at once, their mean ns per
+ * iteration */
+static double threads_run(long n, int t)
+{
+	struct run r[64];
+	pthread_t th[64];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	double sum = 0;
+
+	for (int k = 0; k < t; k++) {
+		r[k] = (struct run){.n = n, .cpu = (int)(k % (ncpu > 0 ? ncpu : 1))};
+		pthread_create(&th[k], NULL, thread_loop, &r[k]);
+	}
+	for (int k = 0; k < t; k++) {
+		pthread_join(th[k], NULL);
+		sink += r[k].acc;
+		sum += r[k].ns;
+	}
+	return sum / t;
 }
 
 int main(int argc, char **argv)
@@ -45,6 +97,19 @@ int main(int argc, char **argv)
 		b = rdtsc();
 		nb = now_ns();
 		ticks_per_event = (double)(b - a) / (double)(nb - na) * 1e9 / atof(rate);
+	}
+	{
+		const char *th = getenv("BENCH_THREADS");
+		int t = th ? atoi(th) : 1;
+
+		if (t > 1) {
+			double traced = threads_run(n, t > 64 ? 64 : t);
+
+			printf("RESULT bench=trail threads=%d n=%ld base_ns_per_iter=%.3f "
+			       "traced_ns_per_iter=%.3f ns_per_event=%.3f\n",
+			       t > 64 ? 64 : t, n, base, traced, traced - base);
+			return 0;
+		}
 	}
 	t2 = now_ns();
 	if (ticks_per_event > 0) {

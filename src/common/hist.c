@@ -449,7 +449,11 @@ static int number(const struct trail_hist_keyer *k, const struct trail_hist_part
 			return -1;
 		if (at + p->size > len || p->size > 8)
 			return -1;
-		memcpy(&v, pl + at, p->size); /* (little endian) */
+		switch (p->size) { /* (little endian) */
+		case 8: memcpy(&v, pl + at, 8); break;
+		case 4: { uint32_t x; memcpy(&x, pl + at, 4); v = x; break; }
+		default: memcpy(&v, pl + at, p->size);
+		}
 		if (p->sign && p->size < 8 && (v >> (p->size * 8 - 1) & 1))
 			v |= ~0ull << (p->size * 8);
 	}

@@ -82,6 +82,18 @@ uint64_t trail_htab_hash(const uint64_t *key, uint32_t kwords)
 	return h | TOP;
 }
 
+/* the key at s equal to key? (words: short keys compare inline) */
+static inline int same_key(const uint64_t *s, const uint64_t *key, uint32_t kwords)
+{
+	uint64_t d = 0;
+
+	if (kwords > 4)
+		return !memcmp(s, key, (size_t)kwords * 8u);
+	for (uint32_t i = 0; i < kwords; i++)
+		d |= s[i] ^ key[i];
+	return !d;
+}
+
 int trail_htab_update(struct trail_htab *t, uint32_t c, const uint64_t *key, uint64_t hash,
 		      const uint64_t *vals)
 {
@@ -111,7 +123,7 @@ int trail_htab_update(struct trail_htab *t, uint32_t c, const uint64_t *key, uin
 			memcpy(&s[1], key, (size_t)t->kwords * 8u);
 			/* release: the key before the state that says it is there */
 			__atomic_store_n(&s[0], hash, __ATOMIC_RELEASE);
-		} else if (st != hash || memcmp(&s[1], key, (size_t)t->kwords * 8u)) {
+		} else if (st != hash || !same_key(&s[1], key, t->kwords)) {
 			continue; /* another key, or one being claimed: passed over */
 		}
 		__atomic_fetch_add(&s[1 + t->kwords], 1, __ATOMIC_RELAXED);

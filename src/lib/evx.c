@@ -353,14 +353,14 @@ static void hist_update(struct evx_trig *tr, const struct writer *w, unsigned s,
 	struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid, .tid = w ? (uint32_t)w->tid : 0};
 	char comm[17];
 	uint32_t cpu;
-	uint64_t ts;
 
 	if (!tr->tab || __atomic_load_n(&tr->dir->paused, __ATOMIC_RELAXED))
 		return;
-	ts = now_cpu(&cpu);
 	if (k->clock) {
+		c.ts = ticks_ns(trail__sess[s].hdr, now_cpu(&cpu));
 		c.cpu = cpu;
-		c.ts = ticks_ns(trail__sess[s].hdr, ts);
+	} else {
+		cpu = this_cpu();
 	}
 	if (k->comm) {
 		memset(comm, 0, sizeof(comm));

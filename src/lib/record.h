@@ -83,6 +83,20 @@ static inline void copy_payload(uint8_t *d, const uint8_t *s, uint32_t n)
 	}
 }
 
+/* the CPU this thread runs on (a hint: it may move right after) */
+static inline uint32_t this_cpu(void)
+{
+#if defined(__x86_64__) && defined(HAVE_RSEQ)
+	if (TRAIL_LIKELY(trail__cpu_mode == CPU_RSEQ)) {
+		const struct rseq *rs =
+			(const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+
+		return __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+	}
+#endif
+	return (uint32_t)sched_getcpu();
+}
+
 static inline uint64_t now_cpu(uint32_t *cpu)
 {
 #if defined(__x86_64__)

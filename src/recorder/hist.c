@@ -12,6 +12,7 @@
 
 #include "../common/filter.h"
 #include "../common/htab.h"
+#include "../common/meta.h"
 #include "internal.h"
 
 /* the TEXT of the spec's @trigger line number `line` (0: the first) */
@@ -179,4 +180,28 @@ void trail__rec_write_hists(struct trail_recorder *R)
 		rec_warn(R, "%u hist trigger%s found no room for %s table (the histogram area is "
 			 "full): %s nothing", nomem, nomem == 1 ? "" : "s", nomem == 1 ? "its" : "their",
 			 nomem == 1 ? "it counted" : "they counted");
+}
+
+int trail_recorder_event_meta(const struct trail_recorder *R, const char *name, void *buf,
+			      size_t n)
+{
+	uint32_t ne = shm_nevents(&R->m);
+
+	for (uint32_t i = 0; i < ne; i++) {
+		struct trail_evrec rec;
+		const uint8_t *blob;
+		struct trail_meta m;
+		const char *why;
+		size_t pl;
+
+		if (shm_event(&R->m, i, &rec, &blob) != 1 || rec.size > n)
+			continue;
+		memcpy(buf, blob, rec.size); /* (the processes may write it: a copy) */
+		if (trail__meta_parse(buf, rec.size, &m, &why))
+			continue;
+		pl = strlen(m.provider);
+		if (!strncmp(name, m.provider, pl) && name[pl] == ':' && !strcmp(name + pl + 1, m.name))
+			return (int)rec.size;
+	}
+	return -1;
 }

@@ -185,6 +185,10 @@ struct trail_recorder_hist {
 };
 int trail_recorder_hists(struct trail_recorder *R,
 			 void (*fn)(void *arg, const struct trail_recorder_hist *h), void *arg);
+/* The description (meta blob) of the session's event "SYS:EVENT" copied
+ * into buf (n bytes): its size, or -1 (no such event yet). */
+int trail_recorder_event_meta(const struct trail_recorder *R, const char *name, void *buf,
+			      size_t n);
 /* hist triggers that found no room for their table */
 uint32_t trail_recorder_hist_nomem(const struct trail_recorder *R);
 

@@ -122,3 +122,100 @@ T
 	has err.txt 'give the event'
 }
 t hist_errors hist_errors
+
+# hist triggers keep their histogram in the processes, written into the
+# file at the end: trail hist -i shows it without a spec, and picks it
+# for the same spec; its entries equal those made from the records (a
+# different size makes hist -i compute it from them)
+kept_hist() {
+	fresh_registry
+	$TRAIL record -q -e 'app:*' -T 'app:request:hist:keys=path:vals=bytes:sort=path' \
+		-T 'app:reply:hist:keys=common_comm,status' -o k.dat -- "$EX" 3 300 >/dev/null
+	$TRAIL hist -i k.dat >all.txt
+	[ "$(grep -c '^# event histogram' all.txt)" = 2 ] || die "$(cat all.txt)"
+	has all.txt '# app:request'
+	has all.txt '# app:reply'
+	$TRAIL hist -i k.dat -e app:request >kept.txt
+	$TRAIL hist -i k.dat -e app:request 'keys=path:vals=bytes:sort=path' >same.txt
+	diff -u kept.txt <(echo '# app:request'; cat same.txt)
+	$TRAIL hist -i k.dat -e app:request 'keys=path:vals=bytes:sort=path:size=4096' >rec.txt
+	diff -u <(grep '^{' kept.txt) <(grep '^{' rec.txt)
+	n=$($TRAIL report -q -i k.dat | grep -c ': app:request:')
+	has kept.txt "    Hits: $n"
+	# three workers, each with its replies
+	[ "$($TRAIL hist -i k.dat -e app:reply | grep -c '^{ common_comm: worker-')" -ge 3 ] ||
+		die "$($TRAIL hist -i k.dat -e app:reply)"
+}
+t kept_hist kept_hist
+
+# a hist trigger on an event not recorded: the histogram sees every hit,
+# the file no record of it; many threads, no update lost
+hist_not_recorded() {
+	fresh_registry
+	$TRAIL record -q -e app:start -T 'app:request:hist:keys=common_tid:vals=bytes' \
+		-T 'app:reply:hist:keys=common_pid.execname' -o n.dat -- "$EX" 8 4000 >/dev/null
+	[ "$($TRAIL report -q -i n.dat | grep -c ': app:request:')" = 0 ] || die "recorded"
+	$TRAIL hist -i n.dat -e app:request >h.txt
+	has h.txt '    Hits: 32000'
+	has h.txt '    Entries: 8'
+	has h.txt '    Dropped: 0'
+	# each thread's hits and bytes: 4000 requests of 512, 1024, 2048, 4096 in turn
+	sed -nE 's/^\{ common_tid: +[0-9]+ \} hitcount: +([0-9]+)  bytes: +([0-9]+)$/\1 \2/p' h.txt |
+		sort -u >t.txt
+	[ "$(cat t.txt)" = "4000 $((1000 * (512 + 1024 + 2048 + 4096)))" ] || die "$(cat h.txt)"
+	$TRAIL hist -i n.dat -e app:reply >e.txt
+	grep -qE '^\{ common_pid: example +\[ *[0-9]+\] \} hitcount: +32000$' e.txt || die "$(cat e.txt)"
+}
+t hist_not_recorded hist_not_recorded
+
+# trail hist -P: the histogram kept in a running process, shown on its
+# period while it runs and as it stood at the end; the process runs on
+# unchanged after it; -P's errors
+live_hist() {
+	fresh_registry
+	export TRAIL_PROBES=$TMP/probes
+	$TRAIL probe 'p:x/in parse_int v=$arg1:s64'
+	env LD_PRELOAD=$LIBTRAIL "$P2" --spin 60 >/dev/null &
+	pid=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	$TRAIL hist -P $pid -e x:in 'keys=v.buckets=256:vals=v' --interval 0.2 >live.txt &
+	h=$!
+	wait_for "[ \$(grep -c '^Totals' live.txt) -ge 2 ]" || die "no live view: $(cat live.txt)"
+	kill -INT $h
+	wait $h || die "hist -P: $?"
+	wait_for "! grep -q trail-arena /proc/$pid/maps" || die "never detached"
+	kill -0 $pid || die "the process died"
+	kill $pid; wait $pid 2>/dev/null || true
+	# the last one (at the end) has the four buckets of 0..1023, v summed
+	awk '/^# x:in$/ { n = NR } END { print n }' live.txt >at.txt
+	tail -n +"$(cat at.txt)" live.txt >end.txt
+	for b in 0-255 256-511 512-767 768-1023; do
+		grep -qE "^\{ v: ~ $b \} hitcount: +[0-9]+  v: +[0-9]+" end.txt || die "$b: $(cat end.txt)"
+	done
+	has end.txt '    Entries: 4'
+	expect_rc 2 $TRAIL hist -P $$ 'keys=v' 2>err.txt
+	has err.txt '-P takes the event'
+	expect_rc 2 $TRAIL hist -i x.dat -e x:in --interval 1 'keys=v' 2>err.txt
+	has err.txt '--interval goes with -P'
+	unset TRAIL_PROBES
+}
+t live_hist live_hist
+
+# a hist trigger's grammar errors, at record: the caret under the
+# position in -T as given
+hist_trigger_errors() {
+	fresh_registry
+	while IFS='|' read -r trig msg col; do
+		expect_rc 1 $TRAIL record -q -e app:start -T "$trig" -o e.dat -- "$EX" >/dev/null 2>err.txt
+		has err.txt "$msg"
+		caret=$(caret_col err.txt)
+		[ "$caret" = "$col" ] || die "'$trig': caret at $caret, want $col: $(cat err.txt)"
+		[ ! -e e.dat ] || die "'$trig': recorded"
+	done <<'T'
+app:request:hist:keys=nope|Couldn't find field|22
+app:request:hist:keys=path.log2|Invalid field modifier|27
+app:request:hist:keys=fd:vals=path|A value must be a number|30
+app:request:hist:keys=fd if bytes >|Missing field name|35
+T
+}
+t hist_trigger_errors hist_trigger_errors

@@ -9,6 +9,7 @@
  * distribution can be seen at a glance.
  */
 #include <errno.h>
+#include <unistd.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "../../src/common/hist.h"
 #include "../../src/common/htab.h"
 #include "../../src/common/spec.h"
+#include "../../src/recorder/recorder.h"
 #include "../../src/tracefile/reader.h"
 #include "histview.h"
 #include "opt.h"
@@ -27,10 +29,15 @@
 
 static const struct opt_cmd hist_opts = {
 	.name = "hist",
-	.intro = "Usage: trail hist [-i FILE] -e EVENT 'keys=KEY[,KEY]...[:vals=...][:sort=...][:size=N] [if FILTER]'\n"
+	.intro = "Usage: trail hist [-i FILE] [-e EVENT ['keys=KEY[,KEY]...[:vals=...][:sort=...][:size=N] [if FILTER]']]\n"
+		 "       trail hist -P PID -e EVENT 'keys=...' [--interval SECS] [-o FILE]\n"
 		 "\n"
 		 "A histogram of EVENT's records in a trace file, in the kernel's hist\n"
-		 "grammar and output format ('hist:' may be left out). Keys: fields,\n"
+		 "grammar and output format ('hist:' may be left out); without a spec,\n"
+		 "the histograms hist triggers (record -T 'hist:...') kept in the traced\n"
+		 "processes. -P: a hist trigger installed in a running process, shown\n"
+		 "every --interval seconds (1 on a terminal) until it exits or Ctrl-C,\n"
+		 "then as it stood at the end. Keys: fields,\n"
 		 "common_pid (.execname), common_comm, common_timestamp (.usecs), with\n"
 		 ".hex .sym .sym-offset .log2 .buckets=N; vals: hitcount and numeric\n"
 		 "fields, with .hex .percent .graph; sort: keys or vals, .descending.\n",
@@ -39,6 +46,11 @@ static const struct opt_cmd hist_opts = {
 		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
 		{'e', "event", OPT_REQUIRED, "EVENT", "the event (SYS:EVENT, globs: one histogram each)",
 		 0, NULL},
+		{'P', "pid", OPT_REQUIRED, "PID", "keep the histogram in this running process", 0, NULL},
+		{1, "interval", OPT_REQUIRED, "SECS", "-P: show it every SECS seconds (0: at the end only)",
+		 0, NULL},
+		{'o', "output", OPT_REQUIRED, "FILE", "-P: the trace file (default: a temporary one)", 0,
+		 NULL},
 		OPT_HELP_ROW,
 		{0},
 	},
@@ -241,9 +253,142 @@ static int saved_list(struct trail_reader *r, const char *pat, struct hist ***ta
 	return n;
 }
 
+/* ------------------------------------------------------------------- -P */
+
+static const char *proc_comm(void *ctx, uint32_t pid)
+{
+	static char c[32];
+	char path[64];
+	FILE *f;
+
+	(void)ctx;
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	if (!(f = fopen(path, "r")))
+		return NULL;
+	if (!fgets(c, sizeof(c), f))
+		c[0] = '\0';
+	fclose(f);
+	c[strcspn(c, "\n")] = '\0';
+	return c;
+}
+
+struct live {
+	int tty;
+	unsigned shown;
+};
+
+/* one histogram as it stands in the processes */
+static void live_one(void *arg, const struct trail_recorder_hist *rh)
+{
+	struct trail_recorder *R = ((void **)arg)[0];
+	struct live *L = ((void **)arg)[1];
+	uint8_t *blob = malloc(1 << 16);
+	struct trail_meta *m = malloc(sizeof(*m));
+	struct histview *v = calloc(1, sizeof(*v));
+	struct trail_filter_err fe;
+	const char *why;
+	int size;
+
+	if (blob && m && v && (size = trail_recorder_event_meta(R, rh->event, blob, 1 << 16)) > 0 &&
+	    !trail__meta_parse(blob, (size_t)size, m, &why) &&
+	    !trail_hist_parse(rh->text, m, &v->h, &fe)) {
+		trail_hist_keyer(&v->h, m, &v->k);
+		if (v->k.kwords == rh->kwords) {
+			v->title = rh->event;
+			v->e = rh->e;
+			v->n = rh->n;
+			v->hits = rh->hits;
+			v->dropped = rh->dropped + rh->more;
+			v->comm = proc_comm;
+			if (L->shown++)
+				printf("\n");
+			histview_print(stdout, v);
+		}
+	}
+	free(blob);
+	free(m);
+	free(v);
+}
+
+static void live_show(struct trail_recorder *R, void *arg)
+{
+	struct live *L = arg;
+	void *pair[2] = {R, L};
+
+	if (L->tty)
+		printf("\033[H\033[J"); /* the screen, redrawn */
+	else if (L->shown)
+		printf("\n");
+	L->shown = 0;
+	trail_recorder_hists(R, live_one, pair);
+	fflush(stdout);
+}
+
+/* trail hist -P: a recording of the processes with the hist trigger and
+ * nothing else, its live view on the way, its kept histogram at the end */
+static int hist_live(char **pids, int npids, const char *event, const char *text,
+		     double interval, const char *output)
+{
+	char tmp[] = "/tmp/trail-hist-XXXXXX", *trig = NULL, **av;
+	struct live L = {.tty = isatty(1)};
+	int ac = 0, rc, fd = -1;
+
+	if (!output) {
+		if ((fd = mkstemp(tmp)) < 0) {
+			tool_err("cannot make a temporary file: %s", strerror(errno));
+			return 1;
+		}
+		close(fd);
+		output = tmp;
+	}
+	while (*text == ' ')
+		text++;
+	if (asprintf(&trig, "%s:%s%s", event, strncmp(text, "hist", 4) ? "hist:" : "", text) < 0 ||
+	    !(av = calloc((size_t)(2 * npids + 8), sizeof(*av)))) {
+		free(trig);
+		return 1;
+	}
+	av[ac++] = "record";
+	av[ac++] = "-q";
+	for (int i = 0; i < npids; i++) {
+		av[ac++] = "-P";
+		av[ac++] = pids[i];
+	}
+	av[ac++] = "-T";
+	av[ac++] = trig;
+	av[ac++] = "-o";
+	av[ac++] = (char *)output;
+	if (interval > 0) {
+		record_live.fn = live_show;
+		record_live.arg = &L;
+		record_live.period_ns = (uint64_t)(interval * 1e9);
+	}
+	optind = 1;
+	rc = cmd_record(ac, av);
+	record_live.fn = NULL;
+	if (!rc) {
+		char *hv[] = {"hist", "-i", (char *)output, "-e", (char *)event, NULL};
+
+		if (L.tty && interval > 0)
+			printf("\033[H\033[J");
+		else if (L.shown)
+			printf("\n");
+		optind = 1;
+		rc = cmd_hist(5, hv);
+	}
+	if (fd >= 0)
+		unlink(tmp);
+	free(av);
+	free(trig);
+	return rc;
+}
+
 int cmd_hist(int argc, char **argv)
 {
-	const char *input = "trace.dat", *event = NULL, *text = NULL;
+	const char *input = "trace.dat", *event = NULL, *text = NULL, *output = NULL;
+	char **pids = NULL;
+	int npids = 0;
+	double interval = -1;
 	struct trail_reader *r = NULL;
 	struct opt_parser op;
 	struct hist *hists = NULL, **tail = &hists, **byid = NULL;
@@ -257,8 +402,48 @@ int cmd_hist(int argc, char **argv)
 		switch (c) {
 		case 'i': input = optarg; break;
 		case 'e': event = optarg; break;
-		case OPT_EXIT: return op.status;
+		case 'o': output = optarg; break;
+		case 'P': {
+			pid_t pid;
+			char **g;
+
+			if (tool_pid_arg("hist", "-P", optarg, &pid) ||
+			    !(g = realloc(pids, (size_t)(npids + 1) * sizeof(*g)))) {
+				free(pids);
+				return EXIT_USAGE;
+			}
+			pids = g;
+			pids[npids++] = optarg;
+			break;
 		}
+		case 1: {
+			char *end;
+
+			interval = strtod(optarg, &end);
+			if (end == optarg || *end || !(interval >= 0 && interval <= 86400)) {
+				tool_usage_err("hist", "--interval: seconds, 0 to 86400");
+				free(pids);
+				return EXIT_USAGE;
+			}
+			break;
+		}
+		case OPT_EXIT: free(pids); return op.status;
+		}
+	}
+	if (npids) {
+		if (!event || optind != argc - 1) {
+			tool_usage_err("hist", "-P takes the event and the histogram: -e SYS:EVENT 'keys=...'");
+			free(pids);
+			return EXIT_USAGE;
+		}
+		c = hist_live(pids, npids, event, argv[optind], interval < 0 ? (isatty(1) ? 1 : 0)
+									   : interval, output);
+		free(pids);
+		return c;
+	}
+	if (output || interval >= 0) {
+		tool_usage_err("hist", output ? "-o goes with -P" : "--interval goes with -P");
+		return EXIT_USAGE;
 	}
 	if (optind < argc - 1) {
 		tool_usage_err("hist", "one histogram at a time ('keys=...:vals=...')");

@@ -85,6 +85,8 @@ struct session {
 	int tty;
 };
 
+struct record_live record_live;
+
 /* Signals whose disposition the recorder changes for itself. */
 static const int passed_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE, SIGXFSZ};
 static struct sigaction passed_acts[sizeof(passed_sigs) / sizeof(passed_sigs[0])];
@@ -1128,7 +1130,7 @@ static int record(struct session *S, int argc, char **argv)
 	const char *libtrail = NULL;
 	struct opt_parser op;
 	int c, r, rc = 1, stopping = 0;
-	uint64_t last_alive = 0, last_status = 0, grace_end = 0;
+	uint64_t last_alive = 0, last_status = 0, last_live = trail__mono_ns(), grace_end = 0;
 	struct trail_recorder_opts ro;
 
 	/* the command gets the dispositions trail was given (a background
@@ -1573,6 +1575,10 @@ static int record(struct session *S, int argc, char **argv)
 			last_alive = now;
 		}
 		n = trail_recorder_poll(S->R, now, S->all);
+		if (record_live.fn && now - last_live >= record_live.period_ns) {
+			record_live.fn(S->R, record_live.arg);
+			last_live = now;
+		}
 		if (now - last_status > 250000000ull) {
 			status_line(S, 0);
 			last_status = now;

@@ -60,6 +60,15 @@ const char *tool_libtrail_path(void);
 char *tool_find_file(const char *name, int need_exec, const char **why);
 
 int cmd_record(int argc, char **argv);
+/* What cmd_record calls on a period while it records (trail hist -P's
+ * live view), when fn is set. */
+struct trail_recorder;
+struct record_live {
+	void (*fn)(struct trail_recorder *R, void *arg);
+	void *arg;
+	uint64_t period_ns;
+};
+extern struct record_live record_live;
 int cmd_report(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
