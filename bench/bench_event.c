@@ -74,11 +74,14 @@ static double threads_run(long n, int t)
 		r[k] = (struct run){.n = n, .cpu = (int)(k % (ncpu > 0 ? ncpu : 1))};
 		pthread_create(&th[k], NULL, thread_loop, &r[k]);
 	}
+	fprintf(stderr, "threads' ns per iteration:");
 	for (int k = 0; k < t; k++) {
 		pthread_join(th[k], NULL);
 		sink += r[k].acc;
 		sum += r[k].ns;
+		fprintf(stderr, " %.3f", r[k].ns);
 	}
+	fprintf(stderr, "\n");
 	return sum / t;
 }
 

@@ -141,7 +141,8 @@ static const struct opt_cmd record_opts = {
 		 "when the event (else the -e before it) fires:\n"
 		 "traceon, traceoff, snapshot (--overwrite: into\n"
 		 "OUTPUT.N), stacktrace, enable_event:S:E,\n"
-		 "disable_event:S:E; [:COUNT] [if FILTER]", 0, NULL},
+		 "disable_event:S:E; [:COUNT] [if FILTER];\n"
+		 "hist:keys=... (kept in the process: trail hist)", 0, NULL},
 		{'o', "output", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
 		{'p', "plugin", OPT_REQUIRED, "TRACER",
 		 "a tracer: function (every call of a function with a\n"
