@@ -18,12 +18,9 @@ export BENCH_N=${BENCH_N:-10000000} BENCH_CPU=${BENCH_CPU:-1}
 BUF=${BENCH_BUFFER:-32M}
 TRAIL=$BUILD/trail
 PROG=$BUILD/bench/bench_event
-TMP=$(mktemp -d /tmp/trail-bench.XXXXXX)
-export TRAIL_REGISTRY=$TMP/reg
-mkdir -m 700 "$TRAIL_REGISTRY"
-trap 'rm -rf "$TMP"' EXIT
 
 . "$(dirname "$0")/lib.sh"
+bench_scratch
 
 records() { "$TRAIL" report -i "$1" --count 2>/dev/null | awk '$1 == "bench:event" {n = $2} END {print n + 0}'; }
 

@@ -22,12 +22,9 @@ unset BENCH_CPU
 BUF=${BENCH_BUFFER:-64M}
 TRAIL=$BUILD/trail
 PROG=$BUILD/bench/bench_event
-TMP=$(mktemp -d /tmp/trail-bench.XXXXXX)
-export TRAIL_REGISTRY=$TMP/reg
-mkdir -m 700 "$TRAIL_REGISTRY"
-trap 'rm -rf "$TMP"' EXIT
 
 . "$(dirname "$0")/lib.sh"
+bench_scratch
 
 totals() { "$TRAIL" hist -i "$1" | awk '/Hits:/ {h = $2} /Dropped:/ {d = $2} END {print "Hits " h ", Dropped " d}'; }
 

@@ -35,3 +35,12 @@ if [ "${BENCH_CPU:--1}" -ge 0 ] 2>/dev/null && command -v taskset >/dev/null; th
 fi
 # "recorder on CPU N" for a report's header
 rec_where() { [ -n "$REC_CPU" ] && echo "recorder on CPU $REC_CPU" || echo "recorder not pinned"; }
+
+# bench_scratch: a scratch directory in $TMP, removed on exit, holding the
+# run's own registry (TRAIL_REGISTRY), so the runs see no other process
+bench_scratch() {
+	TMP=$(mktemp -d /tmp/trail-bench.XXXXXX)
+	export TRAIL_REGISTRY=$TMP/reg
+	mkdir -m 700 "$TRAIL_REGISTRY"
+	trap 'rm -rf "$TMP"' EXIT
+}

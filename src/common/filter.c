@@ -465,10 +465,35 @@ int trail_filter_locate(const struct trail_flay *lay, uint32_t nlay, uint32_t i,
 	return -1;
 }
 
-static int locate(const struct trail_filter *flt, uint32_t i, const uint8_t *p, uint32_t len,
-		  uint32_t *at, uint32_t *slen)
+int trail_filter_value(const struct trail_flay *lay, uint32_t nlay, uint32_t field, uint16_t off,
+		       uint8_t size, uint8_t sign, const uint8_t *p, uint32_t len,
+		       const struct trail_filter_ctx *c, uint64_t *out)
 {
-	return trail_filter_locate(flt->lay, flt->nlay, i, p, len, at, slen);
+	uint64_t v = 0;
+
+	switch (field) {
+	case TRAIL_FILTER_PID: v = c->pid; break;
+	case TRAIL_FILTER_TID: v = c->tid; break;
+	case TRAIL_FILTER_CPU: v = c->cpu; break;
+	case TRAIL_FILTER_TS: v = c->ts; break;
+	default: {
+		uint32_t at = off, n;
+
+		if (at == 0xffff && trail_filter_locate(lay, nlay, field, p, len, &at, &n))
+			return -1;
+		if (at + size > len || size > 8)
+			return -1;
+		switch (size) { /* (little endian) */
+		case 8: memcpy(&v, p + at, 8); break;
+		case 4: { uint32_t x; memcpy(&x, p + at, 4); v = x; break; }
+		default: memcpy(&v, p + at, size);
+		}
+		if (sign && size < 8 && (v >> (size * 8 - 1) & 1))
+			v |= ~0ull << (size * 8);
+	}
+	}
+	*out = v;
+	return 0;
 }
 
 static int holds(const struct trail_filter *f, const struct trail_fpred *pr, const uint8_t *p,
@@ -485,7 +510,7 @@ static int holds(const struct trail_filter *f, const struct trail_fpred *pr, con
 			s = c->comm ? c->comm : "";
 			n = (uint32_t)strnlen(s, 16);
 		} else {
-			if (locate(f, pr->field, p, len, &at, &n))
+			if (trail_filter_locate(f->lay, f->nlay, pr->field, p, len, &at, &n))
 				return 0;
 			s = (const char *)p + at;
 		}
@@ -494,23 +519,9 @@ static int holds(const struct trail_filter *f, const struct trail_fpred *pr, con
 		eq = n == pr->slen && !memcmp(s, f->text + pr->spos, n);
 		return pr->op == TRAIL_FLT_EQ ? eq : !eq;
 	}
-	switch (pr->field) {
-	case TRAIL_FILTER_PID: v = c->pid; break;
-	case TRAIL_FILTER_TID: v = c->tid; break;
-	case TRAIL_FILTER_CPU: v = c->cpu; break;
-	case TRAIL_FILTER_TS: v = c->ts; break;
-	default: {
-		uint32_t at = pr->off, n;
-
-		if (at == 0xffff && locate(f, pr->field, p, len, &at, &n))
-			return 0;
-		if (at + pr->size > len || pr->size > 8)
-			return 0;
-		memcpy(&v, p + at, pr->size); /* (little endian) */
-		if (pr->sign && pr->size < 8 && (v >> (pr->size * 8 - 1) & 1))
-			v |= ~0ull << (pr->size * 8);
-	}
-	}
+	if (trail_filter_value(f->lay, f->nlay, pr->field, pr->off, pr->size, pr->sign, p, len, c,
+			       &v))
+		return 0;
 	switch (pr->op) {
 	case TRAIL_FLT_EQ: return v == pr->val;
 	case TRAIL_FLT_NE: return v != pr->val;

@@ -125,6 +125,14 @@ struct trail_filter_ctx {
 	uint32_t *steps; /* if not NULL: counts the predicates evaluated */
 };
 
+/* A number of the record: a common field from c, or the payload's field
+ * `field` (at off, or found by lay[0 .. nlay) when off is 0xffff; size
+ * bytes, sign-extended if sign) into *out. 0, or -1 when the payload is
+ * too short. */
+int trail_filter_value(const struct trail_flay *lay, uint32_t nlay, uint32_t field, uint16_t off,
+		       uint8_t size, uint8_t sign, const uint8_t *p, uint32_t len,
+		       const struct trail_filter_ctx *c, uint64_t *out);
+
 /* Does the record (payload, len) of the event f was compiled for pass
  * f? A payload shorter than a field it reads does not. */
 int trail_filter_match(const struct trail_filter *f, const uint8_t *payload, uint32_t len,

@@ -435,29 +435,10 @@ static uint64_t log2_up(uint64_t v)
 static int number(const struct trail_hist_keyer *k, const struct trail_hist_part *p,
 		  const uint8_t *pl, uint32_t len, const struct trail_filter_ctx *c, uint64_t *out)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	switch (p->field) {
-	case TRAIL_FILTER_PID: v = c->pid; break;
-	case TRAIL_FILTER_TID: v = c->tid; break;
-	case TRAIL_FILTER_CPU: v = c->cpu; break;
-	case TRAIL_FILTER_TS: v = c->ts; break;
-	default: {
-		uint32_t at = p->off, n;
-
-		if (at == 0xffff && trail_filter_locate(k->lay, k->nlay, p->field, pl, len, &at, &n))
-			return -1;
-		if (at + p->size > len || p->size > 8)
-			return -1;
-		switch (p->size) { /* (little endian) */
-		case 8: memcpy(&v, pl + at, 8); break;
-		case 4: { uint32_t x; memcpy(&x, pl + at, 4); v = x; break; }
-		default: memcpy(&v, pl + at, p->size);
-		}
-		if (p->sign && p->size < 8 && (v >> (p->size * 8 - 1) & 1))
-			v |= ~0ull << (p->size * 8);
-	}
-	}
+	if (trail_filter_value(k->lay, k->nlay, p->field, p->off, p->size, p->sign, pl, len, c, &v))
+		return -1;
 	switch (p->mod) {
 	case TRAIL_HM_LOG2: v = log2_up(v); break;
 	case TRAIL_HM_BUCKETS: v = v / p->buckets * p->buckets; break;

@@ -37,7 +37,6 @@ static const char *trigger_text(const char *spec, uint32_t line, size_t *len)
 /* directory slot i, copied out (0), or -1 if it names no table */
 static int dir_slot(struct trail_recorder *R, uint32_t i, struct trail_hist_dir *d)
 {
-	const struct trail_arena_hdr *hdr = shm_hdr(&R->m);
 	const struct trail_hist_dir *dir = (const void *)(R->m.base + R->m.g.hist_off);
 
 	/* acquire: pairs with the maker's release of READY */
@@ -45,7 +44,6 @@ static int dir_slot(struct trail_recorder *R, uint32_t i, struct trail_hist_dir 
 		return -1;
 	memcpy(d, &dir[i], sizeof(*d));
 	d->event[sizeof(d->event) - 1] = d->name[sizeof(d->name) - 1] = '\0';
-	(void)hdr;
 	return d->off < TRAIL_HIST_DIR * sizeof(*d) || d->bytes > R->m.g.hist_size ||
 			       d->off > R->m.g.hist_size - d->bytes
 		       ? -1

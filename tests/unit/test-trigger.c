@@ -127,4 +127,4 @@ TEST(trigger_errors)
 	}
 }
 
-TEST_MAIN(CHECK_T(trigger_good), CHECK_T(trigger_event_prefix), CHECK_T(trigger_errors))
+TEST_MAIN(CHECK_T(trigger_good), CHECK_T(trigger_hist), CHECK_T(trigger_event_prefix), CHECK_T(trigger_errors))
