@@ -71,11 +71,11 @@ int main(int argc, char **argv)
 		n = atol(e);
 	if (threads < 1 || threads > 64)
 		threads = 2;
-	bytes = trail_htab_bytes(2048, 1, 1, (uint32_t)threads);
+	bytes = trail_htab_bytes(2048, 1, 1, 0, 0, (uint32_t)threads);
 	tab = calloc(1, bytes);
 	if (!tab)
 		return 1;
-	trail_htab_init(tab, 2048, 1, 1, (uint32_t)threads);
+	trail_htab_init(tab, 2048, 1, 1, 0, 0, (uint32_t)threads);
 	pthread_barrier_init(&go, NULL, (unsigned)threads);
 	for (long i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, run, (void *)i);

@@ -14,7 +14,7 @@ _Static_assert(sizeof(struct trail_stream) == 128, "stream slot size");
 _Static_assert(sizeof(struct trail_proc) == 64, "process slot size");
 _Static_assert(sizeof(struct trail_evrec) == 16, "event record size");
 _Static_assert(sizeof(struct trail_mod) == 512, "module slot size");
-_Static_assert(sizeof(struct trail_hist_dir) == 224, "histogram directory slot size");
+_Static_assert(sizeof(struct trail_hist_dir) == 744, "histogram directory slot size");
 
 #define PAGE 4096u
 

@@ -56,7 +56,7 @@
 #include <stdint.h>
 
 #define TRAIL_ARENA_MAGIC 0x414e455241525254ull /* "TRRARENA" */
-#define TRAIL_ARENA_VERSION 3u
+#define TRAIL_ARENA_VERSION 4u
 
 #define TRAIL_ARENA_OVERWRITE 0x1u /* flags: flight-recorder mode */
 
@@ -158,6 +158,10 @@ struct trail_hist_dir {
 	uint64_t off, bytes; /* the table, from the area's start */
 	char event[128];     /* SYS:EVENT (of the process that made it) */
 	char name[64];       /* name=: shared by every trigger of that name */
+	/* its entries' variables (hist.h), by name: another trigger's
+	 * expressions find them here (by name, and kwords) */
+	uint32_t nvars, kwords;
+	char vars[16][32];
 };
 #define TRAIL_HIST_AREA_MAX (1ull << 30)
 

@@ -123,6 +123,8 @@ struct trail_filter_ctx {
 	uint64_t ts;
 	const char *comm;
 	uint32_t *steps; /* if not NULL: counts the predicates evaluated */
+	const uint64_t *vars; /* hist.h: the record's variables (keys and
+			       * vals that are variables read them) */
 };
 
 /* A number of the record: a common field from c, or the payload's field

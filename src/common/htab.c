@@ -10,16 +10,22 @@
 
 #define TOP (1ull << 63)
 
-static size_t hdr_bytes(uint32_t copies)
+static size_t hdr_bytes(uint32_t copies, uint32_t naux)
 {
-	size_t n = sizeof(struct trail_htab) + copies * sizeof(struct trail_htab_count);
+	size_t n = sizeof(struct trail_htab) + copies * sizeof(struct trail_htab_count) +
+		   naux * 8u;
 
 	return (n + 63) & ~(size_t)63;
 }
 
 static size_t slot_words(const struct trail_htab *t)
 {
-	return 2u + t->kwords + t->nvals;
+	return 2u + t->kwords + t->nvals + t->nextra;
+}
+
+uint64_t *trail_htab_aux(struct trail_htab *t)
+{
+	return (uint64_t *)&t->count[t->copies];
 }
 
 static uint64_t *copy_at(const struct trail_htab *t, uint32_t c)
@@ -34,17 +40,19 @@ uint32_t trail_htab_copies(void)
 	return n < 1 ? 1 : n > 64 ? 64 : (uint32_t)n;
 }
 
-size_t trail_htab_bytes(uint32_t size, uint32_t kwords, uint32_t nvals, uint32_t copies)
+size_t trail_htab_bytes(uint32_t size, uint32_t kwords, uint32_t nvals, uint32_t nextra,
+			uint32_t naux, uint32_t copies)
 {
 	if (!size || (size & (size - 1)) || size > (1u << 20) || !kwords ||
 	    kwords > TRAIL_HTAB_MAX_KWORDS || nvals > TRAIL_HTAB_MAX_VALS || !copies ||
-	    copies > 1024)
+	    copies > 1024 || nextra > TRAIL_HTAB_MAX_EXTRA || naux > TRAIL_HTAB_MAX_EXTRA)
 		return 0;
-	return hdr_bytes(copies) + (size_t)copies * 2u * size * (2u + kwords + nvals) * 8u;
+	return hdr_bytes(copies, naux) +
+	       (size_t)copies * 2u * size * (2u + kwords + nvals + nextra) * 8u;
 }
 
 void trail_htab_init(void *region, uint32_t size, uint32_t kwords, uint32_t nvals,
-		     uint32_t copies)
+		     uint32_t nextra, uint32_t naux, uint32_t copies)
 {
 	struct trail_htab *t = region;
 
@@ -52,7 +60,9 @@ void trail_htab_init(void *region, uint32_t size, uint32_t kwords, uint32_t nval
 	t->kwords = kwords;
 	t->nvals = nvals;
 	t->copies = copies;
-	t->hdr_size = hdr_bytes(copies);
+	t->nextra = (uint16_t)nextra;
+	t->naux = (uint16_t)naux;
+	t->hdr_size = hdr_bytes(copies, naux);
 	/* release: the dimensions before the magic a reader checks */
 	__atomic_store_n(&t->magic, TRAIL_HTAB_MAGIC, __ATOMIC_RELEASE);
 }
@@ -64,8 +74,8 @@ int trail_htab_check(const void *region, size_t n)
 
 	if (n < sizeof(*t) || __atomic_load_n(&t->magic, __ATOMIC_ACQUIRE) != TRAIL_HTAB_MAGIC)
 		return -1;
-	need = trail_htab_bytes(t->size, t->kwords, t->nvals, t->copies);
-	if (!need || need > n || t->hdr_size != hdr_bytes(t->copies))
+	need = trail_htab_bytes(t->size, t->kwords, t->nvals, t->nextra, t->naux, t->copies);
+	if (!need || need > n || t->hdr_size != hdr_bytes(t->copies, t->naux))
 		return -1;
 	return 0;
 }
@@ -94,8 +104,31 @@ static inline int same_key(const uint64_t *s, const uint64_t *key, uint32_t kwor
 	return !d;
 }
 
-int trail_htab_update(struct trail_htab *t, uint32_t c, const uint64_t *key, uint64_t hash,
-		      const uint64_t *vals)
+uint64_t *trail_htab_find(struct trail_htab *t, const uint64_t *key, uint64_t hash)
+{
+	uint32_t slots = 2u * t->size;
+	size_t sw = slot_words(t);
+
+	for (uint32_t c = 0; c < t->copies; c++) {
+		uint64_t *base = copy_at(t, c);
+		uint32_t i = (uint32_t)hash & (slots - 1);
+
+		for (uint32_t probes = 0; probes < slots; probes++, i = (i + 1) & (slots - 1)) {
+			uint64_t *s = base + (size_t)i * sw;
+			/* acquire: pairs with the release that published the key */
+			uint64_t st = __atomic_load_n(&s[0], __ATOMIC_ACQUIRE);
+
+			if (!st)
+				break;
+			if (st == hash && same_key(&s[1], key, t->kwords))
+				return s + 2 + t->kwords + t->nvals;
+		}
+	}
+	return NULL;
+}
+
+uint64_t *trail_htab_update(struct trail_htab *t, uint32_t c, const uint64_t *key,
+			    uint64_t hash, const uint64_t *vals)
 {
 	uint32_t slots = 2u * t->size, i = (uint32_t)hash & (slots - 1);
 	size_t sw = slot_words(t);
@@ -130,10 +163,10 @@ int trail_htab_update(struct trail_htab *t, uint32_t c, const uint64_t *key, uin
 		for (uint32_t v = 0; v < t->nvals; v++)
 			if (vals[v])
 				__atomic_fetch_add(&s[2 + t->kwords + v], vals[v], __ATOMIC_RELAXED);
-		return 0;
+		return s + 2 + t->kwords + t->nvals;
 	}
 	__atomic_fetch_add(&cnt->dropped, 1, __ATOMIC_RELAXED);
-	return -1;
+	return NULL;
 }
 
 static uint32_t cmp_kwords;
@@ -150,7 +183,7 @@ size_t trail_htab_collect_many(const struct trail_htab *const *tabs, size_t ntab
 			       uint64_t *hits, uint64_t *dropped, uint64_t *more)
 {
 	const struct trail_htab *t0 = tabs[0];
-	size_t total = 0, n = 0, k = 0;
+	size_t total = 0, n = 0, k = 0, kw = (size_t)t0->kwords + t0->nextra;
 	const uint64_t **all;
 
 	*hits = *dropped = *more = 0;
@@ -198,8 +231,17 @@ size_t trail_htab_collect_many(const struct trail_htab *const *tabs, size_t ntab
 			(*more)++;
 			continue;
 		}
-		memcpy(keys + (k - 1) * t0->kwords, &s[1], (size_t)t0->kwords * 8u);
-		out[k - 1].key = keys + (k - 1) * t0->kwords;
+		memcpy(keys + (k - 1) * kw, &s[1], (size_t)t0->kwords * 8u);
+		out[k - 1].key = keys + (k - 1) * kw;
+		out[k - 1].extra = NULL;
+		if (t0->nextra) {
+			uint64_t *x = keys + (k - 1) * kw + t0->kwords;
+
+			for (uint32_t q = 0; q < t0->nextra; q++)
+				x[q] = __atomic_load_n(&s[2 + t0->kwords + t0->nvals + q],
+						       __ATOMIC_RELAXED);
+			out[k - 1].extra = x;
+		}
 		out[k - 1].hits = h;
 		memset(out[k - 1].vals, 0, sizeof(out[k - 1].vals));
 		for (uint32_t v = 0; v < t0->nvals; v++)

@@ -12,7 +12,10 @@
  *
  *   u64 state   0: empty; CLAIM: a writer is filling the key in; else
  *               the key's hash with the top bit set: published
- *   u64 key[kwords], u64 hits, u64 vals[nvals]
+ *   u64 key[kwords], u64 hits, u64 vals[nvals], u64 extra[nextra]
+ *
+ * (extra: words the user keeps per entry, hist.h's variables; the table
+ * has naux more words of its own, after its header.)
  *
  * An update finds the key's slot by linear probing from its hash and adds
  * with atomic adds. A new key claims an empty slot (CAS), writes the key,
@@ -40,8 +43,9 @@ struct trail_htab {
 	uint32_t kwords; /* key: 8-byte words */
 	uint32_t nvals;
 	uint32_t copies;
-	uint32_t pad;
-	uint64_t hdr_size; /* bytes before the first copy */
+	uint16_t nextra, naux;
+	uint64_t hdr_size; /* bytes before the first copy (the aux words end
+			    * there) */
 	/* per copy, written by updaters: entries used, updates dropped */
 	struct trail_htab_count {
 		uint64_t used, dropped;
@@ -52,19 +56,28 @@ struct trail_htab {
 /* The copies a table has on this machine: one per CPU, 64 at most. */
 uint32_t trail_htab_copies(void);
 
+#define TRAIL_HTAB_MAX_EXTRA 4096
+
 /* Bytes of a region for these dimensions (0: out of range). */
-size_t trail_htab_bytes(uint32_t size, uint32_t kwords, uint32_t nvals, uint32_t copies);
+size_t trail_htab_bytes(uint32_t size, uint32_t kwords, uint32_t nvals, uint32_t nextra,
+			uint32_t naux, uint32_t copies);
 /* Lay a table out in region (bytes from trail_htab_bytes, zeroed). */
 void trail_htab_init(void *region, uint32_t size, uint32_t kwords, uint32_t nvals,
-		     uint32_t copies);
+		     uint32_t nextra, uint32_t naux, uint32_t copies);
+/* The table's aux words. */
+uint64_t *trail_htab_aux(struct trail_htab *t);
 /* Is region (n bytes, untrusted: another process writes it) a table
  * whose parts all fit? 0 or -1. */
 int trail_htab_check(const void *region, size_t n);
 
 /* Count one hit of key (kwords words, hash its trail_htab_hash) in copy
- * c, adding vals[0 .. nvals). 0, or -1 if dropped (the copy is full). */
-int trail_htab_update(struct trail_htab *t, uint32_t c, const uint64_t *key, uint64_t hash,
-		      const uint64_t *vals);
+ * c, adding vals[0 .. nvals). The entry's extra words, or NULL if
+ * dropped (the copy is full). */
+uint64_t *trail_htab_update(struct trail_htab *t, uint32_t c, const uint64_t *key,
+			    uint64_t hash, const uint64_t *vals);
+/* The extra words of key's entry (the first published one, any copy), or
+ * NULL: no such entry. */
+uint64_t *trail_htab_find(struct trail_htab *t, const uint64_t *key, uint64_t hash);
 
 /* A key's hash (never 0 or CLAIM once published: the top bit is set). */
 uint64_t trail_htab_hash(const uint64_t *key, uint32_t kwords);
@@ -74,13 +87,16 @@ struct trail_htab_entry {
 	const uint64_t *key;
 	uint64_t hits;
 	uint64_t vals[TRAIL_HTAB_MAX_VALS];
+	const uint64_t *extra; /* nextra words (NULL: none): the first slot's
+				* of the key */
 };
 
 /*
  * The table's entries, equal keys merged across copies and duplicate
  * slots, into out (at most max); their number (entries beyond max are
  * counted in *more). Totals: hits in *hits, dropped updates in *dropped.
- * keys must hold max * kwords words (the entries' key point there).
+ * keys must hold max * (kwords + nextra) words (the entries' key and
+ * extra point there).
  * A reader may run while writers update: it sees each counter at some
  * moment, never a half-written key (slots are read once published).
  */

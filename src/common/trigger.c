@@ -59,6 +59,9 @@ size_t trail_trigger_event(const char *text)
 
 	if (text[n] != ':' || cmd_named(text, n) >= 0)
 		return 0;
+	/* "NAME:COMMAND...": a synthetic event's bare name */
+	if (cmd_named(text + n + 1, strcspn(text + n + 1, ": \t")) >= 0)
+		return n;
 	second = strchr(text + n + 1, ':');
 	if (!second)
 		return 0; /* no trigger after it: the parse says so */

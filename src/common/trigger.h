@@ -66,7 +66,9 @@ int trail_trigger_spec_line(const char *v, size_t len, char *buf, size_t *plen,
 			    struct trail_trigger *t);
 
 /* "[SYS:EVENT:]TRIGGER": the length of the SYS:EVENT part (0: none, the
- * text starts with a command name); the trigger starts after it and ':'. */
+ * text starts with a command name); the trigger starts after it and ':'.
+ * "NAME:TRIGGER" (one word, then a command): NAME's length, a synthetic
+ * event's bare name (synthetic:NAME). */
 size_t trail_trigger_event(const char *text);
 
 /* The command's name (for messages and the trace file). */

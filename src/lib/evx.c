@@ -20,6 +20,7 @@
 
 #include "evx.h"
 #include "record.h"
+#include "synth.h"
 
 /* the sessions' extras, each session's in a list (control only) */
 static struct evx *all[TRAIL_MAX_SESSIONS];
@@ -73,8 +74,8 @@ static struct trail_htab *hist_table(unsigned s, const struct evrt *rt, uint32_t
 	struct psess *ps = &trail__sess[s];
 	struct trail_arena_hdr *hdr = ps->hdr;
 	struct trail_hist_dir *dir;
-	uint32_t copies = hdr->hist_copies ? hdr->hist_copies : 1;
-	size_t bytes = trail_htab_bytes(h->size, k->kwords, k->nvals, copies);
+	uint32_t copies = trail_hist_copies(k, hdr->hist_copies ? hdr->hist_copies : 1);
+	size_t bytes = trail_hist_bytes(h, k, hdr->hist_copies ? hdr->hist_copies : 1);
 	char key[sizeof(dir->event)], name[sizeof(dir->name)];
 
 	if (!hdr->hist_size || !bytes)
@@ -93,7 +94,8 @@ static struct trail_htab *hist_table(unsigned s, const struct evrt *rt, uint32_t
 		    d->bytes == bytes && d->off + bytes <= hdr->hist_size) {
 			struct trail_htab *t = (void *)(ps->base + hdr->hist_off + d->off);
 
-			if (t->kwords == k->kwords && t->nvals == k->nvals && t->size == h->size) {
+			if (t->kwords == k->kwords && t->nvals == k->nvals && t->size == h->size &&
+			    t->nextra == k->nextra && t->naux == k->naux) {
 				*dirp = d;
 				return t;
 			}
@@ -111,6 +113,11 @@ static struct trail_htab *hist_table(unsigned s, const struct evrt *rt, uint32_t
 		memcpy(d->event, key, sizeof(key));
 		memcpy(d->name, name, sizeof(name));
 		d->paused = h->paused;
+		d->kwords = k->kwords;
+		d->nvars = h->nvars;
+		memset(d->vars, 0, sizeof(d->vars));
+		for (uint32_t v = 0; v < h->nvars && v < sizeof(d->vars) / sizeof(d->vars[0]); v++)
+			memcpy(d->vars[v], h->vars[v].name, strnlen(h->vars[v].name, sizeof(d->vars[v]) - 1));
 		off = __atomic_fetch_add(&hdr->hist_used, bytes, __ATOMIC_RELAXED);
 		if (off + bytes > hdr->hist_size) {
 			__atomic_store_n(&d->state, TRAIL_HD_FAILED, __ATOMIC_RELEASE);
@@ -118,7 +125,8 @@ static struct trail_htab *hist_table(unsigned s, const struct evrt *rt, uint32_t
 		}
 		d->off = off;
 		d->bytes = bytes;
-		trail_htab_init(ps->base + hdr->hist_off + off, h->size, k->kwords, k->nvals, copies);
+		trail_htab_init(ps->base + hdr->hist_off + off, h->size, k->kwords, k->nvals, k->nextra,
+				k->naux, copies);
 		/* release: the table and the slot before READY */
 		__atomic_store_n(&d->state, TRAIL_HD_READY, __ATOMIC_RELEASE);
 		*dirp = d;
@@ -128,12 +136,13 @@ static struct trail_htab *hist_table(unsigned s, const struct evrt *rt, uint32_t
 	return NULL;
 }
 
-/* a hist trigger of g->x from the text t->hist: its spec, `if`, key and
- * table */
+/* a hist trigger of g->x from the text t->hist: its spec, `if`, key,
+ * the synthetic events its actions write, its table */
 static int hist_make(struct trigs *g, struct evx_trig *tr, const struct trail_trigger *t)
 {
 	struct trail_hist_spec h;
 	struct trail_filter_err e;
+	const char *spec = trail__sess[g->s].spec;
 
 	if (trail_hist_parse(t->hist, &g->x->meta, &h, &e))
 		return -EBADMSG;
@@ -141,6 +150,26 @@ static int hist_make(struct trigs *g, struct evx_trig *tr, const struct trail_tr
 		return -EBADMSG;
 	tr->has_cond = h.filter != NULL;
 	trail_hist_keyer(&h, &g->x->meta, &tr->keyer);
+	memcpy(tr->refs, h.refs, sizeof(tr->refs));
+	for (int q = 0; q < h.nact; q++) {
+		const struct trail_hist_action *a = &h.act[q];
+		const struct trail_synth *def;
+
+		if (a->handler == TRAIL_HH_ONMATCH)
+			memcpy(tr->onmatch, a->event, sizeof(tr->onmatch));
+		if (a->action != TRAIL_HA_TRACE)
+			continue;
+		/* its synthetic event, params matching its fields */
+		if (!(tr->synth[q] = trail__synth_find(spec, a->synth)))
+			return -EBADMSG;
+		def = trail__synth_def(tr->synth[q]);
+		if (def->nfields != a->nparams)
+			return -EBADMSG;
+		for (int j = 0; j < a->nparams; j++)
+			if (def->f[j].str != (a->p[j].kind == TRAIL_HX_FIELD && h.xf[a->p[j].idx].str))
+				return -EBADMSG;
+		tr->after = 1;
+	}
 	tr->tab = hist_table(g->s, g->rt, g->line - 1 /* (this line's) */, &h, &tr->keyer,
 			     &tr->dir);
 	return 0;
@@ -178,6 +207,7 @@ static int trigger_line(const char *v, size_t len, void *arg)
 
 		tr->t = t;
 		tr->left = t.count;
+		tr->after = t.cmd == TRAIL_TRIG_STACKTRACE;
 		if (t.cmd == TRAIL_TRIG_HIST) {
 			tr->t.hist = NULL; /* (buf's) */
 			if ((g->err = hist_make(g, tr, &t)))
@@ -272,7 +302,7 @@ int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel)
 	if (x->ntrig)
 		x->how |= EVX_TRIG;
 	for (uint16_t i = 0; i < x->ntrig; i++)
-		x->after |= x->trig[i].t.cmd == TRAIL_TRIG_STACKTRACE;
+		x->after |= x->trig[i].after;
 	if (x->ntrig)
 		__atomic_store_n(&trail__trigger_hook, triggers_run, __ATOMIC_RELEASE);
 	link_targets(s, x);
@@ -344,18 +374,95 @@ static uint64_t ticks_ns(const struct trail_arena_hdr *hdr, uint64_t t)
 					 hdr->clk_shift);
 }
 
-/* a hist trigger's update: the record's key counted, its vals added */
-static void hist_update(struct evx_trig *tr, const struct writer *w, unsigned s,
+/* ref i of tr (another event's variable): its table, found in session
+ * s's histogram directory by its name (and event; onmatch()'s first),
+ * with keys like tr's. 0, or -1: no table has it yet */
+static int ref_find(unsigned s, struct evx_trig *tr, uint8_t i)
+{
+	struct psess *ps = &trail__sess[s];
+	struct trail_arena_hdr *hdr = ps->hdr;
+	const struct trail_hist_ref *r = &tr->refs[i];
+	struct trail_hist_dir *dir = (struct trail_hist_dir *)(ps->base + hdr->hist_off);
+
+	for (int pass = 0; pass < 2; pass++) {
+		const char *want = r->event[0] ? r->event : pass ? NULL : tr->onmatch;
+
+		if (pass && r->event[0])
+			break;
+		for (uint32_t q = 0; q < TRAIL_HIST_DIR; q++) {
+			struct trail_hist_dir *d = &dir[q];
+			struct trail_htab *t;
+
+			/* acquire: pairs with the maker's release of READY */
+			if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != TRAIL_HD_READY ||
+			    d->kwords != tr->keyer.kwords || (want && strncmp(d->event, want, sizeof(d->event))) ||
+			    d->off + d->bytes > hdr->hist_size)
+				continue;
+			t = (struct trail_htab *)(ps->base + hdr->hist_off + d->off);
+			if (t == tr->tab || t->kwords != tr->keyer.kwords)
+				continue;
+			for (uint32_t v = 0; v < d->nvars && v < 16; v++)
+				if (!strncmp(d->vars[v], r->name, sizeof(d->vars[v])) &&
+				    1 + v < t->nextra) {
+					tr->refvar[i] = (uint8_t)v;
+					/* release: refvar before the table it is for */
+					__atomic_store_n(&tr->reft[i], t, __ATOMIC_RELEASE);
+					return 0;
+				}
+		}
+	}
+	return -1;
+}
+
+struct act {
+	struct evx_trig *tr;
+	struct writer *w;
+	unsigned d, s;
+};
+
+static void act_trace(void *arg, unsigned q, const uint64_t *vals, const char *const *strs,
+		      const uint16_t *slen)
+{
+	struct act *a = arg;
+
+	if (a->tr->synth[q])
+		trail__synth_emit(a->tr->synth[q], a->w, a->d, a->s, vals, strs, slen);
+}
+
+/* the recorder writes it (finish.c), one file for the requests it finds */
+static void act_snapshot(void *arg, unsigned q)
+{
+	(void)q;
+	__atomic_fetch_add(&trail__sess[((struct act *)arg)->s].hdr->snapshots, 1, __ATOMIC_RELEASE);
+}
+
+/* a hist trigger's update: variables, the record's key counted, its
+ * vals added, actions */
+static void hist_update(struct evx_trig *tr, struct writer *w, unsigned d, unsigned s,
 			const void *payload, uint32_t len)
 {
 	const struct trail_hist_keyer *k = &tr->keyer;
-	uint64_t key[TRAIL_HTAB_MAX_KWORDS], vals[TRAIL_HTAB_MAX_VALS];
 	struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid, .tid = w ? (uint32_t)w->tid : 0};
+	struct act a = {tr, w, d, s};
+	struct trail_hist_io io; /* (reft, refvar: only the first nrefs) */
 	char comm[17];
 	uint32_t cpu;
 
 	if (!tr->tab || __atomic_load_n(&tr->dir->paused, __ATOMIC_RELAXED))
 		return;
+	io.trace = act_trace;
+	io.snapshot = act_snapshot;
+	io.arg = &a;
+	for (uint8_t i = 0; i < k->nrefs; i++) {
+		/* acquire: pairs with ref_find's release */
+		io.reft[i] = __atomic_load_n(&tr->reft[i], __ATOMIC_ACQUIRE);
+		if (!io.reft[i]) {
+			if (ref_find(s, tr, i))
+				return; /* (nothing to match yet) */
+			io.reft[i] = tr->reft[i];
+		}
+		io.refvar[i] = tr->refvar[i];
+	}
 	if (k->clock) {
 		c.ts = ticks_ns(trail__sess[s].hdr, now_cpu(&cpu));
 		c.cpu = cpu;
@@ -367,9 +474,7 @@ static void hist_update(struct evx_trig *tr, const struct writer *w, unsigned s,
 		prctl(PR_GET_NAME, comm, 0, 0, 0);
 		c.comm = comm;
 	}
-	if (trail_hist_key(k, payload, len, &c, key, vals))
-		return;
-	trail_htab_update(tr->tab, cpu, key, trail_htab_hash(key, k->kwords), vals);
+	trail_hist_update(k, tr->tab, cpu, payload, len, &c, &io);
 }
 
 /* session s's traceon/traceoff: its processes stop or start writing (this
@@ -403,7 +508,7 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 	for (uint16_t i = 0; i < x->ntrig; i++) {
 		struct evx_trig *tr = &x->trig[i];
 
-		if ((tr->t.cmd == TRAIL_TRIG_STACKTRACE) != after)
+		if (tr->after != after)
 			continue;
 		if (tr->has_cond && !trail__filter_pass(&tr->cond, w, payload, len))
 			continue;
@@ -420,7 +525,7 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 			stacktrace(w, d, s);
 			break;
 		case TRAIL_TRIG_HIST:
-			hist_update(tr, w, s, payload, len);
+			hist_update(tr, w, d, s, payload, len);
 			break;
 		case TRAIL_TRIG_SNAPSHOT: /* the recorder writes it (finish.c) */
 			__atomic_fetch_add(&trail__sess[s].hdr->snapshots, 1, __ATOMIC_RELEASE);

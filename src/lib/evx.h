@@ -35,11 +35,21 @@ struct evx_trig {
 	uint32_t ntargets;      /* enable/disable_event: the events it turns */
 	struct evx *targets[TRAIL_EVX_TARGETS];
 	struct trail_filter cond; /* `if FILTER` */
+	uint8_t after;          /* runs after the record (stacktrace; hist
+				 * triggers whose actions write events) */
 	/* hist: the table in the arena's histogram area (NULL: it found no
 	 * room, the trigger does nothing), its directory slot, its key */
 	struct trail_htab *tab;
 	struct trail_hist_dir *dir;
 	struct trail_hist_keyer keyer;
+	/* the other events' variables it reads: by name (and event), their
+	 * tables once found (evx.c's ref_find) */
+	struct trail_hist_ref refs[TRAIL_HIST_MAX_REFS];
+	char onmatch[128]; /* onmatch()'s event: where unqualified ones are looked for first */
+	struct trail_htab *reft[TRAIL_HIST_MAX_REFS];
+	uint8_t refvar[TRAIL_HIST_MAX_REFS];
+	/* trace() actions' synthetic events (synth.h) */
+	struct synth *synth[TRAIL_HIST_MAX_ACTIONS];
 };
 
 /* struct evx's how: the record path's one load for the common case (a

@@ -50,6 +50,7 @@
 #include "../common/control.h"
 #include "../common/util.h"
 #include "evx.h"
+#include "synth.h"
 #include "internal.h"
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
@@ -535,7 +536,8 @@ static int sess_attach(struct join *j, void *uc)
 		ps->hdr = NULL;
 		return -EPROTO;
 	}
-	if ((r = extras_make((unsigned)s)) < 0) {
+	/* the synthetic events it defines, before the extras that write them */
+	if ((r = trail__synth_join(ps->spec)) < 0 || (r = extras_make((unsigned)s)) < 0) {
 		proc_state(ps, TRAIL_PS_FAILED, r);
 		sess_unmap((unsigned)s);
 		return r;

@@ -91,7 +91,8 @@ int trail_recorder_hists(struct trail_recorder *R,
 				continue;
 			memcpy(t, R->m.base + R->m.g.hist_off + d[j].off, d[j].bytes);
 			if (trail_htab_check(t, d[j].bytes) ||
-			    (nt && (t->kwords != tabs[0]->kwords || t->nvals != tabs[0]->nvals))) {
+			    (nt && (t->kwords != tabs[0]->kwords || t->nvals != tabs[0]->nvals ||
+				    t->nextra != tabs[0]->nextra || t->naux != tabs[0]->naux))) {
 				free(t);
 				continue;
 			}
@@ -105,11 +106,15 @@ int trail_recorder_hists(struct trail_recorder *R,
 			h.name = d[i].name;
 			h.kwords = tabs[0]->kwords;
 			h.nvals = tabs[0]->nvals;
+			h.nextra = tabs[0]->nextra;
+			h.naux = tabs[0]->naux;
+			/* (a snapshot's details: the first table's) */
+			h.aux = trail_htab_aux(tabs[0]);
 			max = 0;
 			for (size_t q = 0; q < nt; q++)
 				max += (size_t)tabs[q]->size * tabs[q]->copies;
 			h.e = calloc(max ? max : 1, sizeof(*h.e));
-			keys = calloc(max ? max : 1, (size_t)h.kwords * 8u);
+			keys = calloc(max ? max : 1, ((size_t)h.kwords + h.nextra) * 8u);
 			if (h.e && keys) {
 				h.n = trail_htab_collect_many((const struct trail_htab *const *)tabs, nt,
 							      h.e, keys, max, &h.hits, &h.dropped,
@@ -136,8 +141,8 @@ static void write_one(void *arg, const struct trail_recorder_hist *h)
 {
 	struct trail_recorder *R = arg;
 	size_t el = strlen(h->event) + 1, nl = strlen(h->name) + 1, tl = strlen(h->text) + 1;
-	size_t texts = (el + nl + tl + 7) & ~(size_t)7, ew = h->kwords + 1u + h->nvals;
-	size_t len = texts + h->n * ew * 8u;
+	size_t texts = (el + nl + tl + 7) & ~(size_t)7, ew = h->kwords + 1u + h->nvals + h->nextra;
+	size_t len = texts + (h->n * ew + h->naux) * 8u;
 	struct trail_sec_hist s = {
 		.kwords = h->kwords,
 		.nvals = h->nvals,
@@ -145,6 +150,8 @@ static void write_one(void *arg, const struct trail_recorder_hist *h)
 		.event_len = (uint16_t)el,
 		.name_len = (uint16_t)nl,
 		.text_len = (uint32_t)tl,
+		.nextra = (uint16_t)h->nextra,
+		.naux = (uint16_t)h->naux,
 		.hits = h->hits,
 		.dropped = h->dropped + h->more,
 	};
@@ -164,7 +171,11 @@ static void write_one(void *arg, const struct trail_recorder_hist *h)
 		memcpy(w, h->e[i].key, h->kwords * 8u);
 		w[h->kwords] = h->e[i].hits;
 		memcpy(w + h->kwords + 1, h->e[i].vals, h->nvals * 8u);
+		if (h->nextra && h->e[i].extra)
+			memcpy(w + h->kwords + 1 + h->nvals, h->e[i].extra, h->nextra * 8u);
 	}
+	if (h->naux)
+		memcpy(w, h->aux, h->naux * 8u);
 	tfw_section(&R->out, TRAIL_SEC_HIST, &s, sizeof(s), b, len);
 	free(b);
 }

@@ -178,9 +178,10 @@ struct trail_htab_entry;
 struct trail_recorder_hist {
 	const char *event, *name;
 	char text[1024];
-	uint32_t kwords, nvals;
+	uint32_t kwords, nvals, nextra, naux;
 	size_t n;
 	struct trail_htab_entry *e;
+	const uint64_t *aux;          /* naux words: the table's (hist.h) */
 	uint64_t hits, dropped, more; /* more: entries past what was read */
 };
 int trail_recorder_hists(struct trail_recorder *R,

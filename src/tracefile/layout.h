@@ -152,7 +152,9 @@ struct trail_sec_hist {
 	uint32_t entries;
 	uint16_t event_len, name_len; /* NUL included */
 	uint32_t text_len;
-	uint32_t pad;
+	uint16_t nextra;  /* words per entry after its vals (variables,
+			   * actions' state: hist.h) */
+	uint16_t naux;    /* the table's own words, after the entries */
 	uint64_t hits;    /* over all the entries */
 	uint64_t dropped; /* updates that found the table full */
 };

@@ -382,13 +382,13 @@ static int sec_hist(struct trail_reader *r, const uint8_t *p, uint64_t len, cons
 		return -1;
 	memcpy(&h, p, sizeof(h));
 	texts = (uint64_t)h.event_len + h.name_len + h.text_len;
-	ew = (uint64_t)h.kwords + 1 + h.nvals;
+	ew = (uint64_t)h.kwords + 1 + h.nvals + h.nextra;
 	*why = "bad dimensions";
 	if (!h.kwords || h.kwords > 1024 || h.nvals > TRAIL_RHIST_MAX_VALS || !h.event_len ||
 	    !h.name_len || !h.text_len)
 		return -1;
 	*why = "its parts run past it";
-	if (sizeof(h) + ((texts + 7) & ~7ull) + (uint64_t)h.entries * ew * 8 != len)
+	if (sizeof(h) + ((texts + 7) & ~7ull) + ((uint64_t)h.entries * ew + h.naux) * 8 != len)
 		return -1;
 	t = (const char *)p + sizeof(h);
 	*why = "unterminated text";
@@ -402,6 +402,8 @@ static int sec_hist(struct trail_reader *r, const uint8_t *p, uint64_t len, cons
 		.text = t + h.event_len + h.name_len,
 		.kwords = h.kwords,
 		.nvals = h.nvals,
+		.nextra = h.nextra,
+		.naux = h.naux,
 		.entries = h.entries,
 		.hits = h.hits,
 		.dropped = h.dropped,

@@ -89,8 +89,11 @@ const struct trail_file_hdr *trail_reader_header(const struct trail_reader *r);
 struct trail_rhist {
 	const char *event, *name, *text; /* "SYS:EVENT", name= or "", the trigger */
 	uint32_t kwords, nvals, entries;
+	uint32_t nextra, naux; /* each entry's extra words; the table's (after
+				* the entries) */
 	uint64_t hits, dropped;
-	const uint8_t *data;
+	const uint8_t *data;   /* entries x (key, hits, vals, extra), then aux
+				* (unaligned) */
 };
 size_t trail_reader_hists(const struct trail_reader *r, const struct trail_rhist **out);
 

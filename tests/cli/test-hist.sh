@@ -112,7 +112,7 @@ keys=v:sort=v,hitcount,v|Too many sort fields|23
 keys=v:size=0|Invalid size|12
 keys=v:size=x|Invalid size|12
 vals=v|Missing keys|6
-keys=v:colour=red|Unknown hist parameter|7
+keys=v:colour|Unknown hist parameter|7
 keys=v if w == 1|Field not found|10
 keys=v if|Meaningless filter expression|9
 T

@@ -18,11 +18,11 @@
 
 static struct trail_htab *make(uint32_t size, uint32_t kwords, uint32_t nvals, uint32_t copies)
 {
-	size_t n = trail_htab_bytes(size, kwords, nvals, copies);
+	size_t n = trail_htab_bytes(size, kwords, nvals, 0, 0, copies);
 	void *p = n ? calloc(1, n) : NULL;
 
 	if (p)
-		trail_htab_init(p, size, kwords, nvals, copies);
+		trail_htab_init(p, size, kwords, nvals, 0, 0, copies);
 	return p;
 }
 
@@ -30,7 +30,7 @@ static int update1(struct trail_htab *t, uint32_t c, uint64_t k0, uint64_t k1, u
 {
 	uint64_t key[2] = {k0, k1}, vals[1] = {v};
 
-	return trail_htab_update(t, c, key, trail_htab_hash(key, 2), vals);
+	return trail_htab_update(t, c, key, trail_htab_hash(key, 2), vals) ? 0 : -1;
 }
 
 TEST(htab_reference)
@@ -50,7 +50,7 @@ TEST(htab_reference)
 		ref_hits[k]++;
 		ref_sum[k] += v;
 	}
-	CHECK_EQ(trail_htab_check(t, trail_htab_bytes(1024, 2, 1, 2)), 0);
+	CHECK_EQ(trail_htab_check(t, trail_htab_bytes(1024, 2, 1, 0, 0, 2)), 0);
 	n = trail_htab_collect(t, e, keys, 1024, &hits, &dropped, &more);
 	CHECK_EQ(n, 700);
 	CHECK_EQ(hits, 100000);
@@ -92,7 +92,7 @@ TEST(htab_full_drops)
 TEST(htab_damaged)
 {
 	struct trail_htab *t = make(128, 1, 1, 1);
-	size_t n = trail_htab_bytes(128, 1, 1, 1);
+	size_t n = trail_htab_bytes(128, 1, 1, 0, 0, 1);
 
 	CHECK_EQ(trail_htab_check(t, n), 0);
 	CHECK_EQ(trail_htab_check(t, n - 8), -1);
@@ -104,8 +104,8 @@ TEST(htab_damaged)
 	t->kwords = 1;
 	t->hdr_size = 8;
 	CHECK_EQ(trail_htab_check(t, n), -1);
-	CHECK_EQ(trail_htab_bytes(100, 1, 1, 1), 0);
-	CHECK_EQ(trail_htab_bytes(128, 0, 1, 1), 0);
+	CHECK_EQ(trail_htab_bytes(100, 1, 1, 0, 0, 1), 0);
+	CHECK_EQ(trail_htab_bytes(128, 0, 1, 0, 0, 1), 0);
 	free(t);
 }
 

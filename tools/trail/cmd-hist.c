@@ -94,7 +94,6 @@ static const char *sym_of(void *ctx, uint32_t pid, uint64_t addr, uint64_t *off)
 /* a record into H's table */
 static void add(struct hist *H, const struct trail_record *rec)
 {
-	uint64_t key[TRAIL_HTAB_MAX_KWORDS], vals[TRAIL_HTAB_MAX_VALS];
 	const struct trail_rstream *st = rec->stream;
 	struct trail_filter_ctx c = {
 		.pid = st ? st->pid : 0,
@@ -106,9 +105,7 @@ static void add(struct hist *H, const struct trail_record *rec)
 
 	if (H->filter && !trail_filter_match(H->filter, rec->payload, rec->len, &c))
 		return;
-	if (trail_hist_key(&H->v.k, rec->payload, rec->len, &c, key, vals))
-		return;
-	trail_htab_update(H->tab, 0, key, trail_htab_hash(key, H->v.k.kwords), vals);
+	trail_hist_update(&H->v.k, H->tab, 0, rec->payload, rec->len, &c, NULL);
 }
 
 /* H's entries: from its table, or the saved ones */
@@ -120,19 +117,28 @@ static int entries(struct hist *H)
 
 	if (H->saved) {
 		const struct trail_rhist *s = H->saved;
-		size_t ew = (size_t)s->kwords + 1 + s->nvals;
+		size_t ew = (size_t)s->kwords + 1 + s->nvals + s->nextra, kw = s->kwords + s->nextra;
 
 		v->e = calloc(s->entries ? s->entries : 1, sizeof(*v->e));
-		H->keys = calloc(s->entries ? s->entries : 1, (size_t)s->kwords * 8u);
+		H->keys = calloc((s->entries ? s->entries : 1) * kw + s->naux + 1, 8u);
 		if (!v->e || !H->keys)
 			return -1;
 		for (size_t i = 0; i < s->entries; i++) {
 			const uint8_t *w = s->data + i * ew * 8u;
 
-			memcpy(H->keys + i * s->kwords, w, (size_t)s->kwords * 8u);
-			v->e[i].key = H->keys + i * s->kwords;
+			memcpy(H->keys + i * kw, w, (size_t)s->kwords * 8u);
+			v->e[i].key = H->keys + i * kw;
 			memcpy(&v->e[i].hits, w + (size_t)s->kwords * 8u, 8);
 			memcpy(v->e[i].vals, w + ((size_t)s->kwords + 1) * 8u, (size_t)s->nvals * 8u);
+			if (s->nextra) {
+				memcpy(H->keys + i * kw + s->kwords,
+				       w + ((size_t)s->kwords + 1 + s->nvals) * 8u, s->nextra * 8u);
+				v->e[i].extra = H->keys + i * kw + s->kwords;
+			}
+		}
+		if (s->naux) {
+			memcpy(H->keys + s->entries * kw, s->data + s->entries * ew * 8u, s->naux * 8u);
+			v->aux = H->keys + s->entries * kw;
 		}
 		v->n = s->entries;
 		v->hits = s->hits;
@@ -141,7 +147,7 @@ static int entries(struct hist *H)
 	}
 	max = v->h.size;
 	v->e = calloc(max, sizeof(*v->e));
-	H->keys = calloc(max, (size_t)v->k.kwords * 8u);
+	H->keys = calloc(max, ((size_t)v->k.kwords + v->k.nextra) * 8u);
 	if (!v->e || !H->keys)
 		return -1;
 	v->n = trail_htab_collect(H->tab, v->e, H->keys, max, &v->hits, &v->dropped, &more);
@@ -241,7 +247,8 @@ static int saved_list(struct trail_reader *r, const char *pat, struct hist ***ta
 			continue;
 		}
 		trail_hist_keyer(&H->v.h, &ev->meta, &H->v.k);
-		if (H->v.k.kwords != s[i].kwords || H->v.k.nvals != s[i].nvals) {
+		if (H->v.k.kwords != s[i].kwords || H->v.k.nvals != s[i].nvals ||
+		    H->v.k.nextra != s[i].nextra || H->v.k.naux != s[i].naux) {
 			tool_err("the histogram kept on %s ('%s') is damaged", s[i].event, s[i].text);
 			hist_free(H);
 			continue;
@@ -293,8 +300,9 @@ static void live_one(void *arg, const struct trail_recorder_hist *rh)
 	    !trail__meta_parse(blob, (size_t)size, m, &why) &&
 	    !trail_hist_parse(rh->text, m, &v->h, &fe)) {
 		trail_hist_keyer(&v->h, m, &v->k);
-		if (v->k.kwords == rh->kwords) {
+		if (v->k.kwords == rh->kwords && v->k.nextra == rh->nextra && v->k.naux == rh->naux) {
 			v->title = rh->event;
+			v->aux = rh->aux;
 			v->e = rh->e;
 			v->n = rh->n;
 			v->hits = rh->hits;
@@ -504,6 +512,23 @@ int cmd_hist(int argc, char **argv)
 				H->saved = &s[i];
 		if (H->saved)
 			continue;
+		/* from the records: what one event's records can give (its own
+		 * variables, onmax/onchange's save) */
+		for (int q = 0; q < H->v.h.nact && !rc; q++)
+			if (H->v.h.act[q].action != TRAIL_HA_SAVE) {
+				tool_caret("hist", text, H->v.h.act[q].pos,
+					   "actions that write events or snapshots run in the "
+					   "traced process: record with -T 'hist:...'");
+				rc = 1;
+			}
+		if (!rc && H->v.h.nrefs) {
+			tool_caret("hist", text, H->v.h.refs[0].pos,
+				   "other events' variables are read in the traced process: record "
+				   "with -T 'hist:...' on both events");
+			rc = 1;
+		}
+		if (rc)
+			break;
 		records = 1;
 		if (H->v.h.filter) {
 			if (!(H->filter = malloc(sizeof(*H->filter)))) {
@@ -518,14 +543,15 @@ int cmd_hist(int argc, char **argv)
 			}
 		}
 		{
-			size_t bytes = trail_htab_bytes(H->v.h.size, H->v.k.kwords, H->v.k.nvals, 1);
+			size_t bytes = trail_hist_bytes(&H->v.h, &H->v.k, 1);
 
 			if (!bytes || !(H->tab = calloc(1, bytes))) {
 				tool_err("hist: %u entries: out of memory", H->v.h.size);
 				rc = 1;
 				break;
 			}
-			trail_htab_init(H->tab, H->v.h.size, H->v.k.kwords, H->v.k.nvals, 1);
+			trail_htab_init(H->tab, H->v.h.size, H->v.k.kwords, H->v.k.nvals, H->v.k.nextra,
+					H->v.k.naux, 1);
 		}
 	}
 	if (!rc && text && !nh) {

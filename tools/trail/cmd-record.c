@@ -9,6 +9,7 @@
  * the exit status. The stop and SIGCHLD handlers are here: they only set
  * flags this file's loop acts on.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -31,12 +32,14 @@
 #include "../../src/common/meta.h"
 #include "../../src/common/registry.h"
 #include "../../src/common/spec.h"
+#include "../../src/common/synth.h"
 #include "../../src/common/util.h"
 #include "../../src/recorder/recorder.h"
 #include "elfscan.h"
 #include "funcscan.h"
 #include "opt.h"
 #include "probes.h"
+#include "synths.h"
 #include "tool.h"
 
 struct session {
@@ -69,6 +72,9 @@ struct session {
 	int stacktrace;     /* a -T is a stacktrace: ftrace:user_stack recorded */
 	uint64_t hist_bytes; /* the histogram area the hist triggers want */
 	int snapshot;       /* a -T is a snapshot */
+	char **synths;      /* synthetic events as "@synth DEF" spec lines */
+	struct trail_synth *sdefs; /* ... parsed */
+	int nsynths;
 	char **probes;      /* --probe definitions */
 	int nprobes;
 	char **probe_names; /* "GRP:EVENT" of the probes compiled in */
@@ -115,7 +121,7 @@ static void on_chld(int sig)
 /* ids of the options without a letter */
 enum {
 	O_CHUNK = OPT_LONG_ID, O_OVERWRITE, O_BLOCKING, O_UNKNOWN, O_DEPTH,
-	O_THRESH, O_RETVAL, O_ARGS, O_TID, O_NEST, O_PROBE,
+	O_THRESH, O_RETVAL, O_ARGS, O_TID, O_NEST, O_PROBE, O_SYNTH,
 };
 
 static const struct opt_cmd record_opts = {
@@ -168,6 +174,9 @@ static const struct opt_cmd record_opts = {
 		{0, "probe", OPT_REQUIRED, "DEF",
 		 "a dynamic event for this recording only, in the\n"
 		 "grammar of 'trail probe' (recorded without -e)", O_PROBE, NULL},
+		{0, "synth", OPT_REQUIRED, "DEF",
+		 "a synthetic event for this recording only, in the\n"
+		 "grammar of 'trail synth' (for -T's trace())", O_SYNTH, NULL},
 		{'P', "pid", OPT_REQUIRED, "PID", "attach to a running process (repeatable)", 0, NULL},
 		{'a', "all", OPT_NONE, NULL,
 		 "every process of yours with libtrail loaded, and\n"
@@ -312,6 +321,8 @@ static int check_events(struct session *S, struct known *k, const char *where)
 			hit = trail__spec_match1(e, strlen(e), name, colon + 1);
 			*colon = ':';
 		}
+		for (int j = 0; j < S->nsynths && !hit; j++)
+			hit = trail__spec_match1(e, strlen(e), TRAIL_SYNTH_PROVIDER, S->sdefs[j].name);
 		if (!hit) {
 			tool_err("no event matches '%s' in %s", e, where);
 			bad = 1;
@@ -392,6 +403,67 @@ static int source_filter(const char *what, const char *shown, size_t at, const v
 	return r;
 }
 
+/* ------------------------------------------------------ synthetic events */
+
+static int synth_find(const struct session *S, const char *name)
+{
+	for (int i = 0; i < S->nsynths; i++)
+		if (!strcmp(S->sdefs[i].name, name))
+			return i;
+	return -1;
+}
+
+static int synth_add(struct session *S, const struct trail_synth *d)
+{
+	char text[2048], **g = realloc(S->synths, (size_t)(S->nsynths + 1) * sizeof(*g));
+	struct trail_synth *sd;
+
+	if (!g)
+		return -1;
+	S->synths = g;
+	if (!(sd = realloc(S->sdefs, (size_t)(S->nsynths + 1) * sizeof(*sd))))
+		return -1;
+	S->sdefs = sd;
+	trail_synth_describe(d, text, sizeof(text));
+	if (asprintf(&S->synths[S->nsynths], "@synth %s", text) < 0)
+		return -1;
+	S->sdefs[S->nsynths++] = *d;
+	return 0;
+}
+
+/* the kept definitions (trail synth) this recording names: an -e
+ * selects it, or a -T's text names it as a word */
+static int synths_needed(struct session *S)
+{
+	struct synth_list l = {0};
+	char err[512];
+	int r = synths_read(&l, err, sizeof(err));
+
+	if (r) {
+		tool_err("synth: %s", r == -EINVAL ? err : strerror(-r));
+		return -1;
+	}
+	for (int i = 0; i < l.n; i++) {
+		const char *name = l.defs[i].name;
+		size_t nl = strlen(name);
+		int need = synth_find(S, name) < 0 ? 0 : -1;
+
+		for (int k = 0; !need && k < S->nevents; k++)
+			need = trail__spec_match1(S->events[k], strlen(S->events[k]),
+						  TRAIL_SYNTH_PROVIDER, name);
+		for (int k = 0; !need && k < S->ntriggers; k++)
+			for (const char *t = S->triggers[k]; !need && (t = strstr(t, name)); t += nl)
+				need = (t == S->triggers[k] || !(isalnum((unsigned char)t[-1]) || t[-1] == '_')) &&
+				       !(isalnum((unsigned char)t[nl]) || t[nl] == '_');
+		if (need > 0 && synth_add(S, &l.defs[i])) {
+			synths_free(&l);
+			return -1;
+		}
+	}
+	synths_free(&l);
+	return 0;
+}
+
 /* fn(name, blob, size, arg) for each event we know of that pat[0..plen)
  * selects: the program's or process's (k), and the probe events compiled
  * in. Returns fn's first non-zero value, or 0. */
@@ -430,6 +502,16 @@ static int each_event(struct session *S, const struct known *k, const char *pat,
 		}
 		free(blob);
 	}
+	for (int j = 0; j < S->nsynths && !r; j++) {
+		uint8_t blob[TRAIL_SYNTH_MAX_META];
+		size_t n = trail_synth_meta(&S->sdefs[j], blob, sizeof(blob));
+		char name[300];
+
+		if (n && trail__spec_match1(pat, plen, TRAIL_SYNTH_PROVIDER, S->sdefs[j].name)) {
+			snprintf(name, sizeof(name), "%s:%s", TRAIL_SYNTH_PROVIDER, S->sdefs[j].name);
+			r = fn(name, blob, n, arg);
+		}
+	}
 	return r;
 }
 
@@ -449,6 +531,21 @@ struct tcheck {
 	const char *text; /* the trigger's text (t->filter points into it) */
 	int n;            /* events seen */
 	uint64_t bytes;   /* hist: the tables' */
+	struct hdefs *defs; /* hist: each (trigger, event), for the links */
+};
+
+/* a hist trigger on one event, kept for checking what links triggers:
+ * variables of other events, onmatch's event, trace()'s synthetic event */
+struct hdef {
+	char event[300];
+	struct trail_hist_spec *h;
+	struct trail_hist_keyer *k;
+	const char *arg; /* the -T, and where the hist text is in it */
+	size_t at;
+};
+struct hdefs {
+	struct hdef *d;
+	size_t n;
 };
 
 /* a hist trigger against one event: its grammar, its `if`, its table's
@@ -477,13 +574,141 @@ static int source_hist(struct tcheck *c, const void *blob, size_t size, const ch
 	else
 		r = 0;
 	if (!r) {
+		struct hdef *g = realloc(c->defs->d, (c->defs->n + 1) * sizeof(*g));
+
 		trail_hist_keyer(h, m, k);
-		c->bytes += trail_htab_bytes(h->size, k->kwords, k->nvals, trail_htab_copies());
+		c->bytes += trail_hist_bytes(h, k, trail_htab_copies());
+		if (!g) {
+			tool_err("out of memory");
+			r = -1;
+		} else {
+			c->defs->d = g;
+			g += c->defs->n++;
+			snprintf(g->event, sizeof(g->event), "%s", name);
+			g->h = h;
+			g->k = k;
+			g->arg = c->arg;
+			g->at = at;
+			h = NULL;
+			k = NULL;
+		}
 	}
 	free(h);
 	free(k);
 	free(m);
 	return r;
+}
+
+static int count_each(const char *name, const void *blob, size_t size, void *arg)
+{
+	(void)name, (void)blob, (void)size;
+	++*(int *)arg;
+	return 0;
+}
+
+/* do hist triggers a and b have keys of one kind (the words they take)? */
+static int same_keys(const struct trail_hist_keyer *a, const struct trail_hist_keyer *b)
+{
+	if (a->kwords != b->kwords || a->nkeys != b->nkeys)
+		return 0;
+	for (int q = 0; q < a->nkeys; q++)
+		if (a->k[q].word != b->k[q].word || a->k[q].str != b->k[q].str)
+			return 0;
+	return 1;
+}
+
+/* The links between hist triggers (d, n of them): every variable read is
+ * defined by a hist trigger of its event (with keys like the reader's),
+ * onmatch's event exists, trace()'s synthetic event is defined with
+ * params matching its fields. known: every event is known (no -a, no
+ * --allow-unknown), so a variable nobody defines is an error. */
+static int check_links(struct session *S, const struct known *kn, struct hdef *d, size_t n,
+		       int known)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct trail_hist_spec *h = d[i].h;
+		const char *onmatch = NULL;
+
+		for (int q = 0; q < h->nact; q++)
+			if (h->act[q].handler == TRAIL_HH_ONMATCH)
+				onmatch = h->act[q].event;
+		for (int r = 0; r < h->nrefs; r++) {
+			const struct trail_hist_ref *ref = &h->refs[r];
+			const char *want = ref->event[0] ? ref->event : onmatch;
+			size_t j, hit = n;
+
+			for (int pass = 0; pass < 2 && hit == n; pass++, want = ref->event[0] ? want : NULL)
+				for (j = 0; j < n && hit == n; j++)
+					if (j != i && (!want || !strcmp(d[j].event, want)) &&
+					    trail_hist_var(d[j].h, ref->name) >= 0)
+						hit = j;
+			if (hit == n) {
+				if (!known)
+					continue;
+				tool_caret("trigger", d[i].arg, d[i].at + ref->pos,
+					   "Couldn't find variable: no hist trigger (-T) defines it");
+				return -1;
+			}
+			if (!same_keys(d[i].k, d[hit].k)) {
+				char msg[400];
+
+				snprintf(msg, sizeof(msg), "the keys don't match those of %s's hist, "
+					 "where $%s is", d[hit].event, ref->name);
+				tool_caret("trigger", d[i].arg, d[i].at, msg);
+				return -1;
+			}
+		}
+		for (int q = 0; q < h->nact; q++) {
+			const struct trail_hist_action *a = &h->act[q];
+			int s, cnt = 0;
+
+			if (a->handler == TRAIL_HH_ONMATCH && known) {
+				each_event(S, kn, a->event, strlen(a->event), count_each, &cnt);
+				if (!cnt) {
+					tool_caret("trigger", d[i].arg, d[i].at + a->pos + 8,
+						   "onmatch(): no such event");
+					return -1;
+				}
+			}
+			if (a->action != TRAIL_HA_TRACE)
+				continue;
+			if ((s = synth_find(S, a->synth)) < 0) {
+				tool_caret("trigger", d[i].arg, d[i].at + a->synth_pos,
+					   "Synthetic event not found: define it (--synth 'NAME TYPE FIELD; "
+					   "...' or trail synth)");
+				return -1;
+			}
+			if (S->sdefs[s].nfields != a->nparams) {
+				char msg[200];
+
+				snprintf(msg, sizeof(msg), "Param count doesn't match synthetic event field "
+					 "count (%s has %u)", a->synth, S->sdefs[s].nfields);
+				tool_caret("trigger", d[i].arg, d[i].at + a->pos, msg);
+				return -1;
+			}
+			for (int p = 0; p < a->nparams; p++)
+				if (S->sdefs[s].f[p].str !=
+				    (a->p[p].kind == TRAIL_HX_FIELD && h->xf[a->p[p].idx].str)) {
+					char msg[200];
+
+					snprintf(msg, sizeof(msg), "Param type doesn't match synthetic event "
+						 "field type (%s %s)", S->sdefs[s].f[p].type,
+						 S->sdefs[s].f[p].name);
+					tool_caret("trigger", d[i].arg, d[i].at + a->p[p].pos, msg);
+					return -1;
+				}
+		}
+	}
+	return 0;
+}
+
+static void hdefs_free(struct hdefs *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		free(h->d[i].h);
+		free(h->d[i].k);
+	}
+	free(h->d);
 }
 
 static int trigger_each(const char *name, const void *blob, size_t size, void *arg)
@@ -499,20 +724,35 @@ static int trigger_each(const char *name, const void *blob, size_t size, void *a
 			     size, name);
 }
 
-static int count_each(const char *name, const void *blob, size_t size, void *arg)
-{
-	(void)name, (void)blob, (void)size;
-	++*(int *)arg;
-	return 0;
-}
-
 /* Every -f and -T against the events they apply to that we know of (k,
  * the probe events): filters and trigger conditions compile for their
  * fields; a trigger's event and its enable/disable_event's exist (when
  * the events are known: not for a script, or with --allow-unknown). */
+static int check_filters1(struct session *S, const struct known *k, int known, uint64_t *histp,
+			  struct hdefs *defs);
+
 static int check_filters(struct session *S, const struct known *k)
 {
 	int known = k->n || S->nprobe_names;
+	uint64_t hist = 0;
+	struct hdefs defs = {0};
+	int r = check_filters1(S, k, known, &hist, &defs);
+
+	if (!r)
+		r = check_links(S, k, defs.d, defs.n, known && !S->allow_unknown && !S->all);
+	hdefs_free(&defs);
+	/* (checked once per process: the largest need) */
+	if (!r && hist) {
+		hist += TRAIL_HIST_DIR * sizeof(struct trail_hist_dir);
+		if (hist > S->hist_bytes)
+			S->hist_bytes = hist;
+	}
+	return r;
+}
+
+static int check_filters1(struct session *S, const struct known *k, int known, uint64_t *histp,
+			  struct hdefs *defs)
+{
 	uint64_t hist = 0;
 
 	for (int i = 0; i < S->nfilters; i++) {
@@ -528,7 +768,7 @@ static int check_filters(struct session *S, const struct known *k)
 		struct trail_trigger t;
 		struct trail_filter_err e;
 		struct tcheck c = {.arg = S->trig_args[i], .off = S->trig_off[i], .t = &t,
-				   .text = text};
+				   .text = text, .defs = defs};
 
 		if (trail_trigger_parse(text, &t, &e))
 			return -1; /* (checked when given) */
@@ -544,7 +784,8 @@ static int check_filters(struct session *S, const struct known *k)
 			hist += c.bytes + (c.n ? 0
 					       : trail_htab_bytes(TRAIL_HIST_SIZE_DEFAULT,
 								  3 * TRAIL_HIST_STR_MAX / 8 + 1,
-								  TRAIL_HIST_MAX_VALS,
+								  TRAIL_HIST_MAX_VALS, 32,
+								  3 + 3 * TRAIL_HIST_STR_MAX / 8 + 1,
 								  trail_htab_copies()));
 		if (t.target[0] && known && !S->allow_unknown) {
 			int n = 0;
@@ -559,12 +800,7 @@ static int check_filters(struct session *S, const struct known *k)
 			}
 		}
 	}
-	/* (checked once per process: the largest need) */
-	if (hist) {
-		hist += TRAIL_HIST_DIR * sizeof(struct trail_hist_dir);
-		if (hist > S->hist_bytes)
-			S->hist_bytes = hist;
-	}
+	*histp = hist;
 	return 0;
 }
 
@@ -1222,7 +1458,9 @@ static int record(struct session *S, int argc, char **argv)
 				tool_caret("trigger", optarg, off + (size_t)fe.pos, fe.msg);
 				return EXIT_USAGE;
 			}
-			if ((ev ? asprintf(&line, "@trigger %.*s %s", (int)ev, optarg, optarg + off)
+			if ((ev ? asprintf(&line, "@trigger %s%.*s %s",
+					   memchr(optarg, ':', ev) ? "" : TRAIL_SYNTH_PROVIDER ":", (int)ev,
+					   optarg, optarg + off)
 				: asprintf(&line, "@trigger %s %s", pat, optarg)) < 0)
 				return 1;
 			S->trig_args[S->ntriggers] = optarg;
@@ -1307,6 +1545,21 @@ static int record(struct session *S, int argc, char **argv)
 		case O_PROBE:
 			S->probes[S->nprobes++] = optarg;
 			break;
+		case O_SYNTH: {
+			struct trail_synth d;
+			struct trail_filter_err fe;
+
+			if (trail_synth_parse(optarg, &d, &fe)) {
+				tool_caret("synth", optarg, fe.pos < 0 ? 0 : (size_t)fe.pos, fe.msg);
+				return EXIT_USAGE;
+			}
+			if (synth_find(S, d.name) >= 0)
+				return usage_err("--synth '%s': that synthetic event is defined already",
+						 optarg);
+			if (synth_add(S, &d))
+				return 1;
+			break;
+		}
 		case O_NEST:
 			if (tool_parse_ulong(optarg, NULL, 0, 64, &n))
 				return usage_err("--nest needs a signal handler level from 0 to 64, not '%s'",
@@ -1354,6 +1607,8 @@ static int record(struct session *S, int argc, char **argv)
 	}
 	S->cmd = argv + optind;
 	S->nfuncs_user = S->nfuncs;
+	if (synths_needed(S))
+		return 1;
 	if (!S->nevents && !S->tracer && !S->nprobes && !S->ntriggers)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
@@ -1468,10 +1723,13 @@ static int record(struct session *S, int argc, char **argv)
 	}
 	/* the filters and triggers go to the spec after the probes (and the
 	 * stack traces' event, when a trigger takes them) */
-	for (int i = 0; i < S->nfilters + S->ntriggers + S->stacktrace; i++) {
+	for (int i = 0; i < S->nsynths + S->nfilters + S->ntriggers + S->stacktrace; i++) {
 		char **g = realloc(S->funcs, (size_t)(S->nfuncs + 1) * sizeof(*g));
-		char **from = i < S->nfilters ? &S->filters[i]
-			      : i < S->nfilters + S->ntriggers ? &S->triggers[i - S->nfilters] : NULL;
+		int f = i - S->nsynths;
+		char **from = i < S->nsynths		   ? &S->synths[i]
+			      : f < S->nfilters		   ? &S->filters[f]
+			      : f < S->nfilters + S->ntriggers ? &S->triggers[f - S->nfilters]
+								 : NULL;
 
 		if (!g)
 			return 1;
@@ -1629,6 +1887,10 @@ static void session_free(struct session *S)
 	for (int i = 0; i < S->nprobe_events; i++)
 		free(S->probe_events[i]);
 	free(S->probe_events);
+	for (int i = 0; i < S->nsynths; i++)
+		free(S->synths[i]);
+	free(S->synths);
+	free(S->sdefs);
 	for (int i = 0; S->filters && i < S->nfilters; i++)
 		free(S->filters[i]);
 	free(S->filters);

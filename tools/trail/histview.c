@@ -159,6 +159,63 @@ static void print_val(FILE *out, const char *name, uint8_t mod, uint64_t x, uint
 	}
 }
 
+/* what onmax/onchange's save() kept for the entry: the tracked value,
+ * then the fields, on a line of their own (as the kernel shows them) */
+static void print_saved(FILE *out, const struct histview *v, const struct trail_htab_entry *e)
+{
+	for (int q = 0; q < v->k.nact; q++) {
+		const struct trail_hist_cact *a = &v->k.act[q];
+
+		if (a->action != TRAIL_HA_SAVE)
+			continue;
+		fprintf(out, "  %s: %10" PRIu64, a->handler == TRAIL_HH_ONMAX ? "max" : "changed",
+			e->extra[a->track]);
+		for (int j = 0; j < a->nparams; j++) {
+			const struct trail_hist_part *x = &v->k.xp[a->p[j].idx];
+			const struct trail_hist_field *f = &v->h.xf[a->p[j].idx];
+			const uint64_t *w = e->extra + x->word;
+
+			if (x->str) {
+				size_t n = x->field == TRAIL_FILTER_COMM ? 16 : TRAIL_HIST_STR_MAX;
+
+				fprintf(out, "  %s: %.*s", f->name, (int)strnlen((const char *)w, n),
+					(const char *)w);
+			} else if (x->sign) {
+				fprintf(out, "  %s: %10" PRId64, f->name, (int64_t)*w);
+			} else {
+				fprintf(out, "  %s: %10" PRIu64, f->name, *w);
+			}
+		}
+		fprintf(out, "\n");
+	}
+}
+
+/* a snapshot action's details: the value that took the last one, and
+ * the key of its event */
+static void print_snapshot(FILE *out, const struct histview *v)
+{
+	struct trail_htab_entry e = {.key = v->aux + 3};
+
+	for (int q = 0; q < v->h.nact; q++) {
+		const struct trail_hist_action *a = &v->h.act[q];
+		const char *t = v->h.text + a->pos;
+
+		if (a->action != TRAIL_HA_SNAPSHOT)
+			continue;
+		fprintf(out, "\nSnapshot taken (%" PRIu64 " time%s: the recording's OUTPUT.N files).  "
+			"Details:\n", v->aux[0], v->aux[0] == 1 ? "" : "s");
+		fprintf(out, "    triggering value { %.*s }: %10" PRIu64 "\n",
+			(int)(strchr(t, ')') - t + 1), t, v->aux[1]);
+		fprintf(out, "    triggered by event with key: { ");
+		for (int k = 0; k < v->h.nkeys; k++) {
+			if (k)
+				fprintf(out, ", ");
+			print_key(out, v, &e, k);
+		}
+		fprintf(out, " }\n");
+	}
+}
+
 void histview_print(FILE *out, struct histview *v)
 {
 	const struct trail_hist_spec *h = &v->h;
@@ -204,7 +261,11 @@ void histview_print(FILE *out, struct histview *v)
 			fprintf(out, "  |%s|", b);
 		}
 		fprintf(out, "\n");
+		if (e->extra)
+			print_saved(out, v, e);
 	}
+	if (v->aux && v->k.snap && v->aux[0])
+		print_snapshot(out, v);
 	fprintf(out, "\nTotals:\n    Hits: %" PRIu64 "\n    Entries: %zu\n    Dropped: %" PRIu64 "\n",
 		v->hits, v->n, v->dropped);
 }

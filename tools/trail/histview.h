@@ -22,6 +22,7 @@ struct histview {
 	struct trail_hist_keyer k;
 	struct trail_htab_entry *e;     /* sorted by histview_print */
 	size_t n;
+	const uint64_t *aux;            /* the table's aux words (NULL: none) */
 	uint64_t hits, dropped;
 	/* names: .sym keys' symbols, .execname's commands (NULL: unknown) */
 	const char *(*sym)(void *ctx, uint32_t pid, uint64_t addr, uint64_t *off);

@@ -20,6 +20,7 @@ static const char main_help[] =
 	"  hist     an event's histogram in a trace file (the kernel's hist format)\n"
 	"  list     list the events a program or a process declares\n"
 	"  probe    define dynamic events (probes) on functions, as dynamic_events\n"
+	"  synth    define synthetic events (for hist triggers), as synthetic_events\n"
 	"  ps       list the running processes that trail can attach to\n"
 	"  version  print the version\n"
 	"\n"
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
 		{"list", cmd_list},
 		{"ps", cmd_ps},
 		{"probe", cmd_probe},
+		{"synth", cmd_synth},
 		{"hist", cmd_hist},
 	};
 

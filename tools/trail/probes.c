@@ -19,24 +19,13 @@
 #include "elfscan.h"
 #include "funcscan.h"
 #include "probes.h"
+#include "tool.h"
 
 /* ------------------------------------------------------ the definitions */
 
 int probes_file(char *path, size_t n, int create)
 {
-	char dir[512];
-	int fd;
-
-	if (trail__registry_path(dir, sizeof(dir)))
-		return -ENAMETOOLONG;
-	fd = trail__registry_open(dir, create);
-	if (fd < 0 && !(fd == -ENOENT && !create))
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	if ((size_t)snprintf(path, n, "%s/dynamic_events", dir) >= n)
-		return -ENAMETOOLONG;
-	return 0;
+	return tool_registry_file("dynamic_events", path, n, create);
 }
 
 int probes_add(struct probe_list *l, struct probe_def *d)
@@ -114,37 +103,22 @@ int probes_read(struct probe_list *l, char *err, size_t en)
 	return 0;
 }
 
+static int format_def(void *arg, int i, char *buf, size_t n)
+{
+	const struct probe_list *l = arg;
+	char *s;
+
+	if (i >= l->n)
+		return 0;
+	s = probe_def_format(&l->defs[i]);
+	snprintf(buf, n, "%s", s ? s : "");
+	free(s);
+	return 1;
+}
+
 int probes_write(const struct probe_list *l, char *err, size_t en)
 {
-	char path[600], tmp[640];
-	FILE *f;
-	int fd;
-
-	if (probes_file(path, sizeof(path), 1)) {
-		snprintf(err, en, "no registry directory for dynamic_events");
-		return -EIO;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		snprintf(err, en, "%s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -EIO;
-	}
-	for (int i = 0; i < l->n; i++) {
-		char *s = probe_def_format(&l->defs[i]);
-
-		if (s)
-			fprintf(f, "%s\n", s);
-		free(s);
-	}
-	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, path)) {
-		snprintf(err, en, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -EIO;
-	}
-	return 0;
+	return tool_registry_replace("dynamic_events", format_def, (void *)l, err, en);
 }
 
 /* ------------------------------------------------------------- in use

@@ -73,7 +73,16 @@ int cmd_report(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+/* A file of the registry directory (made if create): its path into
+ * path (n bytes). 0 or -errno (-ENOENT: no directory, create 0). */
+int tool_registry_file(const char *name, char *path, size_t n, int create);
+/* Replace that file (mode 0600, written aside, renamed into place) with
+ * one line per fn(arg, i, buf, n) that returns 1 (i from 0). 0, or -EIO
+ * with err. */
+int tool_registry_replace(const char *name, int (*fn)(void *arg, int i, char *buf, size_t n),
+			  void *arg, char *err, size_t en);
 int cmd_probe(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
 int cmd_hist(int argc, char **argv);
 
 #endif /* TRAIL_TOOL_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* util.c - message and option helpers of the trail tools; see tool.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../src/common/registry.h"
 #include "tool.h"
 
 int tool_color;
@@ -293,4 +295,58 @@ char *tool_find_file(const char *name, int need_exec, const char **why)
 	}
 	*why = "command not found";
 	return NULL;
+}
+
+int tool_registry_file(const char *name, char *path, size_t n, int create)
+{
+	char dir[512];
+	int fd;
+
+	if (trail__registry_path(dir, sizeof(dir)))
+		return -ENAMETOOLONG;
+	fd = trail__registry_open(dir, create);
+	if (fd < 0 && !(fd == -ENOENT && !create))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int tool_registry_replace(const char *name, int (*fn)(void *arg, int i, char *buf, size_t n),
+			  void *arg, char *err, size_t en)
+{
+	char path[600], tmp[640], *line;
+	size_t ln = 65536;
+	FILE *f;
+	int fd;
+
+	if (tool_registry_file(name, path, sizeof(path), 1)) {
+		snprintf(err, en, "no registry directory for %s", name);
+		return -EIO;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		snprintf(err, en, "%s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	if (!(line = malloc(ln))) {
+		fclose(f);
+		unlink(tmp);
+		snprintf(err, en, "out of memory");
+		return -EIO;
+	}
+	for (int i = 0; fn(arg, i, line, ln); i++)
+		fprintf(f, "%s\n", line);
+	free(line);
+	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, path)) {
+		snprintf(err, en, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -EIO;
+	}
+	return 0;
 }

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * synth.h - synthetic events in the process (src/common/synth.h): a
+ * session's spec defines them ("@synth DEF" lines); each becomes a
+ * registered event "synthetic:NAME" (like a probe event: it gets ids,
+ * extras, a place in the sessions' event tables), which hist triggers'
+ * trace() actions write through the one record path.
+ */
+#ifndef TRAIL_LIB_SYNTH_H
+#define TRAIL_LIB_SYNTH_H
+
+#include "../common/synth.h"
+#include "internal.h"
+
+#define TRAIL_SYNTH_CHAIN 4 /* synthetic events generating others, nested */
+
+struct synth;
+
+/* The spec's synthetic events registered (those the process does not
+ * have yet, with this definition). Under the control lock, before the
+ * session's extras are made. 0, or -EBADMSG (a definition does not
+ * parse: nothing registered), -ENOMEM. */
+HIDDEN int trail__synth_join(const char *spec);
+/* The event the spec defines as name (NULL: none), and its definition. */
+HIDDEN struct synth *trail__synth_find(const char *spec, const char *name);
+HIDDEN const struct trail_synth *trail__synth_def(const struct synth *sy);
+/* One record of sy from an action's params (trail_hist_io's trace) into
+ * session s, if s has it on; in the record path at level d (after the
+ * record of the event whose trigger ran). */
+HIDDEN void trail__synth_emit(struct synth *sy, struct writer *w, unsigned d, unsigned s,
+			      const uint64_t *vals, const char *const *strs, const uint16_t *slen);
+
+#endif /* TRAIL_LIB_SYNTH_H */
