@@ -1040,6 +1040,7 @@ void trail_hist_keyer(const struct trail_hist_spec *h, const struct trail_meta *
 	/* variables and their expressions */
 	k->nvars = h->nvars;
 	k->nrefs = h->nrefs;
+	k->vstore = h->nvars ? (uint32_t)((1ull << h->nvars) - 1) : 0;
 	memcpy(k->order, h->order, sizeof(k->order));
 	memcpy(k->ops, h->ops, sizeof(k->ops));
 	for (int v = 0; v < h->nvars; v++) {
@@ -1400,11 +1401,12 @@ int trail_hist_update(const struct trail_hist_keyer *k, struct trail_htab *t, ui
 	ex = trail_htab_update(t, cpu, key, hash, vals);
 	if (!ex)
 		return -1;
-	if (k->nvars) {
-		for (uint8_t v = 0; v < k->nvars; v++) {
-			__atomic_store_n(&ex[1 + v], vars[v], __ATOMIC_RELAXED);
-			set |= 1ull << v;
-		}
+	if (k->vstore) {
+		for (uint8_t v = 0; v < k->nvars; v++)
+			if (k->vstore & (1u << v)) {
+				__atomic_store_n(&ex[1 + v], vars[v], __ATOMIC_RELAXED);
+				set |= 1ull << v;
+			}
 		/* release: the values before the bits that say they are set */
 		__atomic_fetch_or(&ex[0], set, __ATOMIC_RELEASE);
 	}

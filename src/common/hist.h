@@ -222,6 +222,8 @@ struct trail_hist_keyer {
 	/* variables, expressions, actions (spec's, compiled) */
 	uint8_t nvars, nrefs, nact, snap;
 	uint16_t nextra, naux;
+	uint32_t vstore; /* the variables kept in the entry (others' expressions
+			  * read them); all by default */
 	uint8_t order[TRAIL_HIST_MAX_VARS];
 	uint8_t vfirst[TRAIL_HIST_MAX_VARS], vnops[TRAIL_HIST_MAX_VARS], vrefs[TRAIL_HIST_MAX_VARS];
 	struct trail_hist_xop ops[TRAIL_HIST_MAX_OPS];

@@ -261,7 +261,12 @@ size_t trail_synth_payload(const struct trail_synth *s, const uint64_t *vals,
 			o += 2u + l;
 		} else {
 			/* (little-endian: a number's low bytes) */
-			memcpy(buf + o, &vals[i], f->size);
+			switch (f->size) {
+			case 8: memcpy(buf + o, &vals[i], 8); break;
+			case 4: memcpy(buf + o, &vals[i], 4); break;
+			case 2: memcpy(buf + o, &vals[i], 2); break;
+			default: buf[o] = (uint8_t)vals[i]; break;
+			}
 			o += f->size;
 		}
 	}

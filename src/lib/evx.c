@@ -136,6 +136,43 @@ static struct trail_htab *hist_table(unsigned s, const struct evrt *rt, uint32_t
 	return NULL;
 }
 
+struct reads {
+	const struct trail_hist_spec *h;
+	uint32_t line, at, mask;
+};
+
+static int reads_line(const char *v, size_t len, void *arg)
+{
+	struct reads *r = arg;
+
+	if (r->at++ == r->line)
+		return 0;
+	for (uint8_t i = 0; i < r->h->nvars; i++) {
+		const char *name = r->h->vars[i].name;
+		size_t nl = strlen(name);
+
+		for (const char *p = memchr(v, '$', len); p; p = memchr(p + 1, '$', len - (size_t)(p + 1 - v)))
+			if ((size_t)(v + len - (p + 1)) >= nl && !memcmp(p + 1, name, nl) &&
+			    (p + 1 + nl == v + len || !((p[1 + nl] >= 'a' && p[1 + nl] <= 'z') ||
+							(p[1 + nl] >= 'A' && p[1 + nl] <= 'Z') ||
+							(p[1 + nl] >= '0' && p[1 + nl] <= '9') ||
+							p[1 + nl] == '_')))
+				r->mask |= 1u << i;
+	}
+	return 0;
+}
+
+/* the variables of h (the spec's @trigger line `line`) that another
+ * trigger names ($NAME): those its entries keep; the others are only
+ * this update's */
+static uint32_t read_elsewhere(const char *spec, uint32_t line, const struct trail_hist_spec *h)
+{
+	struct reads r = {h, line, 0, 0};
+
+	trail__spec_opts(spec, "trigger", reads_line, &r);
+	return r.mask;
+}
+
 /* a hist trigger of g->x from the text t->hist: its spec, `if`, key,
  * the synthetic events its actions write, its table */
 static int hist_make(struct trigs *g, struct evx_trig *tr, const struct trail_trigger *t)
@@ -150,6 +187,7 @@ static int hist_make(struct trigs *g, struct evx_trig *tr, const struct trail_tr
 		return -EBADMSG;
 	tr->has_cond = h.filter != NULL;
 	trail_hist_keyer(&h, &g->x->meta, &tr->keyer);
+	tr->keyer.vstore = read_elsewhere(spec, g->line - 1, &h);
 	memcpy(tr->refs, h.refs, sizeof(tr->refs));
 	for (int q = 0; q < h.nact; q++) {
 		const struct trail_hist_action *a = &h.act[q];

@@ -115,6 +115,34 @@ vals=v|Missing keys|6
 keys=v:colour|Unknown hist parameter|7
 keys=v if w == 1|Field not found|10
 keys=v if|Meaningless filter expression|9
+keys=v:x=v+w|Couldn't find field|11
+keys=v:x=(v+1|Unbalanced parentheses|9
+keys=v:x=v+1)|Unbalanced parentheses|12
+keys=v:x=v*|Missing operand|11
+keys=v:x=0x1g|Invalid number|12
+keys=v:x=v.hex|Invalid field modifier|11
+keys=v:x=common_comm|Variables and expressions hold numbers|9
+keys=v:vals=$nope|Couldn't find variable|12
+keys=$y|Couldn't find variable|5
+keys=v:vals=x=v|Variables are assigned outside vals=|12
+keys=v:x=$y+$x|Variable refers to itself|7
+keys=v:1x=v|Invalid variable name|7
+keys=v:v=1|Variable name can't be a field name|7
+keys=v:x=1:x=2|Variable already defined|11
+keys=v:onmax(x).save(v)|Couldn't find onmax or onchange var|13
+keys=v:x=v:onmax($x).frob()|Invalid action|21
+keys=v:x=v:onmatch(app).trace(s,v)|onmatch() needs the matching event|19
+keys=v:x=v:onmatch(a.b).save(v)|onmatch() takes trace()|24
+keys=v:x=v:onmax($x).snapshot(v)|snapshot() takes no params|30
+keys=v:x=v:onmax($x).save()|Missing param|26
+keys=v:x=v:onmax($x).save(nope)|Couldn't find field|26
+keys=v:x=v:onmax($x).trace(s,v|Unbalanced parentheses|29
+keys=v:x=v:onmatch(a.b).trace(s,a.c.v)|A field of another event|32
+keys=v:x=v:onmax($x).save($x)|save() takes fields of the event|26
+keys=v:x=v:onmax($x).snapshot():onchange($x).snapshot()|One snapshot() action per histogram|32
+keys=v:x=v:x2=$x+3:onmatch(a.b).trace(s,$x2):onmax($x).save(v):onchange($x).save(v):onmax($x).snapshot():onmatch(a.b).s(v)|Too many actions (Max = 4)|105
+keys=v:x=v+$y|other events' variables are read in the traced process|11
+keys=v:x=v:onmax($x).snapshot()|actions that write events or snapshots run in the traced process|11
 T
 	expect_rc 1 $TRAIL hist -i p.dat -e x:nope 'keys=v' 2>err.txt
 	has err.txt 'no event matching'
