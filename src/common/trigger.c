@@ -19,6 +19,7 @@ static const struct {
 	{"enable_event", TRAIL_TRIG_ENABLE_EVENT, 1},
 	{"disable_event", TRAIL_TRIG_DISABLE_EVENT, 1},
 	{"hist", TRAIL_TRIG_HIST, 0},
+	{"objtrace", TRAIL_TRIG_OBJTRACE, 0},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -66,6 +67,79 @@ size_t trail_trigger_event(const char *text)
 	if (!second)
 		return 0; /* no trigger after it: the parse says so */
 	return (size_t)(second - text);
+}
+
+/* objtrace's ":add|remove:FIELD[,OFFSET][:TYPE]" at text[*i ..): up to
+ * a COUNT */
+static int objtrace_of(const char *text, size_t *i, size_t head, struct trail_trigger *t,
+		       struct trail_filter_err *e)
+{
+	size_t k = *i, n, f;
+
+	t->obj_size = 8;
+	if (k >= head || text[k] != ':')
+		return fail(e, k, "Missing add or remove (objtrace:add:FIELD)");
+	n = strcspn(text + k + 1, ":");
+	if (k + 1 + n > head)
+		n = head - k - 1;
+	if (n == 3 && !memcmp(text + k + 1, "add", 3))
+		t->obj_remove = 0;
+	else if (n == 6 && !memcmp(text + k + 1, "remove", 6))
+		t->obj_remove = 1;
+	else
+		return fail(e, k + 1, "Invalid objtrace command (add, remove)");
+	k += 1 + n;
+	if (k >= head || text[k] != ':')
+		return fail(e, k, "Missing FIELD (objtrace:add:FIELD[,OFFSET])");
+	f = ++k;
+	n = strcspn(text + k, ":,");
+	if (k + n > head)
+		n = head - k;
+	if (!n || n >= sizeof(t->obj_field))
+		return fail(e, k, "Missing FIELD (objtrace:add:FIELD[,OFFSET])");
+	memcpy(t->obj_field, text + k, n);
+	t->obj_field_pos = (uint16_t)f;
+	k += n;
+	if (k < head && text[k] == ',') { /* OFFSET: [-]decimal or 0x hex */
+		size_t o = ++k;
+		int neg = k < head && text[k] == '-', hex;
+		uint64_t v = 0;
+
+		k += (size_t)neg;
+		hex = k + 1 < head && text[k] == '0' && (text[k + 1] == 'x' || text[k + 1] == 'X');
+		k += hex ? 2u : 0u;
+		if (k >= head || text[k] == ':')
+			return fail(e, o, "Invalid offset");
+		for (; k < head && text[k] != ':'; k++) {
+			char ch = text[k];
+			unsigned d = ch >= '0' && ch <= '9' ? (unsigned)(ch - '0')
+				     : hex && ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
+									: 99u;
+
+			if (d == 99u || v > (1ull << 40))
+				return fail(e, k, "Invalid offset");
+			v = v * (hex ? 16u : 10u) + d;
+		}
+		t->obj_off = neg ? -(int64_t)v : (int64_t)v;
+	}
+	if (k + 1 < head && text[k] == ':' && (text[k + 1] == 'u' || text[k + 1] == 's' ||
+					      text[k + 1] == 'x')) { /* :TYPE */
+		size_t y = k + 1, tn = strcspn(text + y, ":");
+
+		if (y + tn > head)
+			tn = head - y;
+		if ((tn == 2 && text[y + 1] == '8') || (tn == 3 && !memcmp(text + y + 1, "16", 2)) ||
+		    (tn == 3 && !memcmp(text + y + 1, "32", 2)) ||
+		    (tn == 3 && !memcmp(text + y + 1, "64", 2))) {
+			t->obj_size = (uint8_t)(tn == 2 ? 1 : text[y + 1] == '1' ? 2 : text[y + 1] == '3' ? 4 : 8);
+			t->obj_sign = text[y] == 's';
+		} else {
+			return fail(e, y, "Invalid type (u8..u64, s8..s64, x8..x64)");
+		}
+		k = y + tn;
+	}
+	*i = k;
+	return 0;
 }
 
 /* a count: 1 .. MAX, digits only */
@@ -118,7 +192,7 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 		return fail(e, i, "Missing trigger command");
 	if ((c = cmd_named(text + i, n)) < 0)
 		return fail(e, i, "Unknown trigger command (traceon, traceoff, snapshot, "
-				  "stacktrace, enable_event, disable_event, hist)");
+				  "stacktrace, enable_event, disable_event, hist, objtrace)");
 	t->cmd = cmds[c].cmd;
 	if (t->cmd == TRAIL_TRIG_HIST) { /* its own grammar, `if` included (hist.h) */
 		t->hist = text + i;
@@ -126,6 +200,8 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 		return 0;
 	}
 	i += n;
+	if (t->cmd == TRAIL_TRIG_OBJTRACE && objtrace_of(text, &i, head, t, e))
+		return -1;
 	if (cmds[c].target) {
 		size_t s0 = i + 1, sn, en;
 

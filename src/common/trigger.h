@@ -15,6 +15,12 @@
  *   disable_event:SYS:EVENT
  *   hist:keys=...              a histogram kept in the process (hist.h's
  *                              grammar; no COUNT)
+ *   objtrace:add:FIELD[,OFFSET][:TYPE]    FIELD's value (an address) into
+ *   objtrace:remove:FIELD      the session's objects / out of them: every
+ *                              traced function entry that gets one in an
+ *                              argument register is recorded
+ *                              (ftrace:objtrace) with the TYPE (u8..u64,
+ *                              s8..s64, x8..x64; u64) at OFFSET in it
  *
  * COUNT: how many times it runs (then it stays, doing nothing), default
  * every time; FILTER: the event's own fields (filter.h), the trigger runs
@@ -38,6 +44,7 @@ enum trail_trig_cmd {
 	TRAIL_TRIG_DISABLE_EVENT,
 	TRAIL_TRIG_SNAPSHOT,
 	TRAIL_TRIG_HIST,
+	TRAIL_TRIG_OBJTRACE,
 };
 
 #define TRAIL_TRIG_MAX_TARGET 128 /* "SYS:EVENT" of enable/disable_event */
@@ -51,6 +58,12 @@ struct trail_trigger {
 	const char *filter;                 /* in the text: after "if ", or NULL */
 	const char *hist;                   /* hist: the text from "hist" on (its
 					     * `if` too: trail_hist_parse) */
+	/* objtrace */
+	uint8_t obj_remove;                 /* remove (else add) */
+	uint8_t obj_size, obj_sign;         /* TYPE */
+	int64_t obj_off;                    /* OFFSET */
+	char obj_field[64];                 /* FIELD */
+	uint16_t obj_field_pos;             /* FIELD's position in the text */
 };
 
 /* Parse text (one trigger, no event prefix). 0, or -1 with *e (a

@@ -112,6 +112,18 @@ void trail_text_event(struct lbuf *l, const struct trail_export_src *src,
 			lb_str(l, "\n => ");
 			put_sym(l, src, rec->stream->pid, ip, rec->ts_raw);
 		}
+	} else if (!strcmp(m->provider, "ftrace") && !strcmp(m->name, "objtrace") && rec->len >= 32) {
+		/* seed 001's layout: "func <-parent object:0x... value:0x..." */
+		uint64_t a[4];
+		char b[64];
+
+		memcpy(a, rec->payload, 32);
+		trail_text_addr(l, src, rec->stream->pid, a[0], rec->ts_raw);
+		lb_str(l, " <-");
+		trail_text_addr(l, src, rec->stream->pid, a[1], rec->ts_raw);
+		snprintf(b, sizeof(b), " object:0x%llx value:0x%llx", (unsigned long long)a[2],
+			 (unsigned long long)a[3]);
+		lb_str(l, b);
 	} else if (probe && rec->len >= (probe == 2 ? 16u : 8u))
 		probe_line(l, src, rec, probe);
 	else

@@ -12,6 +12,7 @@
  * compiler allocates nothing.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -213,6 +214,22 @@ static int hist_make(struct trigs *g, struct evx_trig *tr, const struct trail_tr
 	return 0;
 }
 
+/* an objtrace trigger: its FIELD read as a one-number key (hist.c's
+ * keyer); the fault-safe reads' guard on (its objects' values) */
+static int obj_make(struct trigs *g, struct evx_trig *tr, const struct trail_trigger *t)
+{
+	char text[80];
+	struct trail_hist_spec h;
+	struct trail_filter_err e;
+
+	snprintf(text, sizeof(text), "keys=%s", t->obj_field);
+	if (trail_hist_parse(text, &g->x->meta, &h, &e) || h.keys[0].str ||
+	    h.keys[0].field >= TRAIL_FILTER_PID)
+		return -EBADMSG;
+	trail_hist_keyer(&h, &g->x->meta, &tr->keyer);
+	return trail__signals_guard_faults() < 0 ? -EIO : 0;
+}
+
 /* does the enable/disable_event of t name rt? */
 static int targets(const struct trail_trigger *t, const struct evrt *rt)
 {
@@ -251,6 +268,8 @@ static int trigger_line(const char *v, size_t len, void *arg)
 			if ((g->err = hist_make(g, tr, &t)))
 				return 1;
 		} else {
+			if (t.cmd == TRAIL_TRIG_OBJTRACE && (g->err = obj_make(g, tr, &t)))
+				return 1;
 			if (t.filter && trail_filter_compile(t.filter, &g->x->meta, &tr->cond, &e)) {
 				g->err = -EBADMSG;
 				return 1;
@@ -565,6 +584,18 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 		case TRAIL_TRIG_HIST:
 			hist_update(tr, w, d, s, payload, len);
 			break;
+		case TRAIL_TRIG_OBJTRACE: {
+			uint64_t key[TRAIL_HTAB_MAX_KWORDS], vals[TRAIL_HTAB_MAX_VALS];
+			struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid};
+
+			if (trail_hist_key(&tr->keyer, payload, len, &c, key, vals))
+				break;
+			if (tr->t.obj_remove)
+				trail__obj_remove(s, key[0]);
+			else
+				trail__obj_add(s, key[0], tr->t.obj_off, tr->t.obj_size);
+			break;
+		}
 		case TRAIL_TRIG_SNAPSHOT: /* the recorder writes it (finish.c) */
 			__atomic_fetch_add(&trail__sess[s].hdr->snapshots, 1, __ATOMIC_RELEASE);
 			break;

@@ -17,6 +17,10 @@
  *   ftrace:funcgraph_call      {func, duration u64}    a long call (threshold)
  *   ftrace:funcgraph_inherited {func}                  a frame a forked child
  *                                                      returns through
+ *   ftrace:objtrace            {ip, parent_ip, object, value}
+ *                                                      an entry that got an
+ *                                                      objtrace object in an
+ *                                                      argument register
  *
  * Durations are in clock ticks. A leaf is stamped with its entry's time.
  */
@@ -41,5 +45,8 @@ FTRACE_EVENT(funcgraph_call, TRAIL_ARGS(uint64_t, func, uint64_t, duration),
 	     TRAIL_FIELDS(trail_field_ptr(func) trail_field_int(duration)))
 FTRACE_EVENT(funcgraph_inherited, TRAIL_ARGS(uint64_t, func),
 	     TRAIL_FIELDS(trail_field_ptr(func)))
+FTRACE_EVENT(objtrace, TRAIL_ARGS(uint64_t, ip, uint64_t, parent_ip, uint64_t, object, uint64_t, value),
+	     TRAIL_FIELDS(trail_field_ptr(ip) trail_field_ptr(parent_ip) trail_field_hex(object)
+			  trail_field_hex(value)))
 
 #endif

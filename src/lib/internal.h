@@ -219,6 +219,14 @@ HIDDEN uint32_t trail__sig_level_at(uintptr_t sp);
 /* probes' fault-safe reads: SIGSEGV and SIGBUS reach libtrail first from
  * now on (under the control lock); 0 or -errno */
 HIDDEN int trail__signals_guard_faults(void);
+/* objtrace (fhook.c): session s's objects, addresses a traced function's
+ * entry is recorded for (ftrace:objtrace) when it gets one in an
+ * argument register, with the size bytes at off in it. Add: 0, or
+ * -ENOSPC (TRAIL_OBJ_MAX of them already); async-signal-safe, lock-free. */
+#define TRAIL_OBJ_MAX 64
+HIDDEN int trail__obj_add(unsigned s, uint64_t addr, int64_t off, uint32_t size);
+HIDDEN void trail__obj_remove(unsigned s, uint64_t addr);
+HIDDEN void trail__obj_clear(unsigned s);
 /* glibc's own sigaction, for libtrail's handlers (not counted) */
 struct sigaction;
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);

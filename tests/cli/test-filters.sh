@@ -212,3 +212,47 @@ eprobe_filter() {
 	has err.txt 'Meaningless filter expression'
 }
 t eprobe_filter eprobe_filter
+
+# objtrace (seed 001): an entry probe adds handle()'s argument to the
+# objects; every traced entry that gets one in an argument register is
+# recorded as "func <-parent object:0x... value:0x..." with the u32 at
+# offset 0 (struct req's id, 42). handle() runs with &r and &bad each
+# call: 2 objects, each seen at each of the 3 calls; with :1 only the
+# first object is added.
+objtrace_trigger() {
+	rm -rf reg; mkdir -m 700 reg
+	expect_rc 7 $TRAIL record -q -o o.dat -p function --probe 'p:x/h handle r=$arg1:x64' \
+		-T 'x:h:objtrace:add:r,0:u32' -- "$P" 3 >/dev/null
+	$TRAIL report -q -i o.dat >o.txt
+	grep -o 'x:h: (handle+0x0/0x[0-9a-f]*) r=0x[0-9a-f]*' o.txt | sed 's/.* r=//' | sort -u >objs.txt
+	[ "$(wc -l <objs.txt)" = 2 ] || die "want 2 objects: $(cat objs.txt)"
+	grep 'ftrace:objtrace: ' o.txt >ot.txt
+	[ "$(wc -l <ot.txt)" = 6 ] || die "want 6 objtrace records: $(cat ot.txt)"
+	grep -v 'ftrace:objtrace: handle <-main object:0x[0-9a-f]* value:0x2a$' ot.txt && die "layout"
+	sed 's/.*object:\(0x[0-9a-f]*\) .*/\1/' ot.txt | sort -u | diff -u objs.txt -
+	expect_rc 7 $TRAIL record -q -o o1.dat -p function --probe 'p:x/h handle r=$arg1:x64' \
+		-T 'x:h:objtrace:add:r,0:u32:1' -- "$P" 3 >/dev/null
+	$TRAIL report -q -i o1.dat | grep 'ftrace:objtrace: ' >ot1.txt
+	[ "$(wc -l <ot1.txt)" = 3 ] || die "with :1, want 3 records: $(cat ot1.txt)"
+	[ "$(sed 's/.*object:\(0x[0-9a-f]*\) .*/\1/' ot1.txt | sort -u | wc -l)" = 1 ] || die "one object"
+	# without objtrace, no such record
+	expect_rc 7 $TRAIL record -q -o o2.dat -p function --probe 'p:x/h handle r=$arg1:x64' -- "$P" 3 >/dev/null
+	$TRAIL report -q -i o2.dat | grep -c 'ftrace:objtrace' >n.txt || true
+	[ "$(cat n.txt)" = 0 ] || die "objtrace records without the trigger"
+	# grammar and fields, with carets
+	while IFS='|' read -r trig msg col rc; do
+		expect_rc "$rc" $TRAIL record -q -o e.dat -p function --probe 'p:x/h handle r=$arg1:x64 s=+0($arg1):string' \
+			-T "$trig" -- "$P" 1 >/dev/null 2>err.txt
+		has err.txt "$msg"
+		caret=$(caret_col err.txt)
+		[ "$caret" = "$col" ] || die "'$trig': caret at $caret, want $col: $(cat err.txt)"
+	done <<'T'
+x:h:objtrace:frob:r|Invalid objtrace command|13|2
+x:h:objtrace:add:nope|Couldn't find field|17|1
+x:h:objtrace:add:s|objtrace takes an integer field|17|1
+x:h:objtrace:add:r,zz|Invalid offset|19|2
+x:h:objtrace:add:r,8:u12|Invalid type|21|2
+x:h:objtrace:add|Missing FIELD|16|2
+T
+}
+t objtrace_trigger objtrace_trigger

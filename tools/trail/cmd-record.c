@@ -72,6 +72,7 @@ struct session {
 	int stacktrace;     /* a -T is a stacktrace: ftrace:user_stack recorded */
 	uint64_t hist_bytes; /* the histogram area the hist triggers want */
 	int snapshot;       /* a -T is a snapshot */
+	int objtrace;       /* a -T is an objtrace: ftrace:objtrace recorded */
 	char **synths;      /* synthetic events as "@synth DEF" spec lines */
 	struct trail_synth *sdefs; /* ... parsed */
 	int nsynths;
@@ -148,7 +149,8 @@ static const struct opt_cmd record_opts = {
 		 "traceon, traceoff, snapshot (--overwrite: into\n"
 		 "OUTPUT.N), stacktrace, enable_event:S:E,\n"
 		 "disable_event:S:E; [:COUNT] [if FILTER];\n"
-		 "hist:keys=... (kept in the process: trail hist)", 0, NULL},
+		 "hist:keys=... (kept in the process: trail hist);\n"
+		 "objtrace:add:FIELD[,OFFSET][:TYPE] (with -p)", 0, NULL},
 		{'o', "output", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
 		{'p', "plugin", OPT_REQUIRED, "TRACER",
 		 "a tracer: function (every call of a function with a\n"
@@ -711,6 +713,36 @@ static void hdefs_free(struct hdefs *h)
 	free(h->d);
 }
 
+/* an objtrace trigger's FIELD: a number field of the event */
+static int source_obj(struct tcheck *c, const void *blob, size_t size, const char *name)
+{
+	struct trail_meta *m = malloc(sizeof(*m));
+	const char *why;
+	char w[320];
+	int r = -1;
+
+	snprintf(w, sizeof(w), "trigger on %s", name);
+	if (!m) {
+		tool_err("out of memory");
+	} else if (trail__meta_parse(blob, size, m, &why)) {
+		tool_err("%s: its description is damaged (%s)", name, why);
+	} else {
+		uint32_t i;
+
+		for (i = 0; i < m->nfields && strcmp(m->fields[i].name, c->t->obj_field); i++)
+			;
+		if (i == m->nfields)
+			tool_caret(w, c->arg, c->off + c->t->obj_field_pos, "Couldn't find field");
+		else if (m->fields[i].kind != TRAIL_FK_INT)
+			tool_caret(w, c->arg, c->off + c->t->obj_field_pos,
+				   "objtrace takes an integer field (an address)");
+		else
+			r = 0;
+	}
+	free(m);
+	return r;
+}
+
 static int trigger_each(const char *name, const void *blob, size_t size, void *arg)
 {
 	struct tcheck *c = arg;
@@ -718,6 +750,8 @@ static int trigger_each(const char *name, const void *blob, size_t size, void *a
 	c->n++;
 	if (c->t->cmd == TRAIL_TRIG_HIST)
 		return source_hist(c, blob, size, name);
+	if (c->t->cmd == TRAIL_TRIG_OBJTRACE && source_obj(c, blob, size, name))
+		return -1;
 	if (!c->t->filter)
 		return 0;
 	return source_filter("trigger on", c->arg, c->off + (size_t)(c->t->filter - c->text), blob,
@@ -1468,6 +1502,7 @@ static int record(struct session *S, int argc, char **argv)
 			S->triggers[S->ntriggers++] = line;
 			S->stacktrace |= t.cmd == TRAIL_TRIG_STACKTRACE;
 			S->snapshot |= t.cmd == TRAIL_TRIG_SNAPSHOT;
+			S->objtrace |= t.cmd == TRAIL_TRIG_OBJTRACE;
 			break;
 		}
 		case 'o':
@@ -1723,7 +1758,8 @@ static int record(struct session *S, int argc, char **argv)
 	}
 	/* the filters and triggers go to the spec after the probes (and the
 	 * stack traces' event, when a trigger takes them) */
-	for (int i = 0; i < S->nsynths + S->nfilters + S->ntriggers + S->stacktrace; i++) {
+	for (int i = 0; i < S->nsynths + S->nfilters + S->ntriggers + S->stacktrace + S->objtrace;
+	     i++) {
 		char **g = realloc(S->funcs, (size_t)(S->nfuncs + 1) * sizeof(*g));
 		int f = i - S->nsynths;
 		char **from = i < S->nsynths		   ? &S->synths[i]
@@ -1737,7 +1773,10 @@ static int record(struct session *S, int argc, char **argv)
 		if (from) {
 			S->funcs[S->nfuncs++] = *from;
 			*from = NULL;
-		} else if (!(S->funcs[S->nfuncs++] = strdup("ftrace:user_stack"))) {
+		} else if (!(S->funcs[S->nfuncs++] =
+				     strdup(i == S->nsynths + S->nfilters + S->ntriggers && S->stacktrace
+						    ? "ftrace:user_stack"
+						    : "ftrace:objtrace"))) {
 			return 1;
 		}
 	}
