@@ -148,6 +148,8 @@ int trail_synth_parse(const char *text, struct trail_synth *s, struct trail_filt
 		n++;
 	if (!n)
 		return fail(e, i, "Missing synthetic event name");
+	if (text[i] >= '0' && text[i] <= '9')
+		return fail(e, i, "Invalid synthetic event name");
 	if (n >= sizeof(s->name))
 		return fail(e, i, "Synthetic event name too long");
 	if (i + n < len && text[i + n] != ' ' && text[i + n] != '\t')

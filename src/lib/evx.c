@@ -308,7 +308,7 @@ static void link_targets(unsigned s, struct evx *x)
 }
 
 static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s,
-			 const void *payload, uint32_t len, int after);
+			 const void *payload, uint32_t len, int after, struct trig_clock *tc);
 
 int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel)
 {
@@ -496,7 +496,7 @@ static void act_snapshot(void *arg, unsigned q)
 /* a hist trigger's update: variables, the record's key counted, its
  * vals added, actions */
 static void hist_update(struct evx_trig *tr, struct writer *w, unsigned d, unsigned s,
-			const void *payload, uint32_t len)
+			const void *payload, uint32_t len, struct trig_clock *tc)
 {
 	const struct trail_hist_keyer *k = &tr->keyer;
 	struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid, .tid = w ? (uint32_t)w->tid : 0};
@@ -520,9 +520,13 @@ static void hist_update(struct evx_trig *tr, struct writer *w, unsigned d, unsig
 		}
 		io.refvar[i] = tr->refvar[i];
 	}
-	if (k->clock) {
-		c.ts = ticks_ns(trail__sess[s].hdr, now_cpu(&cpu));
-		c.cpu = cpu;
+	if (k->clock) { /* the event's time: its record's */
+		if (!tc->have) {
+			tc->ts = now_cpu(&tc->cpu);
+			tc->have = 1;
+		}
+		c.ts = ticks_ns(trail__sess[s].hdr, tc->ts);
+		c.cpu = cpu = tc->cpu;
 	} else {
 		cpu = this_cpu();
 	}
@@ -560,7 +564,7 @@ static int take(struct evx_trig *tr)
  * (payload, len), before its record (after: 0) or after it (1: stack
  * traces); in the record path at level d */
 static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s,
-			 const void *payload, uint32_t len, int after)
+			 const void *payload, uint32_t len, int after, struct trig_clock *tc)
 {
 	for (uint16_t i = 0; i < x->ntrig; i++) {
 		struct evx_trig *tr = &x->trig[i];
@@ -582,7 +586,7 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 			stacktrace(w, d, s);
 			break;
 		case TRAIL_TRIG_HIST:
-			hist_update(tr, w, d, s, payload, len);
+			hist_update(tr, w, d, s, payload, len, tc);
 			break;
 		case TRAIL_TRIG_OBJTRACE: {
 			uint64_t key[TRAIL_HTAB_MAX_KWORDS], vals[TRAIL_HTAB_MAX_VALS];

@@ -482,14 +482,13 @@ __thread struct trail_ustart trail__ustart __attribute__((tls_model("initial-exe
 unsigned (*trail__ustack_hook)(uint64_t *ips, unsigned max);
 
 void (*trail__trigger_hook)(struct evx *x, struct writer *w, unsigned d, unsigned s,
-			    const void *payload, uint32_t len, int after);
+			    const void *payload, uint32_t len, int after, struct trig_clock *tc);
 
 void trail__write_ext(struct trail_event *ev, struct evrt *rt, struct writer *w, unsigned d,
 		      uint32_t mask, const void *payload, uint32_t len)
 {
-	uint64_t ts = 0;
-	uint32_t cpu = 0, pass = mask, after = 0;
-	int clock = 0;
+	struct trig_clock tc = {0, 0, 0};
+	uint32_t pass = mask, after = 0;
 
 	for (uint32_t m = mask; m; m &= m - 1) {
 		unsigned s = (unsigned)__builtin_ctz(m);
@@ -511,24 +510,26 @@ void trail__write_ext(struct trail_event *ev, struct evrt *rt, struct writer *w,
 		 * trace after the record, as ftrace shows it */
 		if (how & EVX_TRIG) {
 			__atomic_load_n(&trail__trigger_hook, __ATOMIC_ACQUIRE)(x, w, d, s, payload, len,
-										0);
+										0, &tc);
 			after |= (uint32_t)x->after << s;
 		}
 		/* (again: a trigger may have turned it on or off) */
 		if (!(__atomic_load_n(&x->how, __ATOMIC_RELAXED) & EVX_REC))
 			pass &= ~(1u << s);
-		else if ((how & EVX_FILT) && !passes(f, w, payload, len, &ts, &cpu, &clock))
+		else if ((how & EVX_FILT) && !passes(f, w, payload, len, &tc.ts, &tc.cpu, &tc.have))
 			pass &= ~(1u << s);
 	}
 	if (pass) {
-		if (!clock)
-			ts = now_cpu(&cpu);
-		write_sessions(ev, rt, w, d, pass, payload, len, ts, cpu);
+		if (!tc.have) {
+			tc.ts = now_cpu(&tc.cpu);
+			tc.have = 1;
+		}
+		write_sessions(ev, rt, w, d, pass, payload, len, tc.ts, tc.cpu);
 	}
 	for (; TRAIL_UNLIKELY(after); after &= after - 1) {
 		unsigned s = (unsigned)__builtin_ctz(after);
 
-		trail__trigger_hook(rt->x[s], w, d, s, payload, len, 1);
+		trail__trigger_hook(rt->x[s], w, d, s, payload, len, 1, &tc);
 	}
 }
 

@@ -326,11 +326,21 @@ write_sessions_two(struct trail_event *ev1, struct evrt *rt1, const void *p1, ui
  * the record. In the record path at level d. */
 HIDDEN void trail__write_ext(struct trail_event *ev, struct evrt *rt, struct writer *w,
 			     unsigned d, uint32_t mask, const void *payload, uint32_t len);
+/* An event's time, read once (have) by whoever needs it first: its
+ * filters, its triggers (common_timestamp is the record's timestamp, as
+ * in the kernel) or its record. */
+struct trig_clock {
+	uint64_t ts;
+	uint32_t cpu;
+	int have;
+};
 /* set by evx.c when a session has triggers: runs session s's triggers
  * of x on the event (payload, len), those that run before its record
- * (after: 0) or after it (stacktrace; after: 1, when x->after) */
+ * (after: 0) or after it (stacktrace, actions writing events; after: 1,
+ * when x->after); tc: the event's time */
 extern void (*trail__trigger_hook)(struct evx *x, struct writer *w, unsigned d, unsigned s,
-				   const void *payload, uint32_t len, int after) HIDDEN;
+				   const void *payload, uint32_t len, int after,
+				   struct trig_clock *tc) HIDDEN;
 /* Where a probe hit's user stack starts (set around an entry probe's
  * records, for a stacktrace trigger on them): the probed function (ip),
  * its return address slot, its caller's frame pointer; ip 0: none (the

@@ -654,9 +654,12 @@ static int check_links(struct session *S, const struct known *kn, struct hdef *d
 			if (!same_keys(d[i].k, d[hit].k)) {
 				char msg[400];
 
+				const char *keys = strstr(h->text, "key");
+
 				snprintf(msg, sizeof(msg), "the keys don't match those of %s's hist, "
 					 "where $%s is", d[hit].event, ref->name);
-				tool_caret("trigger", d[i].arg, d[i].at, msg);
+				tool_caret("trigger", d[i].arg,
+					   d[i].at + (keys ? (size_t)(keys - h->text) : 0), msg);
 				return -1;
 			}
 		}
@@ -685,7 +688,7 @@ static int check_links(struct session *S, const struct known *kn, struct hdef *d
 
 				snprintf(msg, sizeof(msg), "Param count doesn't match synthetic event field "
 					 "count (%s has %u)", a->synth, S->sdefs[s].nfields);
-				tool_caret("trigger", d[i].arg, d[i].at + a->pos, msg);
+				tool_caret("trigger", d[i].arg, d[i].at + a->synth_pos, msg);
 				return -1;
 			}
 			for (int p = 0; p < a->nparams; p++)
