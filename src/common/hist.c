@@ -1370,16 +1370,17 @@ static void snapshot(const struct trail_hist_keyer *k, unsigned q, struct trail_
 }
 
 int trail_hist_update(const struct trail_hist_keyer *k, struct trail_htab *t, uint32_t cpu,
-		      const uint8_t *p, uint32_t len, const struct trail_filter_ctx *c0,
+		      const uint8_t *p, uint32_t len, struct trail_filter_ctx *cp,
 		      const struct trail_hist_io *io)
 {
 	uint64_t key[TRAIL_HTAB_MAX_KWORDS], vals[TRAIL_HTAB_MAX_VALS];
 	uint64_t vars[TRAIL_HIST_MAX_VARS], refv[TRAIL_HIST_MAX_REFS];
-	struct trail_filter_ctx c = *c0;
 	uint64_t hash, *ex, set = 0;
+	/* (*cp, not a copy: its fields were just stored one by one, a wide
+	 * load of them would stall on store forwarding) */
 
-	c.vars = vars;
-	if (vars_of(k, 0, p, len, &c, vars, NULL) || key_of(k, p, len, &c, key))
+	cp->vars = vars;
+	if (vars_of(k, 0, p, len, cp, vars, NULL) || key_of(k, p, len, cp, key))
 		return -1;
 	hash = trail_htab_hash(key, k->kwords);
 	/* other events' variables, for this key: read once */
@@ -1396,7 +1397,7 @@ int trail_hist_update(const struct trail_hist_keyer *k, struct trail_htab *t, ui
 			return 1;
 		refv[i] = __atomic_load_n(&oe[1 + io->refvar[i]], __ATOMIC_RELAXED);
 	}
-	if (vars_of(k, 1, p, len, &c, vars, refv) || vals_of(k, p, len, &c, vals))
+	if (vars_of(k, 1, p, len, cp, vars, refv) || vals_of(k, p, len, cp, vals))
 		return -1;
 	ex = trail_htab_update(t, cpu, key, hash, vals);
 	if (!ex)
@@ -1419,9 +1420,9 @@ int trail_hist_update(const struct trail_hist_keyer *k, struct trail_htab *t, ui
 		if (!handled(a, w, vars[a->var]))
 			continue;
 		if (a->action == TRAIL_HA_TRACE)
-			trace(k, q, p, len, &c, vars, refv, io);
+			trace(k, q, p, len, cp, vars, refv, io);
 		else if (a->action == TRAIL_HA_SAVE)
-			save(k, a, ex, p, len, &c);
+			save(k, a, ex, p, len, cp);
 		else
 			snapshot(k, q, t, key, io);
 	}

@@ -267,9 +267,10 @@ struct trail_hist_io {
 	void *arg;
 };
 /* 0: counted; 1: skipped (a variable read is not set); -1: the payload
- * is too short, or the table is full (counted in its dropped) */
+ * is too short, or the table is full (counted in its dropped). c->vars
+ * is set (to this update's variables, gone when it returns). */
 int trail_hist_update(const struct trail_hist_keyer *k, struct trail_htab *t, uint32_t cpu,
-		      const uint8_t *p, uint32_t len, const struct trail_filter_ctx *c,
+		      const uint8_t *p, uint32_t len, struct trail_filter_ctx *c,
 		      const struct trail_hist_io *io);
 /* The variable called name in spec h: its index, or -1. */
 int trail_hist_var(const struct trail_hist_spec *h, const char *name);
