@@ -131,6 +131,31 @@ int trail_recorder_hists(struct trail_recorder *R,
 	return count;
 }
 
+int trail_recorder_hist_control(struct trail_recorder *R, int what)
+{
+	struct trail_hist_dir *dir = (void *)(R->m.base + R->m.g.hist_off);
+	int n = 0;
+
+	for (uint32_t i = 0; R->m.g.hist_size && i < TRAIL_HIST_DIR; i++) {
+		struct trail_hist_dir d;
+		struct trail_htab *t;
+
+		if (dir_slot(R, i, &d))
+			continue;
+		n++;
+		if (what != TRAIL_HIST_CLEAR) {
+			__atomic_store_n(&dir[i].paused, what == TRAIL_HIST_PAUSE, __ATOMIC_RELAXED);
+			continue;
+		}
+		t = (void *)(R->m.base + R->m.g.hist_off + d.off);
+		/* (the processes write it: its dimensions checked first) */
+		if (trail_htab_check(t, d.bytes))
+			continue;
+		memset((char *)t + sizeof(*t), 0, d.bytes - sizeof(*t));
+	}
+	return n;
+}
+
 uint32_t trail_recorder_hist_nomem(const struct trail_recorder *R)
 {
 	return R->m.g.hist_size ? __atomic_load_n(&shm_hdr(&R->m)->hist_nomem, __ATOMIC_RELAXED) : 0;

@@ -192,6 +192,12 @@ int trail_recorder_event_meta(const struct trail_recorder *R, const char *name, 
 			      size_t n);
 /* hist triggers that found no room for their table */
 uint32_t trail_recorder_hist_nomem(const struct trail_recorder *R);
+/* The session's histograms paused (TRAIL_HIST_PAUSE: updates skipped),
+ * continued, or cleared (entries and counts zeroed: updates made while
+ * it runs may be lost or half kept, as the kernel's :clear). The number
+ * of tables. */
+enum { TRAIL_HIST_CONT, TRAIL_HIST_PAUSE, TRAIL_HIST_CLEAR };
+int trail_recorder_hist_control(struct trail_recorder *R, int what);
 
 /* Does pid catch signal sig (SigCgt)? Does it map libtrail? (The checks
  * before attaching; detaching asks them too.) */

@@ -229,6 +229,51 @@ live_hist() {
 }
 t live_hist live_hist
 
+# the live view's keys on a terminal (script(1) gives it one): p pauses
+# the histograms in the process (Hits stay), z clears them (Hits 0, and
+# stay so while paused), c continues (Hits grow again)
+live_keys() {
+	fresh_registry
+	export TRAIL_PROBES=$TMP/probes
+	$TRAIL probe 'p:x/in parse_int v=$arg1:s64'
+	env LD_PRELOAD=$LIBTRAIL "$P2" --spin 60 >/dev/null &
+	pid=$!
+	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	mkfifo keys
+	exec 3<>keys
+	script -qec "$TRAIL hist -P $pid -e x:in 'keys=v.buckets=256' --interval 0.2" /dev/null \
+		<keys >live.txt 2>&1 &
+	h=$!
+	hits() { grep -a 'Hits:' live.txt | tail -1 | tr -dc 0-9; }
+	views() { grep -ac 'Hits:' live.txt; }
+	wait_for "[ \$(views) -ge 2 ] && [ \$(hits) -gt 0 ]" || die "no live view: $(cat -v live.txt | tail)"
+	printf p >&3
+	wait_for "grep -aq '\[paused\]' live.txt" || die "never paused: $(cat -v live.txt | tail)"
+	n=$(views)
+	wait_for "[ \$(views) -ge $((n + 2)) ]" || die "no views"
+	a=$(hits)
+	n=$(views)
+	wait_for "[ \$(views) -ge $((n + 2)) ]" || die "no views"
+	[ "$(hits)" = "$a" ] || die "paused, Hits went from $a to $(hits)"
+	printf z >&3
+	wait_for "[ \$(hits) = 0 ]" || die "not cleared: $(hits)"
+	n=$(views)
+	wait_for "[ \$(views) -ge $((n + 2)) ]" || die "no views"
+	[ "$(hits)" = 0 ] || die "cleared and paused, Hits $(hits)"
+	printf c >&3
+	wait_for "[ \$(hits) -gt 0 ]" || die "never counted again"
+	kill -INT $(pgrep -f "trail hist -P $pid" | head -1)
+	wait $h || true
+	exec 3>&-
+	kill $pid; wait $pid 2>/dev/null || true
+	unset TRAIL_PROBES
+}
+if command -v script >/dev/null; then
+	t live_keys live_keys
+else
+	skip live_keys "no script(1) to give the live view a terminal"
+fi
+
 # a hist trigger's grammar errors, at record: the caret under the
 # position in -T as given
 hist_trigger_errors() {

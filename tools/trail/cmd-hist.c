@@ -9,6 +9,7 @@
  * distribution can be seen at a glance.
  */
 #include <errno.h>
+#include <termios.h>
 #include <unistd.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -37,7 +38,8 @@ static const struct opt_cmd hist_opts = {
 		 "the histograms hist triggers (record -T 'hist:...') kept in the traced\n"
 		 "processes. -P: a hist trigger installed in a running process, shown\n"
 		 "every --interval seconds (1 on a terminal) until it exits or Ctrl-C,\n"
-		 "then as it stood at the end. Keys: fields,\n"
+		 "then as it stood at the end (on a terminal, keys p, c and z pause,\n"
+		 "continue and clear it). Keys: fields,\n"
 		 "common_pid (.execname), common_comm, common_timestamp (.usecs), with\n"
 		 ".hex .sym .sym-offset .log2 .buckets=N; vals: hitcount and numeric\n"
 		 "fields, with .hex .percent .graph; sort: keys or vals, .descending.\n",
@@ -282,7 +284,28 @@ static const char *proc_comm(void *ctx, uint32_t pid)
 struct live {
 	int tty;
 	unsigned shown;
+	int keys;   /* a terminal's keys read: p pause, c continue, z clear */
+	int paused;
+	struct termios saved;
 };
+
+/* the keys typed since the last view: the kernel's :pause, :cont and
+ * :clear on the histograms kept in the processes */
+static void live_keys(struct trail_recorder *R, struct live *L)
+{
+	char b[32];
+	ssize_t n;
+
+	while (L->keys && (n = read(0, b, sizeof(b))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			if (b[i] == 'p' || b[i] == 'c') {
+				L->paused = b[i] == 'p';
+				trail_recorder_hist_control(R, L->paused ? TRAIL_HIST_PAUSE
+									: TRAIL_HIST_CONT);
+			} else if (b[i] == 'z') {
+				trail_recorder_hist_control(R, TRAIL_HIST_CLEAR);
+			}
+}
 
 /* one histogram as it stands in the processes */
 static void live_one(void *arg, const struct trail_recorder_hist *rh)
@@ -323,10 +346,14 @@ static void live_show(struct trail_recorder *R, void *arg)
 	struct live *L = arg;
 	void *pair[2] = {R, L};
 
+	live_keys(R, L);
 	if (L->tty)
 		printf("\033[H\033[J"); /* the screen, redrawn */
 	else if (L->shown)
 		printf("\n");
+	if (L->keys)
+		printf("# %s   (keys: p pause, c continue, z clear; Ctrl-C ends)\n",
+		       L->paused ? "[paused]" : "[active]");
 	L->shown = 0;
 	trail_recorder_hists(R, live_one, pair);
 	fflush(stdout);
@@ -370,10 +397,21 @@ static int hist_live(char **pids, int npids, const char *event, const char *text
 		record_live.fn = live_show;
 		record_live.arg = &L;
 		record_live.period_ns = (uint64_t)(interval * 1e9);
+		/* keys from a terminal, one at a time, not echoed */
+		if (L.tty && isatty(0) && !tcgetattr(0, &L.saved)) {
+			struct termios raw = L.saved;
+
+			raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+			raw.c_cc[VMIN] = 0;
+			raw.c_cc[VTIME] = 0;
+			L.keys = !tcsetattr(0, TCSANOW, &raw);
+		}
 	}
 	optind = 1;
 	rc = cmd_record(ac, av);
 	record_live.fn = NULL;
+	if (L.keys)
+		tcsetattr(0, TCSANOW, &L.saved);
 	if (!rc) {
 		char *hv[] = {"hist", "-i", (char *)output, "-e", (char *)event, NULL};
 
