@@ -435,62 +435,6 @@ static inline int graph_entry(const struct hsite *h, uintptr_t *ret, uintptr_t h
 
 /* ------------------------------------------------------------ objtrace */
 
-struct objslot {
-	uint64_t addr; /* 0: free; 1: being filled */
-	int64_t off;
-	uint32_t size;
-};
-static struct objslot objs[TRAIL_MAX_SESSIONS][TRAIL_OBJ_MAX];
-static uint32_t obj_used[TRAIL_MAX_SESSIONS]; /* slots ever taken (high water) */
-static uint32_t obj_sessions;                 /* sessions with objects */
-
-int trail__obj_add(unsigned s, uint64_t addr, int64_t off, uint32_t size)
-{
-	if (addr <= 1)
-		return 0;
-	for (uint32_t i = 0; i < TRAIL_OBJ_MAX; i++)
-		if (__atomic_load_n(&objs[s][i].addr, __ATOMIC_RELAXED) == addr)
-			return 0; /* (there already) */
-	for (uint32_t i = 0; i < TRAIL_OBJ_MAX; i++) {
-		struct objslot *o = &objs[s][i];
-		uint64_t free_ = 0;
-		uint32_t used;
-
-		if (!__atomic_compare_exchange_n(&o->addr, &free_, 1, 0, __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		o->off = off;
-		o->size = size;
-		/* release: off and size before the address readers match */
-		__atomic_store_n(&o->addr, addr, __ATOMIC_RELEASE);
-		used = __atomic_load_n(&obj_used[s], __ATOMIC_RELAXED);
-		while (used < i + 1 && !__atomic_compare_exchange_n(&obj_used[s], &used, i + 1, 0,
-								     __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			;
-		__atomic_fetch_or(&obj_sessions, 1u << s, __ATOMIC_RELEASE);
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-void trail__obj_remove(unsigned s, uint64_t addr)
-{
-	for (uint32_t i = 0; addr > 1 && i < TRAIL_OBJ_MAX; i++) {
-		uint64_t a = addr;
-
-		__atomic_compare_exchange_n(&objs[s][i].addr, &a, 0, 0, __ATOMIC_RELEASE,
-					    __ATOMIC_RELAXED);
-	}
-}
-
-void trail__obj_clear(unsigned s)
-{
-	__atomic_fetch_and(&obj_sessions, ~(1u << s), __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < TRAIL_OBJ_MAX; i++)
-		__atomic_store_n(&objs[s][i].addr, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&obj_used[s], 0, __ATOMIC_RELAXED);
-}
-
 /* an entry of site (called from parent) with the argument registers
  * regs: an ftrace:objtrace record for each object of the sessions of
  * mask found there, with the value at its offset (read fault-safe: 0 when
@@ -503,11 +447,11 @@ static __attribute__((noinline)) void objtrace_entry(uintptr_t site, uintptr_t p
 
 	for (; mask; mask &= mask - 1) {
 		unsigned s = (unsigned)__builtin_ctz(mask);
-		uint32_t n = __atomic_load_n(&obj_used[s], __ATOMIC_ACQUIRE);
+		uint32_t n = __atomic_load_n(&trail__obj_used[s], __ATOMIC_ACQUIRE);
 
 		for (uint32_t i = 0; i < n; i++) {
 			/* acquire: pairs with trail__obj_add's release */
-			uint64_t addr = __atomic_load_n(&objs[s][i].addr, __ATOMIC_ACQUIRE);
+			uint64_t addr = __atomic_load_n(&trail__objtrace_objs[s][i].addr, __ATOMIC_ACQUIRE);
 
 			if (addr <= 1)
 				continue;
@@ -515,8 +459,8 @@ static __attribute__((noinline)) void objtrace_entry(uintptr_t site, uintptr_t p
 				if (a[r] == addr) {
 					uint64_t p[4] = {site, parent, addr, 0};
 
-					if (trail_arch_load_safe((uintptr_t)(addr + (uint64_t)objs[s][i].off),
-								 objs[s][i].size, &p[3]))
+					if (trail_arch_load_safe((uintptr_t)(addr + (uint64_t)trail__objtrace_objs[s][i].off),
+								 trail__objtrace_objs[s][i].size, &p[3]))
 						p[3] = 0;
 					write_event(TRAIL__DESC(ftrace, objtrace), 1u << s, p, sizeof(p));
 					break;
@@ -550,17 +494,17 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 		hooked = graph_entry(h, ret, hook, regs, mask, rmask);
 		trail__fprobe_entry(h, pmask, hooked ? rmask : 0, ret, regs);
 		/* (after the probes: an object one adds is seen at once) */
-		if (TRAIL_UNLIKELY(__atomic_load_n(&obj_sessions, __ATOMIC_RELAXED) & mask))
-			objtrace_entry(h->addr, parent, regs, mask & obj_sessions);
+		if (TRAIL_UNLIKELY(__atomic_load_n(&trail__obj_sessions, __ATOMIC_RELAXED) & mask))
+			objtrace_entry(h->addr, parent, regs, mask & trail__obj_sessions);
 		return hooked;
 	}
 	if (!mask)
 		return 0;
-	if (TRAIL_UNLIKELY(__atomic_load_n(&obj_sessions, __ATOMIC_RELAXED) & mask)) {
+	if (TRAIL_UNLIKELY(__atomic_load_n(&trail__obj_sessions, __ATOMIC_RELAXED) & mask)) {
 		uintptr_t parent = *ret;
 
 		hooked = graph_entry(h, ret, hook, regs, mask, 0);
-		objtrace_entry(h->addr, parent, regs, mask & obj_sessions);
+		objtrace_entry(h->addr, parent, regs, mask & trail__obj_sessions);
 		return hooked;
 	}
 	return graph_entry(h, ret, hook, regs, mask, 0);

@@ -224,6 +224,16 @@ HIDDEN int trail__signals_guard_faults(void);
  * argument register, with the size bytes at off in it. Add: 0, or
  * -ENOSPC (TRAIL_OBJ_MAX of them already); async-signal-safe, lock-free. */
 #define TRAIL_OBJ_MAX 64
+struct trail_objslot {
+	uint64_t addr; /* 0: free; 1: being filled */
+	int64_t off;
+	uint32_t size;
+};
+/* (read by fhook.c: the slots, the slots ever taken, the sessions with
+ * objects) */
+extern struct trail_objslot trail__objtrace_objs[TRAIL_MAX_SESSIONS][TRAIL_OBJ_MAX] HIDDEN;
+extern uint32_t trail__obj_used[TRAIL_MAX_SESSIONS] HIDDEN;
+extern uint32_t trail__obj_sessions HIDDEN;
 HIDDEN int trail__obj_add(unsigned s, uint64_t addr, int64_t off, uint32_t size);
 HIDDEN void trail__obj_remove(unsigned s, uint64_t addr);
 HIDDEN void trail__obj_clear(unsigned s);

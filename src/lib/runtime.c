@@ -538,7 +538,8 @@ static int sess_attach(struct join *j, void *uc)
 		return -EPROTO;
 	}
 	/* the synthetic events it defines, before the extras that write them */
-	if ((r = trail__synth_join(ps->spec)) < 0 || (r = extras_make((unsigned)s)) < 0) {
+	if ((trail__synth_join_hook && (r = trail__synth_join_hook(ps->spec)) < 0) ||
+	    (r = extras_make((unsigned)s)) < 0) {
 		proc_state(ps, TRAIL_PS_FAILED, r);
 		sess_unmap((unsigned)s);
 		return r;

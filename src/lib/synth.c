@@ -1,37 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * synth.c - synthetic events in the process (synth.h). Made under the
- * control lock (in the control signal handler): memory from mmap, the
- * parser allocates nothing. Once registered an event stays, as probe
- * events do (a later session with the same definition takes it again).
+ * synth.c - synthetic events in the process (synth.h): the registered
+ * ones, found and written (synthreg.c registers them).
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <trail/trail.h>
 
 #include "record.h"
 #include "synth.h"
 
-struct synth {
-	struct trail_event ev;
-	uint32_t state;
-	struct evrt rt;
-	struct dso dso;
-	struct trail_event *evp[1];
-	struct trail_synth def;
-	uint32_t meta_size;
-	uint32_t payload_max;
-	struct synth *next;
-	uint8_t meta[TRAIL_SYNTH_MAX_META];
-};
 
 static struct synth *synths; /* newest first (control only) */
 static __thread unsigned chain __attribute__((tls_model("initial-exec")));
 
-/* the spec line's definition, its description */
-static int line_def(const char *v, size_t len, struct trail_synth *def, uint8_t *meta,
+int trail__synth_line_def(const char *v, size_t len, struct trail_synth *def, uint8_t *meta,
 		    size_t *msize)
 {
 	char text[1024];
@@ -47,70 +31,12 @@ static int line_def(const char *v, size_t len, struct trail_synth *def, uint8_t 
 	return *msize ? 0 : -EBADMSG;
 }
 
-static struct synth *registered(const uint8_t *meta, size_t n)
+struct synth *trail__synth_registered(const uint8_t *meta, size_t n)
 {
 	for (struct synth *sy = synths; sy; sy = sy->next)
 		if (sy->meta_size == n && !memcmp(sy->meta, meta, n))
 			return sy;
 	return NULL;
-}
-
-struct sjoin {
-	int err;
-};
-
-static int synth_line(const char *v, size_t len, void *arg)
-{
-	struct sjoin *j = arg;
-	struct synth *sy;
-	struct trail_synth def;
-	uint8_t meta[TRAIL_SYNTH_MAX_META];
-	size_t n;
-
-	if ((j->err = line_def(v, len, &def, meta, &n)))
-		return 1;
-	if (registered(meta, n))
-		return 0;
-	sy = mmap(NULL, sizeof(*sy), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (sy == MAP_FAILED) {
-		j->err = -ENOMEM;
-		return 1;
-	}
-	sy->def = def;
-	memcpy(sy->meta, meta, n);
-	sy->meta_size = (uint32_t)n;
-	sy->payload_max = (uint32_t)trail_synth_payload_max(&def);
-	sy->ev.abi = TRAIL_EVENT_ABI;
-	sy->ev.size = sizeof(sy->ev);
-	sy->ev.state = &sy->state;
-	sy->ev.meta = sy->meta;
-	sy->evp[0] = &sy->ev;
-	trail__register_dyn(&sy->dso, &sy->rt, sy->evp);
-	sy->next = synths;
-	synths = sy;
-	return 0;
-}
-
-static int check_line(const char *v, size_t len, void *arg)
-{
-	struct trail_synth def;
-	uint8_t meta[TRAIL_SYNTH_MAX_META];
-	size_t n;
-
-	return (*(int *)arg = line_def(v, len, &def, meta, &n)) != 0;
-}
-
-int trail__synth_join(const char *spec)
-{
-	struct sjoin j = {0};
-	int bad = 0;
-
-	/* every definition first: a bad one registers none */
-	trail__spec_opts(spec, "synth", check_line, &bad);
-	if (bad)
-		return bad;
-	trail__spec_opts(spec, "synth", synth_line, &j);
-	return j.err;
 }
 
 struct sfind {
@@ -125,9 +51,9 @@ static int find_line(const char *v, size_t len, void *arg)
 	uint8_t meta[TRAIL_SYNTH_MAX_META];
 	size_t n;
 
-	if (line_def(v, len, &def, meta, &n) || strcmp(def.name, f->name))
+	if (trail__synth_line_def(v, len, &def, meta, &n) || strcmp(def.name, f->name))
 		return 0;
-	f->sy = registered(meta, n);
+	f->sy = trail__synth_registered(meta, n);
 	return 1;
 }
 
@@ -137,6 +63,12 @@ struct synth *trail__synth_find(const char *spec, const char *name)
 
 	trail__spec_opts(spec, "synth", find_line, &f);
 	return f.sy;
+}
+
+void trail__synth_push(struct synth *sy)
+{
+	sy->next = synths;
+	synths = sy;
 }
 
 const struct trail_synth *trail__synth_def(const struct synth *sy)

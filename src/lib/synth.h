@@ -14,13 +14,33 @@
 
 #define TRAIL_SYNTH_CHAIN 4 /* synthetic events generating others, nested */
 
-struct synth;
+struct synth {
+	struct trail_event ev;
+	uint32_t state;
+	struct evrt rt;
+	struct dso dso;
+	struct trail_event *evp[1];
+	struct trail_synth def;
+	uint32_t meta_size;
+	uint32_t payload_max;
+	struct synth *next;
+	uint8_t meta[TRAIL_SYNTH_MAX_META];
+};
 
-/* The spec's synthetic events registered (those the process does not
- * have yet, with this definition). Under the control lock, before the
- * session's extras are made. 0, or -EBADMSG (a definition does not
- * parse: nothing registered), -ENOMEM. */
-HIDDEN int trail__synth_join(const char *spec);
+/* synthreg.c's: the spec's synthetic events
+ * registered (those the process does not have yet, with this
+ * definition). Under the control lock, before the session's extras are
+ * made. 0, or -EBADMSG (a definition does not parse: nothing
+ * registered), -ENOMEM. */
+extern int (*trail__synth_join_hook)(const char *spec) HIDDEN;
+/* A spec line's definition (v, len bytes), its description (meta,
+ * TRAIL_SYNTH_MAX_META bytes; its size in *msize): 0 or -EBADMSG. */
+HIDDEN int trail__synth_line_def(const char *v, size_t len, struct trail_synth *def,
+				 uint8_t *meta, size_t *msize);
+/* the registered event with this description, or NULL; a new one into
+ * the list (control only) */
+HIDDEN struct synth *trail__synth_registered(const uint8_t *meta, size_t n);
+HIDDEN void trail__synth_push(struct synth *sy);
 /* The event the spec defines as name (NULL: none), and its definition. */
 HIDDEN struct synth *trail__synth_find(const char *spec, const char *name);
 HIDDEN const struct trail_synth *trail__synth_def(const struct synth *sy);
