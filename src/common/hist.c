@@ -1081,6 +1081,13 @@ void trail_hist_keyer(const struct trail_hist_spec *h, const struct trail_meta *
 			}
 		}
 	}
+	/* an entry of a table the CPUs share (variables, actions) takes
+	 * whole cache lines: two threads' entries never share one */
+	if (h->nvars || h->nact) {
+		uint32_t sw = 2u + k->kwords + h->nvals + w;
+
+		w = (uint16_t)(w + ((8u - sw % 8u) % 8u));
+	}
 	k->nextra = w;
 	/* a variable needs the others' variables if one it reads does */
 	for (int i = 0; i < h->nvars; i++) {
