@@ -62,7 +62,11 @@ attach_to_preloaded_process() {
 
 two_sessions_do_not_interfere() {
 	start_loop
+	# (one attach after the other: two control requests at the same
+	# moment can wait past the recorder's 3 s under TSan, which runs the
+	# handler when it chooses; concurrent_attaches_events has that case)
 	$TRAIL record -q -o r.dat -e app:request -P $lp & r1=$!
+	wait_for "arena_mapped $lp" || die "session 1 never attached"
 	$TRAIL record -q -o s.dat -e app:stop -P $lp & r2=$!
 	sleep 1
 	kill -INT $r1 $r2
