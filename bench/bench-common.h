@@ -32,6 +32,16 @@ static inline uint64_t now_ns(void)
 }
 
 /* N from argv[1] or BENCH_N (default 10 M); pin to BENCH_CPU if >= 0 */
+/* the calling thread onto CPU cpu */
+static inline void bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 static inline long bench_setup(int argc, char **argv)
 {
 	const char *e = getenv("BENCH_N"), *c = getenv("BENCH_CPU");
@@ -41,13 +51,8 @@ static inline long bench_setup(int argc, char **argv)
 		n = atol(e);
 	if (argc > 1)
 		n = atol(argv[1]);
-	if (c && *c && atoi(c) >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(atoi(c), &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
+	if (c && *c && atoi(c) >= 0)
+		bench_pin(atoi(c));
 	return n;
 }
 

@@ -42,12 +42,9 @@ struct run {
 static void *thread_loop(void *arg)
 {
 	struct run *r = arg;
-	cpu_set_t set;
 	uint64_t t0;
 
-	CPU_ZERO(&set);
-	CPU_SET(r->cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	bench_pin(r->cpu);
 	t0 = now_ns();
 	for (long i = 0; i < r->n; i++) {
 		long x = work(i);

@@ -8,6 +8,7 @@
 
 #include "hist.h"
 #include "htab.h"
+#include "util.h"
 
 static int fail(struct trail_filter_err *e, size_t pos, const char *msg)
 {
@@ -331,20 +332,11 @@ static int x_primary(struct xparse *x)
 	if (!n)
 		return fail(x->e, at, "Missing operand");
 	if (t[at] >= '0' && t[at] <= '9') {
-		uint64_t v = 0;
-		int hex = n > 2 && t[at] == '0' && (t[at + 1] == 'x' || t[at + 1] == 'X');
+		uint64_t v;
+		size_t bad;
 
-		for (size_t q = hex ? 2 : 0; q < n; q++) {
-			char c = t[at + q];
-			unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-				     : hex && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-				     : hex && c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
-								   : 99u;
-
-			if (d == 99u || v > (UINT64_MAX >> 4))
-				return fail(x->e, at + q, "Invalid number");
-			v = v * (hex ? 16u : 10u) + d;
-		}
+		if (trail__parse_num(t + at, n, &v, &bad))
+			return fail(x->e, at + bad, "Invalid number");
 		return emit_op(x, TRAIL_HX_CONST, 0, at, v);
 	}
 	if (memchr(t + at, '$', n)) {

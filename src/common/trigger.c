@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "spec.h"
+#include "util.h"
 #include "trigger.h"
 
 static const struct {
@@ -101,26 +102,22 @@ static int objtrace_of(const char *text, size_t *i, size_t head, struct trail_tr
 	t->obj_field_pos = (uint16_t)f;
 	k += n;
 	if (k < head && text[k] == ',') { /* OFFSET: [-]decimal or 0x hex */
-		size_t o = ++k;
-		int neg = k < head && text[k] == '-', hex;
-		uint64_t v = 0;
+		size_t o = ++k, on, bad;
+		int neg = k < head && text[k] == '-';
+		uint64_t v;
 
 		k += (size_t)neg;
-		hex = k + 1 < head && text[k] == '0' && (text[k + 1] == 'x' || text[k + 1] == 'X');
-		k += hex ? 2u : 0u;
-		if (k >= head || text[k] == ':')
+		on = strcspn(text + k, ":");
+		if (k + on > head)
+			on = head - k;
+		if (!on)
 			return fail(e, o, "Invalid offset");
-		for (; k < head && text[k] != ':'; k++) {
-			char ch = text[k];
-			unsigned d = ch >= '0' && ch <= '9' ? (unsigned)(ch - '0')
-				     : hex && ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
-									: 99u;
-
-			if (d == 99u || v > (1ull << 40))
-				return fail(e, k, "Invalid offset");
-			v = v * (hex ? 16u : 10u) + d;
-		}
+		if (trail__parse_num(text + k, on, &v, &bad))
+			return fail(e, k + bad, "Invalid offset");
+		if (v > (1ull << 40))
+			return fail(e, k, "Invalid offset");
 		t->obj_off = neg ? -(int64_t)v : (int64_t)v;
+		k += on;
 	}
 	if (k + 1 < head && text[k] == ':' && (text[k + 1] == 'u' || text[k + 1] == 's' ||
 					      text[k + 1] == 'x')) { /* :TYPE */

@@ -161,3 +161,29 @@ size_t trail__utf8_seq(const uint8_t *s, size_t n, int *ok)
 	*ok = 1;
 	return need + 1;
 }
+
+int trail__parse_num(const char *s, size_t n, uint64_t *v, size_t *bad)
+{
+	int hex = n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	size_t q = hex ? 2 : 0;
+
+	*v = 0;
+	if (q == n) {
+		*bad = n;
+		return -1;
+	}
+	for (; q < n; q++) {
+		char c = s[q];
+		unsigned d = c >= '0' && c <= '9'	    ? (unsigned)(c - '0')
+			     : hex && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+			     : hex && c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+							   : 99u;
+
+		if (d == 99u || *v > (UINT64_MAX >> 4)) {
+			*bad = q;
+			return -1;
+		}
+		*v = *v * (hex ? 16u : 10u) + d;
+	}
+	return 0;
+}

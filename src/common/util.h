@@ -18,6 +18,11 @@
 /* Append the decimal form of v at p (no NUL), return the new end. */
 char *trail__utoa(char *p, uint64_t v);
 
+/* s[0 .. n): a number, decimal or 0x hex, into *v: 0, or -1 with *bad
+ * the offset of the first character that does not fit (one past the
+ * end when n leaves no digits). Allocates nothing. */
+int trail__parse_num(const char *s, size_t n, uint64_t *v, size_t *bad);
+
 /* Read /proc/PID/stat: start time (field 22) and state letter. Returns 0 or
  * -errno (-ESRCH when the process is gone). */
 int trail__proc_stat(pid_t pid, uint64_t *starttime, char *state, pid_t *ppid);

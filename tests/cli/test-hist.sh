@@ -196,16 +196,22 @@ hist_not_recorded() {
 }
 t hist_not_recorded hist_not_recorded
 
-# trail hist -P: the histogram kept in a running process, shown on its
-# period while it runs and as it stood at the end; the process runs on
-# unchanged after it; -P's errors
-live_hist() {
+# a running spinner (its parse_int calls) with libtrail, probe x:in on
+# parse_int's argument defined: its pid in $pid
+spinner_probed() {
 	fresh_registry
 	export TRAIL_PROBES=$TMP/probes
 	$TRAIL probe 'p:x/in parse_int v=$arg1:s64'
 	env LD_PRELOAD=$LIBTRAIL "$P2" --spin 60 >/dev/null &
 	pid=$!
 	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+}
+
+# trail hist -P: the histogram kept in a running process, shown on its
+# period while it runs and as it stood at the end; the process runs on
+# unchanged after it; -P's errors
+live_hist() {
+	spinner_probed
 	$TRAIL hist -P $pid -e x:in 'keys=v.buckets=256:vals=v' --interval 0.2 >live.txt &
 	h=$!
 	wait_for "[ \$(grep -c '^Totals' live.txt) -ge 2 ]" || die "no live view: $(cat live.txt)"
@@ -233,12 +239,7 @@ t live_hist live_hist
 # the histograms in the process (Hits stay), z clears them (Hits 0, and
 # stay so while paused), c continues (Hits grow again)
 live_keys() {
-	fresh_registry
-	export TRAIL_PROBES=$TMP/probes
-	$TRAIL probe 'p:x/in parse_int v=$arg1:s64'
-	env LD_PRELOAD=$LIBTRAIL "$P2" --spin 60 >/dev/null &
-	pid=$!
-	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
+	spinner_probed
 	mkfifo keys
 	exec 3<>keys
 	script -qec "$TRAIL hist -P $pid -e x:in 'keys=v.buckets=256' --interval 0.2" /dev/null \

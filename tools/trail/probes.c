@@ -71,36 +71,21 @@ int probes_find(const struct probe_list *l, const char *name)
 	return -1;
 }
 
+static int read_def(void *arg, const char *line, char *msg, size_t mn)
+{
+	struct probe_def d;
+	struct probe_err e;
+
+	if (probe_parse(line, &d, &e) || probes_add(arg, &d)) {
+		snprintf(msg, mn, "%s", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
 int probes_read(struct probe_list *l, char *err, size_t en)
 {
-	char path[600], *line = NULL;
-	size_t cap = 0;
-	ssize_t k;
-	int lineno = 0, r;
-	FILE *f;
-
-	if ((r = probes_file(path, sizeof(path), 0)))
-		return r == -ENOENT ? 0 : r;
-	if (!(f = fopen(path, "r")))
-		return errno == ENOENT ? 0 : -errno;
-	while ((k = getline(&line, &cap, f)) >= 0) {
-		struct probe_def d;
-		struct probe_err e;
-
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (!*line || *line == '#')
-			continue;
-		if (probe_parse(line, &d, &e) || probes_add(l, &d)) {
-			snprintf(err, en, "%s:%d: %s", path, lineno, e.msg);
-			free(line);
-			fclose(f);
-			return -EINVAL;
-		}
-	}
-	free(line);
-	fclose(f);
-	return 0;
+	return tool_registry_read("dynamic_events", read_def, l, err, en);
 }
 
 static int format_def(void *arg, int i, char *buf, size_t n)

@@ -38,35 +38,21 @@ void synths_free(struct synth_list *l)
 	l->n = 0;
 }
 
+static int read_def(void *arg, const char *line, char *msg, size_t mn)
+{
+	struct trail_synth d;
+	struct trail_filter_err e;
+
+	if (trail_synth_parse(line, &d, &e)) {
+		snprintf(msg, mn, "%s", e.msg);
+		return -1;
+	}
+	return synths_add(arg, &d);
+}
+
 int synths_read(struct synth_list *l, char *err, size_t en)
 {
-	char path[600], *line = NULL;
-	size_t cap = 0;
-	int lineno = 0, r;
-	FILE *f;
-
-	if ((r = tool_registry_file("synthetic_events", path, sizeof(path), 0)))
-		return r == -ENOENT ? 0 : r;
-	if (!(f = fopen(path, "r")))
-		return errno == ENOENT ? 0 : -errno;
-	while (getline(&line, &cap, f) >= 0) {
-		struct trail_synth d;
-		struct trail_filter_err e;
-
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (!*line || *line == '#')
-			continue;
-		if (trail_synth_parse(line, &d, &e) || synths_add(l, &d)) {
-			snprintf(err, en, "%s:%d: %s", path, lineno, e.msg);
-			free(line);
-			fclose(f);
-			return -EINVAL;
-		}
-	}
-	free(line);
-	fclose(f);
-	return 0;
+	return tool_registry_read("synthetic_events", read_def, l, err, en);
 }
 
 static int format_def(void *arg, int i, char *buf, size_t n)

@@ -350,3 +350,32 @@ int tool_registry_replace(const char *name, int (*fn)(void *arg, int i, char *bu
 	}
 	return 0;
 }
+
+int tool_registry_read(const char *name, int (*fn)(void *arg, const char *line, char *msg, size_t mn),
+		       void *arg, char *err, size_t en)
+{
+	char path[600], msg[160], *line = NULL;
+	size_t cap = 0;
+	int lineno = 0, r;
+	FILE *f;
+
+	if ((r = tool_registry_file(name, path, sizeof(path), 0)))
+		return r == -ENOENT ? 0 : r;
+	if (!(f = fopen(path, "r")))
+		return errno == ENOENT ? 0 : -errno;
+	while (getline(&line, &cap, f) >= 0) {
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (!*line || *line == '#')
+			continue;
+		msg[0] = '\0';
+		if (fn(arg, line, msg, sizeof(msg))) {
+			snprintf(err, en, "%s:%d: %s", path, lineno, msg);
+			r = -EINVAL;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return r;
+}
