@@ -621,6 +621,18 @@ static int same_keys(const struct trail_hist_keyer *a, const struct trail_hist_k
 	return 1;
 }
 
+/* the hist trigger of d (n of them) other than i that defines variable
+ * name, on event (NULL: any): its index, or n */
+static size_t defining(const struct hdef *d, size_t n, size_t i, const char *name,
+		       const char *event)
+{
+	for (size_t j = 0; j < n; j++)
+		if (j != i && (!event || !strcmp(d[j].event, event)) &&
+		    trail_hist_var(d[j].h, name) >= 0)
+			return j;
+	return n;
+}
+
 /* The links between hist triggers (d, n of them): every variable read is
  * defined by a hist trigger of its event (with keys like the reader's),
  * onmatch's event exists, trace()'s synthetic event is defined with
@@ -638,14 +650,11 @@ static int check_links(struct session *S, const struct known *kn, struct hdef *d
 				onmatch = h->act[q].event;
 		for (int r = 0; r < h->nrefs; r++) {
 			const struct trail_hist_ref *ref = &h->refs[r];
-			const char *want = ref->event[0] ? ref->event : onmatch;
-			size_t j, hit = n;
+			size_t hit = defining(d, n, i, ref->name, ref->event[0] ? ref->event : onmatch);
 
-			for (int pass = 0; pass < 2 && hit == n; pass++, want = ref->event[0] ? want : NULL)
-				for (j = 0; j < n && hit == n; j++)
-					if (j != i && (!want || !strcmp(d[j].event, want)) &&
-					    trail_hist_var(d[j].h, ref->name) >= 0)
-						hit = j;
+			/* (unqualified: onmatch's event first, then any) */
+			if (hit == n && !ref->event[0])
+				hit = defining(d, n, i, ref->name, NULL);
 			if (hit == n) {
 				if (!known)
 					continue;
@@ -654,9 +663,8 @@ static int check_links(struct session *S, const struct known *kn, struct hdef *d
 				return -1;
 			}
 			if (!same_keys(d[i].k, d[hit].k)) {
-				char msg[400];
-
 				const char *keys = strstr(h->text, "key");
+				char msg[400];
 
 				snprintf(msg, sizeof(msg), "the keys don't match those of %s's hist, "
 					 "where $%s is", d[hit].event, ref->name);
