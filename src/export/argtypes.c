@@ -9,7 +9,7 @@
 #include "../tracefile/reader.h"
 #include "argtypes.h"
 
-#define MAX_PARAMS 16
+#define MAX_PARAMS TRAIL_ARGTYPES_MAX
 
 /* what DWARF says of one function of one object */
 struct fninfo {
@@ -231,24 +231,31 @@ static const struct fninfo *lookup(struct trail_argtypes *a, uint32_t pid, uint6
 	return a->slots[k].fi;
 }
 
-/* v as the kernel's fetch type t shows it: sN signed decimal, uN
- * unsigned decimal, anything else (xN, pointers, strings) in hex, all
- * trimmed to the type's width */
-static void typed(struct lbuf *l, const char *t, uint64_t v)
+/* v as the kernel's fetch type t has it: sN signed, uN unsigned, anything
+ * else (xN, pointers, strings) hex, all trimmed to the type's width */
+static struct trail_argval trim(const char *name, const char *t, uint64_t v)
 {
 	unsigned bits = (unsigned)strtoul(t + 1, NULL, 10);
+	char kind = t[0] == 's' || t[0] == 'u' ? t[0] : 'x';
 
 	if ((t[0] == 's' || t[0] == 'u' || t[0] == 'x') && bits && bits < 64)
 		v &= (1ull << bits) - 1;
 	if (t[0] == 's' && bits && bits < 64 && (v >> (bits - 1) & 1))
 		v |= ~0ull << bits;
-	if (t[0] == 's' && (int64_t)v < 0) {
+	return (struct trail_argval){name, kind, v};
+}
+
+static void typed(struct lbuf *l, const char *t, uint64_t v)
+{
+	struct trail_argval a = trim(NULL, t, v);
+
+	if (a.kind == 's' && (int64_t)a.v < 0) {
 		lb_put(l, "-", 1);
-		lb_num(l, -(unsigned long long)v, 0, ' ');
-	} else if (t[0] == 's' || t[0] == 'u') {
-		lb_num(l, (unsigned long long)v, 0, ' ');
+		lb_num(l, -(unsigned long long)a.v, 0, ' ');
+	} else if (a.kind != 'x') {
+		lb_num(l, (unsigned long long)a.v, 0, ' ');
 	} else {
-		lb_hex(l, (unsigned long long)v);
+		lb_hex(l, (unsigned long long)a.v);
 	}
 }
 
@@ -285,4 +292,44 @@ int trail_argtypes_retval(struct trail_argtypes *a, uint32_t pid, uint64_t func,
 	if (l)
 		typed(l, fi->ret, retval);
 	return 1;
+}
+
+int trail_argtypes_vals(struct trail_argtypes *a, uint32_t pid, uint64_t func, uint64_t ts_raw,
+			const char *name, const uint64_t args[6], struct trail_argval *out,
+			int *more)
+{
+	const struct fninfo *fi = lookup(a, pid, func, ts_raw, name);
+
+	if (!fi || !fi->known)
+		return -1;
+	for (int i = 0; i < fi->nparams; i++)
+		out[i] = trim(fi->p[i].name, fi->p[i].type, args[fi->p[i].reg]);
+	*more = fi->more;
+	return fi->nparams;
+}
+
+int trail_argtypes_retv(struct trail_argtypes *a, uint32_t pid, uint64_t func, uint64_t ts_raw,
+			const char *name, uint64_t retval, struct trail_argval *out)
+{
+	const struct fninfo *fi = lookup(a, pid, func, ts_raw, name);
+
+	if (!fi || !fi->known || !fi->ret[0])
+		return -1;
+	if (!strcmp(fi->ret, "void"))
+		return 0;
+	*out = trim(NULL, fi->ret, retval);
+	return 1;
+}
+
+const char *trail_argtypes_bare(const char *name, char *buf, size_t n)
+{
+	const char *paren;
+
+	if (!name || !(paren = strchr(name, '(')))
+		return name;
+	if ((size_t)(paren - name) >= n)
+		return NULL;
+	memcpy(buf, name, (size_t)(paren - name));
+	buf[paren - name] = '\0';
+	return buf;
 }

@@ -11,6 +11,7 @@
 #ifndef TRAIL_EXPORT_ARGTYPES_H
 #define TRAIL_EXPORT_ARGTYPES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lbuf.h"
@@ -33,5 +34,32 @@ int trail_argtypes_args(struct trail_argtypes *a, uint32_t pid, uint64_t func, u
  * not known (the caller's untyped form applies). l NULL: only says which. */
 int trail_argtypes_retval(struct trail_argtypes *a, uint32_t pid, uint64_t func, uint64_t ts_raw,
 			  const char *name, uint64_t retval, struct lbuf *l);
+
+/* One value as its DWARF type shows it: kind 's' signed decimal, 'u'
+ * unsigned decimal, 'x' hex (pointers, strings' pointers, the kernel's xN);
+ * v trimmed to the type's width, a signed one sign-extended. */
+struct trail_argval {
+	const char *name; /* the parameter's (NULL for a return value) */
+	char kind;
+	uint64_t v;
+};
+
+#define TRAIL_ARGTYPES_MAX 16
+
+/* The parameters of func's call in out[] (at most TRAIL_ARGTYPES_MAX), as
+ * trail_argtypes_args shows them; *more: some were not recorded ("...").
+ * Returns how many, or -1 if the function's parameters are not known. The
+ * names stay valid until trail_argtypes_free. */
+int trail_argtypes_vals(struct trail_argtypes *a, uint32_t pid, uint64_t func, uint64_t ts_raw,
+			const char *name, const uint64_t args[6], struct trail_argval *out,
+			int *more);
+
+/* The return value typed into *out: 1, 0 void, -1 the type not known. */
+int trail_argtypes_retv(struct trail_argtypes *a, uint32_t pid, uint64_t func, uint64_t ts_raw,
+			const char *name, uint64_t retval, struct trail_argval *out);
+
+/* a call's name without the "(...)" the view may have added; buf if it
+ * had to be cut there, NULL if it does not fit n */
+const char *trail_argtypes_bare(const char *name, char *buf, size_t n);
 
 #endif

@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "../common/arena.h"
+#include "argtypes.h"
 #include "formats.h"
 #include "json.h"
 
@@ -78,6 +79,7 @@ struct chrome {
 	size_t npids;
 	int any;          /* an object written: the next needs a comma */
 	uint64_t nostart; /* NOSTART exits left out */
+	struct trail_argtypes *types; /* --args, typed --retval: from DWARF */
 	struct json j;    /* last: 64 KiB */
 };
 
@@ -203,6 +205,8 @@ static int chrome_begin(void *ctx, const struct trail_export_src *src)
 	int rc;
 
 	c->src = src;
+	if (!(c->types = trail_argtypes_new(src->reader)))
+		return -ENOMEM;
 	c->nst = src->nstreams;
 	c->st = calloc(c->nst + 1, sizeof(*c->st));
 	if (!c->st)
@@ -224,6 +228,64 @@ static void func_name(struct json *j, const char *name, uint64_t addr)
 		json_cstr(j, name);
 	else
 		json_hex(j, addr);
+}
+
+static void argval(struct json *j, const struct trail_argval *v)
+{
+	if (v->kind == 's')
+		json_s64(j, (int64_t)v->v);
+	else if (v->kind == 'u')
+		json_u64(j, v->v);
+	else
+		json_hex(j, v->v);
+}
+
+/* "name":value,... of the call's arguments (record --args) by their DWARF
+ * types, "more_args":true if some were not recorded (report's "...");
+ * nothing without DWARF. Returns whether anything was written. */
+static int call_args(struct chrome *c, const struct trail_call *k)
+{
+	struct trail_argval v[TRAIL_ARGTYPES_MAX];
+	char buf[512];
+	int more, n = trail_argtypes_vals(c->types, k->stream->pid, k->func, k->ts_raw,
+					  trail_argtypes_bare(k->name, buf, sizeof(buf)), k->args,
+					  v, &more);
+
+	for (int i = 0; i < n; i++) {
+		if (i)
+			json_ch(&c->j, ',');
+		json_cstr(&c->j, v[i].name);
+		json_ch(&c->j, ':');
+		argval(&c->j, &v[i]);
+	}
+	if (n < 0)
+		return 0;
+	if (more && n)
+		json_ch(&c->j, ',');
+	if (more)
+		json_lit(&c->j, "\"more_args\":true");
+	return more || n > 0;
+}
+
+/* the return value by the function's DWARF type (nothing for void), hex
+ * without one, after a comma if sep; returns whether written */
+static int call_retval(struct chrome *c, const struct trail_call *k, int sep)
+{
+	struct trail_argval v;
+	char buf[512];
+	int t = trail_argtypes_retv(c->types, k->stream->pid, k->func, k->ts_raw,
+				    trail_argtypes_bare(k->name, buf, sizeof(buf)), k->retval, &v);
+
+	if (!t)
+		return 0;
+	if (sep)
+		json_ch(&c->j, ',');
+	json_lit(&c->j, "\"retval\":");
+	if (t > 0)
+		argval(&c->j, &v);
+	else
+		json_hex(&c->j, k->retval);
+	return 1;
 }
 
 static int chrome_call(void *ctx, const struct trail_call *k)
@@ -255,14 +317,13 @@ static int chrome_call(void *ctx, const struct trail_call *k)
 			json_us(j, k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0);
 		}
 	}
-	if (k->kind != TRAIL_CALL_ENTRY && (k->flags & (TRAIL_CALL_RETVAL | TRAIL_CALL_OPEN))) {
+	if (k->flags & (TRAIL_CALL_ARGS | TRAIL_CALL_RETVAL | TRAIL_CALL_OPEN)) {
 		json_lit(j, ",\"args\":{");
-		if (k->flags & TRAIL_CALL_RETVAL) {
-			json_lit(j, "\"retval\":");
-			json_hex(j, k->retval);
-			args = 1;
-		}
-		if (k->flags & TRAIL_CALL_OPEN) {
+		if (k->kind != TRAIL_CALL_EXIT && (k->flags & TRAIL_CALL_ARGS))
+			args = call_args(c, k);
+		if (k->kind != TRAIL_CALL_ENTRY && (k->flags & TRAIL_CALL_RETVAL))
+			args |= call_retval(c, k, args);
+		if (k->kind != TRAIL_CALL_ENTRY && (k->flags & TRAIL_CALL_OPEN)) {
 			if (args)
 				json_ch(j, ',');
 			/* the trace, the time range or a loss ended it, not a return */
@@ -565,6 +626,7 @@ static void chrome_free(void *ctx)
 	free(c->st);
 	free(c->pids);
 	free(c->pnamed);
+	trail_argtypes_free(c->types);
 	free(c);
 }
 

@@ -47,10 +47,12 @@
  * of any size is exported in bounded memory.
  *
  * function_graph data arrives as calls (output.h) and becomes
- * ftrace:func_entry {addr, name} and ftrace:func_exit {addr, name,
- * duration} events (two event classes of that name: one with a retval
- * field, for calls that have one), LTTng's lttng_ust_cyg_profile pair with
- * the name resolved; a leaf call is both, at its own times. As in `trail
+ * ftrace:func_entry {addr, name} ({addr, name, args} with record --args:
+ * the arguments as report shows them) and ftrace:func_exit {addr, name,
+ * duration} events (four classes of that name: without a retval, with one
+ * typed int64_t or uint64_t by the function's DWARF, or hex without it),
+ * LTTng's lttng_ust_cyg_profile pair with the name resolved; a leaf call
+ * is both, at its own times. As in `trail
  * report`, a call the trace cut (the view's OPEN exit) has no func_exit, a
  * return from a frame entered before the trace has one with duration 0,
  * and a record-time threshold call is its func_exit alone. The function tracer's ftrace:function records get their
@@ -63,6 +65,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "argtypes.h"
 #include "formats.h"
 
 #define PKT_MAX (256u * 1024)  /* a packet's bytes, unless one event is bigger */
@@ -103,7 +106,12 @@ struct ctf {
 	size_t held;         /* bytes of all stream buffers */
 	struct evclass *ev;  /* by trail event id */
 	uint32_t nev;
-	uint32_t id_entry, id_exit, id_exit_ret; /* after trail's ids */
+	/* after trail's ids: func_entry without and with --args; func_exit
+	 * without a retval, with a hex one (no DWARF, pointers), a signed
+	 * and an unsigned one (typed by DWARF) */
+	uint32_t id_entry, id_entry_args, id_exit, id_exit_ret, id_exit_sret, id_exit_uret;
+	struct trail_argtypes *types;
+	struct lbuf lb; /* a call's arguments as text */
 	int graph, id16;
 	int any;                    /* a record was seen: */
 	uint64_t first_ts, last_ts; /* the trace's times */
@@ -268,17 +276,23 @@ static void event_class(FILE *f, struct ctf *c, uint32_t id, const struct trail_
 	fprintf(f, "\t};\n};\n\n");
 }
 
-/* func_exit twice: with a return value (funcgraph-retval) and without */
+/* func_entry twice: with the arguments (record --args) and without;
+ * func_exit four times: without a return value, with one in hex (no
+ * DWARF, pointers), signed, unsigned (funcgraph-retval by type) */
 static void graph_classes(FILE *f, struct ctf *c)
 {
-	fprintf(f, "event {\n\tname = \"ftrace:func_entry\";\n\tid = %u;\n\tstream_id = 0;\n"
-		"\tfields := struct {\n\t\tuint64x_t _addr;\n\t\tstring _name;\n\t};\n};\n\n",
-		c->id_entry);
-	for (int ret = 0; ret < 2; ret++)
+	static const char *const rets[4] = {"", "\t\tuint64x_t _retval;\n",
+					    "\t\tint64_t _retval;\n", "\t\tuint64_t _retval;\n"};
+	uint32_t ids[4] = {c->id_exit, c->id_exit_ret, c->id_exit_sret, c->id_exit_uret};
+
+	for (int args = 0; args < 2; args++)
+		fprintf(f, "event {\n\tname = \"ftrace:func_entry\";\n\tid = %u;\n\tstream_id = 0;\n"
+			"\tfields := struct {\n\t\tuint64x_t _addr;\n\t\tstring _name;\n%s\t};\n};\n\n",
+			args ? c->id_entry_args : c->id_entry, args ? "\t\tstring _args;\n" : "");
+	for (int ret = 0; ret < 4; ret++)
 		fprintf(f, "event {\n\tname = \"ftrace:func_exit\";\n\tid = %u;\n\tstream_id = 0;\n"
 			"\tfields := struct {\n\t\tuint64x_t _addr;\n\t\tstring _name;\n"
-			"\t\tuint64_t _duration;\n%s\t};\n};\n\n", ret ? c->id_exit_ret : c->id_exit,
-			ret ? "\t\tuint64x_t _retval;\n" : "");
+			"\t\tuint64_t _duration;\n%s\t};\n};\n\n", ids[ret], rets[ret]);
 }
 
 static void env(FILE *f, struct ctf *c)
@@ -314,6 +328,7 @@ static const char metadata_head[] =
 	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
 	"typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = true; } := int64_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; base = 16; } := uint64x_t;\n"
 	"\n";
 
@@ -450,9 +465,12 @@ static int classify(struct ctf *c)
 			c->graph = 1;
 	}
 	c->id_entry = c->nev;
-	c->id_exit = c->nev + 1;
-	c->id_exit_ret = c->nev + 2;
-	c->id16 = c->nev + 3 <= 0xffff;
+	c->id_entry_args = c->nev + 1;
+	c->id_exit = c->nev + 2;
+	c->id_exit_ret = c->nev + 3;
+	c->id_exit_sret = c->nev + 4;
+	c->id_exit_uret = c->nev + 5;
+	c->id16 = c->nev + 6 <= 0xffff;
 	return 0;
 }
 
@@ -803,6 +821,8 @@ static int ctf_begin(void *ctx, const struct trail_export_src *src)
 	int rc;
 
 	c->src = src;
+	if (!(c->types = trail_argtypes_new(src->reader)))
+		return -ENOMEM;
 	c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->dirfd < 0) {
 		snprintf(src->err, src->errlen, "ctf: %s: %s", c->dir, strerror(errno));
@@ -871,26 +891,54 @@ static int ctf_event(void *ctx, const struct trail_record *rec)
 	}
 }
 
+/* The call's arguments as report shows them, "path=0x55d0c0a01234,
+ * flags=42", into c->lb (NUL-terminated); 0 if DWARF does not know them */
+static int args_text(struct ctf *c, const struct trail_call *k)
+{
+	char buf[512];
+
+	lb_init(&c->lb, NULL);
+	if (!trail_argtypes_args(c->types, k->stream->pid, k->func, k->ts_raw,
+				 trail_argtypes_bare(k->name, buf, sizeof(buf)), k->args, &c->lb))
+		return 0;
+	/* without the parentheses */
+	memmove(c->lb.b, c->lb.b + 1, c->lb.n - 2);
+	c->lb.b[c->lb.n - 2] = '\0';
+	return 1;
+}
+
 static int graph_event(struct ctf *c, struct cstream *s, const struct trail_call *k, int exit)
 {
 	size_t n = k->name ? strlen(k->name) : 0;
-	int ret = exit && (k->flags & TRAIL_CALL_RETVAL);
+	int args = !exit && (k->flags & TRAIL_CALL_ARGS) && args_text(c, k);
+	struct trail_argval rv = {NULL, 'x', k->retval};
+	uint32_t id = args ? c->id_entry_args : c->id_entry;
+	char buf[512];
 	uint8_t *p;
-	int rc = 0;
+	int ret = 0, rc = 0;
 
-	p = event_begin(c, s, !exit ? c->id_entry : ret ? c->id_exit_ret : c->id_exit,
-			exit ? k->end_ns : k->start_ns, k->cpu, 8 + n + 1 + 16, &rc);
+	if (exit && (k->flags & TRAIL_CALL_RETVAL))
+		ret = trail_argtypes_retv(c->types, k->stream->pid, k->func, k->ts_raw,
+					  trail_argtypes_bare(k->name, buf, sizeof(buf)), k->retval,
+					  &rv) != 0; /* void: none */
+	if (exit)
+		id = !ret ? c->id_exit : rv.kind == 's' ? c->id_exit_sret :
+			rv.kind == 'u' ? c->id_exit_uret : c->id_exit_ret;
+	p = event_begin(c, s, id, exit ? k->end_ns : k->start_ns, k->cpu,
+			8 + n + 1 + 16 + (args ? strlen(c->lb.b) + 1 : 0), &rc);
 	if (!p)
 		return rc;
 	put64(p, k->func);
 	p = put_name(p + 8, k->name);
+	if (args)
+		p = put_name(p, c->lb.b);
 	if (exit) {
 		/* no duration for a return whose entry the trace lacks */
 		put64(p, (k->flags & TRAIL_CALL_NOSTART) ? 0 : k->end_ns - k->start_ns);
 		p += 8;
 	}
 	if (ret) {
-		put64(p, k->retval);
+		put64(p, rv.v);
 		p += 8;
 	}
 	return event_end(c, s, p);
@@ -968,6 +1016,7 @@ static void ctf_free(void *ctx)
 	if (c->dirfd >= 0)
 		close(c->dirfd);
 	free(c->dir);
+	trail_argtypes_free(c->types);
 	free(c);
 }
 

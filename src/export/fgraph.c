@@ -176,15 +176,7 @@ static void end(struct fgraph *g, struct lbuf *l)
 /* the function's name without a C++ parameter list, for DWARF */
 static const char *bare_name(const struct trail_call *c, char *buf, size_t n)
 {
-	const char *paren;
-
-	if (!c->name || !(paren = strchr(c->name, '(')))
-		return c->name;
-	if ((size_t)(paren - c->name) >= n)
-		return NULL;
-	memcpy(buf, c->name, (size_t)(paren - c->name));
-	buf[paren - c->name] = '\0';
-	return buf;
+	return trail_argtypes_bare(c->name, buf, n);
 }
 
 /* The call's name with its arguments (record --args) as its DWARF types

@@ -12,8 +12,10 @@
  *                        child of its process; a signal handler level's
  *                        stream: a track under its thread's
  *   function_graph call  a slice on its thread's track: TYPE_SLICE_BEGIN at
- *                        the entry, TYPE_SLICE_END at the return (with
- *                        retval, or unfinished=true when the view closed it;
+ *                        the entry (with args {name: value} for record
+ *                        --args), TYPE_SLICE_END at the return (with
+ *                        retval, typed by DWARF when it has the function,
+ *                        or unfinished=true when the view closed it;
  *                        entered before the trace: see nostart_exit())
  *   function tracer      an instant named by the function, parent=caller
  *   static event         an instant "provider:event", category provider,
@@ -50,6 +52,7 @@
 #include <string.h>
 
 #include "../common/util.h"
+#include "argtypes.h"
 #include "formats.h"
 #include "pb.h"
 
@@ -103,6 +106,8 @@ enum {
 	DA_DOUBLE = 5,
 	DA_STRING = 6,
 	DA_POINTER = 7,
+	DA_NAME = 10,
+	DA_DICT = 11,
 	DA_ARRAY = 12,
 	DA_STRING_IID = 17,
 	/* InternedData; its entries are all {iid = 1, name or str = 2} */
@@ -134,9 +139,9 @@ enum ns { NS_NAME, NS_CAT, NS_ANNOT, NS_STR, NS_N };
 static const uint32_t ns_field[NS_N] = {ID_NAMES, ID_CATEGORIES, ID_ANNOT_NAMES, ID_STRINGS};
 
 /* fixed annotation names, interned on first use */
-enum { AN_PARENT, AN_LOST, AN_RETVAL, AN_UNFINISHED, AN_MESSAGE, AN_NOSTART, AN_N };
+enum { AN_PARENT, AN_LOST, AN_RETVAL, AN_UNFINISHED, AN_MESSAGE, AN_NOSTART, AN_ARGS, AN_N };
 static const char *const an_text[AN_N] = {
-	"parent", "lost", "retval", "unfinished", "message", "entered_before_trace",
+	"parent", "lost", "retval", "unfinished", "message", "entered_before_trace", "args",
 };
 
 struct sslot { /* interned string: (ns, bytes) -> iid */
@@ -176,7 +181,7 @@ enum { EV_FUNCTION = 1, EV_OTHER };
 struct strand { /* per stream */
 	uint64_t uuid;
 	uint64_t pend_ns; /* a leaf's end waiting to be written */
-	uint64_t pend_retval;
+	struct trail_argval pend_ret; /* kind 0: none */
 	unsigned pend_flags;
 	int32_t hpos; /* in the heap, or -1 */
 	int seen;
@@ -209,6 +214,7 @@ struct pf {
 	size_t npend, cappend;
 	uint32_t an_iid[AN_N];
 	int trail_track;
+	struct trail_argtypes *types; /* --args, typed --retval: from DWARF */
 	/* damage found before the first timestamp, written at the end */
 	char *damage[DAMAGE_KEEP];
 	size_t ndamage, damage_more;
@@ -570,12 +576,44 @@ static void hremove(struct pf *p, uint32_t s)
 		hdown(p, i);
 }
 
-static void slice_end_body(struct pf *p, uint64_t uuid, unsigned flags, uint64_t retval)
+/* a value of a DWARF type as an annotation's value */
+static void argval(struct pb *b, const struct trail_argval *v)
+{
+	if (v->kind == 's')
+		pb_int(b, DA_INT, (int64_t)v->v);
+	else if (v->kind == 'u')
+		pb_uint(b, DA_UINT, v->v);
+	else
+		pb_uint(b, DA_POINTER, v->v);
+}
+
+/* The call's return value as its function's DWARF type has it (kind 0:
+ * void, nothing to show), a pointer-sized value without DWARF, none
+ * without --retval. */
+static struct trail_argval ret_of(struct pf *p, const struct trail_call *c)
+{
+	struct trail_argval v = {NULL, 'x', c->retval};
+	char buf[512];
+
+	if (!(c->flags & TRAIL_CALL_RETVAL) ||
+	    !trail_argtypes_retv(p->types, c->stream->pid, c->func, c->ts_raw,
+				 trail_argtypes_bare(c->name, buf, sizeof(buf)), c->retval, &v))
+		v.kind = 0;
+	return v;
+}
+
+static void slice_end_body(struct pf *p, uint64_t uuid, unsigned flags,
+			   const struct trail_argval *ret)
 {
 	size_t te = te_open(p, TYPE_SLICE_END, uuid);
 
-	if (flags & TRAIL_CALL_RETVAL)
-		annot_uint(p, AN_RETVAL, DA_POINTER, retval);
+	if (ret->kind) {
+		size_t m = pb_open(&p->pb, TE_ANNOTATIONS);
+
+		pb_uint(&p->pb, DA_NAME_IID, an_iid(p, AN_RETVAL));
+		argval(&p->pb, ret);
+		pb_close(&p->pb, m);
+	}
 	if (flags & TRAIL_CALL_OPEN)
 		annot_uint(p, AN_UNFINISHED, DA_BOOL, 1);
 	pb_close(&p->pb, te);
@@ -588,7 +626,7 @@ static int write_pending(struct pf *p, uint32_t s)
 
 	hremove(p, s);
 	m = pkt_open(p, &t->pend_ns);
-	slice_end_body(p, t->uuid, t->pend_flags, t->pend_retval);
+	slice_end_body(p, t->uuid, t->pend_flags, &t->pend_ret);
 	return pkt_close(p, m);
 }
 
@@ -810,6 +848,8 @@ static int pf_begin(void *ctx, const struct trail_export_src *src)
 	struct pf *p = ctx;
 
 	p->src = src;
+	if (!(p->types = trail_argtypes_new(src->reader)))
+		return -ENOMEM;
 	p->nst = src->nstreams;
 	p->st = calloc(p->nst + 1, sizeof(*p->st));
 	p->heap = calloc(p->nst + 1, sizeof(*p->heap));
@@ -824,6 +864,36 @@ static int pf_begin(void *ctx, const struct trail_export_src *src)
 }
 
 /* a call's begin */
+/* "args": {name: value, ...} of a call's arguments (record --args) by
+ * their DWARF types, "more_args": true if some were not recorded (report's
+ * "..."); nothing without DWARF */
+static void call_args(struct pf *p, const struct trail_call *c)
+{
+	struct trail_argval v[TRAIL_ARGTYPES_MAX];
+	char buf[512];
+	int more, n = trail_argtypes_vals(p->types, c->stream->pid, c->func, c->ts_raw,
+					  trail_argtypes_bare(c->name, buf, sizeof(buf)), c->args,
+					  v, &more);
+	size_t m, e;
+
+	if (n < 0)
+		return;
+	m = pb_open(&p->pb, TE_ANNOTATIONS);
+	pb_uint(&p->pb, DA_NAME_IID, an_iid(p, AN_ARGS));
+	for (int i = 0; i < n + more; i++) {
+		e = pb_open(&p->pb, DA_DICT);
+		if (i < n) {
+			put_str(&p->pb, DA_NAME, v[i].name, strlen(v[i].name));
+			argval(&p->pb, &v[i]);
+		} else {
+			put_str(&p->pb, DA_NAME, "more_args", 9);
+			pb_uint(&p->pb, DA_BOOL, 1);
+		}
+		pb_close(&p->pb, e);
+	}
+	pb_close(&p->pb, m);
+}
+
 static int slice_begin(struct pf *p, uint32_t s, const struct trail_call *c, uint64_t ts,
 		       int nostart)
 {
@@ -833,6 +903,8 @@ static int slice_begin(struct pf *p, uint32_t s, const struct trail_call *c, uin
 	pb_uint(&p->pb, TE_NAME_IID, iid);
 	if (nostart)
 		annot_uint(p, AN_NOSTART, DA_BOOL, 1);
+	if (!nostart && (c->flags & TRAIL_CALL_ARGS))
+		call_args(p, c);
 	pb_close(&p->pb, te);
 	return pkt_close(p, m);
 }
@@ -849,6 +921,7 @@ static int nostart_exit(struct pf *p, uint32_t s, const struct trail_call *c)
 {
 	struct strand *t = &p->st[s];
 	uint64_t d = c->depth < NOSTART_SPAN ? c->depth : NOSTART_SPAN - 1;
+	struct trail_argval ret;
 	size_t m;
 	int rc;
 
@@ -860,7 +933,8 @@ static int nostart_exit(struct pf *p, uint32_t s, const struct trail_call *c)
 	if ((rc = slice_begin(p, s, c, d, 1)))
 		return rc;
 	m = pkt_open(p, &c->end_ns);
-	slice_end_body(p, t->uuid, c->flags & ~TRAIL_CALL_NOSTART, c->retval);
+	ret = ret_of(p, c);
+	slice_end_body(p, t->uuid, c->flags & ~TRAIL_CALL_NOSTART, &ret);
 	return pkt_close(p, m);
 }
 
@@ -869,6 +943,7 @@ static int pf_call(void *ctx, const struct trail_call *c)
 	struct pf *p = ctx;
 	uint32_t s = c->stream->order;
 	struct strand *t = &p->st[s];
+	struct trail_argval ret;
 	size_t m;
 	int rc;
 
@@ -879,8 +954,9 @@ static int pf_call(void *ctx, const struct trail_call *c)
 			return nostart_exit(p, s, c);
 		if ((rc = settle(p, s, c->end_ns)))
 			return rc;
+		ret = ret_of(p, c);
 		m = pkt_open(p, &c->end_ns);
-		slice_end_body(p, t->uuid, c->flags, c->retval);
+		slice_end_body(p, t->uuid, c->flags, &ret);
 		return pkt_close(p, m);
 	}
 	if ((rc = settle(p, s, c->start_ns)) || (rc = slice_begin(p, s, c, c->start_ns, 0)))
@@ -888,7 +964,7 @@ static int pf_call(void *ctx, const struct trail_call *c)
 	if (c->kind == TRAIL_CALL_LEAF) { /* its end when time gets there */
 		t->pend_ns = c->end_ns;
 		t->pend_flags = c->flags;
-		t->pend_retval = c->retval;
+		t->pend_ret = ret_of(p, c);
 		p->heap[p->nheap] = s;
 		t->hpos = (int32_t)p->nheap++;
 		hup(p, (size_t)t->hpos);
@@ -1129,6 +1205,7 @@ static void pf_free(void *ctx)
 	if (!p)
 		return;
 	pb_free(&p->pb);
+	trail_argtypes_free(p->types);
 	free(p->st);
 	free(p->heap);
 	for (uint32_t i = 0; p->ev && i < p->nev; i++)

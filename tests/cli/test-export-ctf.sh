@@ -344,7 +344,11 @@ function_graph_calls() {
 			die "$m: func_entry $n_entry func_exit $n_exit, trail report $calls calls $returns returns"
 		# return values where trail has them
 		if [ "$opts" = --retval ]; then
-			[ "$(grep -c 'retval = 0x' bt.txt)" -eq "$n_exit" ] || die "$m: retvals missing"
+			# typed by DWARF as report shows them: the same values
+			grep -o '= [^ ]* \*/$' report.txt | awk '{ print $2 }' | sort >rv-report.txt
+			grep -o 'retval = [^ ]* }' bt.txt | awk '{ print $3 }' | sort >rv-ctf.txt
+			[ "$(wc -l <rv-ctf.txt)" -eq "$n_exit" ] || die "$m: retvals missing"
+			cmp -s rv-report.txt rv-ctf.txt || die "$m: retvals $(diff rv-report.txt rv-ctf.txt | head -4)"
 		else
 			hasnt bt.txt 'retval ='
 		fi

@@ -171,6 +171,44 @@ graph_args_typed() {
 }
 t graph_args_typed graph_args_typed
 
+# the exports carry --args and the typed --retval as report shows them
+graph_args_exported() {
+	expect_rc 7 $TRAIL record -q -p function_graph --args --retval -o t.dat -- "$P" >/dev/null
+	$TRAIL export --format chrome -i t.dat -o t.json
+	python3 - t.json <<'PY' || die "chrome: args or retval wrong"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+lc = [e for e in ev if e.get("name") == "load_config"]
+ok = [e for e in lc if e["args"].get("flags") == 42 and e["args"]["path"].startswith("0x")
+      and e["args"].get("retval") == 55]
+neg = [e for e in lc if e["args"].get("flags") == 2 and e["args"]["path"] == "0x0"
+       and e["args"].get("retval") == -22]
+many = [e for e in ev if e.get("name") == "many" and e["args"].get("a6") == 6
+        and e["args"].get("more_args") is True]
+void = [e for e in ev if e.get("name") == "nothing" and "retval" not in e.get("args", {})]
+if not (ok and neg and many and void):
+    sys.exit(f"load_config {lc[:2]} many {len(many)} nothing {len(void)}")
+PY
+	if command -v protoc >/dev/null; then
+		$TRAIL export --format perfetto -i t.dat -o t.pftrace
+		protoc --proto_path="$SRC/tests/export" --decode=perfetto.protos.Trace \
+			"$SRC/tests/export/perfetto_subset.proto" <t.pftrace >t.txt
+		# an args dictionary with flags (unsigned) 42, and a signed retval -22
+		tr -d '\n' <t.txt | grep -Eq 'uint_value: 42[[:space:]]*name: "flags"' ||
+			die "perfetto: no args.flags = 42"
+		grep -q 'int_value: -22' t.txt || die "perfetto: no signed retval -22"
+	fi
+	if command -v babeltrace2 >/dev/null; then
+		$TRAIL export --format ctf -i t.dat -o t.ctf
+		babeltrace2 t.ctf >bt.txt
+		grep -Eq 'ftrace:func_entry: .*name = "load_config", args = "path=0x[0-9a-f]+, flags=42"' bt.txt ||
+			die "ctf: $(grep -m1 load_config bt.txt)"
+		grep -Eq 'ftrace:func_exit: .*name = "load_config", .*retval = -22 }' bt.txt ||
+			die "ctf: $(grep func_exit bt.txt | grep -m1 load_config)"
+	fi
+}
+t graph_args_exported graph_args_exported
+
 function_event() {
 	fresh_registry
 	$TRAIL probe 'load_config(string path, x32 flags)'
