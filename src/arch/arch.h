@@ -174,6 +174,50 @@ int trail_arch_poke_stepped(const struct trail_arch_poke *p, size_t n, int (*ste
 int trail_arch_watch(uintptr_t fn, void (*cb)(void *uc));
 void trail_arch_unwatch(void);
 
+/*
+ * Unmodified code (reloc.c): a function entry with no nops for a jump is
+ * entered by moving its first instructions (whole ones, at least
+ * TRAIL_ARCH_SITE_SIZE bytes) into a copy that runs them elsewhere and
+ * jumps back; the entry then holds the jump to the site's stub, whose
+ * "body" is the copy.
+ */
+#define TRAIL_ARCH_RELOC_INSNS 8   /* displaced instructions at most */
+#define TRAIL_ARCH_RELOC_MAXLEN 24 /* displaced bytes at most */
+#define TRAIL_ARCH_RELOC_CODE 72   /* bytes of a copy, jump back included */
+
+struct trail_arch_reloc {
+	uint8_t len;      /* bytes displaced */
+	uint8_t ninsn;    /* instructions displaced */
+	uint8_t copy_len; /* bytes of the copy */
+	uint8_t orig_off[TRAIL_ARCH_RELOC_INSNS]; /* each one's offset at the entry */
+	uint8_t copy_off[TRAIL_ARCH_RELOC_INSNS]; /* and in the copy */
+	uint8_t orig[TRAIL_ARCH_RELOC_MAXLEN];   /* the displaced bytes */
+	uint8_t code[TRAIL_ARCH_RELOC_CODE];     /* the copy, for its address */
+};
+
+/* The length of the instruction at code (n bytes readable, at address
+ * at), or -EINVAL if it is not one; -ENOTSUP without a decoder. */
+int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at);
+
+/* Can the function at fn (code: its size bytes) be entered through a
+ * jump over its first instructions? 0 with *len the bytes to displace, or
+ * a negative errno with why naming the instruction and the reason:
+ * -ENOSPC it ends within them, -ENOTSUP one that cannot run elsewhere,
+ * -EXDEV a branch of the function lands in them (or a jump table might),
+ * -E2BIG too many, -EINVAL not decodable. */
+int trail_arch_reloc_check(const uint8_t *code, size_t size, uintptr_t fn, unsigned *len,
+			   char *why, size_t whylen);
+/* The copy of the len displaced bytes orig (of the function at fn) for
+ * the address at, into r: 0, or -ERANGE if at is out of 32-bit reach of
+ * what they refer to, -E2BIG, -ENOTSUP, -EINVAL. */
+int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintptr_t at,
+			  struct trail_arch_reloc *r);
+/* Where a thread stopped at ip, inside the displaced bytes of fn, goes on
+ * in the copy at at: the instruction's place there, or 0 if ip is not
+ * the start of a displaced instruction. */
+uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, uintptr_t at,
+			       uintptr_t ip);
+
 /* Implemented by the caller: is addr a site it has patched or poked? The
  * SIGTRAP handler asks; other traps go to the program's own handler. */
 int trail__arch_site_known(uintptr_t addr);

@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reloc.c - entering unmodified code (x86_64): the first instructions of
+ * a function moved out of the way of a 5-byte jump, the kernel's
+ * optimized-kprobe (djprobe) idea in user space. The instruction decoder
+ * is Capstone's (the one uftrace and Frida use for this job); see arch.h
+ * for the contract.
+ *
+ * trail_arch_reloc_check() decodes the whole function (a linear sweep of
+ * its symbol's bytes) and says whether its entry can be displaced:
+ *   - the displaced instructions, up to the first boundary at or past 5
+ *     bytes, must each run elsewhere: plain ones are copied; RIP-relative
+ *     operands get their displacement recomputed; short branches are
+ *     widened (jrcxz/loop, which have no long form, go through a long
+ *     jump); a direct or RIP-relative call is turned into a push of the
+ *     original return address and a jump, and only as the last displaced
+ *     instruction (any other would leave return addresses inside the
+ *     jump on some stack); a return, or an unconditional jump before the
+ *     last, ends the function inside the 5 bytes: too short;
+ *   - no branch of the function may land in the displaced bytes, the
+ *     entry included (a loop whose head is the entry would run the hook
+ *     at every turn): direct branches are checked; a jump table (an
+ *     indirect jump through a table of the function's own addresses: the
+ *     `notrack jmp`, a jump through memory with an index, or the PIC
+ *     form, a 4-byte load with index followed by a register jump) cannot
+ *     be, so its function is refused.
+ * trail_arch_reloc_make() writes the copy for the address it will run at
+ * (within reach of the code: RIP-relative targets and the jump back are
+ * 32-bit), with the map from each displaced instruction to its place in
+ * the copy, for threads found inside the displaced bytes by a live patch.
+ *
+ * Capstone's handle is opened once, its memory taken from an mmap'd pool
+ * (this may run in the control signal handler, where malloc cannot):
+ * CS_OPT_MEM points capstone at the pool for cs_open and cs_malloc only,
+ * and back at libc's allocator at once; decoding itself (cs_disasm_iter)
+ * allocates nothing. Callers serialize (the control lock).
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../arch.h"
+
+/* ------------------------------------------------------------ capstone */
+
+#define POOL_SIZE (256u * 1024)
+
+static uint8_t *pool;
+static size_t pool_used;
+static csh cs;
+static cs_insn *insn;
+static int cs_state; /* 0 not tried, 1 open, -1 failed */
+
+static void *pool_alloc(size_t n)
+{
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (!pool || n > POOL_SIZE - pool_used)
+		return NULL;
+	p = pool + pool_used;
+	pool_used += n;
+	return p;
+}
+
+static void *pool_calloc(size_t k, size_t n)
+{
+	return k && n > (size_t)-1 / k ? NULL : pool_alloc(k * n); /* mmap'd: zeroed */
+}
+
+static void *pool_realloc(void *p, size_t n)
+{
+	void *q = pool_alloc(n);
+
+	/* only ever called on blocks of its own, which are smaller */
+	if (q && p)
+		memcpy(q, p, n);
+	return q;
+}
+
+static void pool_free(void *p)
+{
+	(void)p; /* the handle lives as long as the process */
+}
+
+static int decoder(void)
+{
+	cs_opt_mem ours = {pool_alloc, pool_calloc, pool_realloc, pool_free, vsnprintf};
+	cs_opt_mem libc = {malloc, calloc, realloc, free, vsnprintf};
+
+	if (cs_state)
+		return cs_state > 0 ? 0 : -ENOTSUP;
+	cs_state = -1;
+	pool = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pool == MAP_FAILED) {
+		pool = NULL;
+		return -ENOMEM;
+	}
+	/* the program may use capstone too: ours only for these two calls */
+	cs_option(0, CS_OPT_MEM, (size_t)&ours);
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
+		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+		insn = cs_malloc(cs);
+		if (insn)
+			cs_state = 1;
+	}
+	cs_option(0, CS_OPT_MEM, (size_t)&libc);
+	return cs_state > 0 ? 0 : -ENOTSUP;
+}
+
+/* the instruction at code (n bytes of it, at address at) into insn */
+static int decode(const uint8_t *code, size_t n, uintptr_t at)
+{
+	uint64_t a = at;
+
+	return cs_disasm_iter(cs, &code, &n, &a, insn) ? 0 : -EINVAL;
+}
+
+int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at)
+{
+	int r = decoder();
+
+	if (r)
+		return r;
+	return decode(code, n, at) ? -EINVAL : (int)insn->size;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+static int group(unsigned g)
+{
+	for (unsigned i = 0; i < insn->detail->groups_count; i++)
+		if (insn->detail->groups[i] == g)
+			return 1;
+	return 0;
+}
+
+static const cs_x86_op *rip_operand(void)
+{
+	const cs_x86 *x = &insn->detail->x86;
+
+	for (unsigned i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
+			return &x->operands[i];
+	return NULL;
+}
+
+/* a direct branch's target, or 0 */
+static uintptr_t direct_target(void)
+{
+	const cs_x86 *x = &insn->detail->x86;
+
+	if (!(group(CS_GRP_JUMP) || group(CS_GRP_CALL)) || x->op_count != 1 ||
+	    x->operands[0].type != X86_OP_IMM)
+		return 0;
+	return (uintptr_t)x->operands[0].imm;
+}
+
+static void why_at(char *why, size_t len, uintptr_t fn, uintptr_t at, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if (!why || !len)
+		return;
+	n = (size_t)snprintf(why, len, "+0x%lx %s %s: ", (unsigned long)(at - fn), insn->mnemonic,
+			     insn->op_str);
+	if (n >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+/* is the instruction a jump through a table (see the top) */
+static int table_jump(int *pic_load)
+{
+	const cs_x86 *x = &insn->detail->x86;
+
+	if (insn->id == X86_INS_MOVSXD && x->op_count == 2 && x->operands[1].type == X86_OP_MEM &&
+	    x->operands[1].mem.index != X86_REG_INVALID && x->operands[1].mem.scale == 4)
+		*pic_load = 1;
+	if (insn->id != X86_INS_JMP || x->op_count != 1 || x->operands[0].type == X86_OP_IMM)
+		return 0;
+	if (x->prefix[1] == X86_PREFIX_DS && insn->bytes[0] == 0x3e)
+		return 1; /* notrack */
+	if (x->operands[0].type == X86_OP_MEM)
+		return x->operands[0].mem.index != X86_REG_INVALID;
+	return *pic_load;
+}
+
+/* ------------------------------------------------------- the checks */
+
+int trail_arch_reloc_check(const uint8_t *code, size_t size, uintptr_t fn, unsigned *len,
+			   char *why, size_t whylen)
+{
+	size_t off = 0;
+	unsigned l = 0, n = 0;
+	int r = decoder(), pic_load = 0;
+
+	if (why && whylen)
+		why[0] = '\0';
+	if (r) {
+		if (why && whylen)
+			snprintf(why, whylen, "no instruction decoder (capstone)");
+		return r;
+	}
+	/* the displaced instructions */
+	while (l < TRAIL_ARCH_SITE_SIZE) {
+		if (off >= size || decode(code + off, size - off, fn + off)) {
+			if (why && whylen)
+				snprintf(why, whylen, "+0x%zx: %s", off,
+					 off >= size ? "function shorter than a jump (5 bytes)"
+						     : "not an instruction Capstone decodes");
+			return off >= size ? -ENOSPC : -EINVAL;
+		}
+		if (++n > TRAIL_ARCH_RELOC_INSNS) {
+			why_at(why, whylen, fn, fn + off, "too many instructions to displace");
+			return -E2BIG;
+		}
+		l += insn->size;
+		if (group(CS_GRP_RET) || group(CS_GRP_IRET) || insn->id == X86_INS_HLT ||
+		    insn->id == X86_INS_UD2 || insn->id == X86_INS_INT3) {
+			why_at(why, whylen, fn, fn + off,
+			       "the function ends within the 5 bytes a jump needs");
+			return -ENOSPC;
+		}
+		if (insn->id == X86_INS_JMP && l < TRAIL_ARCH_SITE_SIZE) {
+			why_at(why, whylen, fn, fn + off,
+			       "the function ends within the 5 bytes a jump needs");
+			return -ENOSPC;
+		}
+		if (group(CS_GRP_CALL)) {
+			const cs_x86_op *m = rip_operand();
+
+			if (l < TRAIL_ARCH_SITE_SIZE) {
+				why_at(why, whylen, fn, fn + off,
+				       "a call inside the 5 bytes (its return would land in the jump)");
+				return -ENOTSUP;
+			}
+			if (!direct_target() && !m) {
+				why_at(why, whylen, fn, fn + off,
+				       "an indirect call that cannot run elsewhere");
+				return -ENOTSUP;
+			}
+		} else if ((group(CS_GRP_JUMP) || group(CS_GRP_BRANCH_RELATIVE)) &&
+			   !direct_target() && !rip_operand()) {
+			if (insn->id != X86_INS_JMP) {
+				why_at(why, whylen, fn, fn + off, "a branch that cannot run elsewhere");
+				return -ENOTSUP;
+			}
+		} else if (group(CS_GRP_BRANCH_RELATIVE) && !direct_target()) {
+			why_at(why, whylen, fn, fn + off, "a relative branch that cannot run elsewhere");
+			return -ENOTSUP;
+		}
+		off += insn->size;
+	}
+	if (l > TRAIL_ARCH_RELOC_MAXLEN) {
+		why_at(why, whylen, fn, fn + off - insn->size, "too many bytes to displace");
+		return -E2BIG;
+	}
+	/* the whole function: nothing may branch into [fn, fn + l) */
+	for (off = 0; off < size;) {
+		uintptr_t t;
+
+		if (decode(code + off, size - off, fn + off))
+			break; /* padding or data after the code: not ours */
+		t = direct_target();
+		if (t >= fn && t < fn + l && !group(CS_GRP_CALL)) {
+			why_at(why, whylen, fn, fn + off,
+			       "a branch into the first %u bytes, which a jump would replace", l);
+			return -EXDEV;
+		}
+		if (table_jump(&pic_load)) {
+			why_at(why, whylen, fn, fn + off,
+			       "a jump table, whose targets cannot be checked");
+			return -EXDEV;
+		}
+		off += insn->size;
+	}
+	*len = l;
+	return 0;
+}
+
+/* ------------------------------------------------------------- the copy */
+
+static void put32(uint8_t *p, int32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static int rel32(uintptr_t from_end, uintptr_t target, int32_t *out)
+{
+	int64_t d = (int64_t)(target - from_end);
+
+	if (d != (int32_t)d)
+		return -ERANGE;
+	*out = (int32_t)d;
+	return 0;
+}
+
+/* Where the 32-bit displacement of the RIP-relative operand is in the
+ * instruction's bytes: the candidates (followed by no immediate, or one of
+ * 1, 2 or 4 bytes) are tried by changing them and decoding again, so the
+ * field found is the one Capstone reads as the displacement. */
+static int disp_offset(const uint8_t *b, unsigned size, uintptr_t at, int64_t disp)
+{
+	static const unsigned imm[4] = {0, 1, 2, 4};
+	uint8_t t[16];
+
+	for (int i = 0; i < 4; i++) {
+		int k = (int)size - 4 - (int)imm[i];
+		int32_t d, nd = (int32_t)disp + 0x1000;
+
+		if (k < 1)
+			continue;
+		memcpy(&d, b + k, 4);
+		if (d != (int32_t)disp)
+			continue;
+		memcpy(t, b, size);
+		memcpy(t + k, &nd, 4);
+		if (!decode(t, size, at) && insn->size == size && insn->detail->x86.disp == nd) {
+			decode(b, size, at); /* back to the instruction */
+			return k;
+		}
+		decode(b, size, at);
+	}
+	return -1;
+}
+
+int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintptr_t at,
+			  struct trail_arch_reloc *r)
+{
+	unsigned off = 0, c = 0, n = 0;
+	uint8_t *o = r->code;
+	uintptr_t ret_slot = 0; /* the offset of a call's return-address constant */
+	int err = decoder();
+
+	if (err)
+		return err;
+	if (len > sizeof(r->orig))
+		return -E2BIG;
+	memset(r, 0, sizeof(*r));
+	r->len = (uint8_t)len;
+	memcpy(r->orig, orig, len);
+#define ROOM(k)                                                                     \
+	do {                                                                        \
+		if (c + (k) + 5 + 15 > TRAIL_ARCH_RELOC_CODE)                      \
+			return -E2BIG;                                              \
+	} while (0)
+	while (off < len) {
+		const uint8_t *b = orig + off;
+		uintptr_t pc = fn + off, t;
+		const cs_x86_op *m;
+		int32_t d;
+		unsigned sz;
+
+		if (decode(b, len - off, pc) || n == TRAIL_ARCH_RELOC_INSNS)
+			return -EINVAL;
+		sz = insn->size;
+		r->orig_off[n] = (uint8_t)off;
+		r->copy_off[n] = (uint8_t)c;
+		n++;
+		t = direct_target();
+		m = rip_operand();
+		if (group(CS_GRP_CALL)) {
+			/* push the original return address (a constant after the
+			 * code), then jump: the stack holds what it would have */
+			ROOM(6 + 6);
+			o[c] = 0xff; /* push ret(%rip) */
+			o[c + 1] = 0x35;
+			ret_slot = c + 2;
+			c += 6;
+			if (t) {
+				o[c] = 0xe9;
+				if (rel32(at + c + 5, t, &d))
+					return -ERANGE;
+				put32(o + c + 1, d);
+				c += 5;
+			} else if (m) {
+				int k = disp_offset(b, sz, pc, m->mem.disp);
+				uintptr_t tgt = pc + sz + (intptr_t)m->mem.disp;
+
+				if (k < 0)
+					return -EINVAL;
+				/* the same instruction with /4 (jmp) for /2 (call) */
+				memcpy(o + c, b, sz);
+				o[c + k - 1] = (uint8_t)((b[k - 1] & ~0x38) | 0x20);
+				if (rel32(at + c + sz, tgt, &d))
+					return -ERANGE;
+				put32(o + c + k, d);
+				c += sz;
+			} else {
+				return -ENOTSUP;
+			}
+		} else if (t) {
+			unsigned op = insn->id;
+
+			if (op == X86_INS_JMP) {
+				ROOM(5);
+				o[c] = 0xe9;
+				if (rel32(at + c + 5, t, &d))
+					return -ERANGE;
+				put32(o + c + 1, d);
+				c += 5;
+			} else if (op == X86_INS_JRCXZ || op == X86_INS_JECXZ || op == X86_INS_LOOP ||
+				   op == X86_INS_LOOPE || op == X86_INS_LOOPNE) {
+				/* OP +2; jmp +5; jmp target */
+				ROOM(sz + 2 + 5);
+				memcpy(o + c, b, sz);
+				o[c + sz - 1] = 2;
+				o[c + sz] = 0xeb;
+				o[c + sz + 1] = 5;
+				o[c + sz + 2] = 0xe9;
+				if (rel32(at + c + sz + 7, t, &d))
+					return -ERANGE;
+				put32(o + c + sz + 3, d);
+				c += sz + 7;
+			} else {
+				/* jcc: the condition from its opcode, long form */
+				uint8_t cc;
+
+				if (sz >= 2 && (b[sz - 2] & 0xf0) == 0x70)
+					cc = b[sz - 2] & 0x0f;
+				else if (sz >= 6 && b[sz - 6] == 0x0f && (b[sz - 5] & 0xf0) == 0x80)
+					cc = b[sz - 5] & 0x0f;
+				else
+					return -ENOTSUP;
+				ROOM(6);
+				o[c] = 0x0f;
+				o[c + 1] = (uint8_t)(0x80 | cc);
+				if (rel32(at + c + 6, t, &d))
+					return -ERANGE;
+				put32(o + c + 2, d);
+				c += 6;
+			}
+		} else if (m) {
+			int k = disp_offset(b, sz, pc, m->mem.disp);
+			uintptr_t tgt = pc + sz + (intptr_t)m->mem.disp;
+
+			if (k < 0)
+				return -EINVAL;
+			ROOM(sz);
+			memcpy(o + c, b, sz);
+			if (rel32(at + c + sz, tgt, &d))
+				return -ERANGE;
+			put32(o + c + k, d);
+			c += sz;
+		} else {
+			ROOM(sz);
+			memcpy(o + c, b, sz);
+			c += sz;
+		}
+		off += sz;
+	}
+#undef ROOM
+	r->ninsn = (uint8_t)n;
+	/* back to the rest of the function */
+	{
+		int32_t d;
+
+		o[c] = 0xe9;
+		if (rel32(at + c + 5, fn + len, &d))
+			return -ERANGE;
+		put32(o + c + 1, d);
+		c += 5;
+	}
+	if (ret_slot) {
+		uint64_t ret = fn + len; /* a call is the last displaced instruction */
+		int32_t d;
+
+		c = (c + 7) & ~7u;
+		memcpy(o + c, &ret, 8);
+		if (rel32(at + ret_slot + 4, at + c, &d))
+			return -ERANGE;
+		put32(o + ret_slot, d);
+		c += 8;
+	}
+	r->copy_len = (uint8_t)c;
+	return 0;
+}
+
+uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, uintptr_t at,
+			       uintptr_t ip)
+{
+	for (unsigned i = 0; i < r->ninsn; i++)
+		if (fn + r->orig_off[i] == ip)
+			return at + r->copy_off[i];
+	return 0;
+}

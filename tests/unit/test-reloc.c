@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-reloc.c - entering unmodified code (src/arch/x86_64/reloc.c): a
+ * table of small functions, as bytes, each with first instructions that
+ * need something done to run elsewhere (RIP-relative operands with and
+ * without immediates, short branches, jrcxz, calls direct and through
+ * memory, endbr64, prefixes, lock). Each is checked by running it: the
+ * function itself, then its relocated copy (which jumps back into the
+ * function), must return the same for the same inputs, and a call moved
+ * into the copy must leave the original return address on the stack.
+ * Then the functions whose entry cannot be displaced, with their reasons.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "arch/arch.h"
+#include "check.h"
+
+#define PAGE 4096
+#define DATA 0x800  /* a data word in the function's page */
+#define DATA2 0x808 /* a function pointer there */
+#define CALLEE 0x400 /* a function the tested ones call */
+
+typedef long (*fn_t)(long);
+
+struct row {
+	const char *name;
+	uint8_t code[48];
+	unsigned n;
+	int disp_at;     /* offset of a rel32 to DATA to fill in (-1: none) */
+	int disp2_at;    /* the same, to DATA2 */
+	int call_at;     /* offset of a call rel32 to CALLEE (-1: none) */
+	unsigned len;    /* displaced bytes expected */
+};
+
+/* callee: returns its own return address (mov (%rsp),%rax; ret) */
+static const uint8_t callee[] = {0x48, 0x8b, 0x04, 0x24, 0xc3};
+
+static const struct row rows[] = {
+	{"endbr64 push", {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x48, 0x8d, 0x47, 0x01,
+			  0x5d, 0xc3}, 14, -1, -1, -1, 5},
+	{"rip load", {0x48, 0x8b, 0x05, 0, 0, 0, 0, 0x48, 0x01, 0xf8, 0xc3}, 11, 3, -1, -1, 7},
+	{"rip lea", {0x48, 0x8d, 0x05, 0, 0, 0, 0, 0xc3}, 8, 3, -1, -1, 7},
+	/* movl $imm32, DATA(%rip); mov DATA(%rip), %eax: an immediate after
+	 * the displacement (and equal to it: found by decoding, not by value) */
+	{"rip store imm", {0xc7, 0x05, 0, 0, 0, 0, 0xf6, 0x07, 0, 0, 0x8b, 0x05, 0xf0, 0x07, 0, 0,
+			   0x48, 0x01, 0xf8, 0xc3}, 20, 2, -1, -1, 10},
+	/* cmpq $5, DATA(%rip): an imm8 after it */
+	{"rip cmp imm8", {0x48, 0x83, 0x3d, 0, 0, 0, 0, 0x05, 0x0f, 0x94, 0xc0, 0x48, 0x0f, 0xb6,
+			  0xc0, 0xc3}, 16, 3, -1, -1, 8},
+	/* test %rdi,%rdi; je +5; lea 2(%rdi),%rax; ret; mov $99,%rax; ret */
+	{"short jcc", {0x48, 0x85, 0xff, 0x74, 0x05, 0x48, 0x8d, 0x47, 0x02, 0xc3, 0x48, 0xc7, 0xc0,
+		       0x63, 0, 0, 0, 0xc3}, 18, -1, -1, -1, 5},
+	/* cmp $3,%rdi; jg +... long form */
+	{"long jcc", {0x48, 0x83, 0xff, 0x03, 0x0f, 0x8f, 0x05, 0, 0, 0, 0x48, 0x8d, 0x47, 0x02,
+		      0xc3, 0x48, 0xc7, 0xc0, 0x63, 0, 0, 0, 0xc3}, 23, -1, -1, -1, 10},
+	/* xor %eax,%eax; nop; nop; jmp +8 (over a ud2 pad); ...; lea 5(%rdi),%rax; ret */
+	{"short jmp last", {0x31, 0xc0, 0x90, 0x90, 0xeb, 0x02, 0x0f, 0x0b, 0x48, 0x8d, 0x47, 0x05,
+			    0xc3}, 13, -1, -1, -1, 6},
+	/* mov %rdi,%rcx; jrcxz +6; mov $1,%eax; ret; mov $2,%eax; ret */
+	{"jrcxz", {0x48, 0x89, 0xf9, 0xe3, 0x06, 0xb8, 0x01, 0, 0, 0, 0xc3, 0xb8, 0x02, 0, 0, 0,
+		   0xc3}, 17, -1, -1, -1, 5},
+	/* push %rbx; call CALLEE; pop %rbx; ret: returns the return address */
+	{"call last", {0x53, 0xe8, 0, 0, 0, 0, 0x5b, 0xc3}, 8, -1, -1, 2, 6},
+	/* push %rbx; call *DATA2(%rip); pop %rbx; ret */
+	{"call rip", {0x53, 0xff, 0x15, 0, 0, 0, 0, 0x5b, 0xc3}, 9, -1, 3, -1, 7},
+	/* a 10-byte nop with prefixes (66 2e 0f 1f 84 00 ..), then lea 3(%rdi) */
+	{"prefixed nop", {0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0, 0x48, 0x8d, 0x47, 0x03,
+			  0xc3}, 15, -1, -1, -1, 10},
+	/* mov %rdi,%rax; lock xadd %rax,DATA(%rip); ret */
+	{"lock rip", {0x48, 0x89, 0xf8, 0xf0, 0x48, 0x0f, 0xc1, 0x05, 0, 0, 0, 0, 0xc3}, 13, 8, -1,
+	 -1, 12},
+};
+
+static uint8_t *region(void)
+{
+	void *p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void put_rel(uint8_t *page, int at, uintptr_t target, unsigned end_after)
+{
+	int32_t d = (int32_t)(target - ((uintptr_t)page + (unsigned)at + end_after));
+
+	memcpy(page + at, &d, 4);
+}
+
+/* lay out row r in the page: the function at 0, its data and callee */
+static void lay_out(uint8_t *page, const struct row *r)
+{
+	uintptr_t g = (uintptr_t)page + CALLEE;
+	int64_t v = 5;
+
+	memset(page, 0xcc, PAGE);
+	memcpy(page, r->code, r->n);
+	memcpy(page + CALLEE, callee, sizeof(callee));
+	memcpy(page + DATA, &v, 8);
+	memcpy(page + DATA2, &g, 8);
+	/* rel32 fields end 4 bytes later, plus an immediate for some rows */
+	if (r->disp_at >= 0) {
+		unsigned imm = !strcmp(r->name, "rip store imm") ? 4 :
+			       !strcmp(r->name, "rip cmp imm8") ? 1 : 0;
+
+		put_rel(page, r->disp_at, (uintptr_t)page + DATA, 4 + imm);
+		if (imm == 4) /* the immediate equal to the displacement */
+			memcpy(page + r->disp_at + 4, page + r->disp_at, 4);
+		if (imm == 4) /* and the load after it */
+			put_rel(page, 12, (uintptr_t)page + DATA, 4);
+	}
+	if (r->disp2_at >= 0)
+		put_rel(page, r->disp2_at, (uintptr_t)page + DATA2, 4);
+	if (r->call_at >= 0)
+		put_rel(page, r->call_at, g, 4);
+}
+
+TEST(relocated_code_runs_the_same)
+{
+	uint8_t *page = region();
+	static const long in[] = {0, 1, 3, 4, -7, 1000};
+
+	CHECK(page != NULL);
+	if (!page)
+		return;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct trail_arch_reloc rl;
+		unsigned len = 0;
+		char why[160];
+		uint8_t *copy = page + PAGE;
+		int rc;
+
+		lay_out(page, r);
+		rc = trail_arch_reloc_check(page, r->n, (uintptr_t)page, &len, why, sizeof(why));
+		if (rc) {
+			fprintf(stderr, "  %s: refused: %s (%d)\n", r->name, why, rc);
+			CHECK(0);
+			continue;
+		}
+		CHECK_EQ(len, r->len);
+		rc = trail_arch_reloc_make(page, len, (uintptr_t)page, (uintptr_t)copy, &rl);
+		CHECK_EQ(rc, 0);
+		if (rc)
+			continue;
+		CHECK(rl.copy_len <= TRAIL_ARCH_RELOC_CODE);
+		CHECK(!memcmp(rl.orig, page, len));
+		memcpy(copy, rl.code, rl.copy_len);
+		for (size_t k = 0; k < sizeof(in) / sizeof(in[0]); k++) {
+			long a, b;
+
+			lay_out(page, r); /* the data back as it was */
+			a = ((fn_t)(uintptr_t)page)(in[k]);
+			lay_out(page, r);
+			b = ((fn_t)(uintptr_t)copy)(in[k]);
+			if (a != b)
+				fprintf(stderr, "  %s(%ld): %ld, relocated %ld\n", r->name, in[k], a, b);
+			CHECK_EQ(a, b);
+		}
+		/* the map: each displaced instruction's place in the copy */
+		CHECK_EQ(trail_arch_reloc_map(&rl, (uintptr_t)page, (uintptr_t)copy, (uintptr_t)page),
+			 (uintptr_t)copy);
+		CHECK_EQ(trail_arch_reloc_map(&rl, (uintptr_t)page, (uintptr_t)copy,
+					      (uintptr_t)page + len), 0);
+	}
+	/* a call moved into the copy returns to the function, not the copy */
+	{
+		const struct row *r = &rows[9];
+		struct trail_arch_reloc rl;
+		unsigned len;
+
+		lay_out(page, r);
+		CHECK(!trail_arch_reloc_check(page, r->n, (uintptr_t)page, &len, NULL, 0));
+		CHECK(!trail_arch_reloc_make(page, len, (uintptr_t)page, (uintptr_t)page + PAGE, &rl));
+		memcpy(page + PAGE, rl.code, rl.copy_len);
+		CHECK_EQ(((fn_t)(uintptr_t)(page + PAGE))(0), (uintptr_t)page + 6);
+	}
+	munmap(page, 2 * PAGE);
+}
+
+struct bad {
+	const char *name;
+	uint8_t code[16];
+	unsigned n;
+	int err;
+	const char *why;
+};
+
+static const struct bad bads[] = {
+	{"ret in 5 bytes", {0x31, 0xc0, 0xc3, 0xcc, 0xcc, 0xcc}, 6, -ENOSPC, "ends within"},
+	{"too short", {0x31, 0xc0}, 2, -ENOSPC, "shorter than a jump"},
+	/* dec %rdi; jnz back to the entry: a loop head the jump would replace */
+	{"loop to entry", {0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3}, 6, -EXDEV, "branch into the first 5"},
+	/* nop; nop; jnz +0 -> 2, further on: a branch into the displaced bytes */
+	{"branch inside", {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x75, 0xfa, 0xc3}, 9, -EXDEV,
+	 "branch into"},
+	/* call *%rax first: its return address would be inside the jump */
+	{"indirect call first", {0xff, 0xd0, 0x90, 0x90, 0x90, 0xc3}, 6, -ENOTSUP, "a call inside"},
+	/* a jump table: notrack jmp *%rax further on */
+	{"jump table", {0x48, 0x89, 0xf8, 0x90, 0x90, 0x3e, 0xff, 0xe0}, 8, -EXDEV, "jump table"},
+	{"not code", {0x06, 0x06, 0x06, 0x06, 0x06, 0x06}, 6, -EINVAL, "not an instruction"},
+};
+
+TEST(unrelocatable_entries_say_why)
+{
+	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
+		char why[160] = "";
+		unsigned len = 0;
+		int rc = trail_arch_reloc_check(bads[i].code, bads[i].n, 0x400000, &len, why,
+						sizeof(why));
+
+		if (rc != bads[i].err || !strstr(why, bads[i].why))
+			fprintf(stderr, "  %s: %d \"%s\"\n", bads[i].name, rc, why);
+		CHECK_EQ(rc, bads[i].err);
+		CHECK(strstr(why, bads[i].why) != NULL);
+	}
+}
+
+TEST(out_of_reach_copy_refused)
+{
+	/* a RIP-relative load copied 4 GiB away cannot reach its data */
+	static const uint8_t code[] = {0x48, 0x8b, 0x05, 0x10, 0, 0, 0, 0xc3};
+	struct trail_arch_reloc rl;
+
+	CHECK_EQ(trail_arch_reloc_make(code, 7, 0x400000, 0x400000 + (6ull << 30), &rl), -ERANGE);
+	CHECK_EQ(trail_arch_insn_len(code, sizeof(code), 0x400000), 7);
+	CHECK_EQ(trail_arch_insn_len((const uint8_t *)"\x06", 1, 0), -EINVAL);
+}
+
+TEST_MAIN(CHECK_T(relocated_code_runs_the_same), CHECK_T(unrelocatable_entries_say_why),
+	  CHECK_T(out_of_reach_copy_refused))
