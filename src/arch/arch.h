@@ -26,7 +26,7 @@
 #if defined(__x86_64__)
 
 #define TRAIL_ARCH_SITE_SIZE 5u  /* jmp rel32, to the site's stub */
-#define TRAIL_ARCH_STUB_SIZE 32u /* one per site (tramp.S shows it) */
+#define TRAIL_ARCH_STUB_SIZE 40u /* one per site (tramp.S shows it) */
 #define TRAIL_ARCH_STUBS_HDR 16u /* a stub area starts with the two
 				  * trampolines' addresses */
 #define TRAIL_ARCH_REACH ((int64_t)1 << 31)
@@ -126,9 +126,11 @@ uintptr_t trail_arch_jump_target(const uint8_t *p, uintptr_t site);
 void *trail_arch_near_map(uintptr_t lo, uintptr_t hi, size_t len, size_t *size);
 /* A stub area of n stubs takes TRAIL_ARCH_STUBS_HDR + n * STUB_SIZE bytes;
  * its header holds the trampolines' addresses (init writes them), stub k
- * is written for one site and lives at trail_arch_stub_at(area, k). */
+ * is written for one site and lives at trail_arch_stub_at(area, k). body:
+ * where the function goes on past its site (site + SITE_SIZE for a
+ * patchable entry, the copy of displaced instructions otherwise). */
 void trail_arch_stub_area_init(uint8_t *area);
-void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site);
+void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site, uintptr_t body);
 uintptr_t trail_arch_stub_at(const uint8_t *area, size_t k);
 
 /*
@@ -186,6 +188,7 @@ void trail_arch_unwatch(void);
 #define TRAIL_ARCH_RELOC_CODE 72   /* bytes of a copy, jump back included */
 
 struct trail_arch_reloc {
+	uintptr_t at;     /* where the copy runs */
 	uint8_t len;      /* bytes displaced */
 	uint8_t ninsn;    /* instructions displaced */
 	uint8_t copy_len; /* bytes of the copy */
@@ -213,13 +216,15 @@ int trail_arch_reloc_check(const uint8_t *code, size_t size, uintptr_t fn, unsig
 int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintptr_t at,
 			  struct trail_arch_reloc *r);
 /* Where a thread stopped at ip, inside the displaced bytes of fn, goes on
- * in the copy at at: the instruction's place there, or 0 if ip is not
- * the start of a displaced instruction. */
-uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, uintptr_t at,
-			       uintptr_t ip);
+ * in the copy: the instruction's place there, or 0 if ip is not the start
+ * of a displaced instruction. */
+uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, uintptr_t ip);
 
 /* Implemented by the caller: is addr a site it has patched or poked? The
- * SIGTRAP handler asks; other traps go to the program's own handler. */
-int trail__arch_site_known(uintptr_t addr);
+ * SIGTRAP handler asks; other traps go to the program's own handler.
+ * Returns 0 if not, else where a thread that meets the site's breakpoint
+ * mid-poke goes on doing what the unpatched site does: addr +
+ * SITE_SIZE past nops, the copy of displaced instructions (reloc). */
+uintptr_t trail__arch_site_resume(uintptr_t addr);
 
 #endif /* TRAIL_ARCH_H */

@@ -6,6 +6,7 @@
 #include "symrule.h"
 
 #include <elf.h>
+#include <string.h>
 
 int trail__symrule_class(unsigned char info, uint16_t shndx, const char *name)
 {
@@ -137,4 +138,18 @@ const struct trail_symrule_ent *trail__symrule_find(const struct trail_symrule_e
 	if (!lo || v[lo - 1].shndx != shndx || !trail__symrule_covers(v[lo - 1].value, v[lo - 1].size, addr))
 		return NULL;
 	return &v[lo - 1];
+}
+
+int trail__symrule_crt(const char *name)
+{
+	static const char *const crt[] = {
+		"_start", "_init", "_fini", "deregister_tm_clones", "register_tm_clones",
+		"__do_global_dtors_aux", "frame_dummy", "__libc_csu_init", "__libc_csu_fini",
+		"_dl_relocate_static_pie",
+	};
+
+	for (size_t i = 0; i < sizeof(crt) / sizeof(crt[0]); i++)
+		if (!strcmp(name, crt[i]))
+			return 1;
+	return 0;
 }

@@ -74,6 +74,11 @@ int trail__symrule_before(const struct trail_symrule_ent *a,
  */
 size_t trail__symrule_table(struct trail_symrule_ent *v, size_t n);
 
+/* Is name one of the functions the crt files put in every program
+ * (_start, frame_dummy...)? They run before main or never return: never
+ * a site of unmodified code. */
+int trail__symrule_crt(const char *name);
+
 /* Does the table entry at value with this span (0: unsized) cover addr? */
 int trail__symrule_covers(uint64_t value, uint64_t span, uint64_t addr);
 

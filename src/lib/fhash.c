@@ -68,11 +68,4 @@ int trail__hreserve(size_t more)
 	return 0;
 }
 
-/* for src/arch's trap handler: is addr a live site (a breakpoint there is
- * ours)? */
-int trail__arch_site_known(uintptr_t addr)
-{
-	const struct hsite *h = trail__hfind(addr);
 
-	return h && !__atomic_load_n(&h->dead, __ATOMIC_ACQUIRE);
-}

@@ -119,23 +119,105 @@ int trail__fobjs_discover(void)
 uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k)
 {
 	if (!o->stubs) {
-		uint8_t *a = trail_arch_near_map(o->fo.lo, o->fo.hi,
-						 TRAIL_ARCH_STUBS_HDR +
-							 (size_t)o->fo.nsites * TRAIL_ARCH_STUB_SIZE,
-						 &o->stubs_len);
+		size_t nreloc = 0, stubs = TRAIL_ARCH_STUBS_HDR +
+					  (size_t)o->fo.nsites * TRAIL_ARCH_STUB_SIZE;
+		uint8_t *a;
 
+		for (uint32_t i = 0; i < o->fo.nsites; i++)
+			nreloc += !!(o->fo.sites[i].flags & FSITE_RELOC);
+		a = trail_arch_near_map(o->fo.lo, o->fo.hi,
+					stubs + nreloc * TRAIL_ARCH_RELOC_CODE, &o->stubs_len);
 		if (!a)
 			return 0;
+		if (nreloc) {
+			o->relocs_len = (size_t)o->fo.nsites * sizeof(*o->relocs);
+			o->relocs = mmap(NULL, o->relocs_len, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (o->relocs == MAP_FAILED) {
+				o->relocs = NULL;
+				munmap(a, o->stubs_len);
+				return 0;
+			}
+		}
 		trail_arch_stub_area_init(a);
-		for (uint32_t i = 0; i < o->fo.nsites; i++)
-			trail_arch_site_stub(a, i, o->fo.sites[i].addr);
+		for (uint32_t i = 0, j = 0; i < o->fo.nsites; i++) {
+			const struct fsite *f = &o->fo.sites[i];
+			uintptr_t body = f->addr + TRAIL_ARCH_SITE_SIZE;
+
+			if (f->flags & FSITE_RELOC) {
+				uint8_t *copy = a + stubs + (size_t)j++ * TRAIL_ARCH_RELOC_CODE;
+
+				/* the entry is as the program has it: nothing is
+				 * patched before its object's stubs exist */
+				body = (uintptr_t)copy;
+				if (trail_arch_reloc_make((const uint8_t *)f->addr, FSITE_LEN(f),
+							  f->addr, body, &o->relocs[i]))
+					o->relocs[i].len = 0;
+				else
+					memcpy(copy, o->relocs[i].code, o->relocs[i].copy_len);
+			}
+			trail_arch_site_stub(a, i, f->addr, body);
+		}
 		if (mprotect(a, o->stubs_len, PROT_READ | PROT_EXEC)) {
 			munmap(a, o->stubs_len);
+			if (o->relocs)
+				munmap(o->relocs, o->relocs_len);
+			o->relocs = NULL;
 			return 0;
 		}
 		o->stubs = a;
 	}
+	if ((o->fo.sites[k].flags & FSITE_RELOC) && !o->relocs[k].len)
+		return 0; /* its copy could not be made (out of reach) */
 	return trail_arch_stub_at(o->stubs, k);
+}
+
+/* the object and site index of the site at addr, or NULL */
+static struct hobj *site_of(uintptr_t addr, uint32_t *k)
+{
+	for (unsigned i = 0; i < trail__nobjs; i++) {
+		struct hobj *o = &trail__objs[i];
+		const struct fsite *f;
+
+		if (!o->fo.nsites || addr < o->fo.lo || addr >= o->fo.hi ||
+		    !(f = trail__fobj_find(&o->fo, addr)))
+			continue;
+		*k = (uint32_t)(f - o->fo.sites);
+		return o;
+	}
+	return NULL;
+}
+
+/* for src/arch's trap handler: is addr a live site (a breakpoint there is
+ * ours), and where does a thread meeting it mid-poke go on */
+uintptr_t trail__arch_site_resume(uintptr_t addr)
+{
+	const struct hsite *h = trail__hfind(addr);
+	uint32_t k;
+	struct hobj *o;
+
+	if (!h || __atomic_load_n(&h->dead, __ATOMIC_ACQUIRE))
+		return 0;
+	o = site_of(addr, &k);
+	if (o && (o->fo.sites[k].flags & FSITE_RELOC) && o->relocs && o->relocs[k].len)
+		return o->relocs[k].at;
+	return addr + TRAIL_ARCH_SITE_SIZE;
+}
+
+uintptr_t trail__fobjs_step(uintptr_t site, uintptr_t ip)
+{
+	uint32_t k;
+	struct hobj *o = site_of(site, &k);
+	uintptr_t to;
+
+	if (!o || ip <= site || ip >= site + TRAIL_ARCH_SITE_SIZE)
+		return ip;
+	if (!(o->fo.sites[k].flags & FSITE_RELOC))
+		return site + TRAIL_ARCH_SITE_SIZE; /* skipping nops is running them */
+	if (!o->relocs || !o->relocs[k].len)
+		return ip;
+	to = trail_arch_reloc_map(&o->relocs[k], site, ip);
+	return to ? to : ip;
 }
 
 void trail__fobjs_publish(struct psess *ps, unsigned s, struct hobj *o)
@@ -223,6 +305,8 @@ int trail__fobjs_sync(void (*hook_new)(struct hobj *o))
 		}
 		if (o->stubs)
 			munmap(o->stubs, o->stubs_len);
+		if (o->relocs)
+			munmap(o->relocs, o->relocs_len);
 		trail__fobj_free(&o->fo);
 		/* tell the recorders: events after now at these addresses
 		 * are another object's */

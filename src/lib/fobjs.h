@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "../arch/arch.h"
 #include "fsites.h"
 #include "internal.h"
 
@@ -24,6 +25,10 @@ struct hobj {
 	uintptr_t xlo, xhi; /* its executable segments: where its code is */
 	uint8_t *stubs;   /* its stub area (one stub per site), or NULL */
 	size_t stubs_len;
+	/* with the stubs, for FSITE_RELOC sites: each one's copy of its
+	 * displaced instructions (len 0: it could not be made), by site */
+	struct trail_arch_reloc *relocs;
+	size_t relocs_len;
 	uint32_t published; /* sessions whose module table has it */
 	uint32_t modslot[TRAIL_MAX_SESSIONS]; /* its slot there */
 	uint32_t seen;    /* rescan: still loaded */
@@ -42,6 +47,11 @@ HIDDEN int trail__fobjs_sync(void (*hook_new)(struct hobj *o));
 /* Where site k of o jumps: its stub (the stub area is made at the first
  * call), or 0. */
 HIDDEN uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k);
+/* For a thread found at ip inside the entry of the site at site, which a
+ * jump is being written over: where it goes on running what was there
+ * (past the nops of a patchable entry, or the same instruction in the
+ * copy of displaced ones); ip itself if it is not inside one. */
+HIDDEN uintptr_t trail__fobjs_step(uintptr_t site, uintptr_t ip);
 /* o named in session s's module table (once). */
 HIDDEN void trail__fobjs_publish(struct psess *ps, unsigned s, struct hobj *o);
 /* Follow dlopen/dlclose, passing new objects to hook_new, until stopped. */

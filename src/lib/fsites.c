@@ -102,6 +102,77 @@ static void sort_addrs(uintptr_t *v, size_t n)
 		}
 }
 
+/*
+ * Unmodified code: an executable built without patchable entries gets a
+ * site at each function its symbols name whose entry src/arch can
+ * displace (reloc.c: whole instructions moved into a copy, a jump
+ * written over them); the others are counted in skipped. The flags of
+ * such a site say FSITE_RELOC and the bytes displaced.
+ */
+static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
+		       const struct trail_symrule_ent *fs, size_t nfs, const char *strs,
+		       size_t strs_len)
+{
+	size_t names_need = 1, nkeep = 0;
+	uint8_t *lens;
+	struct buf tmp;
+	char why[8];
+
+	tmp.len = nfs ? nfs : 1;
+	if (!(tmp.p = amap(tmp.len)))
+		return -ENOMEM;
+	lens = tmp.p;
+	for (size_t i = 0; i < nfs; i++) {
+		const char *nm = strs + fs[i].name;
+		unsigned len = 0;
+
+		lens[i] = 0;
+		if (fs[i].size < TRAIL_ARCH_SITE_SIZE || !*nm || trail__symrule_crt(nm) ||
+		    !in_segment(info, fs[i].value, fs[i].size, PF_X | PF_R))
+			continue;
+		if (trail_arch_reloc_check((const uint8_t *)fs[i].value, fs[i].size, fs[i].value,
+					   &len, why, sizeof(why))) {
+			o->skipped++;
+			continue;
+		}
+		lens[i] = (uint8_t)len;
+		nkeep++;
+		names_need += strnlen(nm, strs_len - fs[i].name) + 1;
+	}
+	o->mem_len = nkeep * sizeof(struct fsite) + names_need;
+	o->mem = amap(o->mem_len);
+	if (!o->mem) {
+		bfree(&tmp);
+		return -ENOMEM;
+	}
+	o->sites = o->mem;
+	o->names = (char *)o->mem + nkeep * sizeof(struct fsite);
+	o->names[0] = '\0';
+	o->names_len = 1;
+	for (size_t i = 0; i < nfs; i++) {
+		struct fsite *f;
+		const char *nm = strs + fs[i].name;
+		size_t len;
+
+		if (!lens[i])
+			continue;
+		f = &o->sites[o->nsites++];
+		f->addr = fs[i].value;
+		f->flags = FSITE_RELOC | lens[i];
+		len = strnlen(nm, strs_len - fs[i].name);
+		f->name = (uint32_t)o->names_len;
+		memcpy(o->names + o->names_len, nm, len);
+		o->names[o->names_len + len] = '\0';
+		o->names_len += len + 1;
+		if (!o->lo || f->addr < o->lo)
+			o->lo = f->addr;
+		if (f->addr + lens[i] > o->hi)
+			o->hi = f->addr + lens[i];
+	}
+	bfree(&tmp);
+	return 0;
+}
+
 int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		     const struct dl_phdr_info *info)
 {
@@ -174,6 +245,37 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			}
 		}
 	r = 0;
+	if (!sites_size && info && !*info->dlpi_name && syms.p) {
+		/* an executable without patchable entries: its functions'
+		 * entries, displaced */
+		const ElfW(Sym) *sy = syms.p;
+		size_t n = syms.len / sizeof(*sy);
+
+		fs_len = n * sizeof(*fs);
+		if (!(fs = amap(fs_len))) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++) {
+			int cls;
+
+			if (sy[i].st_name >= strs.len || ELF64_ST_TYPE(sy[i].st_info) != STT_FUNC ||
+			    (cls = trail__symrule_class(sy[i].st_info, sy[i].st_shndx,
+							(const char *)strs.p + sy[i].st_name)) < 0)
+				continue;
+			fs[nfs++] = (struct trail_symrule_ent){
+				.value = base + sy[i].st_value,
+				.size = sy[i].st_size,
+				.index = (uint32_t)i,
+				.name = sy[i].st_name,
+				.rank = trail__symrule_rank(cls, sy[i].st_info, sy[i].st_other,
+							    sy[i].st_size),
+			};
+		}
+		nfs = trail__symrule_table(fs, nfs);
+		r = reloc_sites(o, info, fs, nfs, strs.p, strs.len);
+		goto out;
+	}
 	if (!sites_size || sites_size % 8 ||
 	    !in_segment(info, base + sites_addr, sites_size, PF_R))
 		goto out; /* no sites: nothing to trace here */

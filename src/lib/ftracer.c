@@ -154,7 +154,8 @@ static int patch_live(struct hsite **hs, size_t n, uintptr_t *addrs, const uintp
 }
 
 /* The thread a control signal interrupted may have been inside a site
- * just patched: move it past (the nops it skips did nothing). */
+ * just patched: move it past (the nops it skips did nothing), or into the
+ * copy of the instructions a jump displaced. */
 static void step_self(void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -164,7 +165,7 @@ static void step_self(void *ucv)
 		const struct hsite *h = trail__hfind(ip - k);
 
 		if (h && h->patched && !h->dead) {
-			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ip - k + TRAIL_ARCH_SITE_SIZE);
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fobjs_step(ip - k, ip);
 			return;
 		}
 	}

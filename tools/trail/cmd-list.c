@@ -285,7 +285,12 @@ static int list_functions(pid_t pid, const char *program, const char *what,
 		raw += o->fs.n;
 		for (size_t k = 0; k < o->fs.n; k++)
 			unusable += !funcscan_usable(&o->fs.sites[k]);
-		if (o->fs.skipped)
+		if (o->fs.skipped && o->fs.reloc && o->fs.n)
+			tool_warn("%s: %zu function%s of this unmodified program cannot be "
+				  "entered through a jump (the first, %s)",
+				  o->name, o->fs.skipped, o->fs.skipped == 1 ? "" : "s",
+				  o->fs.refused_why);
+		else if (o->fs.skipped && !o->fs.reloc)
 			tool_warn("%s: %zu patchable function entr%s skipped: not nops "
 				  "(a patched file?) or not in its code",
 				  o->name, o->fs.skipped, o->fs.skipped == 1 ? "y" : "ies");

@@ -22,6 +22,7 @@
  */
 #include "funcscan.h"
 #include "elfscan.h"
+#include "../../src/arch/arch.h"
 #include "../../src/common/symrule.h"
 
 #include <errno.h>
@@ -94,6 +95,7 @@ struct work {
 	struct trail_symrule_ent *syms; /* symrule.h's table; shndx 0 unless ET_REL */
 	size_t nsyms;
 	size_t strndx;                  /* the names of syms */
+	size_t symidx;                  /* their section */
 	struct strbuf str;
 };
 
@@ -585,6 +587,7 @@ static int load_symbols(struct work *w)
 			    sh.sh_type == (pass ? SHT_DYNSYM : SHT_SYMTAB)) {
 				idx = elf_ndxscn(scn);
 				w->strndx = sh.sh_link;
+				w->symidx = idx;
 				break;
 			}
 	if (!idx)
@@ -878,6 +881,111 @@ out:
 	return r;
 }
 
+/* Is the file a program, not a library: ET_EXEC, or a PIE (DF_1_PIE in
+ * its dynamic section; libc.so.6 runs too, but is none) */
+static int is_program(struct work *w)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (w->eh.e_type == ET_EXEC)
+		return 1;
+	if (w->eh.e_type != ET_DYN)
+		return 0;
+	while ((scn = elf_nextscn(w->elf, scn))) {
+		Elf_Data *d;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (int i = 0; gelf_getdyn(d, i, &dyn) && dyn.d_tag != DT_NULL; i++)
+			if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * A program built without patchable entries: its functions (STT_FUNC
+ * symbols in code) whose entry src/arch can displace (reloc.c), as
+ * libtrail's fsites.c finds them in the process; the others counted in
+ * skipped, the first one's reason in out->refused_why.
+ */
+static int build_reloc_sites(struct work *w, struct fscan *out)
+{
+	size_t nsyms, *name_off = NULL, *sym_off = NULL;
+	Elf_Data *d, *xndx;
+	int r = 0;
+
+	if (!w->symidx || !(d = symtab_data(w, w->symidx, &xndx, &nsyms)) || !w->nsyms)
+		return 0;
+	out->sites = calloc(w->nsyms, sizeof(*out->sites));
+	name_off = calloc(w->nsyms, sizeof(*name_off));
+	sym_off = calloc(w->nsyms, sizeof(*sym_off));
+	if (!out->sites || !name_off || !sym_off || str_add(&w->str, "") == (size_t)-1) {
+		r = -ENOMEM;
+		goto out;
+	}
+	out->reloc = 1;
+	for (size_t i = 0; i < w->nsyms; i++) {
+		const struct trail_symrule_ent *e = &w->syms[i];
+		struct ent at = {e->value, 0, 1};
+		const unsigned char *p;
+		const char *sn;
+		uint64_t base, size;
+		size_t idx, n;
+		uint32_t shndx;
+		unsigned len;
+		char why[160];
+		GElf_Sym s;
+		struct fsite *f;
+		char *dm;
+
+		if (get_sym(d, xndx, e->index, &s, &shndx) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+		    !(sn = elf_strptr(w->elf, w->strndx, s.st_name)) || !*sn || trail__symrule_crt(sn))
+			continue;
+		idx = code_section(w, &at);
+		if (!idx || code_bytes(w, idx, &p, &n, &base) || e->value - base >= n)
+			continue;
+		out->entries++; /* a function that might be entered */
+		size = s.st_size < n - (e->value - base) ? s.st_size : n - (e->value - base);
+		if (size < FUNCSCAN_SITE_BYTES ||
+		    trail_arch_reloc_check(p + (e->value - base), size, e->value, &len, why,
+					   sizeof(why))) {
+			if (size < FUNCSCAN_SITE_BYTES)
+				snprintf(why, sizeof(why), "shorter than a jump (5 bytes)");
+			if (!out->skipped++)
+				snprintf(out->refused_why, sizeof(out->refused_why), "%s: %s", sn, why);
+			continue;
+		}
+		f = &out->sites[out->n];
+		f->addr = e->value;
+		f->func = e->value;
+		f->shndx = (uint32_t)idx;
+		f->nops = FUNCSCAN_SITE_BYTES;
+		f->reloc = (uint8_t)len;
+		dm = funcscan_demangle(sn);
+		sym_off[out->n] = str_add(&w->str, sn);
+		name_off[out->n] = dm ? str_add(&w->str, dm) : (size_t)-1;
+		free(dm);
+		if (sym_off[out->n] == (size_t)-1 || name_off[out->n] == (size_t)-1) {
+			r = -ENOMEM;
+			goto out;
+		}
+		out->n++;
+	}
+	out->strings = w->str.p;
+	w->str.p = NULL;
+	for (size_t i = 0; i < out->n; i++) {
+		out->sites[i].symbol = out->strings + sym_off[i];
+		out->sites[i].name = out->strings + name_off[i];
+	}
+out:
+	free(name_off);
+	free(sym_off);
+	return r;
+}
+
 int funcscan_file(const char *path, struct fscan *out, char *err,
 		  size_t errlen)
 {
@@ -910,8 +1018,15 @@ int funcscan_file(const char *path, struct fscan *out, char *err,
 	/* no section headers (sstrip): no sites to be found */
 	if (elf_getshdrnum(w.elf, &w.shnum) || elf_getshdrstrndx(w.elf, &w.shstrndx))
 		goto out;
-	if ((r = find_sites_sections(&w)) || !w.nps)
+	if ((r = find_sites_sections(&w)))
 		goto out;
+	if (!w.nps) {
+		/* no patchable entries: a program's functions, displaced */
+		if (!w.rel && is_program(&w) && !(r = find_code_sections(&w)) &&
+		    !(r = load_symbols(&w)))
+			r = build_reloc_sites(&w, out);
+		goto out;
+	}
 	for (size_t i = 0; i < w.nps; i++)
 		out->entries += w.ps[i].n;
 	if ((r = apply_relocs(&w)) || (r = find_code_sections(&w)) ||

@@ -48,6 +48,8 @@ struct fsite {
 	 * the area is at or after the entry */
 	uint32_t before;
 	uint32_t shndx;     /* section holding addr */
+	uint8_t reloc;      /* unmodified code: the bytes a jump displaces
+			     * at the entry (src/arch reloc.c), else 0 */
 	const char *name;   /* demangled name, "" if no symbol */
 	const char *symbol; /* the raw symbol name, "" if none */
 };
@@ -70,6 +72,11 @@ struct fscan {
 	size_t skipped;      /* distinct sites dropped: not in code, or their
 			      * bytes are not nops (a patched file?) */
 	char *strings;       /* owns every name and symbol */
+	/* a program without patchable entries: its sites are its
+	 * functions' entries, displaced (src/arch reloc.c); skipped counts
+	 * those that cannot be, the first one's reason here */
+	int reloc;           /* (then entries counts the functions looked at) */
+	char refused_why[200];
 };
 
 /*

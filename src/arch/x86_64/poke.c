@@ -53,7 +53,7 @@ static void (*watch_cb)(void *uc);
 static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1, resume;
 
 	if (ip == __atomic_load_n(&watch_at, __ATOMIC_ACQUIRE) && ip) {
 		/* the watched function: our callback, then its `ret` */
@@ -65,14 +65,14 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 
-	if (trail__arch_site_known(ip)) {
-		/* poked since: run what is there now; still mid-poke: skip the
-		 * site, which is what an unpatched site does (one event is
-		 * lost, never the thread) */
+	if ((resume = trail__arch_site_resume(ip))) {
+		/* poked since: run what is there now; still mid-poke: run what
+		 * an unpatched site does, from elsewhere (one event is lost,
+		 * never the thread) */
 		if (*(const volatile uint8_t *)ip != INT3)
 			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
 		else
-			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ip + TRAIL_ARCH_SITE_SIZE);
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)resume;
 		return;
 	}
 	/* not ours: whatever the program had */

@@ -345,6 +345,7 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
 	if (len > sizeof(r->orig))
 		return -E2BIG;
 	memset(r, 0, sizeof(*r));
+	r->at = at;
 	r->len = (uint8_t)len;
 	memcpy(r->orig, orig, len);
 #define ROOM(k)                                                                     \
@@ -484,11 +485,10 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
 	return 0;
 }
 
-uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, uintptr_t at,
-			       uintptr_t ip)
+uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, uintptr_t ip)
 {
 	for (unsigned i = 0; i < r->ninsn; i++)
 		if (fn + r->orig_off[i] == ip)
-			return at + r->copy_off[i];
+			return r->at + r->copy_off[i];
 	return 0;
 }

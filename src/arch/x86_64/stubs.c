@@ -26,7 +26,7 @@ void trail_arch_stub_area_init(uint8_t *area)
 	memcpy(area + 8, &exit, 8);
 }
 
-void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site)
+void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site, uintptr_t body)
 {
 	/* see tramp.S for what each piece does */
 	static const uint8_t tmpl[TRAIL_ARCH_STUB_SIZE] = {
@@ -34,19 +34,21 @@ void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site)
 		0x4d, 0x85, 0xdb,             /*  6: test %r11, %r11 */
 		0x74, 0x0f,                   /*  9: jz 26 */
 		0x48, 0x83, 0xc4, 0x08,       /* 11: add $8, %rsp */
-		0xe8, 0, 0, 0, 0,             /* 15: call site+5 */
+		0xe8, 0, 0, 0, 0,             /* 15: call body */
 		0xff, 0x25, 0, 0, 0, 0,       /* 20: jmp *exit(%rip) */
-		0xe9, 0, 0, 0, 0,             /* 26: jmp site+5 */
+		0xe9, 0, 0, 0, 0,             /* 26: jmp body */
 		0xcc,                         /* 31 */
+		0, 0, 0, 0, 0, 0, 0, 0,       /* 32: the site's address */
 	};
 	uint8_t *p = area + TRAIL_ARCH_STUBS_HDR + k * TRAIL_ARCH_STUB_SIZE;
 	uintptr_t at = (uintptr_t)p;
 
 	memcpy(p, tmpl, sizeof(tmpl));
 	put_rel(p, at, 6, (uintptr_t)area);          /* the entry pointer */
-	put_rel(p + 15, at + 15, 5, site + 5);
+	memcpy(p + 32, &site, 8);
+	put_rel(p + 15, at + 15, 5, body);
 	put_rel(p + 20, at + 20, 6, (uintptr_t)area + 8); /* the exit pointer */
-	put_rel(p + 26, at + 26, 5, site + 5);
+	put_rel(p + 26, at + 26, 5, body);
 }
 
 uintptr_t trail_arch_stub_at(const uint8_t *area, size_t k)

@@ -3,19 +3,22 @@
  * tramp.S - x86_64 function hook trampolines (see src/arch/arch.h).
  *
  * A patched site is `jmp` to its own stub (patch.c, trail_arch_site_stub),
- * 32 bytes next to the code:
+ * 40 bytes next to the code:
  *
  *    0: call *entry(%rip)     -> trail__arch_tramp_entry, pushes stub+6
  *    6: test %r11, %r11       its answer: hook the return or not
  *    9: jz   26
  *   11: add  $8, %rsp         drop the caller's return address (the C
  *                             side keeps it on its shadow stack) ...
- *   15: call site+5           ... and run the body with stub+20 as its
+ *   15: call body             ... and run the body (site+5, or the copy
+ *                             of the instructions a jump displaced from
+ *                             unmodified code: reloc.c) with stub+20 as its
  *                             return address: the return stack buffer
  *                             predicts that return, and the one to the
  *                             real caller from the exit trampoline
  *   20: jmp  *exit(%rip)      -> trail__arch_tramp_exit
- *   26: jmp  site+5           not hooked: straight into the body
+ *   26: jmp  body             not hooked: straight into the body
+ *   32: .quad site            the function's entry, for the handler
  *
  * Entry: on arrival 0(%rsp) = stub+6, 8(%rsp) = the caller's return
  * address, and nothing is known of %rsp's alignment (gcc calls functions
@@ -76,8 +79,7 @@ trail__arch_tramp_entry:
 	movq %r14, 232(%rsp)
 	movq %r15, 240(%rsp)
 	movq 8(%rbp), %rcx           /* stub+6 */
-	movslq 21(%rcx), %rdi        /* the rel32 of the jmp at stub+26 */
-	leaq 20(%rcx, %rdi), %rdi    /* site = stub+26 + 5 + rel32 - 5 */
+	movq 26(%rcx), %rdi          /* site: the address at stub+32 */
 	leaq 16(%rbp), %rsi          /* &caller's return address */
 	movq %rsp, %rdx              /* struct trail_arch_regs */
 	addq $14, %rcx               /* stub+20: the hooked return address */
