@@ -36,7 +36,8 @@ static const struct opt_cmd list_opts = {
 		 "\n"
 		 "With -f, list the functions that can be traced instead, like ftrace's\n"
 		 "available_filter_functions: those with a patchable entry (built with\n"
-		 "-fpatchable-function-entry=5), one per line, 'NAME' for the program's,\n"
+		 "-fpatchable-function-entry=5), or an unmodified program's functions\n"
+		 "whose entry can be moved aside for a jump, one per line, 'NAME' for the program's,\n"
 		 "'NAME [LIBRARY]' for a library's; C++ names demangled; a function\n"
 		 "without a symbol shown as its address. GLOB (*, ?, [set]) filters the\n"
 		 "names.\n",

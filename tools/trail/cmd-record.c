@@ -154,7 +154,8 @@ static const struct opt_cmd record_opts = {
 		{'o', "output", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
 		{'p', "plugin", OPT_REQUIRED, "TRACER",
 		 "a tracer: function (every call of a function with a\n"
-		 "patchable entry: build with -fpatchable-function-entry=5)\n"
+		 "patchable entry, -fpatchable-function-entry=5, or of an\n"
+		 "unmodified program's own functions)\n"
 		 "or function_graph (calls and returns, with durations)", 0, NULL},
 		{'l', "limit-func", OPT_REQUIRED, "GLOB", "trace only these functions (repeatable)", 0, NULL},
 		{'n', "notrace-func", OPT_REQUIRED, "GLOB", "not these (repeatable)", 0, NULL},
