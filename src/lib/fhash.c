@@ -69,3 +69,26 @@ int trail__hreserve(size_t more)
 }
 
 
+
+uintptr_t (*trail__fsite_step_hook)(uintptr_t site, uintptr_t ip);
+
+uintptr_t trail__fsite_step(uintptr_t site, uintptr_t ip)
+{
+	uintptr_t (*f)(uintptr_t, uintptr_t) =
+		__atomic_load_n(&trail__fsite_step_hook, __ATOMIC_ACQUIRE);
+
+	if (f)
+		return f(site, ip);
+	return ip > site && ip < site + TRAIL_ARCH_SITE_SIZE ? site + TRAIL_ARCH_SITE_SIZE : ip;
+}
+
+/* for src/arch's trap handler: is addr a live site (a breakpoint there is
+ * ours), and where does a thread meeting it mid-poke go on */
+uintptr_t trail__arch_site_resume(uintptr_t addr)
+{
+	const struct hsite *h = trail__hfind(addr);
+
+	if (!h || __atomic_load_n(&h->dead, __ATOMIC_ACQUIRE))
+		return 0;
+	return trail__fsite_step_hook ? trail__fsite_step(addr, addr) : addr + TRAIL_ARCH_SITE_SIZE;
+}

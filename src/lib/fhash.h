@@ -43,6 +43,14 @@ struct htable {
 
 extern struct htable *trail__htab HIDDEN;
 
+/* For a thread found at ip inside the entry at site, which a jump is
+ * being written over (ip == site: at its breakpoint): where it goes on
+ * running what was there, past the nops of a patchable entry or at the
+ * same instruction in the copy of displaced ones (fobjs.c sets the hook:
+ * a data pointer, no call up); ip itself if it is not inside one. */
+extern uintptr_t (*trail__fsite_step_hook)(uintptr_t site, uintptr_t ip) HIDDEN;
+HIDDEN uintptr_t trail__fsite_step(uintptr_t site, uintptr_t ip);
+
 static inline size_t trail__hslot(uintptr_t a, size_t cap)
 {
 	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);

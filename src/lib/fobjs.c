@@ -18,6 +18,8 @@
 #include "../common/clock.h"
 #include "fhash.h"
 
+static uintptr_t step_to(uintptr_t site, uintptr_t ip);
+
 struct hobj trail__objs[MAX_OBJS];
 unsigned trail__nobjs;
 static int discovered;
@@ -107,6 +109,7 @@ int trail__fobjs_discover(void)
 
 	if (discovered)
 		return 0;
+	__atomic_store_n(&trail__fsite_step_hook, step_to, __ATOMIC_RELEASE);
 	dl_iterate_phdr(discover_one, NULL);
 	for (unsigned i = 0; i < trail__nobjs; i++)
 		total += trail__objs[i].fo.nsites;
@@ -188,29 +191,19 @@ static struct hobj *site_of(uintptr_t addr, uint32_t *k)
 	return NULL;
 }
 
-/* for src/arch's trap handler: is addr a live site (a breakpoint there is
- * ours), and where does a thread meeting it mid-poke go on */
-uintptr_t trail__arch_site_resume(uintptr_t addr)
-{
-	const struct hsite *h = trail__hfind(addr);
-	uint32_t k;
-	struct hobj *o;
-
-	if (!h || __atomic_load_n(&h->dead, __ATOMIC_ACQUIRE))
-		return 0;
-	o = site_of(addr, &k);
-	if (o && (o->fo.sites[k].flags & FSITE_RELOC) && o->relocs && o->relocs[k].len)
-		return o->relocs[k].at;
-	return addr + TRAIL_ARCH_SITE_SIZE;
-}
-
-uintptr_t trail__fobjs_step(uintptr_t site, uintptr_t ip)
+/* trail__fsite_step_hook (fhash.h): reached through a data pointer, so
+ * that the trap and step handlers below need no call up into this file */
+static uintptr_t step_to(uintptr_t site, uintptr_t ip)
 {
 	uint32_t k;
 	struct hobj *o = site_of(site, &k);
 	uintptr_t to;
 
-	if (!o || ip <= site || ip >= site + TRAIL_ARCH_SITE_SIZE)
+	if (ip == site) /* a breakpoint met mid-poke */
+		return o && (o->fo.sites[k].flags & FSITE_RELOC) && o->relocs && o->relocs[k].len
+			       ? o->relocs[k].at
+			       : site + TRAIL_ARCH_SITE_SIZE;
+	if (!o || ip < site || ip >= site + TRAIL_ARCH_SITE_SIZE)
 		return ip;
 	if (!(o->fo.sites[k].flags & FSITE_RELOC))
 		return site + TRAIL_ARCH_SITE_SIZE; /* skipping nops is running them */
@@ -287,6 +280,7 @@ int trail__fobjs_sync(void (*hook_new)(struct hobj *o))
 
 	for (unsigned i = 0; i < trail__nobjs; i++)
 		trail__objs[i].seen = 0;
+	__atomic_store_n(&trail__fsite_step_hook, step_to, __ATOMIC_RELEASE);
 	dl_iterate_phdr(discover_one, NULL);
 	for (unsigned i = 0; i < before; i++) {
 		struct hobj *o = &trail__objs[i];

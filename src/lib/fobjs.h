@@ -47,11 +47,6 @@ HIDDEN int trail__fobjs_sync(void (*hook_new)(struct hobj *o));
 /* Where site k of o jumps: its stub (the stub area is made at the first
  * call), or 0. */
 HIDDEN uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k);
-/* For a thread found at ip inside the entry of the site at site, which a
- * jump is being written over: where it goes on running what was there
- * (past the nops of a patchable entry, or the same instruction in the
- * copy of displaced ones); ip itself if it is not inside one. */
-HIDDEN uintptr_t trail__fobjs_step(uintptr_t site, uintptr_t ip);
 /* o named in session s's module table (once). */
 HIDDEN void trail__fobjs_publish(struct psess *ps, unsigned s, struct hobj *o);
 /* Follow dlopen/dlclose, passing new objects to hook_new, until stopped. */

@@ -14,7 +14,7 @@
  * to look at where it was stopped and step past the site if inside one
  * (they are nops: skipping them is what running them does; the first
  * instructions of unmodified code have a copy that runs them, and such a
- * thread goes on there: fobjs.c trail__fobjs_step); once all have
+ * thread goes on there: fhash.h trail__fsite_step); once all have
  * answered, no thread is inside a site, and the tail and then the first
  * byte are written. A thread that does not answer in time (it blocks the
  * signal, or is stopped) makes the batch fail and fall back to the nops.
@@ -65,7 +65,7 @@
 #include "../arch/arch.h"
 #include "../common/control.h"
 #include "../common/util.h"
-#include "fobjs.h"
+#include "fhash.h"
 #include "internal.h"
 
 #define STEP_TIMEOUT_NS 2000000000ll /* for every thread of a round to answer */
@@ -120,7 +120,7 @@ void trail__step_answer(void *ucv)
 				hi = mid;
 		}
 		if (v && lo && ip > v[lo - 1] && ip < v[lo - 1] + TRAIL_ARCH_SITE_SIZE)
-			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fobjs_step(v[lo - 1], ip);
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fsite_step(v[lo - 1], ip);
 	}
 	t = __atomic_load_n(&step_tab, __ATOMIC_ACQUIRE);
 	tid = (int32_t)syscall(SYS_gettid);

@@ -165,7 +165,7 @@ static void step_self(void *ucv)
 		const struct hsite *h = trail__hfind(ip - k);
 
 		if (h && h->patched && !h->dead) {
-			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fobjs_step(ip - k, ip);
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fsite_step(ip - k, ip);
 			return;
 		}
 	}
