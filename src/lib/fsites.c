@@ -102,6 +102,70 @@ static void sort_addrs(uintptr_t *v, size_t n)
 		}
 }
 
+/* symrule.h's table of the symbols (functions only, if funcs): the
+ * candidates, sorted, one per group, in fresh memory (*fs, *len bytes) */
+static int sym_table(const struct buf *syms, const struct buf *strs, uintptr_t base, int funcs,
+		     struct trail_symrule_ent **fs, size_t *len, size_t *nfs)
+{
+	const ElfW(Sym) *sy = syms->p;
+	size_t n = syms->len / sizeof(*sy), k = 0;
+	struct trail_symrule_ent *v;
+
+	*len = n * sizeof(*v);
+	if (!(v = amap(*len)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int cls;
+
+		if (sy[i].st_name >= strs->len ||
+		    (funcs && ELF64_ST_TYPE(sy[i].st_info) != STT_FUNC) ||
+		    (cls = trail__symrule_class(sy[i].st_info, sy[i].st_shndx,
+						(const char *)strs->p + sy[i].st_name)) < 0)
+			continue;
+		v[k++] = (struct trail_symrule_ent){
+			.value = base + sy[i].st_value,
+			.size = sy[i].st_size,
+			.index = (uint32_t)i,
+			.name = sy[i].st_name,
+			.rank = trail__symrule_rank(cls, sy[i].st_info, sy[i].st_other, sy[i].st_size),
+		};
+	}
+	*fs = v;
+	*nfs = trail__symrule_table(v, k);
+	return 0;
+}
+
+/* room for n sites and names_need bytes of names in o */
+static int sites_alloc(struct fobj *o, size_t n, size_t names_need)
+{
+	o->mem_len = n * sizeof(struct fsite) + names_need;
+	o->mem = amap(o->mem_len);
+	if (!o->mem)
+		return -ENOMEM;
+	o->sites = o->mem;
+	o->names = (char *)o->mem + n * sizeof(struct fsite);
+	o->names[0] = '\0';
+	o->names_len = 1;
+	return 0;
+}
+
+/* the next site of o, at addr, named nm (len bytes) */
+static struct fsite *site_add(struct fobj *o, uintptr_t addr, const char *nm, size_t len)
+{
+	struct fsite *f = &o->sites[o->nsites++];
+
+	f->addr = addr;
+	f->name = 0;
+	f->flags = 0;
+	if (len) {
+		f->name = (uint32_t)o->names_len;
+		memcpy(o->names + o->names_len, nm, len);
+		o->names[o->names_len + len] = '\0';
+		o->names_len += len + 1;
+	}
+	return f;
+}
+
 /*
  * Unmodified code: an executable built without patchable entries gets a
  * site at each function its symbols name whose entry src/arch can
@@ -139,31 +203,18 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		nkeep++;
 		names_need += strnlen(nm, strs_len - fs[i].name) + 1;
 	}
-	o->mem_len = nkeep * sizeof(struct fsite) + names_need;
-	o->mem = amap(o->mem_len);
-	if (!o->mem) {
+	if (sites_alloc(o, nkeep, names_need)) {
 		bfree(&tmp);
 		return -ENOMEM;
 	}
-	o->sites = o->mem;
-	o->names = (char *)o->mem + nkeep * sizeof(struct fsite);
-	o->names[0] = '\0';
-	o->names_len = 1;
 	for (size_t i = 0; i < nfs; i++) {
-		struct fsite *f;
 		const char *nm = strs + fs[i].name;
-		size_t len;
+		struct fsite *f;
 
 		if (!lens[i])
 			continue;
-		f = &o->sites[o->nsites++];
-		f->addr = fs[i].value;
+		f = site_add(o, fs[i].value, nm, strnlen(nm, strs_len - fs[i].name));
 		f->flags = FSITE_RELOC | lens[i];
-		len = strnlen(nm, strs_len - fs[i].name);
-		f->name = (uint32_t)o->names_len;
-		memcpy(o->names + o->names_len, nm, len);
-		o->names[o->names_len + len] = '\0';
-		o->names_len += len + 1;
 		if (!o->lo || f->addr < o->lo)
 			o->lo = f->addr;
 		if (f->addr + lens[i] > o->hi)
@@ -248,32 +299,8 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 	if (!sites_size && info && !*info->dlpi_name && syms.p) {
 		/* an executable without patchable entries: its functions'
 		 * entries, displaced */
-		const ElfW(Sym) *sy = syms.p;
-		size_t n = syms.len / sizeof(*sy);
-
-		fs_len = n * sizeof(*fs);
-		if (!(fs = amap(fs_len))) {
-			r = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < n; i++) {
-			int cls;
-
-			if (sy[i].st_name >= strs.len || ELF64_ST_TYPE(sy[i].st_info) != STT_FUNC ||
-			    (cls = trail__symrule_class(sy[i].st_info, sy[i].st_shndx,
-							(const char *)strs.p + sy[i].st_name)) < 0)
-				continue;
-			fs[nfs++] = (struct trail_symrule_ent){
-				.value = base + sy[i].st_value,
-				.size = sy[i].st_size,
-				.index = (uint32_t)i,
-				.name = sy[i].st_name,
-				.rank = trail__symrule_rank(cls, sy[i].st_info, sy[i].st_other,
-							    sy[i].st_size),
-			};
-		}
-		nfs = trail__symrule_table(fs, nfs);
-		r = reloc_sites(o, info, fs, nfs, strs.p, strs.len);
+		if (!(r = sym_table(&syms, &strs, base, 1, &fs, &fs_len, &nfs)))
+			r = reloc_sites(o, info, fs, nfs, strs.p, strs.len);
 		goto out;
 	}
 	if (!sites_size || sites_size % 8 ||
@@ -298,35 +325,8 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 	sort_addrs(addrs, naddrs);
 
 	/* the symbol table of symrule.h: candidates, sorted, one per group */
-	if (syms.p) {
-		const ElfW(Sym) *sy = syms.p;
-		size_t n = syms.len / sizeof(*sy);
-
-		fs_len = n * sizeof(*fs);
-		fs = amap(fs_len);
-		if (!fs) {
-			r = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < n; i++) {
-			int cls;
-
-			if (sy[i].st_name >= strs.len ||
-			    (cls = trail__symrule_class(sy[i].st_info, sy[i].st_shndx,
-							(const char *)strs.p + sy[i].st_name)) < 0)
-				continue;
-			fs[nfs] = (struct trail_symrule_ent){
-				.value = base + sy[i].st_value,
-				.size = sy[i].st_size,
-				.index = (uint32_t)i,
-				.name = sy[i].st_name,
-				.rank = trail__symrule_rank(cls, sy[i].st_info, sy[i].st_other,
-							    sy[i].st_size),
-			};
-			nfs++;
-		}
-		nfs = trail__symrule_table(fs, nfs);
-	}
+	if (syms.p && (r = sym_table(&syms, &strs, base, 0, &fs, &fs_len, &nfs)))
+		goto out;
 
 	/* keep the sites that are real, unpatched and in code; size names */
 	for (size_t i = 0; i < naddrs; i++) {
@@ -352,35 +352,18 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			names_need += strnlen((const char *)strs.p + s->name,
 					      strs.len - s->name) + 1;
 	}
-	o->mem_len = nkeep * sizeof(struct fsite) + names_need;
-	o->mem = amap(o->mem_len);
-	if (!o->mem) {
-		r = -ENOMEM;
+	if ((r = sites_alloc(o, nkeep, names_need)))
 		goto out;
-	}
-	o->sites = o->mem;
-	o->names = (char *)o->mem + nkeep * sizeof(struct fsite);
-	o->names[0] = '\0';
-	o->names_len = 1;
 	for (size_t i = 0; i < naddrs; i++) {
 		struct fsite *f;
 		const struct trail_symrule_ent *s;
 
 		if (!addrs[i])
 			continue;
-		f = &o->sites[o->nsites++];
-		f->addr = addrs[i];
-		f->name = 0;
 		s = fs ? trail__symrule_find(fs, nfs, 0, addrs[i]) : NULL;
-		if (s) {
-			const char *nm = (const char *)strs.p + s->name;
-			size_t len = strnlen(nm, strs.len - s->name);
-
-			f->name = (uint32_t)o->names_len;
-			memcpy(o->names + o->names_len, nm, len);
-			o->names[o->names_len + len] = '\0';
-			o->names_len += len + 1;
-		}
+		f = s ? site_add(o, addrs[i], (const char *)strs.p + s->name,
+				 strnlen((const char *)strs.p + s->name, strs.len - s->name))
+		      : site_add(o, addrs[i], "", 0);
 		if (!o->lo || f->addr < o->lo)
 			o->lo = f->addr;
 		if (f->addr + TRAIL_ARCH_SITE_SIZE > o->hi)

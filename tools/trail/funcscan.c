@@ -777,6 +777,30 @@ fail:
 }
 
 /* Steps 2 to 4 for the distinct entries, sorted. */
+/* a site's raw symbol and demangled name into the string buffer, their
+ * offsets in *sym and *name: 0 or -ENOMEM */
+static int add_names(struct work *w, const char *symbol, size_t *sym, size_t *name)
+{
+	char *dm = funcscan_demangle(symbol);
+
+	*sym = str_add(&w->str, symbol);
+	*name = dm ? str_add(&w->str, dm) : (size_t)-1;
+	free(dm);
+	return *sym == (size_t)-1 || *name == (size_t)-1 ? -ENOMEM : 0;
+}
+
+/* the buffer has stopped moving: the sites' offsets become pointers */
+static void names_fixed(struct work *w, struct fscan *out, const size_t *name_off,
+			const size_t *sym_off)
+{
+	out->strings = w->str.p;
+	w->str.p = NULL;
+	for (size_t i = 0; i < out->n; i++) {
+		out->sites[i].name = out->strings + name_off[i];
+		out->sites[i].symbol = out->strings + sym_off[i];
+	}
+}
+
 static int build_sites(struct work *w, struct fscan *out)
 {
 	size_t *name_off = NULL, *sym_off = NULL, nd = 0;
@@ -854,27 +878,14 @@ static int build_sites(struct work *w, struct fscan *out)
 		f->before = (uint32_t)before;
 		if (s) {
 			const char *sn = elf_strptr(w->elf, w->strndx, s->name);
-			char *dm = funcscan_demangle(sn ? sn : "");
 
 			f->func = s->value;
-			sym_off[out->n] = str_add(&w->str, sn ? sn : "");
-			name_off[out->n] = dm ? str_add(&w->str, dm) : (size_t)-1;
-			free(dm);
-			if (sym_off[out->n] == (size_t)-1 ||
-			    name_off[out->n] == (size_t)-1) {
-				r = -ENOMEM;
+			if ((r = add_names(w, sn ? sn : "", &sym_off[out->n], &name_off[out->n])))
 				goto out;
-			}
 		}
 		out->n++;
 	}
-	/* the buffer has stopped moving: offsets become pointers */
-	out->strings = w->str.p;
-	w->str.p = NULL;
-	for (size_t i = 0; i < out->n; i++) {
-		out->sites[i].name = out->strings + name_off[i];
-		out->sites[i].symbol = out->strings + sym_off[i];
-	}
+	names_fixed(w, out, name_off, sym_off);
 out:
 	free(name_off);
 	free(sym_off);
@@ -939,7 +950,6 @@ static int build_reloc_sites(struct work *w, struct fscan *out)
 		char why[160];
 		GElf_Sym s;
 		struct fsite *f;
-		char *dm;
 
 		if (get_sym(d, xndx, e->index, &s, &shndx) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
 		    !(sn = elf_strptr(w->elf, w->strndx, s.st_name)) || !*sn || trail__symrule_crt(sn))
@@ -964,22 +974,11 @@ static int build_reloc_sites(struct work *w, struct fscan *out)
 		f->shndx = (uint32_t)idx;
 		f->nops = FUNCSCAN_SITE_BYTES;
 		f->reloc = (uint8_t)len;
-		dm = funcscan_demangle(sn);
-		sym_off[out->n] = str_add(&w->str, sn);
-		name_off[out->n] = dm ? str_add(&w->str, dm) : (size_t)-1;
-		free(dm);
-		if (sym_off[out->n] == (size_t)-1 || name_off[out->n] == (size_t)-1) {
-			r = -ENOMEM;
+		if ((r = add_names(w, sn, &sym_off[out->n], &name_off[out->n])))
 			goto out;
-		}
 		out->n++;
 	}
-	out->strings = w->str.p;
-	w->str.p = NULL;
-	for (size_t i = 0; i < out->n; i++) {
-		out->sites[i].symbol = out->strings + sym_off[i];
-		out->sites[i].name = out->strings + name_off[i];
-	}
+	names_fixed(w, out, name_off, sym_off);
 out:
 	free(name_off);
 	free(sym_off);

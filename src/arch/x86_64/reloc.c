@@ -332,6 +332,32 @@ static int disp_offset(const uint8_t *b, unsigned size, uintptr_t at, int64_t di
 	return -1;
 }
 
+/* the rel32 at o + field, of an instruction ending at o + end (the copy
+ * runs at at), to target: 0 or -ERANGE */
+static int fix32(uint8_t *o, unsigned field, unsigned end, uintptr_t at, uintptr_t target)
+{
+	int32_t d;
+
+	if (rel32(at + end, target, &d))
+		return -ERANGE;
+	put32(o + field, d);
+	return 0;
+}
+
+/* The RIP-relative instruction b (sz bytes, at pc; m its operand) copied
+ * to o + c, reaching what it did: the offset of its displacement in it,
+ * or a negative errno */
+static int copy_rip(uint8_t *o, unsigned c, const uint8_t *b, unsigned sz, uintptr_t pc,
+		    const cs_x86_op *m, uintptr_t at)
+{
+	int k = disp_offset(b, sz, pc, m->mem.disp);
+
+	if (k < 0)
+		return -EINVAL;
+	memcpy(o + c, b, sz);
+	return fix32(o, c + (unsigned)k, c + sz, at, pc + sz + (intptr_t)m->mem.disp) ?: k;
+}
+
 int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintptr_t at,
 			  struct trail_arch_reloc *r)
 {
@@ -357,7 +383,6 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
 		const uint8_t *b = orig + off;
 		uintptr_t pc = fn + off, t;
 		const cs_x86_op *m;
-		int32_t d;
 		unsigned sz;
 
 		if (decode(b, len - off, pc) || n == TRAIL_ARCH_RELOC_INSNS)
@@ -378,22 +403,16 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
 			c += 6;
 			if (t) {
 				o[c] = 0xe9;
-				if (rel32(at + c + 5, t, &d))
+				if (fix32(o, c + 1, c + 5, at, t))
 					return -ERANGE;
-				put32(o + c + 1, d);
 				c += 5;
 			} else if (m) {
-				int k = disp_offset(b, sz, pc, m->mem.disp);
-				uintptr_t tgt = pc + sz + (intptr_t)m->mem.disp;
+				int k = copy_rip(o, c, b, sz, pc, m, at);
 
 				if (k < 0)
-					return -EINVAL;
+					return k;
 				/* the same instruction with /4 (jmp) for /2 (call) */
-				memcpy(o + c, b, sz);
 				o[c + k - 1] = (uint8_t)((b[k - 1] & ~0x38) | 0x20);
-				if (rel32(at + c + sz, tgt, &d))
-					return -ERANGE;
-				put32(o + c + k, d);
 				c += sz;
 			} else {
 				return -ENOTSUP;
@@ -404,9 +423,8 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
 			if (op == X86_INS_JMP) {
 				ROOM(5);
 				o[c] = 0xe9;
-				if (rel32(at + c + 5, t, &d))
+				if (fix32(o, c + 1, c + 5, at, t))
 					return -ERANGE;
-				put32(o + c + 1, d);
 				c += 5;
 			} else if (op == X86_INS_JRCXZ || op == X86_INS_JECXZ || op == X86_INS_LOOP ||
 				   op == X86_INS_LOOPE || op == X86_INS_LOOPNE) {
@@ -417,9 +435,8 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
 				o[c + sz] = 0xeb;
 				o[c + sz + 1] = 5;
 				o[c + sz + 2] = 0xe9;
-				if (rel32(at + c + sz + 7, t, &d))
+				if (fix32(o, c + sz + 3, c + sz + 7, at, t))
 					return -ERANGE;
-				put32(o + c + sz + 3, d);
 				c += sz + 7;
 			} else {
 				/* jcc: the condition from its opcode, long form */
@@ -434,22 +451,16 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
 				ROOM(6);
 				o[c] = 0x0f;
 				o[c + 1] = (uint8_t)(0x80 | cc);
-				if (rel32(at + c + 6, t, &d))
+				if (fix32(o, c + 2, c + 6, at, t))
 					return -ERANGE;
-				put32(o + c + 2, d);
 				c += 6;
 			}
 		} else if (m) {
-			int k = disp_offset(b, sz, pc, m->mem.disp);
-			uintptr_t tgt = pc + sz + (intptr_t)m->mem.disp;
+			int k;
 
-			if (k < 0)
-				return -EINVAL;
 			ROOM(sz);
-			memcpy(o + c, b, sz);
-			if (rel32(at + c + sz, tgt, &d))
-				return -ERANGE;
-			put32(o + c + k, d);
+			if ((k = copy_rip(o, c, b, sz, pc, m, at)) < 0)
+				return k;
 			c += sz;
 		} else {
 			ROOM(sz);
@@ -461,24 +472,17 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
 #undef ROOM
 	r->ninsn = (uint8_t)n;
 	/* back to the rest of the function */
-	{
-		int32_t d;
-
-		o[c] = 0xe9;
-		if (rel32(at + c + 5, fn + len, &d))
-			return -ERANGE;
-		put32(o + c + 1, d);
-		c += 5;
-	}
+	o[c] = 0xe9;
+	if (fix32(o, c + 1, c + 5, at, fn + len))
+		return -ERANGE;
+	c += 5;
 	if (ret_slot) {
 		uint64_t ret = fn + len; /* a call is the last displaced instruction */
-		int32_t d;
 
 		c = (c + 7) & ~7u;
 		memcpy(o + c, &ret, 8);
-		if (rel32(at + ret_slot + 4, at + c, &d))
+		if (fix32(o, ret_slot, ret_slot + 4, at, at + c))
 			return -ERANGE;
-		put32(o + ret_slot, d);
 		c += 8;
 	}
 	r->copy_len = (uint8_t)c;
