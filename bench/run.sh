@@ -16,6 +16,9 @@
 #   report ev/s        trail report -i of the enabled run's file
 #   function_graph     ns per traced call (entry + exit) of bench_fgraph
 #                      under trail and uftrace, minus the untraced run
+#   ... unmodified     the same of bench_fgraph_plain, built without
+#                      patchable entries (trail displaces work's first
+#                      instructions; uftrace --force -P work)
 # bench/real.sh (run after this one by `make bench`) gives the slowdown of
 # a real program, the sqlite3 shell, with every function traced.
 set -u
@@ -56,9 +59,12 @@ done
 # function_graph: the same -fpatchable-function-entry=5 binary untraced,
 # under trail, under uftrace (-b 4M: its default 128 KiB buffers make it
 # about 2.5x slower); the unpatched build as the reference
-declare -a fg_plain fg_pfe fg_trail fg_bytes uf uf_bytes
+declare -a fg_plain fg_pfe fg_trail fg_bytes uf uf_bytes fgu_trail ufu
+minus() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a-b}'; }
 for r in $(seq "$RUNS"); do
-	l=$("$BUILD/bench/bench_fgraph_plain"); fg_plain+=("$(field ns_per_iter "$l")")
+	l=$("$BUILD/bench/bench_fgraph_plain"); pbase=$(field ns_per_iter "$l"); fg_plain+=("$pbase")
+	l=$("${PIN_REC[@]}" "$TRAIL" record -q -p function_graph -l work -o "$TMP/u.dat" -- "$BUILD/bench/bench_fgraph_plain")
+	fgu_trail+=("$(minus "$(field ns_per_iter "$l")" "$pbase")")
 	l=$("$BUILD/bench/bench_fgraph"); base=$(field ns_per_iter "$l"); fg_pfe+=("$base")
 	l=$("${PIN_REC[@]}" "$TRAIL" record -q -p function_graph -l work -o "$TMP/g.dat" -- "$BUILD/bench/bench_fgraph")
 	calls=$(field calls "$l")
@@ -68,6 +74,9 @@ for r in $(seq "$RUNS"); do
 		l=$(cd "$TMP" && "${PIN_REC[@]}" uftrace record -b 4M -P work -d "$TMP/uf" "$BUILD/bench/bench_fgraph")
 		uf+=("$(awk -v a="$(field ns_per_iter "$l")" -v b="$base" 'BEGIN{printf "%.2f", a-b}')")
 		uf_bytes+=("$(du -sb "$TMP/uf" | awk -v n="$calls" '{printf "%.2f", $1/n}')")
+		rm -rf "$TMP/uf"
+		l=$(cd "$TMP" && "${PIN_REC[@]}" uftrace record --force -b 4M -P work -d "$TMP/uf" "$BUILD/bench/bench_fgraph_plain")
+		ufu+=("$(minus "$(field ns_per_iter "$l")" "$pbase")")
 		rm -rf "$TMP/uf"
 	fi
 done
@@ -114,6 +123,12 @@ if [ ${#uf[@]} -gt 0 ]; then
 	printf '%-44s %s\n' "uftrace bytes per call" "$(stats "${uf_bytes[@]}")"
 	printf '%-44s %s\n' "ratio uftrace / trail (function_graph)" \
 		"$(awk -v a="$(median "${uf[@]}")" -v b="$(median "${fg_trail[@]}")" 'BEGIN{printf "%.1fx", a/b}')"
+fi
+printf '%-44s %s\n' "trail function_graph, unmodified build, ns" "$(stats "${fgu_trail[@]}")"
+if [ ${#ufu[@]} -gt 0 ]; then
+	printf '%-44s %s\n' "uftrace --force, unmodified build, ns" "$(stats "${ufu[@]}")"
+	printf '%-44s %s\n' "ratio uftrace / trail (unmodified)" \
+		"$(awk -v a="$(median "${ufu[@]}")" -v b="$(median "${fgu_trail[@]}")" 'BEGIN{printf "%.1fx", a/b}')"
 fi
 if [ "$have_lttng" = 1 ]; then
 	printf '%-44s %s\n' "LTTng-UST enabled, ns/event" "$(stats "${lt[@]}")"
