@@ -69,7 +69,6 @@ int trail__hreserve(size_t more)
 }
 
 
-
 uintptr_t (*trail__fsite_step_hook)(uintptr_t site, uintptr_t ip);
 
 uintptr_t trail__fsite_step(uintptr_t site, uintptr_t ip)
@@ -79,7 +78,7 @@ uintptr_t trail__fsite_step(uintptr_t site, uintptr_t ip)
 
 	if (f)
 		return f(site, ip);
-	return ip > site && ip < site + TRAIL_ARCH_SITE_SIZE ? site + TRAIL_ARCH_SITE_SIZE : ip;
+	return ip >= site && ip < site + TRAIL_ARCH_SITE_SIZE ? site + TRAIL_ARCH_SITE_SIZE : ip;
 }
 
 /* for src/arch's trap handler: is addr a live site (a breakpoint there is
@@ -90,5 +89,5 @@ uintptr_t trail__arch_site_resume(uintptr_t addr)
 
 	if (!h || __atomic_load_n(&h->dead, __ATOMIC_ACQUIRE))
 		return 0;
-	return trail__fsite_step_hook ? trail__fsite_step(addr, addr) : addr + TRAIL_ARCH_SITE_SIZE;
+	return trail__fsite_step(addr, addr);
 }

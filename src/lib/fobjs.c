@@ -191,8 +191,9 @@ static struct hobj *site_of(uintptr_t addr, uint32_t *k)
 	return NULL;
 }
 
-/* trail__fsite_step_hook (fhash.h): reached through a data pointer, so
- * that the trap and step handlers below need no call up into this file */
+/* trail__fsite_step_hook (fhash.h, set by trail__fobjs_discover, which
+ * comes before any site is patched): a data pointer, so that the trap and
+ * step handlers (fhash.c, fstep.c) need no call up into this file */
 static uintptr_t step_to(uintptr_t site, uintptr_t ip)
 {
 	uint32_t k;
@@ -280,7 +281,6 @@ int trail__fobjs_sync(void (*hook_new)(struct hobj *o))
 
 	for (unsigned i = 0; i < trail__nobjs; i++)
 		trail__objs[i].seen = 0;
-	__atomic_store_n(&trail__fsite_step_hook, step_to, __ATOMIC_RELEASE);
 	dl_iterate_phdr(discover_one, NULL);
 	for (unsigned i = 0; i < before; i++) {
 		struct hobj *o = &trail__objs[i];
