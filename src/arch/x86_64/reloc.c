@@ -31,9 +31,10 @@
  *
  * Capstone's handle is opened once, its memory taken from an mmap'd pool
  * (this may run in the control signal handler, where malloc cannot):
- * CS_OPT_MEM points capstone at the pool for cs_open and cs_malloc only,
- * and back at libc's allocator at once; decoding itself (cs_disasm_iter)
- * allocates nothing. Callers serialize (the control lock).
+ * CS_OPT_MEM points capstone at the pool for cs_open, cs_malloc and one
+ * first decode (which makes the handle's instruction cache, 17 KiB), and
+ * back at libc's allocator at once; decoding after that allocates
+ * nothing. Callers serialize (the control lock).
  */
 #include <capstone/capstone.h>
 #include <errno.h>
@@ -87,6 +88,14 @@ static void pool_free(void *p)
 	(void)p; /* the handle lives as long as the process */
 }
 
+/* the instruction at code (n bytes of it, at address at) into insn */
+static int decode(const uint8_t *code, size_t n, uintptr_t at)
+{
+	uint64_t a = at;
+
+	return cs_disasm_iter(cs, &code, &n, &a, insn) ? 0 : -EINVAL;
+}
+
 static int decoder(void)
 {
 	cs_opt_mem ours = {pool_alloc, pool_calloc, pool_realloc, pool_free, vsnprintf};
@@ -105,19 +114,12 @@ static int decoder(void)
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
 		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 		insn = cs_malloc(cs);
-		if (insn)
+		/* the first decode makes the handle's instruction cache */
+		if (insn && !decode((const uint8_t *)"\x90", 1, 0))
 			cs_state = 1;
 	}
 	cs_option(0, CS_OPT_MEM, (size_t)&libc);
 	return cs_state > 0 ? 0 : -ENOTSUP;
-}
-
-/* the instruction at code (n bytes of it, at address at) into insn */
-static int decode(const uint8_t *code, size_t n, uintptr_t at)
-{
-	uint64_t a = at;
-
-	return cs_disasm_iter(cs, &code, &n, &a, insn) ? 0 : -EINVAL;
 }
 
 int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at)
