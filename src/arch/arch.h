@@ -27,7 +27,7 @@
 
 #define TRAIL_ARCH_SITE_SIZE 5u  /* jmp rel32, to the site's stub */
 #define TRAIL_ARCH_STUB_SIZE 40u /* one per site (tramp.S shows it) */
-#define TRAIL_ARCH_STUBS_HDR 16u /* a stub area starts with the two
+#define TRAIL_ARCH_STUBS_HDR 32u /* a stub area starts with the four
 				  * trampolines' addresses */
 #define TRAIL_ARCH_REACH ((int64_t)1 << 31)
 
@@ -92,6 +92,9 @@ int trail_arch_fault_fixup(void *uc);
 /* The assembly trampolines. Not functions to call from C. */
 extern const char trail__arch_tramp_entry[];
 extern const char trail__arch_tramp_exit[];
+/* ... and those of unmodified code, which preserve every register */
+extern const char trail__arch_tramp_entry_all[];
+extern const char trail__arch_tramp_exit_all[];
 
 /*
  * Implemented by the C side (libtrail, or a test). on_entry: site was
@@ -128,9 +131,12 @@ void *trail_arch_near_map(uintptr_t lo, uintptr_t hi, size_t len, size_t *size);
  * its header holds the trampolines' addresses (init writes them), stub k
  * is written for one site and lives at trail_arch_stub_at(area, k). body:
  * where the function goes on past its site (site + SITE_SIZE for a
- * patchable entry, the copy of displaced instructions otherwise). */
+ * patchable entry, the copy of displaced instructions otherwise). all:
+ * the site is in unmodified code, whose callers may keep values in
+ * scratch registers across the call (gcc's -fipa-ra): its stub goes
+ * through the trampolines that preserve every register. */
 void trail_arch_stub_area_init(uint8_t *area);
-void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site, uintptr_t body);
+void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site, uintptr_t body, int all);
 uintptr_t trail_arch_stub_at(const uint8_t *area, size_t k);
 
 /*
@@ -164,6 +170,14 @@ int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n);
  * the breakpoints are taken back and its error returned.
  */
 int trail_arch_poke_stepped(const struct trail_arch_poke *p, size_t n, int (*step)(void));
+
+/*
+ * Write one byte at each of n addresses (p[i].bytes[0] at p[i].addr)
+ * while other threads run: a breakpoint going in or the original first
+ * byte coming back, each a single store, then every core serialized. The
+ * SIGTRAP handler is installed first. 0 or -errno.
+ */
+int trail_arch_poke_bytes(const struct trail_arch_poke *p, size_t n);
 
 /*
  * A breakpoint on a function that only returns (the dynamic loader's
@@ -202,14 +216,25 @@ struct trail_arch_reloc {
  * at), or -EINVAL if it is not one; -ENOTSUP without a decoder. */
 int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at);
 
-/* Can the function at fn (code: its size bytes) be entered through a
- * jump over its first instructions? 0 with *len the bytes to displace, or
+/* Can the function at fn (code: its size bytes, room bytes readable up to
+ * the next symbol) be entered through a jump over its first instructions?
+ * 0 with *len the bytes to displace (fewer than the jump's 5 when the
+ * function is that short and padding follows it), or
  * a negative errno with why naming the instruction and the reason:
  * -ENOSPC it ends within them, -ENOTSUP one that cannot run elsewhere,
  * -EXDEV a branch of the function lands in them (or a jump table might),
  * -E2BIG too many, -EINVAL not decodable. */
-int trail_arch_reloc_check(const uint8_t *code, size_t size, uintptr_t fn, unsigned *len,
-			   char *why, size_t whylen);
+int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
+			   unsigned *len, char *why, size_t whylen);
+/* The fallback for an entry a jump cannot replace (too short, a branch
+ * into the first bytes, a jump table): a breakpoint on its first
+ * instruction, which runs from a copy (trail_arch_reloc_make with len
+ * that instruction's size); the SIGTRAP handler sends the thread to the
+ * site's stub (trail__arch_site_resume). 0 with *len, or -errno with why
+ * as above (-ENOTSUP: a trap, or an instruction that cannot run
+ * elsewhere; -EINVAL: not decodable). */
+int trail_arch_trap_check(const uint8_t *code, size_t size, uintptr_t fn, unsigned *len,
+			  char *why, size_t whylen);
 /* The copy of the len displaced bytes orig (of the function at fn) for
  * the address at, into r: 0, or -ERANGE if at is out of 32-bit reach of
  * what they refer to, -E2BIG, -ENOTSUP, -EINVAL. */

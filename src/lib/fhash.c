@@ -20,6 +20,7 @@ struct hsite *trail__hinsert(uintptr_t a)
 				h->probes = NULL;
 				h->pair = NULL;
 				h->patched = 0;
+				h->trap = 0;
 				__atomic_store_n(&h->dead, 0, __ATOMIC_RELEASE);
 			}
 			return h;

@@ -32,6 +32,8 @@ struct hsite {
 	const struct fpair *pair;  /* or those as a pair (fprobe.c), NULL */
 	uint8_t orig[TRAIL_ARCH_SITE_SIZE];
 	uint8_t patched;
+	uint8_t trap;     /* entered through a breakpoint (FSITE_TRAP): the
+			   * first byte is patched, orig[0] */
 	uint8_t dead;     /* its object was unloaded (a tombstone) */
 };
 

@@ -159,7 +159,7 @@ uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k)
 				else
 					memcpy(copy, o->relocs[i].code, o->relocs[i].copy_len);
 			}
-			trail_arch_site_stub(a, i, f->addr, body);
+			trail_arch_site_stub(a, i, f->addr, body, !!(f->flags & FSITE_RELOC));
 		}
 		if (mprotect(a, o->stubs_len, PROT_READ | PROT_EXEC)) {
 			munmap(a, o->stubs_len);
@@ -200,10 +200,13 @@ static uintptr_t step_to(uintptr_t site, uintptr_t ip)
 	struct hobj *o = site_of(site, &k);
 	uintptr_t to;
 
-	if (ip == site) /* a breakpoint met mid-poke */
-		return o && (o->fo.sites[k].flags & FSITE_RELOC) && o->relocs && o->relocs[k].len
-			       ? o->relocs[k].at
-			       : site + TRAIL_ARCH_SITE_SIZE;
+	if (ip == site) { /* a breakpoint met mid-poke, or a breakpoint site's */
+		if (!o || !(o->fo.sites[k].flags & FSITE_RELOC) || !o->relocs || !o->relocs[k].len)
+			return site + TRAIL_ARCH_SITE_SIZE;
+		/* the hook, then the copy; else the copy */
+		return o->fo.sites[k].flags & FSITE_TRAP ? trail_arch_stub_at(o->stubs, k)
+							 : o->relocs[k].at;
+	}
 	if (!o || ip < site || ip >= site + TRAIL_ARCH_SITE_SIZE)
 		return ip;
 	if (!(o->fo.sites[k].flags & FSITE_RELOC))

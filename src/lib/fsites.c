@@ -170,9 +170,12 @@ static struct fsite *site_add(struct fobj *o, uintptr_t addr, const char *nm, si
  * Unmodified code: an executable built without patchable entries gets a
  * site at each function its symbols name whose entry src/arch can
  * displace (reloc.c: whole instructions moved into a copy, a jump
- * written over them); the others are counted in skipped. The flags of
- * such a site say FSITE_RELOC and the bytes displaced.
+ * written over them), else whose first instruction can run from a copy
+ * (a breakpoint then replaces it: FSITE_TRAP); the others are counted in
+ * skipped. The flags of such a site say FSITE_RELOC and the bytes
+ * displaced.
  */
+#define LEN_TRAP 0x80u /* in lens[]: the length is the first instruction's */
 static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		       const struct trail_symrule_ent *fs, size_t nfs, const char *strs,
 		       size_t strs_len)
@@ -190,16 +193,26 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		const char *nm = strs + fs[i].name;
 		unsigned len = 0;
 
+		/* up to the next symbol: the padding after a short function */
+		size_t room = i + 1 < nfs && fs[i + 1].value > fs[i].value
+				      ? fs[i + 1].value - fs[i].value : fs[i].size;
+
 		lens[i] = 0;
-		if (fs[i].size < TRAIL_ARCH_SITE_SIZE || !*nm || trail__symrule_crt(nm) ||
+		if (!fs[i].size || !*nm || trail__symrule_crt(nm) ||
 		    !in_segment(info, fs[i].value, fs[i].size, PF_X | PF_R))
 			continue;
-		if (trail_arch_reloc_check((const uint8_t *)fs[i].value, fs[i].size, fs[i].value,
-					   &len, why, sizeof(why))) {
+		if (room < fs[i].size || !in_segment(info, fs[i].value, room, PF_X | PF_R))
+			room = fs[i].size;
+		if (!trail_arch_reloc_check((const uint8_t *)fs[i].value, fs[i].size, room,
+					    fs[i].value, &len, why, sizeof(why))) {
+			lens[i] = (uint8_t)len;
+		} else if (!trail_arch_trap_check((const uint8_t *)fs[i].value, fs[i].size,
+						  fs[i].value, &len, why, sizeof(why))) {
+			lens[i] = (uint8_t)(len | LEN_TRAP);
+		} else {
 			o->skipped++;
 			continue;
 		}
-		lens[i] = (uint8_t)len;
 		nkeep++;
 		names_need += strnlen(nm, strs_len - fs[i].name) + 1;
 	}
@@ -214,11 +227,11 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		if (!lens[i])
 			continue;
 		f = site_add(o, fs[i].value, nm, strnlen(nm, strs_len - fs[i].name));
-		f->flags = FSITE_RELOC | lens[i];
+		f->flags = FSITE_RELOC | (lens[i] & ~LEN_TRAP) | (lens[i] & LEN_TRAP ? FSITE_TRAP : 0);
 		if (!o->lo || f->addr < o->lo)
 			o->lo = f->addr;
-		if (f->addr + lens[i] > o->hi)
-			o->hi = f->addr + lens[i];
+		if (f->addr + FSITE_LEN(f) > o->hi)
+			o->hi = f->addr + FSITE_LEN(f);
 	}
 	bfree(&tmp);
 	return 0;

@@ -27,13 +27,16 @@
 struct fsite {
 	uintptr_t addr;   /* run-time address of the site */
 	uint32_t name;    /* offset of its function's name in fobj.names */
-	uint32_t flags;   /* FSITE_RELOC | bytes displaced, or 0 */
+	uint32_t flags;   /* FSITE_RELOC [| FSITE_TRAP] | bytes displaced, or 0 */
 };
 
 /* a function entry of unmodified code: its first instructions (the low
  * byte of flags says how many bytes) run from a copy (src/arch reloc.c) */
 #define FSITE_RELOC 0x100u
 #define FSITE_LEN(f) ((f)->flags & 0xffu)
+/* ... entered through a breakpoint on its first instruction (the only one
+ * in the copy): a jump cannot replace its entry (arch.h) */
+#define FSITE_TRAP 0x200u
 
 struct fobj {
 	uintptr_t base;   /* load bias */

@@ -112,6 +112,30 @@ static int patch(struct hsite *h, uintptr_t target)
 	return 0;
 }
 
+/* A breakpoint site (FSITE_TRAP): one byte, whoever runs the code. Every
+ * thread must take SIGTRAP: checked once a join (traps_ok, -1 until). */
+static int traps_ok = -1;
+
+static int patch_trap(struct hsite *h)
+{
+	struct trail_arch_poke p;
+
+	if (traps_ok < 0) {
+		trail__signals_allow_traps();
+		traps_ok = !trail__step_check();
+	}
+	if (!traps_ok)
+		return -EBUSY;
+	h->orig[0] = *(const uint8_t *)h->addr;
+	h->trap = 1;
+	p.addr = h->addr;
+	p.bytes[0] = 0xcc;
+	if (trail_arch_poke_bytes(&p, 1))
+		return -1;
+	h->patched = 1;
+	return 0;
+}
+
 /* --------------------------------------------------- live patching
  *
  * A site is five one-byte nops: a running thread may be between two of
@@ -222,7 +246,10 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 		if (!h || !target)
 			continue;
 		if (!h->patched) {
-			if (!live) {
+			if (f->flags & FSITE_TRAP) {
+				if (patch_trap(h))
+					continue;
+			} else if (!live) {
 				if (patch(h, target))
 					continue;
 			} else {
@@ -349,6 +376,7 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	if (nprobes)
 		__atomic_fetch_or(&probe_sessions, 1u << s, __ATOMIC_RELEASE);
 	b.n = 0;
+	traps_ok = -1;
 	for (unsigned i = 0; i < trail__nobjs; i++) {
 		k = hook_obj(s, ps, &trail__objs[i], live, &b);
 		if (k < 0) {
@@ -404,7 +432,14 @@ static void ftracer_leave(unsigned s)
 			__atomic_fetch_and(&h->root, ~(1u << s), __ATOMIC_RELEASE);
 			if (trail__fprobe_on(s, h))
 				trail__fprobe_detach(s, h);
-			if (!h->mask && !h->pmask && h->patched) {
+			if (!h->mask && !h->pmask && h->patched && h->trap) {
+				struct trail_arch_poke p = {.addr = h->addr, .bytes = {h->orig[0]}};
+
+				/* one byte back: a thread meeting the breakpoint
+				 * meanwhile goes through the stub, for no session */
+				if (!trail_arch_poke_bytes(&p, 1))
+					h->patched = 0;
+			} else if (!h->mask && !h->pmask && h->patched) {
 				batch[n].addr = h->addr;
 				memcpy(batch[n].bytes, h->orig, sizeof(h->orig));
 				which[n++] = h;

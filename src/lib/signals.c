@@ -23,6 +23,8 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../arch/arch.h"
 #include "internal.h"
@@ -41,6 +43,13 @@ __thread struct trail_siglevel trail__sig __attribute__((tls_model("initial-exec
 #define UH_RESETHAND (1ull << 62)
 #define UH_FN(w) ((uintptr_t)((w) & ~(UH_SIGINFO | UH_RESETHAND)))
 static uint64_t uh[_NSIG];
+
+/* breakpoint sites exist: SIGTRAP may not be blocked (allow_traps) */
+static int traps;
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+static sigmask_fn next_procmask, next_pthmask; /* find_next() sets them */
+int sigprocmask(int how, const sigset_t *set, sigset_t *old);
+int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 
 /* SIGSEGV and SIGBUS always reach wrapper once probes read memory */
 static uint32_t guarded; /* bits: signal numbers */
@@ -111,6 +120,10 @@ __attribute__((constructor(101))) static void find_next(void)
 
 	if (p && p != (void *)sigaction)
 		__atomic_store_n(&next_sigaction, (sigaction_fn)p, __ATOMIC_RELEASE);
+	if ((p = dlsym(RTLD_NEXT, "sigprocmask")) && p != (void *)sigprocmask)
+		__atomic_store_n(&next_procmask, (sigmask_fn)p, __ATOMIC_RELEASE);
+	if ((p = dlsym(RTLD_NEXT, "pthread_sigmask")) && p != (void *)pthread_sigmask)
+		__atomic_store_n(&next_pthmask, (sigmask_fn)p, __ATOMIC_RELEASE);
 }
 
 UNINSTRUMENTED static int next(int sig, const struct sigaction *act, struct sigaction *oact)
@@ -157,6 +170,8 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 		return r;
 	}
 	a = *act;
+	if (__atomic_load_n(&traps, __ATOMIC_ACQUIRE))
+		sigdelset(&a.sa_mask, SIGTRAP);
 	w = (uint64_t)(uintptr_t)act->sa_handler;
 	if ((act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) || is_guarded(sig)) {
 		w |= (act->sa_flags & SA_SIGINFO) ? UH_SIGINFO : 0;
@@ -256,4 +271,76 @@ uint32_t trail__sig_level_at(uintptr_t sp)
 	if (l != trail__sig.level)
 		trail__sig.level = l;
 	return l;
+}
+
+/* ------------------------------------------------ SIGTRAP stays open
+ *
+ * A breakpoint met by a thread that blocks SIGTRAP is fatal: the kernel
+ * unblocks the signal and resets it to its default action. Once trail
+ * has breakpoint sites (function entries a jump cannot replace), the
+ * program's masks leave it out: sigprocmask and pthread_sigmask are
+ * interposed (glibc's versions, libtrail.map), handlers' sa_mask too.
+ */
+
+/* the set to pass on: without SIGTRAP once it must stay open */
+UNINSTRUMENTED static const sigset_t *open_trap(int how, const sigset_t *set, sigset_t *tmp)
+{
+	if (!set || how == SIG_UNBLOCK || !__atomic_load_n(&traps, __ATOMIC_ACQUIRE) ||
+	    !sigismember(set, SIGTRAP))
+		return set;
+	*tmp = *set;
+	sigdelset(tmp, SIGTRAP);
+	return tmp;
+}
+
+/* before find_next() (a sanitizer starting): the system call; glibc's
+ * own signals (32, 33: cancellation, setxid) are never blocked */
+UNINSTRUMENTED static int raw_mask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t t;
+
+	if (set) {
+		t = *set;
+		sigdelset(&t, 32);
+		sigdelset(&t, 33);
+		set = &t;
+	}
+	return (int)syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+}
+
+UNINSTRUMENTED __attribute__((visibility("default"))) int
+sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigmask_fn f = __atomic_load_n(&next_procmask, __ATOMIC_ACQUIRE);
+	sigset_t tmp;
+
+	set = open_trap(how, set, &tmp);
+	return f ? f(how, set, old) : raw_mask(how, set, old);
+}
+
+UNINSTRUMENTED __attribute__((visibility("default"))) int
+pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigmask_fn f = __atomic_load_n(&next_pthmask, __ATOMIC_ACQUIRE);
+	sigset_t tmp;
+
+	set = open_trap(how, set, &tmp);
+	if (f)
+		return f(how, set, old);
+	return raw_mask(how, set, old) ? errno : 0;
+}
+
+UNINSTRUMENTED void trail__signals_allow_traps(void)
+{
+	if (__atomic_exchange_n(&traps, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (int sig = 1; sig < _NSIG; sig++) {
+		struct sigaction o;
+
+		if (sig == SIGKILL || sig == SIGSTOP || next(sig, NULL, &o) ||
+		    !sigismember(&o.sa_mask, SIGTRAP))
+			continue;
+		sigdelset(&o.sa_mask, SIGTRAP);
+		next(sig, &o, NULL);
+	}
 }

@@ -290,9 +290,25 @@ no_patchable_entries() {
 		[ "$(wc -l <u.txt)" -gt 10 ] || die "$m: $(wc -l <u.txt) lines unmodified"
 		cmp -s u.txt p.txt || die "$m: unmodified differs: $(diff u.txt p.txt | head -6)"
 	done
-	$TRAIL list -f -- "$BUILD/tests/cli/ftrace-prog-noflag" >f.txt
+	# shorter than a jump (over the padding after it), called from a loop
+	# that keeps values in scratch registers; a loop head at the entry (a
+	# breakpoint): each turn is a branch to the entry, which a patchable
+	# entry counts as a (tail) call too: 1 + 2 + 3 + 4 + 5
+	U=$BUILD/tests/cli/ftrace-prog-noflag
+	"$U" short >want.txt
+	$TRAIL record -q -p function_graph -o s.dat -- "$U" short >got.txt
+	cmp -s want.txt got.txt || die "short: the program's output changed: $(cat got.txt)"
+	$TRAIL report -q -i s.dat --summary >sum.txt
+	[ "$(awk '$NF == "word_before" {print $5}' sum.txt)" = 40 ] || die "word_before: $(cat sum.txt)"
+	[ "$(awk '$NF == "countdown" {print $5}' sum.txt)" = 15 ] || die "countdown: $(cat sum.txt)"
+	$TRAIL record -q -p function -l countdown -o s.dat -- "$U" short >got.txt
+	cmp -s want.txt got.txt || die "short, function: the program's output changed"
+	$TRAIL list -f -- "$U" >f.txt 2>err.txt
 	has f.txt lookup
+	has f.txt countdown
+	has f.txt word_before
 	hasnt f.txt _start
+	has err.txt "1 function of this unmodified program cannot be entered through a jump: it is traced through a breakpoint"
 	# a launcher has none, the program it runs may: --allow-unknown
 	expect_rc 1 $TRAIL record -p function_graph -o g.dat -- env "$P2" 1 2>err.txt
 	has err.txt "(a launcher such as taskset or env: --allow-unknown traces the program it executes)"

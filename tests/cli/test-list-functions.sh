@@ -104,11 +104,22 @@ list_running_process() {
 }
 
 no_patchable_entries() {
-	expect_rc 1 $TRAIL list -f ./plain >out.txt 2>err.txt
+	# unmodified: main (xor; ret) is shorter than a jump, padding follows
+	$TRAIL list -f ./plain >out.txt
+	[ "$(cat out.txt)" = main ] || die "output: $(cat out.txt)"
+	# stripped as well: no symbol to find a function by
+	strip -o plain-stripped plain
+	expect_rc 1 $TRAIL list -f ./plain-stripped >out.txt 2>err.txt
 	[ ! -s out.txt ] || die "output: $(cat out.txt)"
-	has err.txt "./plain has no patchable function entries: build it with -fpatchable-function-entry=5 (gcc or clang)"
+	has err.txt "./plain-stripped has no patchable function entries: build it with -fpatchable-function-entry=5 (gcc or clang)"
 	has err.txt "nothing in it can be function-traced"
 	[ "$(wc -l <err.txt)" -eq 1 ] || die "more than one line: $(cat err.txt)"
+	# a function that starts with a trap: neither a jump nor a breakpoint
+	printf '__asm__(".text\\n.globl main\\n.type main,@function\\nmain: ud2\\n.size main, .-main\\n");\n' >trapmain.c
+	$CC -O2 trapmain.c -o trapmain
+	expect_rc 1 $TRAIL list -f ./trapmain >out.txt 2>err.txt
+	has err.txt "1 function of this unmodified program cannot be traced (the first, main: +0x0 ud2 : a trap or halt, not code to trace)"
+	has err.txt "./trapmain: none of its 1 functions can be traced"
 	# a process: sleep(1) is not built with the option
 	sleep 30 &
 	pid=$!

@@ -140,7 +140,7 @@ static void patch_all(void)
 		trail_arch_stub_area_init(area);
 		for (int i = 0; i < nfns; i++)
 			trail_arch_site_stub(area, (size_t)i, (uintptr_t)list[i],
-					     (uintptr_t)list[i] + TRAIL_ARCH_SITE_SIZE);
+					     (uintptr_t)list[i] + TRAIL_ARCH_SITE_SIZE, 0);
 	}
 	for (int i = 0; i < nfns; i++) {
 		fns[i] = list[i];
@@ -305,7 +305,7 @@ TEST(stack_arguments_through_the_stub)
 	if (!a2)
 		return;
 	trail_arch_stub_area_init(a2);
-	trail_arch_site_stub(a2, 0, (uintptr_t)many, (uintptr_t)many + TRAIL_ARCH_SITE_SIZE);
+	trail_arch_site_stub(a2, 0, (uintptr_t)many, (uintptr_t)many + TRAIL_ARCH_SITE_SIZE, 0);
 	memcpy(keep, (const void *)many, sizeof(keep));
 	patch((void *)many, trail_arch_stub_at(a2, 0));
 	for (graph = 0; graph < 2; graph++) {

@@ -134,7 +134,8 @@ TEST(relocated_code_runs_the_same)
 		int rc;
 
 		lay_out(page, r);
-		rc = trail_arch_reloc_check(page, r->n, (uintptr_t)page, &len, why, sizeof(why));
+		rc = trail_arch_reloc_check(page, r->n, r->n, (uintptr_t)page, &len, why,
+					    sizeof(why));
 		if (rc) {
 			fprintf(stderr, "  %s: refused: %s (%d)\n", r->name, why, rc);
 			CHECK(0);
@@ -174,7 +175,7 @@ TEST(relocated_code_runs_the_same)
 		unsigned len;
 
 		lay_out(page, r);
-		CHECK(!trail_arch_reloc_check(page, r->n, (uintptr_t)page, &len, NULL, 0));
+		CHECK(!trail_arch_reloc_check(page, r->n, r->n, (uintptr_t)page, &len, NULL, 0));
 		CHECK(!trail_arch_reloc_make(page, len, (uintptr_t)page, (uintptr_t)page + PAGE, &rl));
 		memcpy(page + PAGE, rl.code, rl.copy_len);
 		CHECK_EQ(((fn_t)(uintptr_t)(page + PAGE))(0), (uintptr_t)page + 6);
@@ -210,8 +211,8 @@ TEST(unrelocatable_entries_say_why)
 	for (size_t i = 0; i < sizeof(bads) / sizeof(bads[0]); i++) {
 		char why[160] = "";
 		unsigned len = 0;
-		int rc = trail_arch_reloc_check(bads[i].code, bads[i].n, 0x400000, &len, why,
-						sizeof(why));
+		int rc = trail_arch_reloc_check(bads[i].code, bads[i].n, bads[i].n, 0x400000, &len,
+						why, sizeof(why));
 
 		if (rc != bads[i].err || !strstr(why, bads[i].why))
 			fprintf(stderr, "  %s: %d \"%s\"\n", bads[i].name, rc, why);
@@ -231,5 +232,85 @@ TEST(out_of_reach_copy_refused)
 	CHECK_EQ(trail_arch_insn_len((const uint8_t *)"\x06", 1, 0), -EINVAL);
 }
 
+/* A function shorter than the jump, then alignment padding up to the next
+ * symbol: the jump may cover the padding (room), and the copy runs it. */
+TEST(short_function_before_padding)
+{
+	/* mov %rdi,%rax; ret; then a 4-byte nop of padding */
+	static const uint8_t code[] = {0x48, 0x89, 0xf8, 0xc3, 0x0f, 0x1f, 0x40, 0x00};
+	uint8_t *page = region();
+	struct trail_arch_reloc rl;
+	unsigned len = 0;
+	char why[160];
+
+	CHECK(page != NULL);
+	if (!page)
+		return;
+	memcpy(page, code, sizeof(code));
+	/* no room: refused as before */
+	CHECK_EQ(trail_arch_reloc_check(page, 4, 4, (uintptr_t)page, &len, why, sizeof(why)),
+		 -ENOSPC);
+	CHECK(strstr(why, "ends within") != NULL);
+	CHECK_EQ(trail_arch_reloc_check(page, 4, 8, (uintptr_t)page, &len, why, sizeof(why)), 0);
+	CHECK_EQ(len, 4);
+	CHECK(!trail_arch_reloc_make(page, len, (uintptr_t)page, (uintptr_t)page + PAGE, &rl));
+	memcpy(page + PAGE, rl.code, rl.copy_len);
+	CHECK_EQ(((fn_t)(uintptr_t)(page + PAGE))(42), 42);
+	/* a branch to the ret, inside what the jump covers: refused */
+	{
+		/* je +0 (to the ret); ret; padding */
+		static const uint8_t br[] = {0x74, 0x00, 0xc3, 0x90, 0x90, 0x90};
+
+		CHECK_EQ(trail_arch_reloc_check(br, 3, 6, 0x400000, &len, why, sizeof(why)),
+			 -EXDEV);
+		/* the ret is not the function's last instruction: refused */
+		CHECK_EQ(trail_arch_reloc_check(code, 8, 8, 0x400000, &len, why, sizeof(why)),
+			 -ENOSPC);
+	}
+	munmap(page, 2 * PAGE);
+}
+
+/* The breakpoint fallback takes the first instruction alone: it is
+ * relocated the same way, and refused only for what cannot run elsewhere. */
+TEST(breakpoint_entries)
+{
+	/* dec %rdi; jnz back to the entry; mov %rdi,%rax; ret: the loop the
+	 * jump cannot take */
+	static const uint8_t loop[] = {0x48, 0xff, 0xcf, 0x75, 0xfb, 0x48, 0x89, 0xf8, 0xc3};
+	uint8_t *page = region();
+	struct trail_arch_reloc rl;
+	unsigned len = 0;
+	char why[160];
+
+	CHECK(page != NULL);
+	if (!page)
+		return;
+	memcpy(page, loop, sizeof(loop));
+	CHECK_EQ(trail_arch_reloc_check(page, 9, 9, (uintptr_t)page, &len, why, sizeof(why)),
+		 -EXDEV);
+	CHECK_EQ(trail_arch_trap_check(page, 9, (uintptr_t)page, &len, why, sizeof(why)), 0);
+	CHECK_EQ(len, 3);
+	CHECK(!trail_arch_reloc_make(page, len, (uintptr_t)page, (uintptr_t)page + PAGE, &rl));
+	memcpy(page + PAGE, rl.code, rl.copy_len);
+	/* the copy decrements, then goes on at the jnz: the loop runs to 0 */
+	CHECK_EQ(((fn_t)(uintptr_t)(page + PAGE))(5), 0);
+	CHECK_EQ(trail_arch_reloc_map(&rl, (uintptr_t)page, (uintptr_t)page), (uintptr_t)page + PAGE);
+	/* a function that is a lone ret */
+	CHECK_EQ(trail_arch_trap_check((const uint8_t *)"\xc3", 1, 0x400000, &len, why,
+				       sizeof(why)), 0);
+	CHECK_EQ(len, 1);
+	/* refused: a trap, an indirect call, not code */
+	CHECK_EQ(trail_arch_trap_check((const uint8_t *)"\xcc\xc3", 2, 0x400000, &len, why,
+				       sizeof(why)), -ENOTSUP);
+	CHECK(strstr(why, "trap") != NULL);
+	CHECK_EQ(trail_arch_trap_check((const uint8_t *)"\xff\xd0\xc3", 3, 0x400000, &len, why,
+				       sizeof(why)), -ENOTSUP);
+	CHECK(strstr(why, "indirect call") != NULL);
+	CHECK_EQ(trail_arch_trap_check((const uint8_t *)"\x06", 1, 0x400000, &len, why,
+				       sizeof(why)), -EINVAL);
+	munmap(page, 2 * PAGE);
+}
+
 TEST_MAIN(CHECK_T(relocated_code_runs_the_same), CHECK_T(unrelocatable_entries_say_why),
-	  CHECK_T(out_of_reach_copy_refused))
+	  CHECK_T(out_of_reach_copy_refused), CHECK_T(short_function_before_padding),
+	  CHECK_T(breakpoint_entries))

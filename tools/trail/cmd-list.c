@@ -37,7 +37,8 @@ static const struct opt_cmd list_opts = {
 		 "With -f, list the functions that can be traced instead, like ftrace's\n"
 		 "available_filter_functions: those with a patchable entry (built with\n"
 		 "-fpatchable-function-entry=5), or an unmodified program's functions\n"
-		 "whose entry can be moved aside for a jump, one per line, 'NAME' for the program's,\n"
+		 "(entered through a jump over their first instructions, else a\n"
+		 "breakpoint), one per line, 'NAME' for the program's,\n"
 		 "'NAME [LIBRARY]' for a library's; C++ names demangled; a function\n"
 		 "without a symbol shown as its address. GLOB (*, ?, [set]) filters the\n"
 		 "names.\n",
@@ -264,7 +265,7 @@ static int list_functions(pid_t pid, const char *program, const char *what,
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo), .object_cb = fobject};
 	struct flist F = {.pid = pid};
-	size_t raw = 0, total, shown;
+	size_t raw = 0, total, shown, refused = 0;
 	char err[512] = "", exe[64];
 	int r, rc = 1;
 
@@ -286,9 +287,14 @@ static int list_functions(pid_t pid, const char *program, const char *what,
 		raw += o->fs.n;
 		for (size_t k = 0; k < o->fs.n; k++)
 			unusable += !funcscan_usable(&o->fs.sites[k]);
-		if (o->fs.skipped && o->fs.reloc && o->fs.n)
+		if (o->fs.traps)
 			tool_warn("%s: %zu function%s of this unmodified program cannot be "
-				  "entered through a jump (the first, %s)",
+				  "entered through a jump: %s through a breakpoint, a trap per call",
+				  o->name, o->fs.traps, o->fs.traps == 1 ? "" : "s",
+				  o->fs.traps == 1 ? "it is traced" : "they are traced");
+		if (o->fs.skipped && o->fs.reloc)
+			tool_warn("%s: %zu function%s of this unmodified program cannot be "
+				  "traced (the first, %s)",
 				  o->name, o->fs.skipped, o->fs.skipped == 1 ? "" : "s",
 				  o->fs.refused_why);
 		else if (o->fs.skipped && !o->fs.reloc)
@@ -303,7 +309,11 @@ static int list_functions(pid_t pid, const char *program, const char *what,
 	}
 	shown = print_functions(&F, glob, &total);
 	fflush(stdout);
-	if (!total && !raw) {
+	for (size_t i = 0; i < F.n; i++)
+		refused += F.o[i].fs.reloc ? F.o[i].fs.skipped : 0;
+	if (!total && !raw && refused) {
+		tool_err("%s: none of its %zu functions can be traced", what, refused);
+	} else if (!total && !raw) {
 		tool_err("%s has no patchable function entries: build it with "
 			 "-fpatchable-function-entry=5 (gcc or clang); nothing in it "
 			 "can be function-traced", what);

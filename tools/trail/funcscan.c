@@ -943,10 +943,10 @@ static int build_reloc_sites(struct work *w, struct fscan *out)
 		struct ent at = {e->value, 0, 1};
 		const unsigned char *p;
 		const char *sn;
-		uint64_t base, size;
+		uint64_t base, size, room;
 		size_t idx, n;
 		uint32_t shndx;
-		unsigned len;
+		unsigned len, trap;
 		char why[160];
 		GElf_Sym s;
 		struct fsite *f;
@@ -959,11 +959,21 @@ static int build_reloc_sites(struct work *w, struct fscan *out)
 			continue;
 		out->entries++; /* a function that might be entered */
 		size = s.st_size < n - (e->value - base) ? s.st_size : n - (e->value - base);
-		if (size < FUNCSCAN_SITE_BYTES ||
-		    trail_arch_reloc_check(p + (e->value - base), size, e->value, &len, why,
-					   sizeof(why))) {
-			if (size < FUNCSCAN_SITE_BYTES)
-				snprintf(why, sizeof(why), "shorter than a jump (5 bytes)");
+		/* up to the next symbol of its section (as libtrail's fsites.c) */
+		room = n - (e->value - base);
+		if (i + 1 < w->nsyms && w->syms[i + 1].value > e->value &&
+		    w->syms[i + 1].value - e->value < room)
+			room = w->syms[i + 1].value - e->value;
+		if (room < size)
+			room = size;
+		trap = 0;
+		if (size && trail_arch_reloc_check(p + (e->value - base), size, room, e->value, &len,
+						   why, sizeof(why)))
+			trap = 1;
+		if (!size || (trap && trail_arch_trap_check(p + (e->value - base), size, e->value,
+							    &len, why, sizeof(why)))) {
+			if (!size)
+				snprintf(why, sizeof(why), "no size");
 			if (!out->skipped++)
 				snprintf(out->refused_why, sizeof(out->refused_why), "%s: %s", sn, why);
 			continue;
@@ -974,6 +984,8 @@ static int build_reloc_sites(struct work *w, struct fscan *out)
 		f->shndx = (uint32_t)idx;
 		f->nops = FUNCSCAN_SITE_BYTES;
 		f->reloc = (uint8_t)len;
+		f->trap = (uint8_t)trap;
+		out->traps += trap;
 		if ((r = add_names(w, sn, &sym_off[out->n], &name_off[out->n])))
 			goto out;
 		out->n++;

@@ -50,6 +50,8 @@ struct fsite {
 	uint32_t shndx;     /* section holding addr */
 	uint8_t reloc;      /* unmodified code: the bytes a jump displaces
 			     * at the entry (src/arch reloc.c), else 0 */
+	uint8_t trap;       /* ... or 1: a breakpoint replaces the first
+			     * instruction, reloc bytes long (a jump cannot) */
 	const char *name;   /* demangled name, "" if no symbol */
 	const char *symbol; /* the raw symbol name, "" if none */
 };
@@ -76,6 +78,7 @@ struct fscan {
 	 * functions' entries, displaced (src/arch reloc.c); skipped counts
 	 * those that cannot be, the first one's reason here */
 	int reloc;           /* (then entries counts the functions looked at) */
+	size_t traps;        /* of the sites, those entered through a breakpoint */
 	char refused_why[200];
 };
 

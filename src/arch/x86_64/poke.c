@@ -68,7 +68,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	if ((resume = trail__arch_site_resume(ip))) {
 		/* poked since: run what is there now; still mid-poke: run what
 		 * an unpatched site does, from elsewhere (one event is lost,
-		 * never the thread) */
+		 * never the thread); a breakpoint site: its stub */
 		if (*(const volatile uint8_t *)ip != INT3)
 			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
 		else
@@ -165,6 +165,20 @@ int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n)
 int trail_arch_poke_stepped(const struct trail_arch_poke *p, size_t n, int (*step)(void))
 {
 	return poke(p, n, step);
+}
+
+int trail_arch_poke_bytes(const struct trail_arch_poke *p, size_t n)
+{
+	int r = install_trap();
+
+	for (size_t i = 0; !r && i < n; i++) {
+		if ((r = prot(p[i].addr, 1, 1)))
+			break;
+		__atomic_store_n((uint8_t *)p[i].addr, p[i].bytes[0], __ATOMIC_RELEASE);
+		prot(p[i].addr, 1, 0);
+	}
+	serialize();
+	return r;
 }
 
 static int poke(const struct trail_arch_poke *p, size_t n, int (*step)(void))

@@ -16,7 +16,9 @@
  *     original return address and a jump, and only as the last displaced
  *     instruction (any other would leave return addresses inside the
  *     jump on some stack); a return, or an unconditional jump before the
- *     last, ends the function inside the 5 bytes: too short;
+ *     last, ends the function inside the 5 bytes: too short, unless it
+ *     is the function's last instruction and the bytes up to 5 are
+ *     padding before the next symbol (room), which the jump may cover;
  *   - no branch of the function may land in the displaced bytes, the
  *     entry included (a loop whose head is the entry would run the hook
  *     at every turn): direct branches are checked; a jump table (an
@@ -197,20 +199,25 @@ static int table_jump(int *pic_load)
 
 /* ------------------------------------------------------- the checks */
 
-int trail_arch_reloc_check(const uint8_t *code, size_t size, uintptr_t fn, unsigned *len,
-			   char *why, size_t whylen)
+/* the decoder, and why emptied (or saying there is none) */
+static int check_start(char *why, size_t whylen)
 {
-	size_t off = 0;
-	unsigned l = 0, n = 0;
-	int r = decoder(), pic_load = 0;
+	int r = decoder();
 
 	if (why && whylen)
-		why[0] = '\0';
-	if (r) {
-		if (why && whylen)
-			snprintf(why, whylen, "no instruction decoder (capstone)");
+		snprintf(why, whylen, "%s", r ? "no instruction decoder (capstone)" : "");
+	return r;
+}
+
+int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
+			   unsigned *len, char *why, size_t whylen)
+{
+	size_t off = 0;
+	unsigned l = 0, n = 0, span;
+	int r = check_start(why, whylen), pic_load = 0;
+
+	if (r)
 		return r;
-	}
 	/* the displaced instructions */
 	while (l < TRAIL_ARCH_SITE_SIZE) {
 		if (off >= size || decode(code + off, size - off, fn + off)) {
@@ -226,15 +233,26 @@ int trail_arch_reloc_check(const uint8_t *code, size_t size, uintptr_t fn, unsig
 		}
 		l += insn->size;
 		if (group(CS_GRP_RET) || group(CS_GRP_IRET) || insn->id == X86_INS_HLT ||
-		    insn->id == X86_INS_UD2 || insn->id == X86_INS_INT3) {
-			why_at(why, whylen, fn, fn + off,
-			       "the function ends within the 5 bytes a jump needs");
-			return -ENOSPC;
-		}
-		if (insn->id == X86_INS_JMP && l < TRAIL_ARCH_SITE_SIZE) {
-			why_at(why, whylen, fn, fn + off,
-			       "the function ends within the 5 bytes a jump needs");
-			return -ENOSPC;
+		    insn->id == X86_INS_UD2 || insn->id == X86_INS_INT3 ||
+		    (insn->id == X86_INS_JMP && l < TRAIL_ARCH_SITE_SIZE)) {
+			/* the end of a function shorter than a jump: the jump
+			 * may still cover the padding after it, no one's code */
+			if (l < size || room < TRAIL_ARCH_SITE_SIZE) {
+				why_at(why, whylen, fn, fn + off,
+				       "the function ends within the 5 bytes a jump needs");
+				return -ENOSPC;
+			}
+			if (!(group(CS_GRP_RET) || insn->id == X86_INS_JMP)) {
+				why_at(why, whylen, fn, fn + off, "a trap or halt, not code to trace");
+				return -ENOTSUP;
+			}
+			if (insn->id == X86_INS_JMP && !direct_target() && !rip_operand() &&
+			    (insn->detail->x86.op_count != 1 ||
+			     insn->detail->x86.operands[0].type != X86_OP_REG)) {
+				why_at(why, whylen, fn, fn + off, "a jump that cannot run elsewhere");
+				return -ENOTSUP;
+			}
+			break;
 		}
 		if (group(CS_GRP_CALL)) {
 			const cs_x86_op *m = rip_operand();
@@ -265,16 +283,17 @@ int trail_arch_reloc_check(const uint8_t *code, size_t size, uintptr_t fn, unsig
 		why_at(why, whylen, fn, fn + off - insn->size, "too many bytes to displace");
 		return -E2BIG;
 	}
-	/* the whole function: nothing may branch into [fn, fn + l) */
+	/* the whole function: nothing may branch into what the jump covers */
+	span = l < TRAIL_ARCH_SITE_SIZE ? TRAIL_ARCH_SITE_SIZE : l;
 	for (off = 0; off < size;) {
 		uintptr_t t;
 
 		if (decode(code + off, size - off, fn + off))
 			break; /* padding or data after the code: not ours */
 		t = direct_target();
-		if (t >= fn && t < fn + l && !group(CS_GRP_CALL)) {
+		if (t >= fn && t < fn + span && !group(CS_GRP_CALL)) {
 			why_at(why, whylen, fn, fn + off,
-			       "a branch into the first %u bytes, which a jump would replace", l);
+			       "a branch into the first %u bytes, which a jump would replace", span);
 			return -EXDEV;
 		}
 		if (table_jump(&pic_load)) {
@@ -285,6 +304,37 @@ int trail_arch_reloc_check(const uint8_t *code, size_t size, uintptr_t fn, unsig
 		off += insn->size;
 	}
 	*len = l;
+	return 0;
+}
+
+/* The first instruction alone, for an entry reached through a breakpoint
+ * (see arch.h): anything that can run from the copy. */
+int trail_arch_trap_check(const uint8_t *code, size_t size, uintptr_t fn, unsigned *len,
+			  char *why, size_t whylen)
+{
+	int r = check_start(why, whylen);
+
+	if (r)
+		return r;
+	if (!size || decode(code, size, fn)) {
+		if (why && whylen)
+			snprintf(why, whylen, "+0x0: not an instruction Capstone decodes");
+		return -EINVAL;
+	}
+	if (insn->id == X86_INS_INT3 || insn->id == X86_INS_UD2 || insn->id == X86_INS_HLT ||
+	    insn->id == X86_INS_INT || insn->id == X86_INS_INT1) {
+		why_at(why, whylen, fn, fn, "a trap or halt, not code to trace");
+		return -ENOTSUP;
+	}
+	if (group(CS_GRP_CALL) && !direct_target() && !rip_operand()) {
+		why_at(why, whylen, fn, fn, "an indirect call that cannot run elsewhere");
+		return -ENOTSUP;
+	}
+	if (group(CS_GRP_BRANCH_RELATIVE) && !direct_target()) {
+		why_at(why, whylen, fn, fn, "a relative branch that cannot run elsewhere");
+		return -ENOTSUP;
+	}
+	*len = insn->size;
 	return 0;
 }
 

@@ -37,23 +37,10 @@
  */
 	.text
 
-	.globl trail__arch_tramp_entry
-	.hidden trail__arch_tramp_entry
-	.type trail__arch_tramp_entry, @function
-	.p2align 4
-trail__arch_tramp_entry:
-	.cfi_startproc
-	pushq %rbp
-	.cfi_adjust_cfa_offset 8
-	.cfi_rel_offset %rbp, 0
-	movq %rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	andq $-16, %rsp
-	/* struct trail_arch_regs: xmm0-7, then r11 r10 r9 r8 rcx rdx rsi rdi
-	 * rax, then rbx rbp r12-r15 for probes' %REG (stored, never
-	 * restored: the C side preserves them); 256 bytes keeps the
-	 * alignment */
-	subq $256, %rsp
+/* struct trail_arch_regs at 0(%rsp) (the frame pointer %rbp above it):
+ * xmm0-7, r11 r10 r9 r8 rcx rdx rsi rdi rax, then rbx rbp r12-r15 for
+ * probes' %REG (stored, never restored: the C side preserves them) */
+.macro SAVE_REGS
 	movdqu %xmm0, 0(%rsp)
 	movdqu %xmm1, 16(%rsp)
 	movdqu %xmm2, 32(%rsp)
@@ -78,13 +65,9 @@ trail__arch_tramp_entry:
 	movq %r13, 224(%rsp)
 	movq %r14, 232(%rsp)
 	movq %r15, 240(%rsp)
-	movq 8(%rbp), %rcx           /* stub+6 */
-	movq 26(%rcx), %rdi          /* site: the address at stub+32 */
-	leaq 16(%rbp), %rsi          /* &caller's return address */
-	movq %rsp, %rdx              /* struct trail_arch_regs */
-	addq $14, %rcx               /* stub+20: the hooked return address */
-	call trail__arch_on_entry
-	movl %eax, %r11d             /* the answer (an int), for the stub */
+.endm
+
+.macro RESTORE_XMM0_7
 	movdqu 0(%rsp), %xmm0
 	movdqu 16(%rsp), %xmm1
 	movdqu 32(%rsp), %xmm2
@@ -93,6 +76,10 @@ trail__arch_tramp_entry:
 	movdqu 80(%rsp), %xmm5
 	movdqu 96(%rsp), %xmm6
 	movdqu 112(%rsp), %xmm7
+.endm
+
+/* the argument registers and rax (r11 is the caller's business) */
+.macro RESTORE_ARGS
 	movq 136(%rsp), %r10
 	movq 144(%rsp), %r9
 	movq 152(%rsp), %r8
@@ -101,6 +88,31 @@ trail__arch_tramp_entry:
 	movq 176(%rsp), %rsi
 	movq 184(%rsp), %rdi
 	movq 192(%rsp), %rax
+.endm
+
+	.globl trail__arch_tramp_entry
+	.hidden trail__arch_tramp_entry
+	.type trail__arch_tramp_entry, @function
+	.p2align 4
+trail__arch_tramp_entry:
+	.cfi_startproc
+	pushq %rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq $-16, %rsp
+	subq $256, %rsp              /* struct trail_arch_regs, aligned */
+	SAVE_REGS
+	movq 8(%rbp), %rcx           /* stub+6 */
+	movq 26(%rcx), %rdi          /* site: the address at stub+32 */
+	leaq 16(%rbp), %rsi          /* &caller's return address */
+	movq %rsp, %rdx              /* struct trail_arch_regs */
+	addq $14, %rcx               /* stub+20: the hooked return address */
+	call trail__arch_on_entry
+	movl %eax, %r11d             /* the answer (an int), for the stub */
+	RESTORE_XMM0_7
+	RESTORE_ARGS
 	movq %rbp, %rsp
 	.cfi_def_cfa_register %rsp
 	popq %rbp
@@ -138,5 +150,147 @@ trail__arch_tramp_exit:
 	movq %r11, (%rsp)            /* the real return address in it */
 	ret                          /* the return the caller's call predicted */
 	.size trail__arch_tramp_exit, .-trail__arch_tramp_exit
+
+/*
+ * The same pair for unmodified code (reloc.c's sites), which preserves
+ * every register. A compiler that sees a function's body (gcc's -fipa-ra,
+ * on at -O2, off with -fpatchable-function-entry) lets its callers keep
+ * values across the call in the scratch registers it does not touch, so
+ * neither the handlers nor libc under them may change any: the entry
+ * saves xmm8-15 too and gives %r11 back, answering in ZF (the stub's jz:
+ * flags are dead at a function's entry and every instruction after the
+ * test leaves them); the exit saves the argument registers and xmm2-15
+ * too, and puts the return address in the slot itself. Their stub:
+ *
+ *    0: call *entry_all(%rip)  6: jz 23   8: add $8,%rsp   12: call body
+ *   17: jmp *exit_all(%rip)   23: jmp body                  32: .quad site
+ *
+ * (Wider vector state, the upper halves of ymm/zmm, is not saved: libc's
+ * AVX string functions under the handlers may clear it.)
+ */
+	.globl trail__arch_tramp_entry_all
+	.hidden trail__arch_tramp_entry_all
+	.type trail__arch_tramp_entry_all, @function
+	.p2align 4
+trail__arch_tramp_entry_all:
+	.cfi_startproc
+	pushq %rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	movq %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq $-16, %rsp
+	/* struct trail_arch_regs, then xmm8-15 at 256 */
+	subq $384, %rsp
+	SAVE_REGS
+	movdqu %xmm8, 256(%rsp)
+	movdqu %xmm9, 272(%rsp)
+	movdqu %xmm10, 288(%rsp)
+	movdqu %xmm11, 304(%rsp)
+	movdqu %xmm12, 320(%rsp)
+	movdqu %xmm13, 336(%rsp)
+	movdqu %xmm14, 352(%rsp)
+	movdqu %xmm15, 368(%rsp)
+	movq 8(%rbp), %rcx           /* stub+6 */
+	movq 26(%rcx), %rdi          /* site: the address at stub+32 */
+	leaq 16(%rbp), %rsi          /* &caller's return address */
+	movq %rsp, %rdx              /* struct trail_arch_regs */
+	addq $11, %rcx               /* stub+17: the hooked return address */
+	call trail__arch_on_entry
+	testl %eax, %eax             /* the answer, in ZF for the stub */
+	RESTORE_XMM0_7
+	movdqu 256(%rsp), %xmm8
+	movdqu 272(%rsp), %xmm9
+	movdqu 288(%rsp), %xmm10
+	movdqu 304(%rsp), %xmm11
+	movdqu 320(%rsp), %xmm12
+	movdqu 336(%rsp), %xmm13
+	movdqu 352(%rsp), %xmm14
+	movdqu 368(%rsp), %xmm15
+	movq 128(%rsp), %r11
+	RESTORE_ARGS
+	movq %rbp, %rsp
+	.cfi_def_cfa_register %rsp
+	popq %rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %rbp
+	ret
+	.cfi_endproc
+	.size trail__arch_tramp_entry_all, .-trail__arch_tramp_entry_all
+
+	.globl trail__arch_tramp_exit_all
+	.hidden trail__arch_tramp_exit_all
+	.type trail__arch_tramp_exit_all, @function
+	.p2align 4
+trail__arch_tramp_exit_all:
+	pushq %rbp
+	movq %rsp, %rbp
+	andq $-16, %rsp
+	/* struct trail_arch_ret_regs (64 bytes), then rcx rsi rdi r8-r11 at
+	 * 64..112, xmm2-15 at 128..351, 16 bytes free below the slot */
+	subq $368, %rsp
+	movdqu %xmm0, 0(%rsp)
+	movdqu %xmm1, 16(%rsp)
+	movq %rdx, 32(%rsp)
+	movq %rax, 40(%rsp)
+	leaq 8(%rbp), %rdx           /* %rsp on arrival */
+	movq %rdx, 48(%rsp)
+	movq %rcx, 64(%rsp)
+	movq %rsi, 72(%rsp)
+	movq %rdi, 80(%rsp)
+	movq %r8, 88(%rsp)
+	movq %r9, 96(%rsp)
+	movq %r10, 104(%rsp)
+	movq %r11, 112(%rsp)
+	movdqu %xmm2, 128(%rsp)
+	movdqu %xmm3, 144(%rsp)
+	movdqu %xmm4, 160(%rsp)
+	movdqu %xmm5, 176(%rsp)
+	movdqu %xmm6, 192(%rsp)
+	movdqu %xmm7, 208(%rsp)
+	movdqu %xmm8, 224(%rsp)
+	movdqu %xmm9, 240(%rsp)
+	movdqu %xmm10, 256(%rsp)
+	movdqu %xmm11, 272(%rsp)
+	movdqu %xmm12, 288(%rsp)
+	movdqu %xmm13, 304(%rsp)
+	movdqu %xmm14, 320(%rsp)
+	movdqu %xmm15, 336(%rsp)
+	movq %rsp, %rdi
+	call trail__arch_on_exit     /* -> where to return */
+	movq (%rbp), %r11            /* the caller's %rbp, pushed on arrival */
+	movq %rax, (%rbp)            /* the slot: the real return address */
+	movdqu 0(%rsp), %xmm0
+	movdqu 16(%rsp), %xmm1
+	movdqu 128(%rsp), %xmm2
+	movdqu 144(%rsp), %xmm3
+	movdqu 160(%rsp), %xmm4
+	movdqu 176(%rsp), %xmm5
+	movdqu 192(%rsp), %xmm6
+	movdqu 208(%rsp), %xmm7
+	movdqu 224(%rsp), %xmm8
+	movdqu 240(%rsp), %xmm9
+	movdqu 256(%rsp), %xmm10
+	movdqu 272(%rsp), %xmm11
+	movdqu 288(%rsp), %xmm12
+	movdqu 304(%rsp), %xmm13
+	movdqu 320(%rsp), %xmm14
+	movdqu 336(%rsp), %xmm15
+	movq 32(%rsp), %rdx
+	movq 40(%rsp), %rax
+	movq 72(%rsp), %rsi
+	movq 80(%rsp), %rdi
+	movq 88(%rsp), %r8
+	movq 96(%rsp), %r9
+	movq 104(%rsp), %r10
+	movq %r11, -8(%rbp)          /* above everything read: the frame is
+				      * 368 bytes, %rbp - 8 is past 351 */
+	movq 64(%rsp), %rcx
+	movq 112(%rsp), %r11
+	movq %rbp, %rsp              /* the slot */
+	movq -8(%rsp), %rbp          /* in the red zone: no signal frame
+				      * lands there */
+	ret
+	.size trail__arch_tramp_exit_all, .-trail__arch_tramp_exit_all
 
 	.section .note.GNU-stack,"",@progbits

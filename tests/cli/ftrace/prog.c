@@ -20,6 +20,10 @@
  *                        the parent waits for it, then returns too
  *   prog exit            exit(3) from inside nested calls
  *   prog nap             one request that sleeps 3 ms inside lookup
+ *   prog short           40 calls of a function shorter than a jump from
+ *                        a loop keeping values in scratch registers, 5
+ *                        of one whose entry is a loop head (unmodified
+ *                        builds: a jump over padding, a breakpoint)
  *   prog spin            3 threads making requests forever (attach tests)
  *   prog blocked         spin, with one of the threads blocking every signal
  *   prog blockrt         spin, with one of the threads blocking SIGRTMIN+7
@@ -107,6 +111,38 @@ F int slow_request(void)
 	nap();
 	return lookup("slow");
 }
+
+/* For unmodified builds ("short" mode). word_before is shorter than a
+ * jump (mov; ret), padding after it. sum_words calls it with values live
+ * in scratch registers the callee leaves alone (gcc's -fipa-ra at -O2
+ * without patchable entries): a hook that changed one would change the
+ * sum. countdown's entry is its loop head (a branch to the entry: no jump
+ * can replace it, a breakpoint does); written in assembly so that every
+ * compiler makes it so. */
+F int word_before(const int *p)
+{
+	return p[-2];
+}
+
+F int sum_words(const int *p, int n)
+{
+	int s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += word_before(p + 2 + i);
+	return s;
+}
+
+long countdown(long n);
+__asm__(".text\n"
+	".globl countdown\n"
+	".type countdown, @function\n"
+	"countdown:\n"
+	"\tdec %rdi\n"
+	"\tjnz countdown\n"
+	"\tmov %rdi, %rax\n"
+	"\tret\n"
+	".size countdown, .-countdown\n");
 
 static void *spin_main(void *arg)
 {
@@ -278,6 +314,15 @@ static int modes(int argc, char **argv)
 		pthread_create(&t[0], NULL, m[5] == 'r' ? blockrt_main : blocked_main, (void *)"x9");
 		pthread_create(&t[1], NULL, spin_main, (void *)"x9");
 		pthread_join(t[0], NULL);
+	} else if (!strcmp(m, "short")) {
+		int w[64];
+		long c = 0;
+
+		for (int i = 0; i < 64; i++)
+			w[i] = i * 3 + 1;
+		for (int i = 0; i < 5; i++)
+			c += countdown(i + 1);
+		printf("%d %ld\n", sum_words(w, 40), c);
 	} else if (!strcmp(m, "nap")) {
 		printf("%d\n", slow_request() + handle_request("y7"));
 	} else {
