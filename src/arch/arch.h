@@ -251,5 +251,9 @@ uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, u
  * mid-poke goes on doing what the unpatched site does: addr +
  * SITE_SIZE past nops, the copy of displaced instructions (reloc). */
 uintptr_t trail__arch_site_resume(uintptr_t addr);
+/* Implemented by the caller too, asked first: a breakpoint of its at an
+ * instruction (a probe there)? It moves uc (a ucontext_t) on and returns
+ * 1, else 0. */
+int trail__arch_insn_trap(void *uc);
 
 #endif /* TRAIL_ARCH_H */

@@ -94,7 +94,12 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 	    h.kind != TRAIL_PROBE_EVENT)
 		return -EPROTO;
 	*why = "unknown probe flags";
-	if (h.flags & ~(TRAIL_PROBE_F_FAULT | TRAIL_PROBE_F_COMM | TRAIL_PROBE_F_FILTER))
+	if (h.flags & ~(TRAIL_PROBE_F_FAULT | TRAIL_PROBE_F_COMM | TRAIL_PROBE_F_FILTER |
+			TRAIL_PROBE_F_INSN | TRAIL_PROBE_F_SEMA))
+		return -EPROTO;
+	*why = "bad instruction probe";
+	if (((h.flags & TRAIL_PROBE_F_INSN) && h.kind != TRAIL_PROBE_ENTRY) ||
+	    ((h.flags & TRAIL_PROBE_F_SEMA) && !(h.flags & TRAIL_PROBE_F_INSN)))
 		return -EPROTO;
 	*why = "too many probe arguments";
 	if (h.nargs > TRAIL_PROBE_MAX_ARGS)
@@ -124,6 +129,30 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 	if (h.strs_size && p->strs[h.strs_size - 1])
 		return -EPROTO;
 	p->filter = NULL;
+	p->sema = 0;
+	if (h.flags & TRAIL_PROBE_F_INSN) {
+		*why = "bad instruction probe";
+		if (h.obj_len < 2 || !h.offset)
+			return -EPROTO;
+	}
+	if (h.flags & TRAIL_PROBE_F_SEMA) {
+		size_t k = h.strs_size ? h.strs_size - 1u : 0, n = 0;
+
+		*why = "bad USDT semaphore";
+		if (h.strs_size < 2)
+			return -EPROTO;
+		while (k > 0 && p->strs[k - 1])
+			k--;
+		for (const char *c = p->strs + k; *c; c++, n++) {
+			int v = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
+
+			if (v < 0 || n == 16)
+				return -EPROTO;
+			p->sema = p->sema << 4 | (uint64_t)v;
+		}
+		if (!p->sema)
+			return -EPROTO;
+	}
 	if (h.flags & TRAIL_PROBE_F_FILTER) {
 		size_t k = h.strs_size ? h.strs_size - 1u : 0;
 

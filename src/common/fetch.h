@@ -85,6 +85,14 @@ enum trail_probe_kind {
 #define TRAIL_PROBE_F_COMM 0x2u   /* some argument is $comm */
 #define TRAIL_PROBE_F_FILTER 0x4u /* e: `if FILTER` on the source event's
 				   * fields, the last string of strs */
+#define TRAIL_PROBE_F_INSN 0x8u   /* p: at an instruction, not a function
+				   * entry: offset is its link-time address
+				   * in obj (not ""); sym names its function
+				   * (or the PATH:OFFSET text) */
+#define TRAIL_PROBE_F_SEMA 0x10u  /* with INSN (a USDT probe): the last
+				   * string of strs is the link-time address
+				   * of its semaphore, in hex, a u16 counted
+				   * up while the probe is attached */
 
 struct __attribute__((packed)) trail_probe_hdr {
 	uint32_t magic;
@@ -93,7 +101,8 @@ struct __attribute__((packed)) trail_probe_hdr {
 	uint8_t flags;      /* TRAIL_PROBE_F_* */
 	uint8_t nargs;      /* arguments (fields after the probe's own) */
 	uint8_t pad;
-	uint64_t offset;    /* p: bytes past the function's entry (0 for r, e) */
+	uint64_t offset;    /* p: bytes past the function's entry (0 for r, e);
+			     * with F_INSN, the instruction's address */
 	uint16_t sym_len;   /* strlen(sym) + 1 */
 	uint16_t obj_len;   /* strlen(obj) + 1 */
 	uint16_t meta_size;
@@ -162,6 +171,7 @@ struct trail_probe {
 	const struct trail_fetch_insn *code;
 	const char *strs;
 	const char *filter; /* TRAIL_PROBE_F_FILTER's text, else NULL */
+	uint64_t sema;      /* TRAIL_PROBE_F_SEMA's address, else 0 */
 };
 
 /*

@@ -92,3 +92,12 @@ uintptr_t trail__arch_site_resume(uintptr_t addr)
 		return 0;
 	return trail__fsite_step(addr, addr);
 }
+
+int (*trail__insn_trap_hook)(void *uc);
+
+int trail__arch_insn_trap(void *uc)
+{
+	int (*f)(void *) = __atomic_load_n(&trail__insn_trap_hook, __ATOMIC_ACQUIRE);
+
+	return f ? f(uc) : 0;
+}

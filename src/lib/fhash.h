@@ -52,6 +52,9 @@ extern struct htable *trail__htab HIDDEN;
  * a data pointer, no call up); ip itself if it is not inside one. */
 extern uintptr_t (*trail__fsite_step_hook)(uintptr_t site, uintptr_t ip) HIDDEN;
 HIDDEN uintptr_t trail__fsite_step(uintptr_t site, uintptr_t ip);
+/* For the trap handler: a breakpoint at an instruction, of a probe there
+ * (fprobe.c sets it: 1 handled, 0 not one of those) */
+extern int (*trail__insn_trap_hook)(void *uc) HIDDEN;
 
 static inline size_t trail__hslot(uintptr_t a, size_t cap)
 {

@@ -26,6 +26,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include "../common/fetch.h"
 #include "../common/filter.h"
@@ -905,11 +908,16 @@ static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 static int obj_matches(const struct hobj *o, const char *want)
 {
 	const char *b;
+	struct stat st;
 
 	if (!*want)
 		return 1;
 	b = strrchr(o->path, '/');
-	return !strcmp(o->path, want) || (b && !strcmp(b + 1, want));
+	if (!strcmp(o->path, want) || (b && !strcmp(b + 1, want)))
+		return 1;
+	/* a path naming the same file another way (/lib -> /usr/lib) */
+	return strchr(want, '/') && o->ino && !stat(want, &st) && st.st_dev == o->dev &&
+	       st.st_ino == o->ino;
 }
 
 /* the object a SYM names */
@@ -961,7 +969,8 @@ static int session_has(const struct fprobe *pr, unsigned s)
 static int probes_function(const struct fprobe *pr, unsigned s, const struct hobj *o,
 			   const char *name)
 {
-	return session_has(pr, s) && pr->kind != TRAIL_PROBE_EVENT && !strcmp(pr->p.sym, name) &&
+	return session_has(pr, s) && pr->kind != TRAIL_PROBE_EVENT &&
+	       !(pr->p.hdr->flags & TRAIL_PROBE_F_INSN) && !strcmp(pr->p.sym, name) &&
 	       obj_matches(o, pr->p.obj);
 }
 
@@ -1099,6 +1108,239 @@ static void eprobes_leave(unsigned s)
 			left |= __atomic_and_fetch(&at->mask, ~(1u << s), __ATOMIC_RELEASE);
 		if (rt->eprobes && !left)
 			__atomic_fetch_and(rt->ev->state, ~TRAIL_STATE_EPROBE, __ATOMIC_RELEASE);
+	}
+}
+
+/* ------------------------------------------------ probes at an instruction
+ *
+ * A probe at an instruction (FUNC+OFFS, PATH:OFFSET, a USDT probe's nop)
+ * is a breakpoint on it: the SIGTRAP handler runs the probes with the
+ * registers the kernel saved (all of them; the red zone below the stack
+ * pointer is left alone), then sends the thread to a copy of the
+ * instruction (reloc.c, made for the copy's place: RIP-relative operands
+ * and branches fixed) that jumps back past it. The uprobes way, without
+ * the single-step: one trap per hit. Sites live as long as the process:
+ * a thread may meet a breakpoint just taken away (it then runs the
+ * original instruction again).
+ */
+struct isite {
+	uintptr_t addr;
+	uintptr_t copy;
+	struct fprobe_att *probes; /* newest first, never freed */
+	uint16_t *sema;            /* a USDT semaphore, or NULL */
+	uint32_t mask;             /* sessions whose probes run here */
+	uint8_t orig;
+	uint8_t patched;
+};
+
+#define MAX_ISITES 512
+static struct isite isites[MAX_ISITES];
+static uint32_t nisites; /* published with release, after the entry */
+
+/* copies live in areas mapped near the code (a copy's RIP-relative
+ * operands and its jump back are 32-bit) */
+struct xol {
+	uint8_t *mem;
+	size_t used, size;
+};
+static struct xol xols[16];
+static unsigned nxols;
+
+/* room for n bytes of copy near addr (o's code), or 0 */
+static uintptr_t xol_reserve(const struct hobj *o, uintptr_t addr, size_t n)
+{
+	struct xol *x = NULL;
+	uintptr_t at;
+
+	for (unsigned i = 0; i < nxols && !x; i++)
+		if (xols[i].used + n <= xols[i].size &&
+		    trail_arch_reaches(addr, (uintptr_t)xols[i].mem) &&
+		    trail_arch_reaches(addr, (uintptr_t)xols[i].mem + xols[i].size))
+			x = &xols[i];
+	if (!x) {
+		if (nxols == sizeof(xols) / sizeof(xols[0]))
+			return 0;
+		x = &xols[nxols];
+		if (!(x->mem = trail_arch_near_map(o->xlo, o->xhi, 65536, &x->size)))
+			return 0;
+		mprotect(x->mem, x->size, PROT_READ | PROT_EXEC);
+		x->used = 0;
+		nxols++;
+	}
+	at = (uintptr_t)x->mem + x->used;
+	x->used += (n + 15) & ~(size_t)15;
+	return at;
+}
+
+/* write a copy there: its pages stay executable throughout (other
+ * copies in them may be running) */
+static int xol_write(uintptr_t at, const void *code, size_t n)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), pg = at & ~(page - 1);
+	size_t span = ((at + n + page - 1) & ~(page - 1)) - pg;
+
+	if (mprotect((void *)pg, span, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -1;
+	memcpy((void *)at, code, n);
+	mprotect((void *)pg, span, PROT_READ | PROT_EXEC);
+	return 0;
+}
+
+/* the site at addr, made if new (under the control lock) */
+static struct isite *isite_get(const struct hobj *o, uintptr_t addr)
+{
+	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
+	struct trail_arch_reloc rl;
+	struct isite *is;
+	unsigned len;
+	uintptr_t at;
+	size_t room;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (isites[i].addr == addr)
+			return &isites[i];
+	if (n == MAX_ISITES || addr < o->xlo || addr >= o->xhi)
+		return NULL;
+	/* an instruction the CLI checked; a function site there (patched,
+	 * or a breakpoint already) is not ours to take */
+	room = o->xhi - addr < 16 ? o->xhi - addr : 16;
+	if (*(const uint8_t *)addr == 0xcc || trail__hfind(addr) ||
+	    trail_arch_trap_check((const uint8_t *)addr, room, addr, &len, NULL, 0) ||
+	    !(at = xol_reserve(o, addr, TRAIL_ARCH_RELOC_CODE)) ||
+	    trail_arch_reloc_make((const uint8_t *)addr, len, addr, at, &rl) ||
+	    xol_write(at, rl.code, rl.copy_len))
+		return NULL;
+	is = &isites[n];
+	memset(is, 0, sizeof(*is));
+	is->addr = addr;
+	is->copy = at;
+	__atomic_store_n(&nisites, n + 1, __ATOMIC_RELEASE);
+	return is;
+}
+
+/* The SIGTRAP handler's question (fhash.h trail__insn_trap_hook): a
+ * breakpoint of ours at an instruction? Its probes run, the thread goes
+ * on in the copy. 1, or 0: not one. */
+static int insn_trap(void *ucv)
+{
+	ucontext_t *uc = ucv;
+	greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t ip = (uintptr_t)g[REG_RIP] - 1;
+	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE), m;
+	struct isite *is = NULL;
+
+	for (uint32_t i = 0; i < n && !is; i++)
+		if (isites[i].addr == ip)
+			is = &isites[i];
+	if (!is)
+		return 0;
+	if (*(const volatile uint8_t *)ip != 0xcc) { /* taken away meanwhile */
+		g[REG_RIP] = (greg_t)ip;
+		return 1;
+	}
+	if ((m = __atomic_load_n(&is->mask, __ATOMIC_ACQUIRE))) {
+		struct trail_arch_regs r = {
+			.r11 = (uint64_t)g[REG_R11], .r10 = (uint64_t)g[REG_R10],
+			.r9 = (uint64_t)g[REG_R9], .r8 = (uint64_t)g[REG_R8],
+			.rcx = (uint64_t)g[REG_RCX], .rdx = (uint64_t)g[REG_RDX],
+			.rsi = (uint64_t)g[REG_RSI], .rdi = (uint64_t)g[REG_RDI],
+			.rax = (uint64_t)g[REG_RAX], .rbx = (uint64_t)g[REG_RBX],
+			.rbp = (uint64_t)g[REG_RBP], .r12 = (uint64_t)g[REG_R12],
+			.r13 = (uint64_t)g[REG_R13], .r14 = (uint64_t)g[REG_R14],
+			.r15 = (uint64_t)g[REG_R15],
+		};
+		struct fctx c = {.er = &r, .sp = (uintptr_t)g[REG_RSP], .ip = ip};
+
+		for (const struct fprobe_att *at = __atomic_load_n(&is->probes, __ATOMIC_ACQUIRE);
+		     at; at = at->next) {
+			uint32_t am = __atomic_load_n(&at->mask, __ATOMIC_ACQUIRE) & m;
+			struct fprobe *pr = at->pr;
+
+			if (!am || !(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & am))
+				continue;
+			if (TRAIL_UNLIKELY(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) &
+					   TRAIL_STATE_EXT))
+				trail__ustart = (struct trail_ustart){ip, c.sp, r.rbp};
+			{
+				uint8_t buf[pr->p.hdr->payload_max];
+
+				memcpy(buf, &ip, 8);
+				emit(pr, am, buf, fetch(pr, at, &c, buf));
+			}
+		}
+		if (TRAIL_UNLIKELY(trail__ustart.ip))
+			trail__ustart.ip = 0;
+	}
+	g[REG_RIP] = (greg_t)is->copy;
+	return 1;
+}
+
+int trail__fprobe_insn_attach(unsigned s, const struct hobj *o)
+{
+	int n = 0;
+
+	for (struct fprobe *pr = probes; pr; pr = pr->next) {
+		uintptr_t addr = o->fo.base + (uintptr_t)pr->p.hdr->offset;
+		struct trail_arch_poke pk;
+		struct fprobe_att *at;
+		struct isite *is;
+
+		if (!session_has(pr, s) || !(pr->p.hdr->flags & TRAIL_PROBE_F_INSN) ||
+		    !obj_matches(o, pr->p.obj) || !(is = isite_get(o, addr)))
+			continue;
+		for (at = is->probes; at && at->pr != pr; at = at->next)
+			;
+		if (!at) {
+			if (!(at = att_make(pr, o->fo.base)))
+				continue;
+			at->next = is->probes;
+			__atomic_store_n(&is->probes, at, __ATOMIC_RELEASE);
+		}
+		__atomic_fetch_or(&at->mask, 1u << s, __ATOMIC_RELEASE);
+		if (pr->p.sema)
+			is->sema = (uint16_t *)(o->fo.base + (uintptr_t)pr->p.sema);
+		__atomic_fetch_or(&is->mask, 1u << s, __ATOMIC_RELEASE);
+		n++;
+		if (is->patched || !trail__traps_ready())
+			continue;
+		__atomic_store_n(&trail__insn_trap_hook, insn_trap, __ATOMIC_RELEASE);
+		is->orig = *(const uint8_t *)addr;
+		pk.addr = addr;
+		pk.bytes[0] = 0xcc;
+		if (trail_arch_poke_bytes(&pk, 1))
+			continue;
+		is->patched = 1;
+		/* the program's USDT guard: `if (SEMA)` now takes the probe */
+		if (is->sema)
+			__atomic_fetch_add(is->sema, 1, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
+void trail__fprobe_insn_stop(unsigned s)
+{
+	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++)
+		__atomic_fetch_and(&isites[i].mask, ~(1u << s), __ATOMIC_RELEASE);
+}
+
+void trail__fprobe_insn_leave(unsigned s)
+{
+	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct isite *is = &isites[i];
+		struct trail_arch_poke pk = {.addr = is->addr, .bytes = {is->orig}};
+
+		__atomic_fetch_and(&is->mask, ~(1u << s), __ATOMIC_RELEASE);
+		for (struct fprobe_att *at = is->probes; at; at = at->next)
+			__atomic_fetch_and(&at->mask, ~(1u << s), __ATOMIC_RELEASE);
+		if (is->mask || !is->patched || trail_arch_poke_bytes(&pk, 1))
+			continue;
+		is->patched = 0;
+		if (is->sema)
+			__atomic_fetch_sub(is->sema, 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -46,4 +46,12 @@ HIDDEN void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uint32_t 
 HIDDEN void trail__fprobe_return(const struct hsite *h, uintptr_t slot, uintptr_t ret,
 				 uint32_t rmask, const struct trail_arch_ret_regs *regs);
 
+/* Probes at an instruction (TRAIL_PROBE_F_INSN) of session s in object o:
+ * a breakpoint on each (made once, kept); returns how many attached.
+ * stop: they no longer run for s; leave: their breakpoints taken away
+ * where no session is left. Under the control lock. */
+HIDDEN int trail__fprobe_insn_attach(unsigned s, const struct hobj *o);
+HIDDEN void trail__fprobe_insn_stop(unsigned s);
+HIDDEN void trail__fprobe_insn_leave(unsigned s);
+
 #endif /* TRAIL_LIB_FPROBE_H */

@@ -400,3 +400,23 @@ int trail__step_poke(const struct trail_arch_poke *pk, size_t n, const uintptr_t
 	__atomic_store_n(&step_sites, NULL, __ATOMIC_RELEASE);
 	return r;
 }
+
+/* Breakpoint sites (function entries a jump cannot take, probes at an
+ * instruction) may go in: SIGTRAP stays open in the program's masks from
+ * now on, and no other thread blocks it now. Checked once per join
+ * (trail__traps_recheck), then remembered. */
+static int traps_ok = -1;
+
+int trail__traps_ready(void)
+{
+	if (traps_ok < 0) {
+		trail__signals_allow_traps();
+		traps_ok = !trail__step_check();
+	}
+	return traps_ok;
+}
+
+void trail__traps_recheck(void)
+{
+	traps_ok = -1;
+}

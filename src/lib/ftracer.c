@@ -113,18 +113,12 @@ static int patch(struct hsite *h, uintptr_t target)
 }
 
 /* A breakpoint site (FSITE_TRAP): one byte, whoever runs the code. Every
- * thread must take SIGTRAP: checked once a join (traps_ok, -1 until). */
-static int traps_ok = -1;
-
+ * thread must take SIGTRAP (fstep.c). */
 static int patch_trap(struct hsite *h)
 {
 	struct trail_arch_poke p;
 
-	if (traps_ok < 0) {
-		trail__signals_allow_traps();
-		traps_ok = !trail__step_check();
-	}
-	if (!traps_ok)
+	if (!trail__traps_ready())
 		return -EBUSY;
 	h->orig[0] = *(const uint8_t *)h->addr;
 	h->trap = 1;
@@ -269,6 +263,8 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 		}
 		n++;
 	}
+	if (probing)
+		n += trail__fprobe_insn_attach(s, o);
 	if (n)
 		trail__fobjs_publish(ps, s, o);
 	return n;
@@ -376,7 +372,7 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	if (nprobes)
 		__atomic_fetch_or(&probe_sessions, 1u << s, __ATOMIC_RELEASE);
 	b.n = 0;
-	traps_ok = -1;
+	trail__traps_recheck();
 	for (unsigned i = 0; i < trail__nobjs; i++) {
 		k = hook_obj(s, ps, &trail__objs[i], live, &b);
 		if (k < 0) {
@@ -407,6 +403,7 @@ static void ftracer_stop(unsigned s)
 	for (size_t i = 0; t && i < t->cap; i++)
 		if (t->slot[i].addr && (t->slot[i].pmask & (1u << s)))
 			__atomic_fetch_and(&t->slot[i].pmask, ~(1u << s), __ATOMIC_RELEASE);
+	trail__fprobe_insn_stop(s);
 }
 
 /* Session slot s is gone: unhook what only it wanted, restoring the
@@ -461,6 +458,7 @@ static void ftracer_leave(unsigned s)
 	}
 	for (unsigned i = 0; i < trail__nobjs; i++)
 		trail__objs[i].published &= ~(1u << s);
+	trail__fprobe_insn_leave(s);
 	trail__fprobe_leave(s);
 	__atomic_fetch_and(&probe_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	if (!(__atomic_and_fetch(&tracer_sessions, ~(1u << s), __ATOMIC_RELEASE) |

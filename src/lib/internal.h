@@ -263,6 +263,10 @@ struct trail_arch_poke;
 HIDDEN int trail__step_poke(const struct trail_arch_poke *pk, size_t n, const uintptr_t *addrs);
 /* 0 if every other thread takes SIGTRAP (breakpoints can go in), else -EBUSY */
 HIDDEN int trail__step_check(void);
+/* fstep.c: may breakpoints go in (trail__signals_allow_traps, then
+ * trail__step_check, once until trail__traps_recheck)? 1 or 0 */
+HIDDEN int trail__traps_ready(void);
+HIDDEN void trail__traps_recheck(void);
 /* Answer the step round open, if any, moving ucontext (the interrupted
  * one; NULL: none, a waiter in normal context) out of the sites being
  * patched: from the STEP signal, and from waits for the control lock. */

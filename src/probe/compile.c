@@ -516,19 +516,42 @@ static int eprobe_filter(struct cc *cc)
 	return 0;
 }
 
+/* A probe at an instruction: F_INSN, and a USDT probe's semaphore as the
+ * last string (fetch.h). */
+static int insn_parts(struct cc *cc)
+{
+	char hex[24];
+	size_t n;
+	char *p;
+
+	if (!cc->t->insn_addr)
+		return 0;
+	cc->flags |= TRAIL_PROBE_F_INSN;
+	if (!cc->t->sema)
+		return 0;
+	n = (size_t)snprintf(hex, sizeof(hex), "%llx", (unsigned long long)cc->t->sema) + 1;
+	if (!(p = realloc(cc->strs, cc->nstrs + n)))
+		return nomem(cc);
+	memcpy(p + cc->nstrs, hex, n);
+	cc->strs = p;
+	cc->nstrs += n;
+	cc->flags |= TRAIL_PROBE_F_SEMA;
+	return 0;
+}
+
 static int build(struct cc *cc, uint8_t **blob, size_t *len)
 {
 	const struct probe_def *d = cc->d;
 	const char *obj = d->obj ? d->obj : "";
 	size_t mlen, size;
-	uint8_t *meta = meta_blob(cc, &mlen), *b;
+	uint8_t *meta = insn_parts(cc) ? NULL : meta_blob(cc, &mlen), *b;
 	uint32_t own = d->kind == 'e' ? 0 : d->kind == 'r' ? 16 : 8;
 	struct trail_probe_hdr h = {
 		.magic = TRAIL_PROBE_MAGIC,
 		.kind = d->kind == 'f' ? TRAIL_PROBE_ENTRY : (uint8_t)d->kind,
 		.flags = (uint8_t)cc->flags,
 		.nargs = (uint8_t)cc->nfields,
-		.offset = d->kind == 'p' ? d->offset : 0,
+		.offset = cc->t->insn_addr ? cc->t->insn_addr : d->kind == 'p' ? d->offset : 0,
 		.sym_len = (uint16_t)(strlen(d->sym) + 1),
 		.obj_len = (uint16_t)(strlen(obj) + 1),
 		.ninsns = (uint16_t)cc->ncode,

@@ -559,6 +559,21 @@ static int parse_point(const struct tok *t, struct probe_def *d, struct probe_er
 		n -= (size_t)(colon + 1 - s);
 		s = colon + 1;
 	}
+	if (colon && n && isdigit((unsigned char)s[0])) {
+		/* PATH:OFFSET, uprobe_events' form: a file offset */
+		uint64_t v;
+
+		if (d->kind != 'p' || span_u64(s, n, 0, &v))
+			return trail__probe_err(e, t->pos + (int)(s - t->s),
+						d->kind != 'p' ? "PATH:OFFSET is for p: probes"
+							       : "Invalid file offset");
+		if (!(d->sym = strndup(s, n)))
+			return nomem(e);
+		d->offset = v;
+		d->fileoff = 1;
+		d->sym_pos = t->pos;
+		return 0;
+	}
 	op = strpbrk(s, "+-");
 	if (op && op < s + n) {
 		if (span_s64(op, n - (size_t)(op - s), &off) || off < 0 || off > UINT32_MAX)
@@ -726,8 +741,15 @@ static int parse_args(struct probe_def *d, const struct tok *t, int n, struct pr
 /* the kernel's default names: p_SYM_OFFS, r_SYM_0, sanitized */
 static void default_event(struct probe_def *d)
 {
-	snprintf(d->event, sizeof(d->event), "%c_%s_%llu", d->kind, d->sym,
-		 (unsigned long long)d->offset);
+	if (d->fileoff) { /* p_BASENAME_0xOFFSET */
+		const char *b = strrchr(d->obj, '/');
+
+		snprintf(d->event, sizeof(d->event), "p_%s_0x%llx", b ? b + 1 : d->obj,
+			 (unsigned long long)d->offset);
+	} else {
+		snprintf(d->event, sizeof(d->event), "%c_%s_%llu", d->kind, d->sym,
+			 (unsigned long long)d->offset);
+	}
 	for (char *p = d->event; *p; p++)
 		if (!is_ident_char(*p))
 			*p = '_';
@@ -1062,7 +1084,7 @@ char *trail__probe_format(const struct probe_def *d, char *const *args, int narg
 			fprintf(f, "%lu", strtoul(t + 1, NULL, 0));
 		fprintf(f, ":%s/%s %s%s%s", d->group, d->event, d->obj ? d->obj : "",
 			d->obj ? ":" : "", d->sym);
-		if (d->offset)
+		if (d->offset && !d->fileoff)
 			fprintf(f, "+%llu", (unsigned long long)d->offset);
 	}
 	if (d->kind != 'f') {

@@ -4,7 +4,10 @@
  * (Documentation/trace/kprobetrace.rst, uprobetracer.rst, eprobetrace.rst,
  * and the function-event form of Rostedt's function_events):
  *
- *   p[:[GRP/][EVENT]] [OBJ:]SYM[+OFFS] [FETCHARGS]   entry probe
+ *   p[:[GRP/][EVENT]] [OBJ:]SYM[+OFFS] [FETCHARGS]   entry probe, or one at
+ *                                                    the instruction at OFFS
+ *   p[:[GRP/][EVENT]] PATH:OFFSET [FETCHARGS]        the instruction at a file
+ *                                                    offset (uprobe_events)
  *   r[MAXACTIVE][:[GRP/][EVENT]] [OBJ:]SYM[+0] [FETCHARGS]   return probe
  *   e[:[GRP/][EVENT]] SYS/EVENT [FETCHARGS]            event probe
  *   -:[GRP/]EVENT                                      delete
@@ -59,7 +62,9 @@ struct probe_def {
 	int named;       /* GRP/EVENT given (else the kernel's defaults) */
 	char *obj;       /* OBJ of OBJ:SYM, NULL: none */
 	char *sym;       /* p, r, f: the function; e: "SYS:EVENT" */
-	uint64_t offset; /* +OFFS */
+	uint64_t offset; /* +OFFS; with fileoff, OFFSET of PATH:OFFSET */
+	int fileoff;     /* PATH:OFFSET (uprobe_events): a file offset in
+			  * obj, sym is its text ("0x8a7f0") */
 	int sym_pos;
 	int nargs;
 	struct probe_arg *args;
@@ -88,6 +93,11 @@ struct probe_target {
 	int (*sym_addr)(void *ctx, const char *sym, char *obj, size_t objn,
 			uint64_t *vaddr);
 	void *ctx;
+	/* a probe at an instruction (not a function's entry): its address
+	 * in objpath (link-time), else 0; the USDT semaphore to count up
+	 * while it is enabled, else 0 */
+	uint64_t insn_addr;
+	uint64_t sema;
 };
 
 /*

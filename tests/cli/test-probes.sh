@@ -424,3 +424,72 @@ list_shows_probes() {
 	hasnt l.txt 'x:gone'
 }
 t list_shows_probes list_shows_probes
+
+# objdump's instruction offsets of function $2 in program $1, one per line
+insn_offsets() {
+	local a end x
+	a=$(nm "$1" | awk -v f="$2" '$3 == f {print $1}')
+	end=$((0x$a + 0x$(nm -S "$1" | awk -v f="$2" '$4 == f {print $2}')))
+	objdump -d --no-show-raw-insn --start-address=0x"$a" --stop-address=$end "$1" |
+		awk -F':\t' 'NF > 1 && $1 ~ /^ *[0-9a-f]+$/ && $2 !~ /^nop/ {print $1}' |
+		while read -r x; do echo $((0x$x - 0x$a)); done
+}
+
+# Probes at an instruction (a breakpoint there; the instruction runs from
+# a copy): FUNC+OFFS inside a function, of an unmodified and of a
+# patchable build; PATH:OFFSET (a file offset, uprobe_events' form) in
+# the C library; the bad offsets, said with the nearest boundaries.
+probes_at_instructions() {
+	fresh_registry
+	local U=$BUILD/tests/cli/ftrace-prog-noflag F=$BUILD/tests/cli/ftrace-prog-O2 off
+	for prog in "$U" "$F"; do
+		"$prog" 3 >want.txt
+		# the third real instruction of hash: past its entry, once a call
+		off=$(insn_offsets "$prog" hash | sed -n 3p)
+		[ -n "$off" ] || die "no instructions found in hash"
+		$TRAIL record -q --probe "p:i/mid hash+$off c=%dx:u8 s=+0(%di):u8" -p function_graph -l hash \
+			-o i.dat -- "$prog" 3 >got.txt
+		cmp -s want.txt got.txt || die "$prog: the output changed: $(cat got.txt)"
+		$TRAIL report -q -i i.dat --count >c.txt
+		calls=$(awk '$1 == "ftrace:funcgraph_leaf" || $1 == "ftrace:funcgraph_entry" {s += $2} END {print s}' c.txt)
+		[ "$calls" -ge 3 ] || die "hash: $calls calls: $(cat c.txt)"
+		grep -q "^ *i:mid  *$calls$" c.txt || die "i:mid is not once per call ($calls): $(cat c.txt)"
+		$TRAIL report -i i.dat | grep -q "i:mid: (hash+0x$(printf %x "$off")/" ||
+			die "no i:mid at hash+$off: $($TRAIL report -i i.dat | grep i:mid | head -2)"
+	done
+	# not a boundary: the instruction at 0 is longer than a byte here
+	off=$(insn_offsets "$U" hash | sed -n 2p)
+	expect_rc 1 $TRAIL record -q --probe "p:i/bad hash+$((off + 1))" -o i.dat -- "$U" 2>err.txt
+	has err.txt "hash+0x$(printf %x $((off + 1))) is not an instruction boundary (the nearest: +0x$(printf %x "$off"), +0x"
+	has err.txt '          ^'
+	expect_rc 1 $TRAIL record -q --probe 'p:i/bad hash+0x10000' -o i.dat -- "$U" 2>err.txt
+	has err.txt "is past the end of hash"
+	# libc's write by file offset: what the program prints goes through it
+	local libc off
+	libc=$(ldd "$U" | awk '$1 ~ /^libc\.so/ {print $3}')
+	off=$(python3 - "$libc" <<'PY'
+import subprocess, sys
+lib = sys.argv[1]
+sym = [l.split() for l in subprocess.run(["nm", "-D", lib], capture_output=True, text=True).stdout.splitlines()]
+addr = next(int(s[0], 16) for s in sym if len(s) == 3 and s[2].split("@")[0] == "write")
+for l in subprocess.run(["readelf", "-lW", lib], capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if f and f[0] == "LOAD" and int(f[2], 16) <= addr < int(f[2], 16) + int(f[5], 16):
+        print(hex(addr - int(f[2], 16) + int(f[1], 16))); break
+PY
+)
+	[ -n "$off" ] || die "no write in $libc"
+	$TRAIL record -q --probe "p:lc/w $libc:$off fd=%di:s32 n=%dx:u64" -o w.dat -- "$U" >/dev/null
+	$TRAIL report -i w.dat >w.txt
+	has w.txt 'lc:w: (' 
+	has w.txt 'fd=1 n='
+	expect_rc 1 $TRAIL record -q --probe "p:lc/w $libc:$((off + 1))" -o w.dat -- "$U" 2>err.txt
+	has err.txt "is not an instruction boundary (the nearest: +0x0, +0x"
+	expect_rc 1 $TRAIL record -q --probe "p:lc/w $libc:0x10" -o w.dat -- "$U" 2>err.txt
+	has err.txt "0x10 is not in an executable segment of"
+	# the definition keeps uprobe_events' form and default name
+	$TRAIL probe "p $libc:$off fd=%di:s32"
+	$TRAIL probe -l >l.txt
+	has l.txt "p:probes/p_libc_so_6_$off $libc:$off fd=%di:s32"
+}
+t probes_at_instructions probes_at_instructions

@@ -87,6 +87,10 @@ static const struct {
 	 "f(const char *name, unsigned int n, struct req *r, char **argv, int v[4], long long big)"},
 	{"f(char c, short s, long l, unsigned char uc, unsigned short us, unsigned long ul, u8 a, s64 b)",
 	 "f(char c, short s, long l, unsigned char uc, unsigned short us, unsigned long ul, u8 a, s64 b)"},
+	/* PATH:OFFSET (uprobe_events: a file offset) and FUNC+OFFS */
+	{"p /lib/libc.so.6:0x8a7f0 fd=%di:s32", "p:probes/p_libc_so_6_0x8a7f0 /lib/libc.so.6:0x8a7f0 fd=%di:s32"},
+	{"p:u/w ./app:4096", "p:u/w ./app:4096"},
+	{"p:g/mid parse+0x2a len=%si:u32", "p:g/mid parse+42 len=%si:u32"},
 	{"foo()", "foo()"},
 	{"foo( void )", "foo()"},
 	{"libx.so:foo (int a)", "libx.so:foo(int a)"},
@@ -320,6 +324,8 @@ static const struct {
 	{"^foo+4(int x)", "no offset"},
 	{"foo^%return(int x)", "Invalid probed address"},
 	{"^", "Empty"},
+	{"r ./app:^0x10", "PATH:OFFSET is for p: probes"},
+	{"p ./app:^0x1g", "Invalid file offset"},
 };
 
 /* the row's text without its '^', and where the '^' was */
@@ -641,7 +647,7 @@ static const struct {
 TEST(probe_compile_raw)
 {
 	int calls = 0;
-	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls};
+	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0};
 
 	source_event(&src_meta);
 	for (size_t i = 0; i < sizeof(compile_rows) / sizeof(compile_rows[0]); i++) {
@@ -688,7 +694,7 @@ TEST(probe_compile_raw)
 TEST(probe_compile_header)
 {
 	int calls = 0;
-	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls};
+	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0};
 	uint8_t *blob;
 	size_t len;
 	char *res;
@@ -781,7 +787,7 @@ static const struct {
 TEST(probe_compile_errors)
 {
 	int calls = 0;
-	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls};
+	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0};
 
 	source_event(&src_meta);
 	for (size_t i = 0; i < sizeof(compile_bad) / sizeof(compile_bad[0]); i++) {
@@ -804,7 +810,7 @@ TEST(probe_compile_errors)
 
 	/* an eprobe needs its source event */
 	{
-		struct probe_target none = {"/bin/app", NULL, NULL, NULL, NULL};
+		struct probe_target none = {"/bin/app", NULL, NULL, NULL, NULL, 0, 0};
 		uint8_t *blob = NULL;
 		size_t len;
 		struct probe_err e;

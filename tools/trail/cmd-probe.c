@@ -26,6 +26,7 @@ static const struct opt_cmd probe_opts = {
 		 "dynamic_events grammar; they are kept for you until deleted and apply to\n"
 		 "every program that has the function:\n"
 		 "  p[:[GRP/][EVENT]] [OBJ:]FUNC[+OFFS] [NAME=FETCHARG[:TYPE] ...]\n"
+		 "  p[:[GRP/][EVENT]] PATH:OFFSET [NAME=FETCHARG[:TYPE] ...]  (file offset)\n"
 		 "  r[:[GRP/][EVENT]] [OBJ:]FUNC [NAME=FETCHARG[:TYPE] ...]\n"
 		 "  e[:[GRP/][EVENT]] SYS/EVENT [NAME=FETCHARG[:TYPE] ...]\n"
 		 "  FUNC(TYPE NAME, ...)                      (functions:FUNC)\n"

@@ -18,6 +18,7 @@
 #include "../../src/probe/dwarf.h"
 #include "elfscan.h"
 #include "funcscan.h"
+#include "insnloc.h"
 #include "probes.h"
 #include "tool.h"
 
@@ -487,6 +488,62 @@ static int source_meta(struct ptarget *t, const struct probe_def *d, const struc
 
 /* "p:G/E /path/obj:func ..." -> "p:G/E func ...": the object was the
  * target's, not the user's */
+/* Is d a probe at an instruction: PATH:OFFSET, or FUNC+OFFS past the
+ * function's entry (its patchable entry may sit at +4, after endbr64) */
+static int at_insn(struct ptarget *t, const struct probe_def *d)
+{
+	struct pobj *o;
+	const struct fsite *s;
+	int unusable = 0;
+
+	if (d->fileoff)
+		return 1;
+	if (d->kind != 'p' || !d->offset)
+		return 0;
+	return find_function(t, d, &o, &s, &unusable) || d->offset != s->addr - s->func;
+}
+
+/* Where a probe at an instruction goes (insnloc.c): c's object and
+ * function named by path, pt's address set. 0 or -errno with e. */
+static int insn_target(struct ptarget *t, const struct probe_def *d, struct probe_def *c,
+		       struct probe_target *pt, char **objname, char **symname,
+		       struct probe_err *e)
+{
+	const char *path = NULL;
+	struct insnloc l;
+	char err[400] = "";
+	int r = -ENOENT;
+
+	for (int i = 0; i < t->nobjs && !path; i++) {
+		if (!obj_is(&t->objs[i], d->obj))
+			continue;
+		r = insnloc_resolve(t->objs[i].path, d->fileoff ? NULL : d->sym, d->offset, &l, err,
+				    sizeof(err));
+		if (r != -ENOENT)
+			path = t->objs[i].path;
+	}
+	if (!path && d->obj && strchr(d->obj, '/')) { /* not loaded (yet): the file */
+		path = d->obj;
+		r = insnloc_resolve(path, d->fileoff ? NULL : d->sym, d->offset, &l, err, sizeof(err));
+	}
+	if (!path || r) {
+		if (!err[0])
+			snprintf(err, sizeof(err), "unknown function '%s'", d->sym);
+		e->pos = d->sym_pos;
+		snprintf(e->msg, sizeof(e->msg), "%s", err);
+		return r ? r : -ENOENT;
+	}
+	pt->insn_addr = l.addr;
+	pt->objpath = path;
+	/* FUNC+OFFS keeps its text; the symbol is the function's own */
+	if (!(*objname = strdup(path)) ||
+	    !(*symname = strdup(l.func[0] && !d->fileoff ? l.func : d->sym)))
+		return -ENOMEM;
+	c->obj = *objname;
+	c->sym = *symname;
+	return 0;
+}
+
 static void strip_obj(char *text, const char *obj)
 {
 	size_t n = strlen(obj);
@@ -505,7 +562,7 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 	struct symctx sc = {t, NULL};
 	struct trail_meta *src = NULL;
 	uint8_t *blob = NULL, *owned = NULL;
-	char *objname = NULL;
+	char *objname = NULL, *symname = NULL;
 	size_t len;
 	int r;
 
@@ -524,6 +581,10 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 			return r;
 		}
 		pt.src = src;
+	} else if (at_insn(t, d)) {
+		if ((r = insn_target(t, d, &c, &pt, &objname, &symname, e)))
+			return r;
+		sc.objpath = pt.objpath;
 	} else if (t->nobjs) {
 		struct pobj *o = NULL;
 		const struct fsite *s = NULL;
@@ -566,9 +627,10 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 			c.obj = objname = strdup(o->path);
 	}
 	r = probe_compile(&c, &pt, &blob, &len, resolved, e);
-	if (!r && objname && *resolved)
+	if (!r && objname && *resolved && !pt.insn_addr)
 		strip_obj(*resolved, objname);
 	free(objname);
+	free(symname);
 	free(src);
 	free(owned);
 	if (r)

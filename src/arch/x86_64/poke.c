@@ -65,6 +65,8 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 		return;
 	}
 
+	if (trail__arch_insn_trap(ucv))
+		return;
 	if ((resume = trail__arch_site_resume(ip))) {
 		/* poked since: run what is there now; still mid-poke: run what
 		 * an unpatched site does, from elsewhere (one event is lost,

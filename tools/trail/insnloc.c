@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/* insnloc.c - where a probe at an instruction goes (insnloc.h). */
+#include "insnloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../src/arch/arch.h"
+
+struct elf_file {
+	int fd;
+	Elf *e;
+	const uint8_t *raw;
+	size_t rawlen;
+};
+
+static int elf_open(struct elf_file *f, const char *path)
+{
+	GElf_Ehdr eh;
+
+	memset(f, 0, sizeof(*f));
+	if ((f->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	if (!(f->e = elf_begin(f->fd, ELF_C_READ, NULL)) || elf_kind(f->e) != ELF_K_ELF ||
+	    !gelf_getehdr(f->e, &eh) || !(f->raw = (const uint8_t *)elf_rawfile(f->e, &f->rawlen)))
+		return -EINVAL;
+	return eh.e_machine == EM_X86_64 ? 0 : -ENOTSUP;
+}
+
+static void elf_close(struct elf_file *f)
+{
+	if (f->e)
+		elf_end(f->e);
+	if (f->fd >= 0)
+		close(f->fd);
+}
+
+/* the executable segment holding a file offset (by_off) or an address */
+static int exec_seg(Elf *e, uint64_t v, int by_off, GElf_Phdr *out)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		uint64_t lo;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		lo = by_off ? ph.p_offset : ph.p_vaddr;
+		if (v >= lo && v - lo < ph.p_filesz) {
+			*out = ph;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int insnloc_file_addr(const char *path, uint64_t off, uint64_t *addr)
+{
+	struct elf_file f;
+	GElf_Phdr ph;
+	int r = elf_open(&f, path);
+
+	if (!r && !(r = exec_seg(f.e, off, 1, &ph)))
+		*addr = off - ph.p_offset + ph.p_vaddr;
+	elf_close(&f);
+	return r;
+}
+
+/* A function symbol: named name, or (name NULL) the one covering addr;
+ * .symtab first, then .dynsym. */
+static int find_func(Elf *e, const char *name, uint64_t addr, GElf_Sym *out, char *nm,
+		     size_t nmlen)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize ||
+			    !(d = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym s;
+				const char *n;
+
+				if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+				    s.st_shndx == SHN_UNDEF ||
+				    !(n = elf_strptr(e, sh.sh_link, s.st_name)) || !*n)
+					continue;
+				if (name ? strcmp(n, name) != 0
+					 : !(addr >= s.st_value && addr - s.st_value < s.st_size))
+					continue;
+				*out = s;
+				snprintf(nm, nmlen, "%s", n);
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int insnloc_resolve(const char *path, const char *func, uint64_t off, struct insnloc *out,
+		    char *err, size_t errlen)
+{
+	struct elf_file f;
+	GElf_Sym s;
+	GElf_Phdr ph;
+	const uint8_t *code;
+	uint64_t at, cur, prev, size;
+	char why[160];
+	int r = elf_open(&f, path), n;
+
+	memset(out, 0, sizeof(*out));
+	err[0] = '\0';
+	if (r) {
+		snprintf(err, errlen, "%s: %s", path,
+			 r == -ENOTSUP ? "not an x86-64 object" : r == -EINVAL ? "not an ELF object"
+									    : strerror(-r));
+		goto out;
+	}
+	if (func) {
+		if ((r = find_func(f.e, func, 0, &s, out->func, sizeof(out->func)))) {
+			snprintf(err, errlen, "no function '%s' in %s", func, path);
+			goto out;
+		}
+		if (s.st_size && off >= s.st_size) {
+			r = -EINVAL;
+			snprintf(err, errlen, "+0x%llx is past the end of %s (%llu bytes)",
+				 (unsigned long long)off, func, (unsigned long long)s.st_size);
+			goto out;
+		}
+		at = s.st_value + off;
+	} else {
+		if ((r = exec_seg(f.e, off, 1, &ph))) {
+			snprintf(err, errlen, "0x%llx is not in an executable segment of %s",
+				 (unsigned long long)off, path);
+			goto out;
+		}
+		at = off - ph.p_offset + ph.p_vaddr;
+		if (find_func(f.e, NULL, at, &s, out->func, sizeof(out->func))) {
+			/* no symbol: the instruction itself, decoded where it is */
+			s.st_value = at;
+			s.st_size = 0;
+		}
+	}
+	if ((r = exec_seg(f.e, at, 0, &ph))) {
+		snprintf(err, errlen, "0x%llx is not in %s's code", (unsigned long long)at, path);
+		goto out;
+	}
+	/* the bytes from the function's start to its end (or the segment's) */
+	size = ph.p_vaddr + ph.p_filesz - s.st_value;
+	if (s.st_size && s.st_size < size)
+		size = s.st_size;
+	if (s.st_value < ph.p_vaddr || ph.p_offset + (s.st_value - ph.p_vaddr) + size > f.rawlen) {
+		r = -EINVAL;
+		snprintf(err, errlen, "%s: truncated file", path);
+		goto out;
+	}
+	code = f.raw + ph.p_offset + (s.st_value - ph.p_vaddr);
+	for (cur = prev = s.st_value; cur < at; prev = cur, cur += (uint64_t)n)
+		if ((n = trail_arch_insn_len(code + (cur - s.st_value), size - (cur - s.st_value),
+					     cur)) <= 0) {
+			r = -EINVAL;
+			snprintf(err, errlen, "%s+0x%llx: not an instruction the decoder knows",
+				 out->func, (unsigned long long)(cur - s.st_value));
+			goto out;
+		}
+	if (cur != at) {
+		r = -EINVAL;
+		snprintf(err, errlen,
+			 "%s+0x%llx is not an instruction boundary (the nearest: +0x%llx, +0x%llx)",
+			 out->func, (unsigned long long)(at - s.st_value),
+			 (unsigned long long)(prev - s.st_value),
+			 (unsigned long long)(cur - s.st_value));
+		goto out;
+	}
+	if (trail_arch_trap_check(code + (at - s.st_value), size - (at - s.st_value), at,
+				  &out->len, why, sizeof(why))) {
+		r = -EINVAL;
+		snprintf(err, errlen, "the instruction at %s+0x%llx cannot be probed: %s",
+			 out->func[0] ? out->func : "0x", (unsigned long long)(at - s.st_value),
+			 why + (why[0] == '+' ? strcspn(why, " ") + 1 : 0));
+		goto out;
+	}
+	out->addr = at;
+	out->func_off = at - s.st_value;
+out:
+	elf_close(&f);
+	return r;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * insnloc.h - where a probe at an instruction goes, read from the object's
+ * file: FUNC+OFFS (bytes past a function's symbol) or PATH:OFFSET (a file
+ * offset, as uprobe_events takes it). The address must start an
+ * instruction of its function (decoded from the function's start by the
+ * arch layer's decoder: else the nearest boundaries are named) that can
+ * run elsewhere (src/arch trail_arch_trap_check: else why not).
+ */
+#ifndef TRAIL_TOOLS_INSNLOC_H
+#define TRAIL_TOOLS_INSNLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct insnloc {
+	uint64_t addr;     /* link-time address of the instruction */
+	char func[128];    /* the function holding it, "" if none known */
+	uint64_t func_off; /* its offset there */
+	unsigned len;      /* the instruction's length */
+};
+
+/* func: FUNC of FUNC+OFFS (off bytes past it), or NULL for a file offset
+ * off. 0, or -ENOENT (no such function: err says so), -EINVAL (err: not
+ * an instruction boundary, an instruction that cannot be probed, not in
+ * code), -ENOTSUP (another architecture), -errno (the file). */
+int insnloc_resolve(const char *path, const char *func, uint64_t off, struct insnloc *out,
+		    char *err, size_t errlen);
+
+/* The link-time address a file offset of path is mapped at (an
+ * executable segment's): 0 or -EINVAL. */
+int insnloc_file_addr(const char *path, uint64_t off, uint64_t *addr);
+
+#endif /* TRAIL_TOOLS_INSNLOC_H */
