@@ -8,7 +8,7 @@
 #   with: babeltrace2, protoc, jq, xmllint, headless Chromium. make check
 #   and CI use it)
 set -eu
-pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev libdw-dev libcapstone-dev binutils procps util-linux)
+pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev libdw-dev libcapstone-dev systemtap-sdt-dev binutils procps util-linux)
 if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq)
 fi

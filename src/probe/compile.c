@@ -155,6 +155,7 @@ static int emit_arg(struct cc *cc, const char *fetch, const struct probe_fa *fa)
 		ret = emit(cc, TRAIL_FOP_RETVAL, 0, 0, 0, 0);
 		break;
 	case FA_MEM:
+	case FA_IMM:
 		ret = emit(cc, TRAIL_FOP_IMM, 0, 0, 0, (int64_t)fa->num);
 		break;
 	case FA_SYM:

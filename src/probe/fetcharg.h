@@ -29,6 +29,7 @@ enum probe_fa_base {
 	FA_SYM,    /* @SYM[+|-OFFS] */
 	FA_FIELD,  /* $FIELD of an eprobe's source event (maybe $comm) */
 	FA_DWARF,  /* VAR, VAR->F.G, VAR[I]: resolved by the compiler */
+	FA_IMM,    /* \IMM: the number itself */
 };
 
 /* A fetch type: an integer (bitfield, array) or a string. */
@@ -44,7 +45,7 @@ struct probe_ftype {
 struct probe_fa {
 	int base;          /* enum probe_fa_base */
 	int reg;           /* FA_REG: enum trail_preg */
-	uint64_t num;      /* FA_ARG, FA_STACK: N; FA_MEM: the address */
+	uint64_t num;      /* FA_ARG, FA_STACK: N; FA_MEM: the address; FA_IMM */
 	int64_t symoff;    /* FA_SYM: +|-OFFS */
 	int name, namelen; /* FA_SYM, FA_FIELD, FA_DWARF: span in the fetch */
 	int base_pos;      /* carets: the base, */

@@ -361,6 +361,15 @@ static int fa_parse(const char *f, size_t o, size_t n, const struct probe_fctx *
 		return fa_var(f, o, n, c, fa, e);
 	case '@':
 		return fa_mem(f, o, n, c, fa, e);
+	case '\\': { /* \IMM, an immediate (a USDT argument's constant) */
+		int64_t v;
+
+		if (fa->nderef || span_s64(f + o + 1, n - 1, &v))
+			return trail__probe_err(e, fa->base_pos, "Invalid immediate value");
+		fa->base = FA_IMM;
+		fa->num = (uint64_t)v;
+		return 0;
+	}
 	}
 	if (isalpha((unsigned char)f[o]) || f[o] == '_')
 		return fa_dwarf(f, o, n, c, fa, e);

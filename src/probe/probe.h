@@ -65,6 +65,8 @@ struct probe_def {
 	uint64_t offset; /* +OFFS; with fileoff, OFFSET of PATH:OFFSET */
 	int fileoff;     /* PATH:OFFSET (uprobe_events): a file offset in
 			  * obj, sym is its text ("0x8a7f0") */
+	uint64_t sema;   /* a USDT probe's semaphore (set by its maker,
+			  * never parsed), 0: none */
 	int sym_pos;
 	int nargs;
 	struct probe_arg *args;

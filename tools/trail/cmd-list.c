@@ -21,6 +21,7 @@
 #include "funcscan.h"
 #include "opt.h"
 #include "probes.h"
+#include "usdt.h"
 #include "tool.h"
 
 static const struct opt_cmd list_opts = {
@@ -333,7 +334,52 @@ out:
 	return rc;
 }
 
-/* The scan's result r (err its reason), printed. */
+/* A compiled probe's event ("@probe HEX" line), shown with what: its
+ * definition resolved for the program, or a USDT probe's note. */
+static void collect_probe(struct listing *L, const char *line, const char *what)
+{
+	size_t len = (strlen(line) - 7) / 2;
+	uint8_t *blob = malloc(len);
+	struct trail_probe p;
+	const char *why;
+
+	if (blob && trail_probe_unhex(line + 7, 2 * len, blob, len) == (long)len &&
+	    !trail_probe_check(blob, len, &p, &why)) {
+		size_t n0 = L->n;
+
+		collect(what, p.meta, p.hdr->meta_size, L);
+		if (L->n > n0)
+			L->e[n0].probe = 1;
+	}
+	free(blob);
+}
+
+struct usdt_listing {
+	struct listing *L;
+	struct ptarget *t;
+};
+
+/* a USDT probe (sdt_PROVIDER:NAME), as perf lists SDT events, with its
+ * object, address, semaphore and argument specs */
+static int usdt_entry(void *arg, const char *obj, const struct usdt_probe *p)
+{
+	struct usdt_listing *u = arg;
+	struct probe_def d;
+	struct probe_err e;
+	char *line = NULL, *what = NULL;
+
+	if (ptarget_usdt_compile(u->t, obj, p, &d, &line, &e))
+		return 0; /* an argument trail cannot read: not offered */
+	if (asprintf(&what, "[SDT event] %s:0x%llx%s%s%s", obj, (unsigned long long)p->fileoff,
+		     p->sema ? " (semaphore)" : "", *p->args ? " args: " : "", p->args) >= 0) {
+		collect_probe(u->L, line, what);
+		free(what);
+	}
+	probe_def_free(&d);
+	free(line);
+	return 0;
+}
+
 /* The user's probe definitions (trail probe) that apply to the program
  * or process: their events, shown with the definition resolved for it. */
 static void add_probes(struct listing *L, pid_t pid, const char *path)
@@ -342,7 +388,7 @@ static void add_probes(struct listing *L, pid_t pid, const char *path)
 	struct ptarget *t = NULL;
 	char err[512];
 
-	if (probes_read(&all, err, sizeof(err)) || !all.n ||
+	if (probes_read(&all, err, sizeof(err)) ||
 	    (pid ? ptarget_pid(&t, pid, err, sizeof(err))
 		 : ptarget_program(&t, path, err, sizeof(err)))) {
 		probes_free(&all);
@@ -351,28 +397,14 @@ static void add_probes(struct listing *L, pid_t pid, const char *path)
 	}
 	for (int i = 0; i < all.n; i++) {
 		char *line = NULL, *res = NULL;
-		struct trail_probe p;
 		struct probe_err e;
-		const char *why;
-		uint8_t *blob = NULL;
-		size_t len;
 
-		if (!ptarget_compile(t, &all.defs[i], &all, &line, &res, &e)) {
-			len = (strlen(line) - 7) / 2;
-			blob = malloc(len);
-			if (blob && trail_probe_unhex(line + 7, 2 * len, blob, len) == (long)len &&
-			    !trail_probe_check(blob, len, &p, &why)) {
-				size_t n0 = L->n;
-
-				collect(res, p.meta, p.hdr->meta_size, L);
-				if (L->n > n0)
-					L->e[n0].probe = 1;
-			}
-		}
-		free(blob);
+		if (!ptarget_compile(t, &all.defs[i], &all, &line, &res, &e))
+			collect_probe(L, line, res);
 		free(line);
 		free(res);
 	}
+	ptarget_usdt_each(t, usdt_entry, &(struct usdt_listing){L, t});
 	probes_free(&all);
 	ptarget_free(t);
 }

@@ -30,7 +30,7 @@ static const struct opt_cmd probe_opts = {
 		 "  r[:[GRP/][EVENT]] [OBJ:]FUNC [NAME=FETCHARG[:TYPE] ...]\n"
 		 "  e[:[GRP/][EVENT]] SYS/EVENT [NAME=FETCHARG[:TYPE] ...]\n"
 		 "  FUNC(TYPE NAME, ...)                      (functions:FUNC)\n"
-		 "FETCHARG: %REG $argN $arg* $$args $retval $stackN $stack $comm @ADDR\n"
+		 "FETCHARG: %REG $argN $arg* $$args $retval $stackN $stack $comm @ADDR \\IMM\n"
 		 "@SYM[+|-OFFS] +|-OFFS(FETCHARG) $FIELD (eprobes), or with DWARF a\n"
 		 "variable, VAR->MEMBER.MEMBER, VAR[I]. TYPE: u8..u64 s8..s64 x8..x64 char\n"
 		 "string ustring symbol symstr b<W>@<O>/<C> TYPE[N].\n",

@@ -39,6 +39,7 @@
 #include "funcscan.h"
 #include "opt.h"
 #include "probes.h"
+#include "usdt.h"
 #include "synths.h"
 #include "tool.h"
 
@@ -82,6 +83,8 @@ struct session {
 	int nprobe_names;
 	char **probe_events; /* -e patterns made for --probe events (owned) */
 	int nprobe_events;
+	char **usdt;        /* "sdt_PROVIDER:NAME" of the target's USDT probes */
+	int nusdt;
 	char **cmd;
 	int *sigs; /* -P: each process's control signal */
 	char *cmd_path;
@@ -139,7 +142,8 @@ static const struct opt_cmd record_opts = {
 	.in_order = 1, /* what follows the options is the command's */
 	.opts = (const struct opt[]){
 		{'e', "event", OPT_REQUIRED, "EVENT",
-		 "events to record: SYS:EVENT, SYS, EVENT, globs, 'all'", 0, NULL},
+		 "events to record: SYS:EVENT, SYS, EVENT, globs, 'all';\n"
+		 "sdt_PROVIDER:NAME: a USDT probe of the program", 0, NULL},
 		{'f', "filter", OPT_REQUIRED, "FILTER",
 		 "record the events of the -e before it only when\n"
 		 "FILTER holds, in the kernel's grammar (tested in\n"
@@ -348,6 +352,12 @@ static int check_events(struct session *S, struct known *k, const char *where)
 					(sorted ? sorted : k->names)[j]);
 			fprintf(stderr, "\n");
 			free(sorted);
+		}
+		if (S->nusdt) {
+			fprintf(stderr, "  USDT probes there:");
+			for (int j = 0; j < S->nusdt; j++)
+				fprintf(stderr, "%s%s", j % 4 ? " " : "\n    ", S->usdt[j]);
+			fprintf(stderr, "\n");
 		}
 		fprintf(stderr, "  (--allow-unknown accepts events of libraries loaded later)\n");
 	}
@@ -1031,6 +1041,59 @@ static int add_probe_line(struct session *S, const struct probe_def *d, char *li
 	return 0;
 }
 
+/* USDT probes (sdt_PROVIDER:NAME) an -e selects: compiled into the spec
+ * like probes, their semaphores counted up while recorded */
+struct usdt_ctx {
+	struct session *S;
+	struct ptarget *t;
+};
+
+static int usdt_one(void *arg, const char *obj, const struct usdt_probe *p)
+{
+	struct usdt_ctx *c = arg;
+	char group[TRAIL_PROBE_MAX_EVNAME], *line;
+	struct probe_def d;
+	struct probe_err e;
+	int hit = 0, r;
+
+	snprintf(group, sizeof(group), "sdt_%s", p->provider);
+	/* every one's name, for an -e that selects none */
+	if (asprintf(&line, "%s:%s", group, p->name) >= 0) {
+		char **g = NULL;
+		int dup = 0;
+
+		for (int i = 0; i < c->S->nusdt && !dup; i++)
+			dup = !strcmp(c->S->usdt[i], line);
+		if (!dup && (g = realloc(c->S->usdt, (size_t)(c->S->nusdt + 1) * sizeof(*g)))) {
+			c->S->usdt = g;
+			g[c->S->nusdt++] = line;
+		} else {
+			free(line);
+		}
+	}
+	for (int i = 0; i < c->S->nevents && !hit; i++)
+		hit = trail__spec_match1(c->S->events[i], strlen(c->S->events[i]), group, p->name);
+	if (!hit)
+		return 0;
+	if ((r = ptarget_usdt_compile(c->t, obj, p, &d, &line, &e))) {
+		tool_err("%s: %s", obj, e.msg);
+		return 1;
+	}
+	r = add_probe_line(c->S, &d, line);
+	probe_def_free(&d);
+	return r < 0;
+}
+
+/* Might an -e select a USDT probe (sdt_...)? */
+static int wants_usdt(const struct session *S)
+{
+	for (int i = 0; i < S->nevents; i++)
+		if (!strncmp(S->events[i], "sdt_", 4) || S->events[i][0] == '*' ||
+		    !strcmp(S->events[i], "all"))
+			return 1;
+	return 0;
+}
+
 /*
  * The dynamic events of this recording: --probe definitions (recorded
  * without an -e), and those of the user's dynamic_events file an -e
@@ -1128,6 +1191,8 @@ static int setup_probes(struct session *S, struct ptarget *t, const char *where)
 		probes_mark_in_use(kept, nkept);
 	free(kept);
 	probes_free(&all);
+	if (!bad && t && ptarget_usdt_each(t, usdt_one, &(struct usdt_ctx){S, t}))
+		bad = 1;
 	return bad ? -1 : 0;
 }
 
@@ -1140,7 +1205,7 @@ static int probes_for(struct session *S, pid_t pid, const char *exe)
 	char err[512] = "", where[64];
 	int r;
 
-	if (!S->nprobes && (probes_read(&kept, err, sizeof(err)) || !kept.n)) {
+	if (!S->nprobes && !wants_usdt(S) && (probes_read(&kept, err, sizeof(err)) || !kept.n)) {
 		probes_free(&kept);
 		return 0;
 	}
@@ -1940,6 +2005,9 @@ static void session_free(struct session *S)
 	for (int i = 0; i < S->nprobe_events; i++)
 		free(S->probe_events[i]);
 	free(S->probe_events);
+	for (int i = 0; i < S->nusdt; i++)
+		free(S->usdt[i]);
+	free(S->usdt);
 	for (int i = 0; i < S->nsynths; i++)
 		free(S->synths[i]);
 	free(S->synths);

@@ -19,6 +19,7 @@
 #include "elfscan.h"
 #include "funcscan.h"
 #include "insnloc.h"
+#include "usdt.h"
 #include "probes.h"
 #include "tool.h"
 
@@ -534,6 +535,7 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 		return r ? r : -ENOENT;
 	}
 	pt->insn_addr = l.addr;
+	pt->sema = d->sema;
 	pt->objpath = path;
 	/* FUNC+OFFS keeps its text; the symbol is the function's own */
 	if (!(*objname = strdup(path)) ||
@@ -644,4 +646,56 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 	trail_probe_hex(blob, len, *line + 7);
 	free(blob);
 	return 0;
+}
+
+/* ------------------------------------------------------------ USDT */
+
+int ptarget_usdt_each(struct ptarget *t,
+		      int (*cb)(void *ctx, const char *obj, const struct usdt_probe *p),
+		      void *ctx)
+{
+	int r = 0;
+
+	for (int i = 0; t && i < t->nobjs && !r; i++) {
+		struct usdt_list l;
+		char err[256];
+
+		if (usdt_read(t->objs[i].path, &l, err, sizeof(err)))
+			continue;
+		for (size_t k = 0; k < l.n && !r; k++)
+			r = cb(ctx, t->objs[i].path, &l.v[k]);
+		usdt_free(&l);
+	}
+	return r;
+}
+
+int ptarget_usdt_compile(struct ptarget *t, const char *obj, const struct usdt_probe *p,
+			 struct probe_def *d, char **line, struct probe_err *e)
+{
+	char why[160], *args = usdt_fetchargs(p, why, sizeof(why)), *text = NULL, *res = NULL;
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	*line = NULL;
+	if (!args) {
+		e->pos = -1;
+		snprintf(e->msg, sizeof(e->msg), "USDT probe sdt_%s:%s: %s", p->provider, p->name, why);
+		return -EINVAL;
+	}
+	r = asprintf(&text, "p:sdt_%s/%s %s:0x%llx%s%s", p->provider, p->name, obj,
+		     (unsigned long long)p->fileoff, *args ? " " : "", args);
+	free(args);
+	if (r < 0)
+		return -ENOMEM;
+	if ((r = probe_parse(text, d, e))) {
+		free(text);
+		return r;
+	}
+	free(text);
+	d->sema = p->sema;
+	r = ptarget_compile(t, d, NULL, line, &res, e);
+	free(res);
+	if (r)
+		probe_def_free(d);
+	return r;
 }

@@ -61,6 +61,19 @@ void ptarget_free(struct ptarget *t);
 int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct probe_list *all,
 		    char **line, char **resolved, struct probe_err *e);
 
+/* Each USDT / SDT probe of t's objects (usdt.h): cb(ctx, object, p),
+ * stopping at a nonzero answer, which it returns. */
+struct usdt_probe;
+int ptarget_usdt_each(struct ptarget *t,
+		      int (*cb)(void *ctx, const char *obj, const struct usdt_probe *p),
+		      void *ctx);
+/* A USDT probe of object obj as the event sdt_PROVIDER:NAME for t: *d
+ * its definition (probe_def_free it), *line the spec's "@probe HEX".
+ * 0, or -errno with e (an argument that cannot be read, an address that
+ * cannot be probed). */
+int ptarget_usdt_compile(struct ptarget *t, const char *obj, const struct usdt_probe *p,
+			 struct probe_def *d, char **line, struct probe_err *e);
+
 /* Is SYS:EVENT a static event of t? The object declaring it, or NULL. */
 const char *ptarget_static_event(struct ptarget *t, const char *sys, const char *event);
 
