@@ -47,6 +47,7 @@ bench: deps all
 	bench/run.sh $(BUILD)
 	bench/real.sh $(BUILD)
 	bench/probe.sh $(BUILD)
+	bench/attach.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

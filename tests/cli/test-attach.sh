@@ -225,3 +225,84 @@ record_all_processes() {
 	done
 }
 t record_all_processes record_all_processes
+
+# the code bytes of pid's executable (its r-xp mappings), hashed
+code_hash() {
+	python3 - "$1" <<'PY'
+import hashlib, os, sys
+pid = sys.argv[1]
+exe = os.readlink(f"/proc/{pid}/exe")
+h = hashlib.sha256()
+with open(f"/proc/{pid}/maps") as m, open(f"/proc/{pid}/mem", "rb") as mem:
+    for line in m:
+        f = line.split()
+        if len(f) >= 6 and f[1] == "r-xp" and f[5] == exe:
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            mem.seek(lo)
+            h.update(mem.read(hi - lo))
+print(h.hexdigest())
+PY
+}
+
+# A program started without libtrail: -P loads it through ptrace (a call
+# of dlopen in the process), traces an unmodified executable's functions,
+# and leaves the process running with its code as it was (libtrail stays
+# loaded, idle).
+attach_by_injection() {
+	local U=$BUILD/tests/cli/ftrace-prog-noflag
+	env -u LD_PRELOAD "$U" spin >/dev/null &
+	local sp=$!
+	sleep 0.3
+	! grep -q libtrail /proc/$sp/maps || die "libtrail loaded from the start"
+	before=$(code_hash $sp)
+	$TRAIL record -o j.dat -p function_graph -l lookup -P $sp 2>err.txt &
+	local rp=$!
+	wait_for "grep -q 'attached to process' err.txt" || die "no attach: $(cat err.txt)"
+	sleep 0.5
+	kill -INT $rp
+	wait $rp
+	has err.txt "loading "
+	has err.txt "into process $sp (ftrace-prog-nof)"
+	has err.txt "attached to process $sp (ftrace-prog-nof): 1 function hooked"
+	$TRAIL report -i j.dat >r.txt
+	has r.txt "lookup();"
+	grep -q libtrail /proc/$sp/maps || die "libtrail is gone"
+	[ "$(code_hash $sp)" = "$before" ] || die "the code changed after detach"
+	# still running, still calling: a second recording (no second load)
+	$TRAIL record -q -o k.dat -p function -l hash -P $sp 2>err2.txt &
+	rp=$!
+	sleep 0.5
+	kill -INT $rp
+	wait $rp
+	hasnt err2.txt "loading "
+	$TRAIL report -i k.dat | grep -q 'hash <-lookup' || die "second attach: $($TRAIL report -i k.dat | tail -2)"
+	kill $sp
+}
+
+# What cannot be loaded into: a process another tracer holds, a static
+# program (no dlopen); nothing of it is changed.
+injection_refused() {
+	local U=$BUILD/tests/cli/ftrace-prog-noflag
+	if command -v strace >/dev/null; then
+		strace -o /dev/null "$U" spin >/dev/null &
+		local st=$!
+		wait_for "pgrep -P $st -f 'ftrace-prog-noflag spin' >/dev/null" || die "no traced child"
+		local sp
+		sp=$(pgrep -P $st -f 'ftrace-prog-noflag spin' | head -1)
+		expect_rc 1 $TRAIL record -o x.dat -p function -l lookup -P "$sp" 2>err.txt
+		has err.txt "process $sp is already traced by process $st (a debugger?)"
+		! grep -q libtrail /proc/"$sp"/maps || die "libtrail loaded under strace"
+		kill $st
+	else
+		echo "(no strace: the already-traced case is not checked)"
+	fi
+	printf 'int work(int x) { return x * 3 + 1; }\nint main(void) { volatile int s = 0; for (;;) s += work(s); }\n' >st.c
+	cc -O1 -static st.c -o st-static
+	./st-static & local sp=$!
+	expect_rc 1 $TRAIL record -o x.dat -p function -l work -P $sp 2>err.txt
+	has err.txt "process $sp has no dlopen in its C library (a static program?): libtrail cannot be loaded into it"
+	kill -0 $sp || die "the static program died"
+	kill $sp
+}
+t attach_by_injection attach_by_injection
+t injection_refused injection_refused

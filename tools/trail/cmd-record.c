@@ -38,6 +38,7 @@
 #include "elfscan.h"
 #include "funcscan.h"
 #include "opt.h"
+#include "inject.h"
 #include "probes.h"
 #include "usdt.h"
 #include "synths.h"
@@ -184,7 +185,9 @@ static const struct opt_cmd record_opts = {
 		{0, "synth", OPT_REQUIRED, "DEF",
 		 "a synthetic event for this recording only, in the\n"
 		 "grammar of 'trail synth' (for -T's trace())", O_SYNTH, NULL},
-		{'P', "pid", OPT_REQUIRED, "PID", "attach to a running process (repeatable)", 0, NULL},
+		{'P', "pid", OPT_REQUIRED, "PID",
+		 "attach to a running process (repeatable); one\n"
+		 "started without libtrail gets it through ptrace", 0, NULL},
 		{'a', "all", OPT_NONE, NULL,
 		 "every process of yours with libtrail loaded, and\n"
 		 "those that start while recording (until Ctrl-C)", 0, NULL},
@@ -1041,8 +1044,9 @@ static int add_probe_line(struct session *S, const struct probe_def *d, char *li
 	return 0;
 }
 
-/* USDT probes (sdt_PROVIDER:NAME) an -e selects: compiled into the spec
- * like probes, their semaphores counted up while recorded */
+/* USDT probes (sdt_PROVIDER:NAME) an -e starting with sdt_ selects:
+ * compiled into the spec like probes, their semaphores counted up while
+ * recorded */
 struct usdt_ctx {
 	struct session *S;
 	struct ptarget *t;
@@ -1072,7 +1076,8 @@ static int usdt_one(void *arg, const char *obj, const struct usdt_probe *p)
 		}
 	}
 	for (int i = 0; i < c->S->nevents && !hit; i++)
-		hit = trail__spec_match1(c->S->events[i], strlen(c->S->events[i]), group, p->name);
+		hit = !strncmp(c->S->events[i], "sdt_", 4) &&
+		      trail__spec_match1(c->S->events[i], strlen(c->S->events[i]), group, p->name);
 	if (!hit)
 		return 0;
 	if ((r = ptarget_usdt_compile(c->t, obj, p, &d, &line, &e))) {
@@ -1084,12 +1089,13 @@ static int usdt_one(void *arg, const char *obj, const struct usdt_probe *p)
 	return r < 0;
 }
 
-/* Might an -e select a USDT probe (sdt_...)? */
+/* Does an -e name USDT probes? Only a pattern that starts with sdt_
+ * does ('all' and '*' do not, as with perf: a USDT probe costs a trap a
+ * hit, and its semaphore makes the program prepare its arguments). */
 static int wants_usdt(const struct session *S)
 {
 	for (int i = 0; i < S->nevents; i++)
-		if (!strncmp(S->events[i], "sdt_", 4) || S->events[i][0] == '*' ||
-		    !strcmp(S->events[i], "all"))
+		if (!strncmp(S->events[i], "sdt_", 4))
 			return 1;
 	return 0;
 }
@@ -1259,14 +1265,43 @@ static void status_line(struct session *S, int final)
 
 /* ---------------------------------------------------------------- attach */
 
+/* pid's control signal, from its registry entry (libtrail loaded): 0, or
+ * -1 said */
+static int registry_signal(pid_t pid, const char *comm, int *sig)
+{
+	char path[512];
+	struct trail_reg reg;
+	int dfd, r;
+
+	if (trail__registry_path(path, sizeof(path)))
+		return -1;
+	dfd = trail__registry_open(path, 0);
+	if (dfd < 0 && dfd != -ENOENT) {
+		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
+		return -1;
+	}
+	if (dfd < 0 || (r = trail__registry_get(dfd, pid, &reg), close(dfd), r)) {
+		tool_err("process %d (%s) has libtrail loaded but is not in the registry %s "
+			 "(another TRAIL_REGISTRY?)", (int)pid, comm, path);
+		return -1;
+	}
+	if (!reg.signal || !trail_recorder_pid_catches(pid, reg.signal)) {
+		tool_err("process %d (%s) has libtrail but attaching is disabled "
+			 "(TRAIL_SIGNAL=0, or the program took over signal %d)",
+			 (int)pid, comm, reg.signal);
+		return -1;
+	}
+	*sig = reg.signal;
+	return 0;
+}
+
 /* The checks a user deserves a clear message for, before anything starts. */
 static int check_pid(struct session *S, pid_t pid, int *sig)
 {
 	char path[512], comm[64] = "?";
-	struct trail_reg reg;
 	struct stat st;
 	struct known k = {0};
-	int dfd, r;
+	int r, injected;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (pid <= 0 || stat(path, &st) < 0) {
@@ -1282,27 +1317,18 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 			 (int)pid, comm, (unsigned)st.st_uid, (unsigned)geteuid());
 		return -1;
 	}
+	/* a bad registry is said first, whatever the process has */
 	if (trail__registry_path(path, sizeof(path)))
 		return -1;
-	dfd = trail__registry_open(path, 0);
-	if (dfd < 0 && dfd != -ENOENT) {
-		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
+	if ((r = trail__registry_open(path, 0)) < 0 && r != -ENOENT) {
+		tool_err("registry %s: %s", path, trail__registry_strerror(r));
 		return -1;
 	}
-	if (dfd < 0 || (r = trail__registry_get(dfd, pid, &reg), close(dfd), r) ||
-	    !trail_recorder_pid_maps_libtrail(pid)) {
-		tool_err("process %d (%s) has no libtrail loaded: start it with "
-			 "LD_PRELOAD=%s, or link it with -ltrail",
-			 (int)pid, comm, tool_libtrail_path() ? tool_libtrail_path() : "libtrail.so.1");
+	if (r >= 0)
+		close(r);
+	injected = !trail_recorder_pid_maps_libtrail(pid);
+	if (!injected && registry_signal(pid, comm, sig))
 		return -1;
-	}
-	if (!reg.signal || !trail_recorder_pid_catches(pid, reg.signal)) {
-		tool_err("process %d (%s) has libtrail but attaching is disabled "
-			 "(TRAIL_SIGNAL=0, or the program took over signal %d)",
-			 (int)pid, comm, reg.signal);
-		return -1;
-	}
-	*sig = reg.signal;
 	if (S->tracer && !S->allow_unknown) {
 		char where[128];
 
@@ -1328,6 +1354,25 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 			return -1;
 	} else if (check_filters(S, &k)) {
 		return -1;
+	}
+	/* not started with libtrail: loaded now, through ptrace (inject.c),
+	 * once everything asked of the process is known to be there */
+	if (injected) {
+		const char *lib = tool_libtrail_path();
+		char err[512] = "";
+
+		if (!lib) {
+			tool_err("process %d (%s) has no libtrail loaded, and no libtrail.so.1 was "
+				 "found to load into it (TRAIL_LIBRARY)", (int)pid, comm);
+			return -1;
+		}
+		if (!S->quiet)
+			fprintf(stderr, "trail: loading %s into process %d (%s)\n", lib, (int)pid, comm);
+		if (inject_library(pid, lib, err, sizeof(err)) || registry_signal(pid, comm, sig)) {
+			if (err[0])
+				tool_err("%s", err);
+			return -1;
+		}
 	}
 	return 0;
 }
