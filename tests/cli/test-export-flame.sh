@@ -181,10 +181,12 @@ flamegraph_svg() {
 	$TRAIL export -F flamegraph -i a.dat -o a.svg
 	xmllint --noout a.svg
 	has a.svg "<title>$P2 threads</title>" # default title: the command
-	# a frame per stack drawn (all of them here: none is under 0.1 px),
-	# plus the root, processes and threads
+	# a frame per stack drawn, plus the root, processes and threads: by
+	# calls (--count), where none is under 0.1 px whatever the timing (by
+	# time, a thread's stacks may be, on a loaded machine)
 	$TRAIL export -F folded -i a.dat >f.txt
-	n=$(grep -c '^<g><title>' a.svg)
+	$TRAIL export -F flamegraph --count -i a.dat -o n.svg
+	n=$(grep -c '^<g><title>' n.svg)
 	[ "$n" -ge 20 ] || die "$n frames"
 	# the root's tooltip: all the calls
 	calls=$($TRAIL export -F folded --count -i a.dat | awk '{ s += $NF } END { print s }')
