@@ -12,11 +12,13 @@
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "../common/ehframe.h"
 #include "../common/symrule.h"
 
 #define MAX_SECTIONS 65535u
@@ -178,7 +180,7 @@ static struct fsite *site_add(struct fobj *o, uintptr_t addr, const char *nm, si
 #define LEN_TRAP 0x80u /* in lens[]: the length is the first instruction's */
 static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		       const struct trail_symrule_ent *fs, size_t nfs, const char *strs,
-		       size_t strs_len)
+		       size_t strs_len, int unnamed)
 {
 	size_t names_need = 1, nkeep = 0;
 	uint8_t *lens;
@@ -198,7 +200,7 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 				      ? fs[i + 1].value - fs[i].value : fs[i].size;
 
 		lens[i] = 0;
-		if (!fs[i].size || !*nm || trail__symrule_crt(nm) ||
+		if (!fs[i].size || (!*nm && !unnamed) || trail__symrule_crt(nm) ||
 		    !in_segment(info, fs[i].value, fs[i].size, PF_X | PF_R))
 			continue;
 		if (room < fs[i].size || !in_segment(info, fs[i].value, room, PF_X | PF_R))
@@ -237,9 +239,68 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 	return 0;
 }
 
+/*
+ * A stripped executable: a site at each function start the unwinder's
+ * table gives (src/common/ehframe.h), named by .dynsym where it has the
+ * address, else unnamed (listed and reported as an address; traced when
+ * no -l narrows the selection).
+ */
+static int eh_sites(struct fobj *o, const struct dl_phdr_info *info, uintptr_t base,
+		    uintptr_t text_lo, uintptr_t text_hi, const struct buf *dyn,
+		    const struct buf *dynstr)
+{
+	const uint8_t *hdr = NULL;
+	size_t len = 0, n = 0, ndyn = 0, dyn_len = 0, v_len;
+	struct trail_symrule_ent *v, *dv = NULL;
+	int r;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME) {
+			hdr = (const uint8_t *)(base + info->dlpi_phdr[i].p_vaddr);
+			len = info->dlpi_phdr[i].p_memsz;
+		}
+	if (!hdr || !in_segment(info, (uintptr_t)hdr, len, PF_R) ||
+	    trail__ehframe_count(hdr, len, &n) || !n)
+		return 0;
+	v_len = n * sizeof(*v);
+	if (!(v = amap(v_len)))
+		return -ENOMEM;
+	if (dyn->p && sym_table(dyn, dynstr, base, 1, &dv, &dyn_len, &ndyn))
+		dv = NULL;
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t a = trail__ehframe_start(hdr, (uintptr_t)hdr, i);
+		uintptr_t next = i + 1 < n ? trail__ehframe_start(hdr, (uintptr_t)hdr, i + 1) : 0;
+		const struct trail_symrule_ent *d =
+			dv ? trail__symrule_find(dv, ndyn, 0, a) : NULL;
+
+		/* .text only: the PLT's FDE, .init's are no functions to
+		 * enter; nor is the entry point (_start: what it finds on
+		 * its stack is argc, no return address) */
+		if (a < text_lo || a >= text_hi || a == getauxval(AT_ENTRY)) {
+			v[i] = (struct trail_symrule_ent){.value = a, .index = (uint32_t)i};
+			continue;
+		}
+		if (!next || next > text_hi)
+			next = text_hi;
+		v[i] = (struct trail_symrule_ent){
+			.value = a,
+			.size = next > a ? next - a : 0,
+			.index = (uint32_t)i,
+			.name = d && d->value == a ? d->name : 0,
+		};
+	}
+	r = reloc_sites(o, info, v, n, dynstr->p ? dynstr->p : "", dynstr->p ? dynstr->len : 1, 1);
+	munmap(v, v_len);
+	if (dv)
+		munmap(dv, dyn_len);
+	return r;
+}
+
 int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		     const struct dl_phdr_info *info)
 {
+	int symtab = 0; /* syms is .symtab (else .dynsym) */
+	uintptr_t text_lo = 0, text_hi = 0; /* .text: a stripped one's functions */
 	struct buf shdrs = {0}, shstr = {0}, syms = {0}, strs = {0}, tmp = {0};
 	ElfW(Ehdr) eh;
 	const ElfW(Shdr) *sh;
@@ -292,6 +353,10 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			sites_addr = sh[i].sh_addr;
 			sites_size = sh[i].sh_size;
 		}
+		if (!strcmp(nm, ".text") && (sh[i].sh_flags & SHF_EXECINSTR)) {
+			text_lo = base + sh[i].sh_addr;
+			text_hi = text_lo + sh[i].sh_size;
+		}
 	}
 	/* the symbol table with its names: .symtab if kept, else .dynsym */
 	for (int pass = 0; pass < 2 && !syms.p; pass++)
@@ -307,13 +372,19 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 				bfree(&syms);
 				bfree(&strs);
 			}
+			symtab = !pass;
 		}
 	r = 0;
-	if (!sites_size && info && !*info->dlpi_name && syms.p) {
+	if (!sites_size && info && !*info->dlpi_name && syms.p && symtab) {
 		/* an executable without patchable entries: its functions'
 		 * entries, displaced */
 		if (!(r = sym_table(&syms, &strs, base, 1, &fs, &fs_len, &nfs)))
-			r = reloc_sites(o, info, fs, nfs, strs.p, strs.len);
+			r = reloc_sites(o, info, fs, nfs, strs.p, strs.len, 0);
+		goto out;
+	}
+	if (!sites_size && info && !*info->dlpi_name) {
+		/* ... stripped: its functions' starts from .eh_frame_hdr */
+		r = eh_sites(o, info, base, text_lo, text_hi, &syms, &strs);
 		goto out;
 	}
 	if (!sites_size || sites_size % 8 ||

@@ -78,8 +78,8 @@ static int selected(const char *spec, const char *name, int any_l)
 {
 	struct sel s = {name, 0};
 
-	if (!*name)
-		return 0; /* a site without a symbol: nothing to select it by */
+	if (!*name) /* a site without a symbol: traced when nothing narrows */
+		return !any_l;
 	if (any_l) {
 		trail__spec_opts(spec, "l", glob_hit, &s);
 		if (!s.hit)

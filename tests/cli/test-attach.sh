@@ -298,7 +298,10 @@ injection_refused() {
 	fi
 	printf 'int work(int x) { return x * 3 + 1; }\nint main(void) { volatile int s = 0; for (;;) s += work(s); }\n' >st.c
 	cc -O1 -static st.c -o st-static
+	expect_rc 1 $TRAIL record -o x.dat -p function -- ./st-static 2>err.txt
+	has err.txt "./st-static is a static program: libtrail cannot be loaded into it"
 	./st-static & local sp=$!
+	wait_for "[ \"\$(readlink /proc/$sp/exe)\" = \"$PWD/st-static\" ]" || die "st-static never ran"
 	expect_rc 1 $TRAIL record -o x.dat -p function -l work -P $sp 2>err.txt
 	has err.txt "process $sp has no dlopen in its C library (a static program?): libtrail cannot be loaded into it"
 	kill -0 $sp || die "the static program died"

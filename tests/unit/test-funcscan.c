@@ -174,6 +174,7 @@ static int build_fixtures(void)
 		"strip --strip-all -o libfs-stripped.so libfs.so && "
 		"%s -O2 %s cxx.cc -o cxx && "
 		"%s -O2 fs.c -o noflag && "
+		"strip --strip-all -o noflag-stripped noflag && "
 		"%s -O2 %s -c fs.c -o fs.o && "
 		"%s -O2 %s -ffunction-sections -c fs.c -o fs-fs.o && "
 		"ar rcs fs.a fs.o",
@@ -601,6 +602,23 @@ TEST(no_sites)
 	}
 	CHECK(f.traps <= f.n);
 	CHECK_STR(err, "");
+	/* stripped: the same entries, from .eh_frame_hdr, unnamed (the crt
+	 * files' functions too, _start not: no return address on its stack) */
+	{
+		struct fscan g;
+		size_t found = 0;
+
+		CHECK_EQ(funcscan_file(at("noflag-stripped"), &g, err, sizeof(err)), 0);
+		CHECK_EQ(g.reloc, 1);
+		CHECK(g.n >= f.n);
+		for (size_t i = 0; i < g.n; i++) {
+			CHECK_STR(g.sites[i].symbol, "");
+			for (size_t k = 0; k < f.n; k++)
+				found += g.sites[i].addr == f.sites[k].addr;
+		}
+		CHECK_EQ(found, f.n);
+		funcscan_free(&g);
+	}
 	funcscan_free(&f);
 }
 

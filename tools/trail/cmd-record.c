@@ -898,11 +898,13 @@ static int fcheck_object(const char *object, void *arg)
 	for (size_t k = 0; k < f.n; k++) {
 		const struct fsite *site = &f.sites[k];
 
-		if (!funcscan_usable(site) || !*site->symbol) {
+		if (!funcscan_usable(site)) {
 			fc->unusable++;
 			continue;
 		}
 		fc->sites++;
+		if (!*site->symbol) /* traced (an unnamed one: when no -l narrows) */
+			continue;
 		for (int i = 0; i < fc->nbase; i++) {
 			const char *pat = S->funcs[i] + 3; /* "@l GLOB" */
 			int raw = trail__glob(pat, strlen(pat), site->symbol, strlen(site->symbol));
@@ -985,7 +987,8 @@ static int check_functions(struct session *S, pid_t pid, const char *where)
 			bad = 1;
 		}
 	if (bad)
-		fprintf(stderr, "  (--allow-unknown accepts functions of libraries loaded later)\n");
+		fprintf(stderr, "  (--allow-unknown accepts functions of libraries loaded later%s)\n",
+			pid ? "" : ", and traces what a launcher such as taskset or env executes");
 	free(fc.hits);
 	return bad ? -1 : 0;
 }
@@ -1809,6 +1812,12 @@ static int record(struct session *S, int argc, char **argv)
 		S->cmd_path = tool_find_file(S->cmd[0], 1, &why);
 		if (!S->cmd_path) {
 			tool_err("%s: %s", S->cmd[0], why);
+			return 1;
+		}
+		if (program_is_static(S->cmd_path)) {
+			tool_err("%s is a static program: libtrail cannot be loaded into it (no "
+				 "dynamic loader for LD_PRELOAD, no dlopen to call); trail traces "
+				 "dynamically linked programs", S->cmd[0]);
 			return 1;
 		}
 		libtrail = tool_libtrail_path();

@@ -23,6 +23,7 @@
 #include "funcscan.h"
 #include "elfscan.h"
 #include "../../src/arch/arch.h"
+#include "../../src/common/ehframe.h"
 #include "../../src/common/symrule.h"
 
 #include <errno.h>
@@ -916,85 +917,182 @@ static int is_program(struct work *w)
 	return 0;
 }
 
+/* The entry of function value (size bytes, room up to the next one;
+ * named sn, "" for none) as a site of out, or counted in skipped with its
+ * reason. 0, or -ENOMEM. */
+static int reloc_site(struct work *w, struct fscan *out, uint64_t value, uint64_t size,
+		      uint64_t room, const char *sn, size_t *name_off, size_t *sym_off)
+{
+	struct ent at = {value, 0, 1};
+	const unsigned char *p;
+	uint64_t base;
+	size_t idx, n;
+	unsigned len, trap = 0;
+	char why[160];
+	struct fsite *f;
+
+	idx = code_section(w, &at);
+	if (!idx || code_bytes(w, idx, &p, &n, &base) || value - base >= n)
+		return 0;
+	out->entries++; /* a function that might be entered */
+	if (size > n - (value - base))
+		size = n - (value - base);
+	if (room > n - (value - base))
+		room = n - (value - base);
+	if (room < size)
+		room = size;
+	if (size && trail_arch_reloc_check(p + (value - base), size, room, value, &len, why,
+					   sizeof(why)))
+		trap = 1;
+	if (!size || (trap && trail_arch_trap_check(p + (value - base), size, value, &len, why,
+						    sizeof(why)))) {
+		if (!size)
+			snprintf(why, sizeof(why), "no size");
+		if (!out->skipped++)
+			snprintf(out->refused_why, sizeof(out->refused_why), "%s: %s",
+				 *sn ? sn : "(unnamed)", why);
+		return 0;
+	}
+	f = &out->sites[out->n];
+	f->addr = value;
+	f->func = value;
+	f->shndx = (uint32_t)idx;
+	f->nops = FUNCSCAN_SITE_BYTES;
+	f->reloc = (uint8_t)len;
+	f->trap = (uint8_t)trap;
+	out->traps += trap;
+	if (*sn ? add_names(w, sn, &sym_off[out->n], &name_off[out->n])
+		: (sym_off[out->n] = name_off[out->n] = str_add(&w->str, "")) == (size_t)-1)
+		return -ENOMEM;
+	out->n++;
+	return 0;
+}
+
+/* the sites' names fixed (r 0), the offset arrays freed: r */
+static int reloc_end(struct work *w, struct fscan *out, int r, size_t *name_off,
+		     size_t *sym_off)
+{
+	if (!r)
+		names_fixed(w, out, name_off, sym_off);
+	free(name_off);
+	free(sym_off);
+	return r;
+}
+
+/* room for n sites of a program without patchable entries */
+static int reloc_alloc(struct work *w, struct fscan *out, size_t n, size_t **name_off,
+		       size_t **sym_off)
+{
+	out->sites = calloc(n ? n : 1, sizeof(*out->sites));
+	*name_off = calloc(n ? n : 1, sizeof(**name_off));
+	*sym_off = calloc(n ? n : 1, sizeof(**sym_off));
+	out->reloc = 1;
+	return !out->sites || !*name_off || !*sym_off || str_add(&w->str, "") == (size_t)-1
+		       ? -ENOMEM : 0;
+}
+
+/*
+ * A stripped program (no .symtab): its functions' starts from the
+ * unwinder's table in .eh_frame_hdr (src/common/ehframe.h), those in
+ * .text, named by .dynsym where it has the address (as libtrail's
+ * fsites.c finds them).
+ */
+static int build_eh_sites(struct work *w, struct fscan *out)
+{
+	size_t *name_off = NULL, *sym_off = NULL, n = 0;
+	uint64_t hdr_addr = 0, text_lo = 0, text_hi = 0;
+	const uint8_t *hdr = NULL;
+	size_t hdr_len = 0;
+	Elf_Scn *scn = NULL;
+	int r;
+
+	while ((scn = elf_nextscn(w->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *nm;
+
+		if (!gelf_getshdr(scn, &sh) || !(nm = sec_name(w, &sh)))
+			continue;
+		if (!strcmp(nm, ".eh_frame_hdr") && sh.sh_type == SHT_PROGBITS &&
+		    (d = elf_getdata(scn, NULL)) && d->d_buf) {
+			hdr = d->d_buf;
+			hdr_len = d->d_size;
+			hdr_addr = sh.sh_addr;
+		}
+		if (!strcmp(nm, ".text") && (sh.sh_flags & SHF_EXECINSTR)) {
+			text_lo = sh.sh_addr;
+			text_hi = sh.sh_addr + sh.sh_size;
+		}
+	}
+	if (!hdr || !text_hi || trail__ehframe_count(hdr, hdr_len, &n) || !n)
+		return 0;
+	if ((r = reloc_alloc(w, out, n, &name_off, &sym_off)))
+		goto out;
+	for (size_t i = 0; i < n && !r; i++) {
+		uint64_t a = trail__ehframe_start(hdr, hdr_addr, i);
+		uint64_t next = i + 1 < n ? trail__ehframe_start(hdr, hdr_addr, i + 1) : text_hi;
+		const struct trail_symrule_ent *e =
+			w->nsyms ? trail__symrule_find(w->syms, w->nsyms, 0, a) : NULL;
+		const char *sn = NULL;
+		GElf_Sym s;
+		Elf_Data *d, *xndx;
+		size_t nsyms;
+		uint32_t shndx;
+
+		/* the PLT's, .init's; the entry point (_start: no return
+		 * address on its stack, never a site) */
+		if (a < text_lo || a >= text_hi || a == w->eh.e_entry)
+			continue;
+		if (next > text_hi || next < a)
+			next = text_hi;
+		if (e && e->value == a && (d = symtab_data(w, w->symidx, &xndx, &nsyms)) &&
+		    !get_sym(d, xndx, e->index, &s, &shndx))
+			sn = elf_strptr(w->elf, w->strndx, s.st_name);
+		r = reloc_site(w, out, a, next - a, next - a, sn ? sn : "", name_off, sym_off);
+	}
+out:
+	return reloc_end(w, out, r, name_off, sym_off);
+}
+
 /*
  * A program built without patchable entries: its functions (STT_FUNC
- * symbols in code) whose entry src/arch can displace (reloc.c), as
- * libtrail's fsites.c finds them in the process; the others counted in
- * skipped, the first one's reason in out->refused_why.
+ * symbols in code) whose entry src/arch can displace (reloc.c), or take
+ * a breakpoint on, as libtrail's fsites.c finds them in the process; the
+ * others counted in skipped, the first one's reason in out->refused_why.
+ * Stripped (its symbols from .dynsym): the unwinder's function starts.
  */
 static int build_reloc_sites(struct work *w, struct fscan *out)
 {
 	size_t nsyms, *name_off = NULL, *sym_off = NULL;
 	Elf_Data *d, *xndx;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
 	int r = 0;
 
-	if (!w->symidx || !(d = symtab_data(w, w->symidx, &xndx, &nsyms)) || !w->nsyms)
+	if (!w->symidx || !(scn = elf_getscn(w->elf, w->symidx)) || !gelf_getshdr(scn, &sh) ||
+	    sh.sh_type != SHT_SYMTAB)
+		return build_eh_sites(w, out);
+	if (!(d = symtab_data(w, w->symidx, &xndx, &nsyms)) || !w->nsyms)
 		return 0;
-	out->sites = calloc(w->nsyms, sizeof(*out->sites));
-	name_off = calloc(w->nsyms, sizeof(*name_off));
-	sym_off = calloc(w->nsyms, sizeof(*sym_off));
-	if (!out->sites || !name_off || !sym_off || str_add(&w->str, "") == (size_t)-1) {
-		r = -ENOMEM;
+	if ((r = reloc_alloc(w, out, w->nsyms, &name_off, &sym_off)))
 		goto out;
-	}
-	out->reloc = 1;
-	for (size_t i = 0; i < w->nsyms; i++) {
+	for (size_t i = 0; i < w->nsyms && !r; i++) {
 		const struct trail_symrule_ent *e = &w->syms[i];
-		struct ent at = {e->value, 0, 1};
-		const unsigned char *p;
 		const char *sn;
-		uint64_t base, size, room;
-		size_t idx, n;
+		uint64_t room = UINT64_MAX;
 		uint32_t shndx;
-		unsigned len, trap;
-		char why[160];
 		GElf_Sym s;
-		struct fsite *f;
 
 		if (get_sym(d, xndx, e->index, &s, &shndx) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
 		    !(sn = elf_strptr(w->elf, w->strndx, s.st_name)) || !*sn || trail__symrule_crt(sn))
 			continue;
-		idx = code_section(w, &at);
-		if (!idx || code_bytes(w, idx, &p, &n, &base) || e->value - base >= n)
-			continue;
-		out->entries++; /* a function that might be entered */
-		size = s.st_size < n - (e->value - base) ? s.st_size : n - (e->value - base);
 		/* up to the next symbol of its section (as libtrail's fsites.c) */
-		room = n - (e->value - base);
-		if (i + 1 < w->nsyms && w->syms[i + 1].value > e->value &&
-		    w->syms[i + 1].value - e->value < room)
+		if (i + 1 < w->nsyms && w->syms[i + 1].value > e->value)
 			room = w->syms[i + 1].value - e->value;
-		if (room < size)
-			room = size;
-		trap = 0;
-		if (size && trail_arch_reloc_check(p + (e->value - base), size, room, e->value, &len,
-						   why, sizeof(why)))
-			trap = 1;
-		if (!size || (trap && trail_arch_trap_check(p + (e->value - base), size, e->value,
-							    &len, why, sizeof(why)))) {
-			if (!size)
-				snprintf(why, sizeof(why), "no size");
-			if (!out->skipped++)
-				snprintf(out->refused_why, sizeof(out->refused_why), "%s: %s", sn, why);
-			continue;
-		}
-		f = &out->sites[out->n];
-		f->addr = e->value;
-		f->func = e->value;
-		f->shndx = (uint32_t)idx;
-		f->nops = FUNCSCAN_SITE_BYTES;
-		f->reloc = (uint8_t)len;
-		f->trap = (uint8_t)trap;
-		out->traps += trap;
-		if ((r = add_names(w, sn, &sym_off[out->n], &name_off[out->n])))
-			goto out;
-		out->n++;
+		r = reloc_site(w, out, e->value, s.st_size, room, sn, name_off, sym_off);
 	}
-	names_fixed(w, out, name_off, sym_off);
 out:
-	free(name_off);
-	free(sym_off);
-	return r;
+	return reloc_end(w, out, r, name_off, sym_off);
 }
 
 int funcscan_file(const char *path, struct fscan *out, char *err,

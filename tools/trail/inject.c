@@ -239,3 +239,28 @@ int inject_library(pid_t pid, const char *lib, char *err, size_t errlen)
 	}
 	return 0;
 }
+
+int program_is_static(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), st = 0;
+	size_t n;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	if ((e = elf_begin(fd, ELF_C_READ, NULL)) && elf_kind(e) == ELF_K_ELF &&
+	    !elf_getphdrnum(e, &n) && n) {
+		st = 1;
+		for (size_t i = 0; i < n && st; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+				st = 0;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return st;
+}

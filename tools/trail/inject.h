@@ -26,4 +26,8 @@ int inject_library(pid_t pid, const char *lib, char *err, size_t errlen);
  * allows it: scope is the value of /proc/sys/kernel/yama/ptrace_scope. */
 const char *inject_scope_reason(int scope);
 
+/* Is path a static program (an ELF executable without PT_INTERP: no
+ * dynamic loader for LD_PRELOAD, no dlopen to call)? 1 or 0. */
+int program_is_static(const char *path);
+
 #endif /* TRAIL_TOOLS_INJECT_H */
