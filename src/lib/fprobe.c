@@ -1203,6 +1203,17 @@ static struct isite *isite_get(const struct hobj *o, uintptr_t addr)
 		return NULL;
 	/* an instruction the CLI checked; a function site there (patched,
 	 * or a breakpoint already) is not ours to take */
+	/* nor inside what a function entry's hook takes (the CLI refuses
+	 * such a probe: a definition made for another build) */
+	for (uint32_t k = 0; k < o->fo.nsites; k++) {
+		const struct fsite *f = &o->fo.sites[k];
+		uintptr_t end = f->addr + ((f->flags & FSITE_TRAP) ? 1
+					   : FSITE_LEN(f) > TRAIL_ARCH_SITE_SIZE ? FSITE_LEN(f)
+										 : TRAIL_ARCH_SITE_SIZE);
+
+		if (addr >= f->addr && addr < end)
+			return NULL;
+	}
 	room = o->xhi - addr < 16 ? o->xhi - addr : 16;
 	if (*(const uint8_t *)addr == 0xcc || trail__hfind(addr) ||
 	    trail_arch_trap_check((const uint8_t *)addr, room, addr, &len, NULL, 0) ||
@@ -1273,6 +1284,16 @@ static int insn_trap(void *ucv)
 	}
 	g[REG_RIP] = (greg_t)is->copy;
 	return 1;
+}
+
+int trail__fprobe_insn_in(uintptr_t lo, uintptr_t hi)
+{
+	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (isites[i].addr >= lo && isites[i].addr < hi)
+			return 1;
+	return 0;
 }
 
 int trail__fprobe_insn_attach(unsigned s, const struct hobj *o)

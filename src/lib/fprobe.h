@@ -53,5 +53,8 @@ HIDDEN void trail__fprobe_return(const struct hsite *h, uintptr_t slot, uintptr_
 HIDDEN int trail__fprobe_insn_attach(unsigned s, const struct hobj *o);
 HIDDEN void trail__fprobe_insn_stop(unsigned s);
 HIDDEN void trail__fprobe_insn_leave(unsigned s);
+/* Is a probe at an instruction in [lo, hi)? (a function entry's hook
+ * must not be written over its breakpoint) */
+HIDDEN int trail__fprobe_insn_in(uintptr_t lo, uintptr_t hi);
 
 #endif /* TRAIL_LIB_FPROBE_H */

@@ -235,6 +235,11 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 		probed = probing && *root.name && trail__fprobe_wants(s, o, root.name);
 		if (!traced && !probed)
 			continue;
+		/* a probe's breakpoint inside its displaced bytes: not hooked */
+		if ((f->flags & FSITE_RELOC) && !(f->flags & FSITE_TRAP) &&
+		    trail__fprobe_insn_in(f->addr, f->addr + (FSITE_LEN(f) > TRAIL_ARCH_SITE_SIZE
+							       ? FSITE_LEN(f) : TRAIL_ARCH_SITE_SIZE)))
+			continue;
 		h = trail__hinsert(f->addr);
 		target = trail__fobjs_target(o, k);
 		if (!h || !target)

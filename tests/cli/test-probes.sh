@@ -427,12 +427,12 @@ t list_shows_probes list_shows_probes
 
 # objdump's instruction offsets of function $2 in program $1, one per line
 insn_offsets() {
-	local a end x
+	local a end x m
 	a=$(nm "$1" | awk -v f="$2" '$3 == f {print $1}')
 	end=$((0x$a + 0x$(nm -S "$1" | awk -v f="$2" '$4 == f {print $2}')))
 	objdump -d --no-show-raw-insn --start-address=0x"$a" --stop-address=$end "$1" |
-		awk -F':\t' 'NF > 1 && $1 ~ /^ *[0-9a-f]+$/ && $2 !~ /^nop/ {print $1}' |
-		while read -r x; do echo $((0x$x - 0x$a)); done
+		awk -F':\t' 'NF > 1 && $1 ~ /^ *[0-9a-f]+$/ && $2 !~ /^nop/ {split($2, w, " "); print $1, w[1]}' |
+		while read -r x m; do echo "$((0x$x - 0x$a)) $m"; done
 }
 
 # Probes at an instruction (a breakpoint there; the instruction runs from
@@ -444,9 +444,10 @@ probes_at_instructions() {
 	local U=$BUILD/tests/cli/ftrace-prog-noflag F=$BUILD/tests/cli/ftrace-prog-O2 off
 	for prog in "$U" "$F"; do
 		"$prog" 3 >want.txt
-		# the third real instruction of hash: past its entry, once a call
-		off=$(insn_offsets "$prog" hash | sed -n 3p)
-		[ -n "$off" ] || die "no instructions found in hash"
+		# hash's return: past its entry's hook, once a call
+		insn_offsets "$prog" hash >ins.txt
+		[ "$(grep -c ' ret$' ins.txt)" = 1 ] || die "hash has not one ret: $(cat ins.txt)"
+		off=$(awk '$2 == "ret" {print $1}' ins.txt)
 		$TRAIL record -q --probe "p:i/mid hash+$off c=%dx:u8 s=+0(%di):u8" -p function_graph -l hash \
 			-o i.dat -- "$prog" 3 >got.txt
 		cmp -s want.txt got.txt || die "$prog: the output changed: $(cat got.txt)"
@@ -458,12 +459,15 @@ probes_at_instructions() {
 			die "no i:mid at hash+$off: $($TRAIL report -i i.dat | grep i:mid | head -2)"
 	done
 	# not a boundary: the instruction at 0 is longer than a byte here
-	off=$(insn_offsets "$U" hash | sed -n 2p)
+	off=$(insn_offsets "$U" hash | sed -n '2s/ .*//p')
 	expect_rc 1 $TRAIL record -q --probe "p:i/bad hash+$((off + 1))" -o i.dat -- "$U" 2>err.txt
 	has err.txt "hash+0x$(printf %x $((off + 1))) is not an instruction boundary (the nearest: +0x$(printf %x "$off"), +0x"
 	has err.txt '          ^'
 	expect_rc 1 $TRAIL record -q --probe 'p:i/bad hash+0x10000' -o i.dat -- "$U" 2>err.txt
 	has err.txt "is past the end of hash"
+	# inside the bytes the entry's jump displaces: said, with where to go
+	expect_rc 1 $TRAIL record -q --probe "p:i/bad hash+$off" -o i.dat -- "$U" 2>err.txt
+	has err.txt "hash+0x$(printf %x "$off") is inside the bytes the hook of hash's entry takes (the first probe-able instruction is at or past +0x"
 	# libc's write by file offset: what the program prints goes through it
 	local libc off
 	libc=$(ldd "$U" | awk '$1 ~ /^libc\.so/ {print $3}')

@@ -534,6 +534,37 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 		snprintf(e->msg, sizeof(e->msg), "%s", err);
 		return r ? r : -ENOENT;
 	}
+	/* not inside a function entry's hook area: the five bytes a jump
+	 * or call takes there, and what a jump displaces (insnloc's file is
+	 * path; its sites are t's object of that path) */
+	for (int i = 0; i < t->nobjs; i++) {
+		struct pobj *o = &t->objs[i];
+
+		if (strcmp(o->path, path))
+			continue;
+		if (!o->scanned) {
+			o->scanned = 1;
+			if (funcscan_file(o->path, &o->fs, err, sizeof(err)))
+				o->fs.n = 0;
+		}
+		for (size_t k = 0; k < o->fs.n; k++) {
+			const struct fsite *s = &o->fs.sites[k];
+			uint64_t end = s->addr + (s->reloc > FUNCSCAN_SITE_BYTES && !s->trap
+							  ? s->reloc : FUNCSCAN_SITE_BYTES);
+
+			if (!s->trap && l.addr > s->func && l.addr < end) {
+				e->pos = d->sym_pos;
+				snprintf(e->msg, sizeof(e->msg),
+					 "%s+0x%llx is inside the bytes the hook of %s's entry takes "
+					 "(the first probe-able instruction is at or past +0x%llx)",
+					 l.func[0] ? l.func : d->sym,
+					 (unsigned long long)l.func_off,
+					 *s->name ? s->name : "its function",
+					 (unsigned long long)(end - s->func));
+				return -EINVAL;
+			}
+		}
+	}
 	pt->insn_addr = l.addr;
 	pt->sema = d->sema;
 	pt->objpath = path;
