@@ -335,21 +335,28 @@ static int obj_is(const struct pobj *o, const char *want)
 	return !want || !strcmp(o->path, want) || !strcmp(base_name(o->path), base_name(want));
 }
 
+/* o's function sites, read once (none if its file cannot be read) */
+static void pobj_scan(struct pobj *o)
+{
+	char err[256];
+
+	if (o->scanned)
+		return;
+	o->scanned = 1;
+	if (funcscan_file(o->path, &o->fs, err, sizeof(err)))
+		o->fs.n = 0;
+}
+
 /* The patchable entry of function sym in t: its object and site. */
 static int find_function(struct ptarget *t, const struct probe_def *d, struct pobj **obj,
 			 const struct fsite **site, int *unusable)
 {
 	for (int i = 0; i < t->nobjs; i++) {
 		struct pobj *o = &t->objs[i];
-		char err[256];
 
 		if (!obj_is(o, d->obj))
 			continue;
-		if (!o->scanned) {
-			o->scanned = 1;
-			if (funcscan_file(o->path, &o->fs, err, sizeof(err)))
-				o->fs.n = 0;
-		}
+		pobj_scan(o);
 		for (size_t k = 0; k < o->fs.n; k++) {
 			const struct fsite *s = &o->fs.sites[k];
 
@@ -542,11 +549,7 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 
 		if (strcmp(o->path, path))
 			continue;
-		if (!o->scanned) {
-			o->scanned = 1;
-			if (funcscan_file(o->path, &o->fs, err, sizeof(err)))
-				o->fs.n = 0;
-		}
+		pobj_scan(o);
 		for (size_t k = 0; k < o->fs.n; k++) {
 			const struct fsite *s = &o->fs.sites[k];
 			uint64_t end = s->addr + (s->reloc > FUNCSCAN_SITE_BYTES && !s->trap
