@@ -185,10 +185,17 @@ nothing_recorded_is_an_error() {
 	# asked for with --allow-unknown: a warning, the command's status
 	expect_rc 0 $TRAIL record --allow-unknown -e '*' -o n.dat -- ./quiet.sh 2>err.txt
 	has err.txt "warning: nothing was recorded"
-	# a static program ignores LD_PRELOAD: nobody joins
+	# a static program ignores LD_PRELOAD: refused before it runs
 	if printf 'int main(void){return 0;}\n' | cc -static -x c -o static - 2>/dev/null; then
 		expect_rc 1 $TRAIL record --allow-unknown -e '*' -o n.dat -- ./static 2>err.txt
-		has err.txt "joined the recording"
+		has err.txt "./static is a static program: libtrail cannot be loaded into it"
+	fi
+	# one exec'ed by a script: the script joins, nothing of it is recorded
+	if [ -x static ]; then
+		printf '#!/bin/sh\nexec ./static\n' >st.sh
+		chmod +x st.sh
+		expect_rc 0 $TRAIL record --allow-unknown -e '*' -o n.dat -- ./st.sh 2>err.txt
+		has err.txt "warning: nothing was recorded"
 	fi
 }
 
