@@ -104,7 +104,9 @@ command -v uftrace >/dev/null && have_uf=1
 declare -a plain tr uf un
 calls=0 written=0 tlost=0 tbytes=0 ulost=0 ubytes=0 same="" ucalls=0
 # per-function calls of a trace: "NAME CALLS" lines, sorted
-percall() { "$TRAIL" report -q -i "$1" --summary 2>/dev/null | awk 'NR > 2 {print $NF, $5}' | sort; }
+# (named ones: the pin script's sh and taskset, stripped, are traced by
+# address, which moves from run to run)
+percall() { "$TRAIL" report -q -i "$1" --summary 2>/dev/null | awk 'NR > 2 && $NF !~ /^0x/ {print $NF, $5}' | sort; }
 RUN_PLAIN=("$TMP/pin" "$PLAIN_SQLITE" :memory:)
 for run in $(seq "$RUNS"); do
 	plain+=("$(timed "${RUN[@]}")")
