@@ -212,6 +212,10 @@ struct trail_arch_reloc {
 	uint8_t code[TRAIL_ARCH_RELOC_CODE];     /* the copy, for its address */
 };
 
+/* The decoder made ready (its first use allocates, through libc's qsort
+ * too: not in a signal handler). 0, or -ENOTSUP without one. */
+int trail_arch_decoder_init(void);
+
 /* The length of the instruction at code (n bytes readable, at address
  * at), or -EINVAL if it is not one; -ENOTSUP without a decoder. */
 int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at);

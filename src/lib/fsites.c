@@ -296,16 +296,91 @@ static int eh_sites(struct fobj *o, const struct dl_phdr_info *info, uintptr_t b
 	return r;
 }
 
+/* The section headers of the ELF file fd (*st its stat) and their name
+ * table, bounded: 0, or -EPROTO / -errno. */
+static int sections(int fd, struct stat *st, struct buf *shdrs, struct buf *shstr,
+		    uint64_t *shnum)
+{
+	ElfW(Ehdr) eh;
+	const ElfW(Shdr) *sh;
+	uint64_t n, strndx;
+	int r;
+
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
+		return -EPROTO;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(ElfW(Shdr)) || !eh.e_shoff)
+		return -EPROTO;
+	/* section count and name table, with the extended numbering */
+	n = eh.e_shnum;
+	strndx = eh.e_shstrndx;
+	if (!n || strndx == SHN_XINDEX) {
+		ElfW(Shdr) s0;
+
+		if (pread(fd, &s0, sizeof(s0), (off_t)eh.e_shoff) != (ssize_t)sizeof(s0))
+			return -EPROTO;
+		if (!n)
+			n = s0.sh_size;
+		if (strndx == SHN_XINDEX)
+			strndx = s0.sh_link;
+	}
+	if (!n || n > MAX_SECTIONS || strndx >= n)
+		return -EPROTO;
+	if ((r = bread(fd, (uint64_t)st->st_size, eh.e_shoff, n * sizeof(ElfW(Shdr)), shdrs)))
+		return r;
+	sh = shdrs->p;
+	if (bread(fd, (uint64_t)st->st_size, sh[strndx].sh_offset, sh[strndx].sh_size, shstr))
+		return -EPROTO;
+	*shnum = n;
+	return 0;
+}
+
+/* section i's name, or NULL if it is not within the table */
+static const char *sec_name(const ElfW(Shdr) *sh, uint64_t i, const struct buf *shstr)
+{
+	const char *nm = (const char *)shstr->p + sh[i].sh_name;
+
+	if (sh[i].sh_name >= shstr->len ||
+	    strnlen(nm, shstr->len - sh[i].sh_name) == shstr->len - sh[i].sh_name)
+		return NULL;
+	return nm;
+}
+
+int trail__fobj_exe_unmodified(void)
+{
+	struct buf shdrs = {0}, shstr = {0};
+	struct stat st;
+	uint64_t shnum;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!sections(fd, &st, &shdrs, &shstr, &shnum)) {
+		const ElfW(Shdr) *sh = shdrs.p;
+
+		r = 1;
+		for (uint64_t i = 1; i < shnum && r; i++) {
+			const char *nm = sec_name(sh, i, &shstr);
+
+			r = !(nm && !strcmp(nm, SITES_SECTION));
+		}
+	}
+	bfree(&shdrs);
+	bfree(&shstr);
+	close(fd);
+	return r;
+}
+
 int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		     const struct dl_phdr_info *info)
 {
 	int symtab = 0; /* syms is .symtab (else .dynsym) */
 	uintptr_t text_lo = 0, text_hi = 0; /* .text: a stripped one's functions */
 	struct buf shdrs = {0}, shstr = {0}, syms = {0}, strs = {0}, tmp = {0};
-	ElfW(Ehdr) eh;
 	const ElfW(Shdr) *sh;
 	struct stat st;
-	uint64_t shnum, shstrndx, sites_addr = 0, sites_size = 0;
+	uint64_t shnum, sites_addr = 0, sites_size = 0;
 	uintptr_t *addrs = NULL;
 	struct trail_symrule_ent *fs = NULL;
 	size_t fs_len = 0, nfs = 0, naddrs = 0, names_need = 1, nkeep = 0;
@@ -316,38 +391,14 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 	fd = open(path && *path ? path : "/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
-		goto out;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_shentsize != sizeof(ElfW(Shdr)) || !eh.e_shoff)
-		goto out;
-	/* section count and name table, with the extended numbering */
-	shnum = eh.e_shnum;
-	shstrndx = eh.e_shstrndx;
-	if (!shnum || shstrndx == SHN_XINDEX) {
-		ElfW(Shdr) s0;
-
-		if (pread(fd, &s0, sizeof(s0), (off_t)eh.e_shoff) != (ssize_t)sizeof(s0))
-			goto out;
-		if (!shnum)
-			shnum = s0.sh_size;
-		if (shstrndx == SHN_XINDEX)
-			shstrndx = s0.sh_link;
-	}
-	if (!shnum || shnum > MAX_SECTIONS || shstrndx >= shnum)
-		goto out;
-	if ((r = bread(fd, (uint64_t)st.st_size, eh.e_shoff, shnum * sizeof(ElfW(Shdr)), &shdrs)))
+	if ((r = sections(fd, &st, &shdrs, &shstr, &shnum)))
 		goto out;
 	sh = shdrs.p;
 	r = -EPROTO;
-	if (bread(fd, (uint64_t)st.st_size, sh[shstrndx].sh_offset, sh[shstrndx].sh_size, &shstr))
-		goto out;
 	for (uint64_t i = 1; i < shnum; i++) {
-		const char *nm = (const char *)shstr.p + sh[i].sh_name;
+		const char *nm = sec_name(sh, i, &shstr);
 
-		if (sh[i].sh_name >= shstr.len ||
-		    strnlen(nm, shstr.len - sh[i].sh_name) == shstr.len - sh[i].sh_name)
+		if (!nm)
 			continue;
 		if (!strcmp(nm, SITES_SECTION) && sh[i].sh_type == SHT_PROGBITS) {
 			sites_addr = sh[i].sh_addr;

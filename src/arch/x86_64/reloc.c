@@ -124,6 +124,11 @@ static int decoder(void)
 	return cs_state > 0 ? 0 : -ENOTSUP;
 }
 
+int trail_arch_decoder_init(void)
+{
+	return decoder();
+}
+
 int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at)
 {
 	int r = decoder();

@@ -42,6 +42,8 @@
 #define F __attribute__((noinline, noclone))
 
 static volatile unsigned sink;
+/* threads store to it too (spin): atomically, a race TSan would name */
+#define SINK(v) __atomic_store_n(&sink, (unsigned)(v), __ATOMIC_RELAXED)
 
 F unsigned hash(const char *s)
 {
@@ -49,7 +51,7 @@ F unsigned hash(const char *s)
 
 	while (*s)
 		h = h * 33 + (unsigned char)*s++;
-	sink = h;
+	SINK(h);
 	return h;
 }
 
@@ -62,13 +64,13 @@ F int parse_int(const char *s)
 {
 	int v = atoi(s);
 
-	sink = (unsigned)v;
+	SINK(v);
 	return v;
 }
 
 F int parse_header(const char *line)
 {
-	sink = (unsigned)line[0];
+	SINK(line[0]);
 	return parse_int(line + 1);
 }
 
@@ -83,7 +85,7 @@ F long deep(long n)
 {
 	long r = n ? deep(n - 1) : -1;
 
-	sink = (unsigned)n; /* after the call: no tail call, no loop */
+	SINK(n); /* after the call: no tail call, no loop */
 	return r + 1;
 }
 
@@ -96,7 +98,7 @@ F void jump_in(int n)
 	if (!n)
 		longjmp(jb, 1);
 	jump_in(n - 1);
-	sink = (unsigned)n; /* not a tail call */
+	SINK(n); /* not a tail call */
 }
 
 F void nap(void)
@@ -226,7 +228,7 @@ F int fork_middle(void)
 {
 	int r = fork_inner();
 
-	sink = (unsigned)r; /* after the call: no tail call */
+	SINK(r); /* after the call: no tail call */
 	return r;
 }
 
@@ -234,7 +236,7 @@ F int fork_outer(void)
 {
 	int r = fork_middle();
 
-	sink = (unsigned)r;
+	SINK(r);
 	return r;
 }
 
@@ -246,7 +248,7 @@ F void leave(void)
 F void about_to_leave(void)
 {
 	leave();
-	sink = 1;
+	SINK(1);
 }
 
 static int modes(int argc, char **argv)
