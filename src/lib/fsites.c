@@ -252,6 +252,7 @@ static int eh_sites(struct fobj *o, const struct dl_phdr_info *info, uintptr_t b
 	const uint8_t *hdr = NULL;
 	size_t len = 0, n = 0, ndyn = 0, dyn_len = 0, v_len;
 	struct trail_symrule_ent *v, *dv = NULL;
+	uintptr_t last = 0;
 	int r;
 
 	for (int i = 0; i < info->dlpi_phnum; i++)
@@ -280,8 +281,14 @@ static int eh_sites(struct fobj *o, const struct dl_phdr_info *info, uintptr_t b
 			v[i] = (struct trail_symrule_ent){.value = a, .index = (uint32_t)i};
 			continue;
 		}
-		if (!next || next > text_hi)
+		if (!next || next > text_hi || next <= a)
 			next = text_hi;
+		/* sorted by the linker; otherwise, increasing entries only */
+		if (i && a <= last) {
+			v[i] = (struct trail_symrule_ent){.value = a, .index = (uint32_t)i};
+			continue;
+		}
+		last = a;
 		v[i] = (struct trail_symrule_ent){
 			.value = a,
 			.size = next > a ? next - a : 0,

@@ -1031,6 +1031,11 @@ static int build_eh_sites(struct work *w, struct fscan *out)
 	for (size_t i = 0; i < n && !r; i++) {
 		uint64_t a = trail__ehframe_start(hdr, hdr_addr, i);
 		uint64_t next = i + 1 < n ? trail__ehframe_start(hdr, hdr_addr, i + 1) : text_hi;
+
+		/* the table is sorted by the linker; a file that says otherwise
+		 * gets its entries taken in increasing order only */
+		if (out->n && a <= out->sites[out->n - 1].addr)
+			continue;
 		const struct trail_symrule_ent *e =
 			w->nsyms ? trail__symrule_find(w->syms, w->nsyms, 0, a) : NULL;
 		const char *sn = NULL;
@@ -1043,7 +1048,7 @@ static int build_eh_sites(struct work *w, struct fscan *out)
 		 * address on its stack, never a site) */
 		if (a < text_lo || a >= text_hi || a == w->eh.e_entry)
 			continue;
-		if (next > text_hi || next < a)
+		if (next > text_hi || next <= a)
 			next = text_hi;
 		if (e && e->value == a && (d = symtab_data(w, w->symidx, &xndx, &nsyms)) &&
 		    !get_sym(d, xndx, e->index, &s, &shndx))
