@@ -37,18 +37,40 @@
  */
 	.text
 
+/* movdqu of the xmm registers listed to (or from) consecutive 16-byte
+ * slots from OFF(%rsp) */
+.macro XMM_SAVE off, regs:vararg
+	.set .Lxo, \off
+	.irp r, \regs
+	movdqu %xmm\r, .Lxo(%rsp)
+	.set .Lxo, .Lxo + 16
+	.endr
+.endm
+
+.macro XMM_LOAD off, regs:vararg
+	.set .Lxo, \off
+	.irp r, \regs
+	movdqu .Lxo(%rsp), %xmm\r
+	.set .Lxo, .Lxo + 16
+	.endr
+.endm
+
+/* struct trail_arch_ret_regs at 0(%rsp): xmm0, xmm1, rdx, rax, and the
+ * %rsp on arrival (%rbp + 8) */
+.macro SAVE_RET_REGS
+	movdqu %xmm0, 0(%rsp)
+	movdqu %xmm1, 16(%rsp)
+	movq %rdx, 32(%rsp)
+	movq %rax, 40(%rsp)
+	leaq 8(%rbp), %rdx           /* %rsp on arrival */
+	movq %rdx, 48(%rsp)
+.endm
+
 /* struct trail_arch_regs at 0(%rsp) (the frame pointer %rbp above it):
  * xmm0-7, r11 r10 r9 r8 rcx rdx rsi rdi rax, then rbx rbp r12-r15 for
  * probes' %REG (stored, never restored: the C side preserves them) */
 .macro SAVE_REGS
-	movdqu %xmm0, 0(%rsp)
-	movdqu %xmm1, 16(%rsp)
-	movdqu %xmm2, 32(%rsp)
-	movdqu %xmm3, 48(%rsp)
-	movdqu %xmm4, 64(%rsp)
-	movdqu %xmm5, 80(%rsp)
-	movdqu %xmm6, 96(%rsp)
-	movdqu %xmm7, 112(%rsp)
+	XMM_SAVE 0, 0,1,2,3,4,5,6,7
 	movq %r11, 128(%rsp)
 	movq %r10, 136(%rsp)
 	movq %r9, 144(%rsp)
@@ -68,14 +90,7 @@
 .endm
 
 .macro RESTORE_XMM0_7
-	movdqu 0(%rsp), %xmm0
-	movdqu 16(%rsp), %xmm1
-	movdqu 32(%rsp), %xmm2
-	movdqu 48(%rsp), %xmm3
-	movdqu 64(%rsp), %xmm4
-	movdqu 80(%rsp), %xmm5
-	movdqu 96(%rsp), %xmm6
-	movdqu 112(%rsp), %xmm7
+	XMM_LOAD 0, 0,1,2,3,4,5,6,7
 .endm
 
 /* the argument registers and rax (r11 is the caller's business) */
@@ -132,12 +147,7 @@ trail__arch_tramp_exit:
 	andq $-16, %rsp
 	/* struct trail_arch_ret_regs: xmm0, xmm1, rdx, rax, sp, pad */
 	subq $64, %rsp
-	movdqu %xmm0, 0(%rsp)
-	movdqu %xmm1, 16(%rsp)
-	movq %rdx, 32(%rsp)
-	movq %rax, 40(%rsp)
-	leaq 8(%rbp), %rdx           /* %rsp on arrival */
-	movq %rdx, 48(%rsp)
+	SAVE_RET_REGS
 	movq %rsp, %rdi
 	call trail__arch_on_exit     /* -> where to return */
 	movq %rax, %r11              /* scratch in the SysV ABI */
@@ -183,14 +193,7 @@ trail__arch_tramp_entry_all:
 	/* struct trail_arch_regs, then xmm8-15 at 256 */
 	subq $384, %rsp
 	SAVE_REGS
-	movdqu %xmm8, 256(%rsp)
-	movdqu %xmm9, 272(%rsp)
-	movdqu %xmm10, 288(%rsp)
-	movdqu %xmm11, 304(%rsp)
-	movdqu %xmm12, 320(%rsp)
-	movdqu %xmm13, 336(%rsp)
-	movdqu %xmm14, 352(%rsp)
-	movdqu %xmm15, 368(%rsp)
+	XMM_SAVE 256, 8,9,10,11,12,13,14,15
 	movq 8(%rbp), %rcx           /* stub+6 */
 	movq 26(%rcx), %rdi          /* site: the address at stub+32 */
 	leaq 16(%rbp), %rsi          /* &caller's return address */
@@ -199,14 +202,7 @@ trail__arch_tramp_entry_all:
 	call trail__arch_on_entry
 	testl %eax, %eax             /* the answer, in ZF for the stub */
 	RESTORE_XMM0_7
-	movdqu 256(%rsp), %xmm8
-	movdqu 272(%rsp), %xmm9
-	movdqu 288(%rsp), %xmm10
-	movdqu 304(%rsp), %xmm11
-	movdqu 320(%rsp), %xmm12
-	movdqu 336(%rsp), %xmm13
-	movdqu 352(%rsp), %xmm14
-	movdqu 368(%rsp), %xmm15
+	XMM_LOAD 256, 8,9,10,11,12,13,14,15
 	movq 128(%rsp), %r11
 	RESTORE_ARGS
 	movq %rbp, %rsp
@@ -229,12 +225,7 @@ trail__arch_tramp_exit_all:
 	/* struct trail_arch_ret_regs (64 bytes), then rcx rsi rdi r8-r11 at
 	 * 64..112, xmm2-15 at 128..351, 16 bytes free below the slot */
 	subq $368, %rsp
-	movdqu %xmm0, 0(%rsp)
-	movdqu %xmm1, 16(%rsp)
-	movq %rdx, 32(%rsp)
-	movq %rax, 40(%rsp)
-	leaq 8(%rbp), %rdx           /* %rsp on arrival */
-	movq %rdx, 48(%rsp)
+	SAVE_RET_REGS
 	movq %rcx, 64(%rsp)
 	movq %rsi, 72(%rsp)
 	movq %rdi, 80(%rsp)
@@ -242,40 +233,14 @@ trail__arch_tramp_exit_all:
 	movq %r9, 96(%rsp)
 	movq %r10, 104(%rsp)
 	movq %r11, 112(%rsp)
-	movdqu %xmm2, 128(%rsp)
-	movdqu %xmm3, 144(%rsp)
-	movdqu %xmm4, 160(%rsp)
-	movdqu %xmm5, 176(%rsp)
-	movdqu %xmm6, 192(%rsp)
-	movdqu %xmm7, 208(%rsp)
-	movdqu %xmm8, 224(%rsp)
-	movdqu %xmm9, 240(%rsp)
-	movdqu %xmm10, 256(%rsp)
-	movdqu %xmm11, 272(%rsp)
-	movdqu %xmm12, 288(%rsp)
-	movdqu %xmm13, 304(%rsp)
-	movdqu %xmm14, 320(%rsp)
-	movdqu %xmm15, 336(%rsp)
+	XMM_SAVE 128, 2,3,4,5,6,7,8,9,10,11,12,13,14,15
 	movq %rsp, %rdi
 	call trail__arch_on_exit     /* -> where to return */
 	movq (%rbp), %r11            /* the caller's %rbp, pushed on arrival */
 	movq %rax, (%rbp)            /* the slot: the real return address */
 	movdqu 0(%rsp), %xmm0
 	movdqu 16(%rsp), %xmm1
-	movdqu 128(%rsp), %xmm2
-	movdqu 144(%rsp), %xmm3
-	movdqu 160(%rsp), %xmm4
-	movdqu 176(%rsp), %xmm5
-	movdqu 192(%rsp), %xmm6
-	movdqu 208(%rsp), %xmm7
-	movdqu 224(%rsp), %xmm8
-	movdqu 240(%rsp), %xmm9
-	movdqu 256(%rsp), %xmm10
-	movdqu 272(%rsp), %xmm11
-	movdqu 288(%rsp), %xmm12
-	movdqu 304(%rsp), %xmm13
-	movdqu 320(%rsp), %xmm14
-	movdqu 336(%rsp), %xmm15
+	XMM_LOAD 128, 2,3,4,5,6,7,8,9,10,11,12,13,14,15
 	movq 32(%rsp), %rdx
 	movq 40(%rsp), %rax
 	movq 72(%rsp), %rsi
