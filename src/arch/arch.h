@@ -117,6 +117,10 @@ int trail_arch_reaches(uintptr_t site, uintptr_t target);
  * which must be in reach). */
 void trail_arch_jump_insn(uint8_t out[TRAIL_ARCH_SITE_SIZE], uintptr_t site,
 			  uintptr_t target);
+/* A jump to target from anywhere (written at out, TRAIL_ARCH_FAR_JUMP
+ * bytes): the body of a library call's stub. */
+#define TRAIL_ARCH_FAR_JUMP 14u
+void trail_arch_far_jump(uint8_t *out, uintptr_t target);
 /* Where a site that is patched to jump somewhere points, or 0. */
 uintptr_t trail_arch_jump_target(const uint8_t *p, uintptr_t site);
 

@@ -584,10 +584,21 @@ void trail__fhook_unhook_returns(void)
 void trail__fhook_rehook_returns(uintptr_t sp)
 {
 	struct gstack *g = gstk;
+	struct gframe live;
+	int keep = 0;
 	uint64_t now;
 
 	if (!g || !g->depth)
 		return;
+	/* the call asking (__cxa_begin_catch, when the program's call of it
+	 * through its PLT is hooked) returns into its hook: its frame is not
+	 * one the exception unwound, and stays on top */
+	if (g->f[g->depth - 1].slot == sp - sizeof(uintptr_t) &&
+	    *(uintptr_t *)(sp - sizeof(uintptr_t)) == g->f[g->depth - 1].hook) {
+		live = g->f[g->depth - 1];
+		keep = 1;
+		g->depth--;
+	}
 	now = thresh_sessions ? ticks() : 0;
 	while (g->depth && g->f[g->depth - 1].slot < sp) {
 		struct gframe fr = g->f[g->depth - 1];
@@ -597,6 +608,11 @@ void trail__fhook_rehook_returns(uintptr_t sp)
 	}
 	for (uint32_t i = 0; i < g->depth; i++)
 		*(uintptr_t *)g->f[i].slot = g->f[i].hook;
+	if (keep) {
+		g->f[g->depth] = live;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		g->depth++;
+	}
 }
 
 /* ---------------------------------------------------------- configuration */

@@ -17,6 +17,7 @@
 #include "../arch/arch.h"
 #include "../common/clock.h"
 #include "fhash.h"
+#include "fplt.h"
 
 static uintptr_t step_to(uintptr_t site, uintptr_t ip);
 
@@ -119,6 +120,19 @@ int trail__fobjs_discover(void)
 	return 0;
 }
 
+/* Where the library call of PLT site f goes: the function its GOT slot
+ * holds, or (a lazy binding not done yet: the slot points back into the
+ * PLT) the one the loader would bind it to, or 0. */
+static uintptr_t plt_target(const struct hobj *o, const struct fsite *f)
+{
+	uintptr_t v = __atomic_load_n((const uintptr_t *)f->got, __ATOMIC_RELAXED);
+	const char *nm = trail__fsite_name(&o->fo, f);
+
+	if (v && (v < o->xlo || v >= o->xhi))
+		return v;
+	return trail__plt_resolve(nm, nm + strlen(nm) + 1);
+}
+
 uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k)
 {
 	if (!o->stubs) {
@@ -127,7 +141,7 @@ uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k)
 		uint8_t *a;
 
 		for (uint32_t i = 0; i < o->fo.nsites; i++)
-			nreloc += !!(o->fo.sites[i].flags & FSITE_RELOC);
+			nreloc += !!(o->fo.sites[i].flags & (FSITE_RELOC | FSITE_PLT));
 		a = trail_arch_near_map(o->fo.lo, o->fo.hi,
 					stubs + nreloc * TRAIL_ARCH_RELOC_CODE, &o->stubs_len);
 		if (!a)
@@ -147,7 +161,17 @@ uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k)
 			const struct fsite *f = &o->fo.sites[i];
 			uintptr_t body = f->addr + TRAIL_ARCH_SITE_SIZE;
 
-			if (f->flags & FSITE_RELOC) {
+			if (f->flags & FSITE_PLT) {
+				uint8_t *copy = a + stubs + (size_t)j++ * TRAIL_ARCH_RELOC_CODE;
+				uintptr_t to = plt_target(o, f);
+
+				/* the stub calls the function through a jump */
+				body = (uintptr_t)copy;
+				o->relocs[i].at = body;
+				o->relocs[i].len = to ? 1 : 0;
+				if (to)
+					trail_arch_far_jump(copy, to);
+			} else if (f->flags & FSITE_RELOC) {
 				uint8_t *copy = a + stubs + (size_t)j++ * TRAIL_ARCH_RELOC_CODE;
 
 				/* the entry is as the program has it: nothing is
@@ -170,9 +194,21 @@ uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k)
 		}
 		o->stubs = a;
 	}
-	if ((o->fo.sites[k].flags & FSITE_RELOC) && !o->relocs[k].len)
-		return 0; /* its copy could not be made (out of reach) */
+	if ((o->fo.sites[k].flags & (FSITE_RELOC | FSITE_PLT)) && !o->relocs[k].len)
+		return 0; /* its copy could not be made (out of reach), its
+			   * library function not found */
 	return trail_arch_stub_at(o->stubs, k);
+}
+
+static struct hobj *site_of(uintptr_t addr, uint32_t *k);
+
+int trail__fobjs_plt_redundant(struct hobj *o, uint32_t k)
+{
+	uintptr_t to = plt_target(o, &o->fo.sites[k]);
+	uint32_t j;
+	struct hobj *d = to ? site_of(to, &j) : NULL;
+
+	return d && !(d->fo.sites[j].flags & FSITE_PLT);
 }
 
 /* the object and site index of the site at addr, or NULL */
@@ -199,6 +235,9 @@ static uintptr_t step_to(uintptr_t site, uintptr_t ip)
 	uint32_t k;
 	struct hobj *o = site_of(site, &k);
 	uintptr_t to;
+
+	if (o && (o->fo.sites[k].flags & FSITE_PLT))
+		return ip; /* a library call: no code of it patched */
 
 	if (ip == site) { /* a breakpoint met mid-poke, or a breakpoint site's */
 		if (!o || !(o->fo.sites[k].flags & FSITE_RELOC) || !o->relocs || !o->relocs[k].len)

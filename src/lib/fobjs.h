@@ -47,6 +47,10 @@ HIDDEN int trail__fobjs_sync(void (*hook_new)(struct hobj *o));
 /* Where site k of o jumps: its stub (the stub area is made at the first
  * call), or 0. */
 HIDDEN uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k);
+/* Does library call k of o (FSITE_PLT) go to a function with a site of
+ * its own (a library with patchable entries)? That one's hook records the
+ * call: the PLT's is not used. */
+HIDDEN int trail__fobjs_plt_redundant(struct hobj *o, uint32_t k);
 /* o named in session s's module table (once). */
 HIDDEN void trail__fobjs_publish(struct psess *ps, unsigned s, struct hobj *o);
 /* Follow dlopen/dlclose, passing new objects to hook_new, until stopped. */

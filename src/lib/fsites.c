@@ -19,6 +19,7 @@
 
 #include "../arch/arch.h"
 #include "../common/ehframe.h"
+#include "../common/pltscan.h"
 #include "../common/symrule.h"
 
 #define MAX_SECTIONS 65535u
@@ -303,6 +304,225 @@ static int eh_sites(struct fobj *o, const struct dl_phdr_info *info, uintptr_t b
 	return r;
 }
 
+static const char *sec_name(const ElfW(Shdr) *sh, uint64_t i, const struct buf *shstr);
+
+/* ------------------------------------------------------------ library calls */
+
+/* the version the importer asks of symbol i (its .gnu.version index, then
+ * .gnu.version_r's entry of that index), "" if none: bounded */
+static const char *need_version(const struct buf *versym, const struct buf *verneed,
+				const struct buf *dynstr, uint32_t i)
+{
+	const uint16_t *vs = versym->p;
+	const uint8_t *vn = verneed->p;
+	uint16_t want;
+	size_t off = 0;
+
+	if (!vs || !vn || i >= versym->len / 2 || (want = vs[i] & 0x7fff) < 2)
+		return "";
+	for (int files = 0; files < 4096 && off + sizeof(ElfW(Verneed)) <= verneed->len; files++) {
+		ElfW(Verneed) n;
+		size_t aoff;
+
+		memcpy(&n, vn + off, sizeof(n));
+		aoff = off + n.vn_aux;
+		for (unsigned k = 0; k < n.vn_cnt && aoff >= off &&
+				     aoff + sizeof(ElfW(Vernaux)) <= verneed->len; k++) {
+			ElfW(Vernaux) a;
+
+			memcpy(&a, vn + aoff, sizeof(a));
+			if (a.vna_other == want && a.vna_name < dynstr->len &&
+			    memchr((const char *)dynstr->p + a.vna_name, 0, dynstr->len - a.vna_name))
+				return (const char *)dynstr->p + a.vna_name;
+			if (!a.vna_next)
+				break;
+			aoff += a.vna_next;
+		}
+		if (!n.vn_next)
+			break;
+		off += n.vn_next;
+	}
+	return "";
+}
+
+struct pltc {
+	const struct buf *dynsym, *dynstr, *versym, *verneed;
+	const struct dl_phdr_info *info;
+	uintptr_t base;
+	uintptr_t *entry, *slot; /* NULL: counting */
+	uint32_t *sym;
+	size_t n, cap, names_need;
+};
+
+static int plt_one(void *arg, uint64_t entry, uint64_t slot, uint32_t sym)
+{
+	struct pltc *c = arg;
+	const ElfW(Sym) *sy = c->dynsym->p;
+	const char *nm;
+
+	if (sym >= c->dynsym->len / sizeof(*sy) || sy[sym].st_name >= c->dynstr->len ||
+	    !memchr((const char *)c->dynstr->p + sy[sym].st_name, 0,
+		    c->dynstr->len - sy[sym].st_name))
+		return 0;
+	nm = (const char *)c->dynstr->p + sy[sym].st_name;
+	if (!trail__plt_hookable(nm) ||
+	    !in_segment(c->info, c->base + slot, sizeof(uintptr_t), PF_R) ||
+	    !in_segment(c->info, c->base + entry, TRAIL_PLT_ENTRY, PF_X | PF_R))
+		return 0;
+	if (c->entry) {
+		if (c->n == c->cap)
+			return 1;
+		/* in address order (.plt before .plt.sec); a hostile file's
+		 * entries out of it are not taken */
+		if (c->n && c->base + entry <= c->entry[c->n - 1])
+			return 0;
+		c->entry[c->n] = c->base + entry;
+		c->slot[c->n] = c->base + slot;
+		c->sym[c->n] = sym;
+	} else {
+		c->names_need += strlen(nm) + 1 +
+				 strlen(need_version(c->versym, c->verneed, c->dynstr, sym)) + 1;
+	}
+	c->n++;
+	return 0;
+}
+
+/* Is the word at a in the object's RELRO segment? */
+static int in_relro(const struct dl_phdr_info *info, uintptr_t a)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_GNU_RELRO && a >= lo && a - lo < ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+/* a name and a version, as FSITE_PLT sites keep them */
+static void name_put(struct fobj *o, struct fsite *f, const char *nm, const char *ver)
+{
+	size_t a = strlen(nm), b = strlen(ver);
+
+	f->name = (uint32_t)o->names_len;
+	memcpy(o->names + o->names_len, nm, a + 1);
+	memcpy(o->names + o->names_len + a + 1, ver, b + 1);
+	o->names_len += a + 1 + b + 1;
+}
+
+/*
+ * The executable's library calls: a site at each entry of its PLT
+ * (src/common/pltscan.h), merged with its functions' sites in address
+ * order. 0, or -ENOMEM (the object is then left as it was).
+ */
+static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
+		     const struct stat *st, const ElfW(Shdr) *sh, uint64_t shnum,
+		     const struct buf *shstr)
+{
+	struct buf rela = {0}, dynsym = {0}, dynstr = {0}, versym = {0}, verneed = {0}, tmp = {0};
+	struct pltc c = {.dynsym = &dynsym, .dynstr = &dynstr, .versym = &versym,
+			 .verneed = &verneed, .info = info, .base = o->base};
+	struct fobj nw;
+	uint64_t dsi = 0;
+	int r = 0;
+
+	for (uint64_t i = 1; i < shnum && !rela.p; i++) {
+		const char *nm = sec_name(sh, i, shstr);
+
+		if (!nm || strcmp(nm, ".rela.plt") || sh[i].sh_type != SHT_RELA ||
+		    sh[i].sh_entsize != sizeof(ElfW(Rela)) || !(dsi = sh[i].sh_link) ||
+		    dsi >= shnum || sh[dsi].sh_type != SHT_DYNSYM || sh[dsi].sh_link >= shnum)
+			continue;
+		if (bread(fd, (uint64_t)st->st_size, sh[i].sh_offset, sh[i].sh_size, &rela) ||
+		    bread(fd, (uint64_t)st->st_size, sh[dsi].sh_offset, sh[dsi].sh_size, &dynsym) ||
+		    bread(fd, (uint64_t)st->st_size, sh[sh[dsi].sh_link].sh_offset,
+			  sh[sh[dsi].sh_link].sh_size, &dynstr))
+			goto out;
+	}
+	if (!rela.p)
+		goto out;
+	for (uint64_t i = 1; i < shnum; i++) {
+		if (sh[i].sh_type == SHT_GNU_versym && sh[i].sh_link == dsi && !versym.p)
+			bread(fd, (uint64_t)st->st_size, sh[i].sh_offset, sh[i].sh_size, &versym);
+		if (sh[i].sh_type == SHT_GNU_verneed && !verneed.p)
+			bread(fd, (uint64_t)st->st_size, sh[i].sh_offset, sh[i].sh_size, &verneed);
+	}
+	/* count, then take: .plt, then .plt.sec (IBT) */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) {
+			c.cap = c.n;
+			c.n = 0;
+			tmp.len = c.cap * (2 * sizeof(uintptr_t) + sizeof(uint32_t));
+			if (!c.cap || !(tmp.p = amap(tmp.len)))
+				goto out;
+			c.entry = tmp.p;
+			c.slot = c.entry + c.cap;
+			c.sym = (uint32_t *)(c.slot + c.cap);
+		}
+		for (uint64_t i = 1; i < shnum; i++) {
+			const char *nm = sec_name(sh, i, shstr);
+
+			if (!nm || (strcmp(nm, ".plt") && strcmp(nm, ".plt.sec")) ||
+			    !(sh[i].sh_flags & SHF_EXECINSTR) ||
+			    !in_segment(info, o->base + sh[i].sh_addr, sh[i].sh_size, PF_X | PF_R))
+				continue;
+			trail__plt_each((const uint8_t *)(o->base + sh[i].sh_addr), sh[i].sh_addr,
+					sh[i].sh_size, rela.p, rela.len / sizeof(ElfW(Rela)),
+					plt_one, &c);
+		}
+	}
+	/* the sites of both kinds, in address order */
+	memset(&nw, 0, sizeof(nw));
+	nw.base = o->base;
+	nw.skipped = o->skipped;
+	if (sites_alloc(&nw, o->nsites + c.n, o->names_len + c.names_need)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t a = 0, b = 0; a < o->nsites || b < c.n;) {
+		struct fsite *f;
+
+		if (b == c.n || (a < o->nsites && o->sites[a].addr < c.entry[b])) {
+			const struct fsite *g = &o->sites[a++];
+			const char *nm = trail__fsite_name(o, g);
+
+			f = site_add(&nw, g->addr, nm, strlen(nm));
+			f->flags = g->flags;
+		} else {
+			const ElfW(Sym) *sy = dynsym.p;
+			uint32_t k = c.sym[b];
+
+			if (a < o->nsites && o->sites[a].addr == c.entry[b]) {
+				b++; /* (a function's own site there: it wins) */
+				continue;
+			}
+			f = &nw.sites[nw.nsites++];
+			f->addr = c.entry[b];
+			f->flags = FSITE_PLT | (in_relro(info, c.slot[b]) ? FSITE_RELRO : 0);
+			f->got = c.slot[b++];
+			name_put(&nw, f, (const char *)dynstr.p + sy[k].st_name,
+				 need_version(&versym, &verneed, &dynstr, k));
+		}
+		if (!nw.lo || f->addr < nw.lo)
+			nw.lo = f->addr;
+		if (f->addr + TRAIL_ARCH_SITE_SIZE > nw.hi)
+			nw.hi = f->addr + TRAIL_ARCH_SITE_SIZE;
+		if ((f->flags & FSITE_RELOC) && f->addr + FSITE_LEN(f) > nw.hi)
+			nw.hi = f->addr + FSITE_LEN(f);
+	}
+	trail__fobj_free(o);
+	*o = nw;
+out:
+	bfree(&tmp);
+	bfree(&rela);
+	bfree(&dynsym);
+	bfree(&dynstr);
+	bfree(&versym);
+	bfree(&verneed);
+	return r;
+}
+
 /* The section headers of the ELF file fd (*st its stat) and their name
  * table, bounded: 0, or -EPROTO / -errno. */
 static int sections(int fd, struct stat *st, struct buf *shdrs, struct buf *shstr,
@@ -512,6 +732,10 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			o->hi = f->addr + TRAIL_ARCH_SITE_SIZE;
 	}
 out:
+	/* the executable's calls into libraries (not a library's: one
+	 * dlopen'ed is seen before the loader fills its slots) */
+	if (!r && info && !*info->dlpi_name)
+		r = plt_sites(o, info, fd, &st, shdrs.p, shnum, &shstr);
 	if (fs)
 		munmap(fs, fs_len ? fs_len : 1);
 	bfree(&tmp);

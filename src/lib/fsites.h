@@ -14,6 +14,9 @@
  * lies in an executable segment of the object, its bytes are still an
  * unpatched site, and (when the object has symbols) a symbol names it.
  *
+ * The executable also gets a site per library call (FSITE_PLT): each
+ * entry of its PLT, named after the function it imports.
+ *
  * Memory comes from mmap, so a load can run where malloc cannot (the
  * control signal handler). Every offset and size read from the file is
  * bounded before use.
@@ -27,7 +30,9 @@
 struct fsite {
 	uintptr_t addr;   /* run-time address of the site */
 	uint32_t name;    /* offset of its function's name in fobj.names */
-	uint32_t flags;   /* FSITE_RELOC [| FSITE_TRAP] | bytes displaced, or 0 */
+	uint32_t flags;   /* FSITE_RELOC [| FSITE_TRAP] | bytes displaced,
+			   * FSITE_PLT, or 0 */
+	uintptr_t got;    /* FSITE_PLT: the GOT slot its entry jumps through */
 };
 
 /* a function entry of unmodified code: its first instructions (the low
@@ -37,6 +42,13 @@ struct fsite {
 /* ... entered through a breakpoint on its first instruction (the only one
  * in the copy): a jump cannot replace its entry (arch.h) */
 #define FSITE_TRAP 0x200u
+/* a library call: the executable's PLT entry for an imported function
+ * (src/common/pltscan.h). Nothing is written at addr: the GOT slot the
+ * entry jumps through gets the stub's address. Its name in fobj.names is
+ * followed by the symbol version the executable asks for ("" if none). */
+#define FSITE_PLT 0x400u
+/* ... whose slot is in the RELRO segment: read-only once relocated */
+#define FSITE_RELRO 0x800u
 
 struct fobj {
 	uintptr_t base;   /* load bias */

@@ -112,6 +112,39 @@ static int patch(struct hsite *h, uintptr_t target)
 	return 0;
 }
 
+/* A library call (FSITE_PLT): its GOT slot holds the stub's address, one
+ * aligned store that threads calling meanwhile see or not; a slot that
+ * RELRO made read-only is writable for that store only. */
+static int got_store(uintptr_t slot, uintptr_t v, int relro)
+{
+	uintptr_t page = slot & ~(uintptr_t)4095;
+
+	if (relro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE))
+		return -1;
+	__atomic_store_n((uintptr_t *)slot, v, __ATOMIC_RELEASE);
+	if (relro)
+		mprotect((void *)page, 4096, PROT_READ);
+	return 0;
+}
+
+static int patch_got(struct hsite *h, const struct fsite *f, uintptr_t target)
+{
+	h->got = f->got | !!(f->flags & FSITE_RELRO); /* (8-byte aligned) */
+	h->got_orig = __atomic_load_n((uintptr_t *)f->got, __ATOMIC_RELAXED);
+	if (got_store(f->got, target, !!(f->flags & FSITE_RELRO)))
+		return -1;
+	h->patched = 1;
+	return 0;
+}
+
+static int unpatch_got(struct hsite *h)
+{
+	if (got_store(h->got & ~(uintptr_t)1, h->got_orig, (int)(h->got & 1)))
+		return -1;
+	h->patched = 0;
+	return 0;
+}
+
 /* A breakpoint site (FSITE_TRAP): one byte, whoever runs the code. Every
  * thread must take SIGTRAP (fstep.c). */
 static int patch_trap(struct hsite *h)
@@ -213,12 +246,13 @@ static int batch_flush(struct batch *b)
  */
 static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
 {
-	int any_l = 0, any_g = 0, n = 0, r;
+	int any_l = 0, any_g = 0, n = 0, r, nolib = 0;
 	int tracer = !!(__atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED) & (1u << s));
 	int probing = !!(__atomic_load_n(&probe_sessions, __ATOMIC_RELAXED) & (1u << s));
 
 	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
 	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
+	trail__spec_opts(ps->spec, "nolibcall", has_opt, &nolib);
 	for (uint32_t k = 0; k < o->fo.nsites; k++) {
 		const struct fsite *f = &o->fo.sites[k];
 		struct sel root = {trail__fsite_name(&o->fo, f), 0};
@@ -226,6 +260,8 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 		uintptr_t target;
 		int traced = 0, probed;
 
+		if ((f->flags & FSITE_PLT) && nolib)
+			continue;
 		if (tracer) {
 			if (any_g)
 				trail__spec_opts(ps->spec, "g", glob_hit, &root);
@@ -240,12 +276,17 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 		    trail__fprobe_insn_in(f->addr, f->addr + (FSITE_LEN(f) > TRAIL_ARCH_SITE_SIZE
 							       ? FSITE_LEN(f) : TRAIL_ARCH_SITE_SIZE)))
 			continue;
+		if ((f->flags & FSITE_PLT) && trail__fobjs_plt_redundant(o, k))
+			continue;
 		h = trail__hinsert(f->addr);
 		target = trail__fobjs_target(o, k);
 		if (!h || !target)
 			continue;
 		if (!h->patched) {
-			if (f->flags & FSITE_TRAP) {
+			if (f->flags & FSITE_PLT) {
+				if (patch_got(h, f, target))
+					continue;
+			} else if (f->flags & FSITE_TRAP) {
 				if (patch_trap(h))
 					continue;
 			} else if (!live) {
@@ -434,7 +475,9 @@ static void ftracer_leave(unsigned s)
 			__atomic_fetch_and(&h->root, ~(1u << s), __ATOMIC_RELEASE);
 			if (trail__fprobe_on(s, h))
 				trail__fprobe_detach(s, h);
-			if (!h->mask && !h->pmask && h->patched && h->trap) {
+			if (!h->mask && !h->pmask && h->patched && h->got) {
+				unpatch_got(h);
+			} else if (!h->mask && !h->pmask && h->patched && h->trap) {
 				struct trail_arch_poke p = {.addr = h->addr, .bytes = {h->orig[0]}};
 
 				/* one byte back: a thread meeting the breakpoint

@@ -66,6 +66,7 @@ struct trail_recorder_opts {
 	const char *tracer; /* "function", "function_graph" or NULL */
 	uint32_t max_depth, retval;
 	uint32_t args; /* function_graph entries with their arguments */
+	uint32_t no_libcall; /* the program's calls into libraries not traced */
 	uint64_t thresh_ns;
 	int nest; /* -1: none */
 	const long *tids;

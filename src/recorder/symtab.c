@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/pltscan.h"
 #include "../common/symrule.h"
 
 /* from the C++ runtime (libstdc++), as every C++ tool uses it */
@@ -39,6 +40,152 @@ static int add_name(struct symtab *t, size_t *cap, const char *s, uint32_t *off)
 	*off = (uint32_t)t->names_len;
 	t->names_len += len;
 	return 0;
+}
+
+/* ------------------------------------------------------- library calls
+ * An executable's PLT entries, named after the functions they call
+ * (src/common/pltscan.h): libtrail hooks the program's library calls there
+ * and records the entry's address. */
+
+struct pltw {
+	Elf *e;
+	Elf_Data *dynsym;
+	size_t strndx;
+	int (*fn)(void *arg, uint64_t entry, const char *name);
+	void *arg;
+};
+
+static int plt_one(void *arg, uint64_t entry, uint64_t slot, uint32_t sym)
+{
+	struct pltw *c = arg;
+	GElf_Sym s;
+	const char *nm;
+	(void)slot;
+
+	if (!gelf_getsym(c->dynsym, (int)sym, &s) ||
+	    !(nm = elf_strptr(c->e, c->strndx, s.st_name)) || !*nm)
+		return 0;
+	return c->fn(c->arg, entry, nm);
+}
+
+void symtab_plt_each(Elf *e, int (*fn)(void *arg, uint64_t entry, const char *name), void *arg)
+{
+	struct pltw c = {.e = e, .fn = fn, .arg = arg};
+	Elf_Data *rela = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstr;
+
+	if (elf_getshdrstrndx(e, &shstr))
+		return;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *nm;
+		Elf_Scn *ds;
+		GElf_Shdr dsh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    !(nm = elf_strptr(e, shstr, sh.sh_name)) || strcmp(nm, ".rela.plt") ||
+		    sh.sh_entsize != sizeof(Elf64_Rela) || !(ds = elf_getscn(e, sh.sh_link)) ||
+		    !gelf_getshdr(ds, &dsh) || dsh.sh_type != SHT_DYNSYM)
+			continue;
+		rela = elf_getdata(scn, NULL);
+		c.dynsym = elf_getdata(ds, NULL);
+		c.strndx = dsh.sh_link;
+		break;
+	}
+	if (!rela || !c.dynsym || !rela->d_buf)
+		return;
+	scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *nm;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !(nm = elf_strptr(e, shstr, sh.sh_name)) ||
+		    (strcmp(nm, ".plt") && strcmp(nm, ".plt.sec")) ||
+		    !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		trail__plt_each(d->d_buf, sh.sh_addr, d->d_size, rela->d_buf,
+				rela->d_size / sizeof(Elf64_Rela), plt_one, &c);
+	}
+}
+
+struct pltn {
+	struct symtab *t;
+	size_t *names_cap, cap, n0; /* the first n0: the symbols, sorted */
+	int r;
+};
+
+/* a symbol at addr among the first n of t (sorted)? */
+static int sym_at(const struct symtab *t, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && t->syms[lo].addr == addr;
+}
+
+static int plt_name(void *arg, uint64_t entry, const char *nm)
+{
+	struct pltn *c = arg;
+	char *dem = NULL;
+	int st = -1;
+
+	if (sym_at(c->t, c->n0, entry))
+		return 0; /* a symbol there names it (a hostile file) */
+	if (c->t->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 256;
+		struct symtab_sym *nv = realloc(c->t->syms, nc * sizeof(*nv));
+
+		if (!nv) {
+			c->r = -ENOMEM;
+			return 1;
+		}
+		c->t->syms = nv;
+		c->cap = nc;
+	}
+	c->t->syms[c->t->n].addr = entry;
+	c->t->syms[c->t->n].size = TRAIL_PLT_ENTRY;
+	if (nm[0] == '_' && nm[1] == 'Z')
+		dem = __cxa_demangle(nm, NULL, NULL, &st);
+	c->r = add_name(c->t, c->names_cap, dem && st == 0 ? dem : nm, &c->t->syms[c->t->n].name);
+	free(dem);
+	if (c->r)
+		return 1;
+	c->t->n++;
+	return 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct symtab_sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* the PLT entries named, merged in address order */
+static int plt_names(Elf *e, struct symtab *t, size_t *names_cap)
+{
+	struct pltn c = {.t = t, .names_cap = names_cap, .cap = t->n, .n0 = t->n};
+	size_t k = 0;
+
+	symtab_plt_each(e, plt_name, &c);
+	if (t->n == c.n0)
+		return c.r;
+	qsort(t->syms, t->n, sizeof(*t->syms), sym_cmp);
+	/* one entry per address (PLT sections overlapping: a hostile file) */
+	for (size_t i = 0; i < t->n; i++)
+		if (!k || t->syms[k - 1].addr != t->syms[i].addr)
+			t->syms[k++] = t->syms[i];
+	t->n = k;
+	return c.r;
 }
 
 int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
@@ -74,10 +221,10 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 		}
 	}
 	if (!pick)
-		goto out; /* no symbols: nothing to name */
+		goto plt; /* no symbols: nothing else to name */
 	d = elf_getdata(pick, NULL);
 	if (!d || !psh.sh_entsize)
-		goto out;
+		goto plt;
 	count = d->d_size / psh.sh_entsize;
 	if (count > INT32_MAX)
 		count = INT32_MAX;
@@ -134,6 +281,9 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 			goto out;
 		t->n++;
 	}
+plt:
+	if (!r)
+		r = plt_names(e, t, &names_cap);
 out:
 	free(v);
 	if (r)

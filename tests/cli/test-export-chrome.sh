@@ -359,7 +359,7 @@ static_events() {
 graph_calls() {
 	# threads: 4 threads of calls; -O2 and -O0 trees
 	for p in "$P2" "$BUILD/tests/cli/ftrace-prog-O0"; do
-		$TRAIL record -q -p function_graph $NOSAN --retval -o g.dat -- "$p" threads >/dev/null
+		$TRAIL record -q -p function_graph --no-libcall $NOSAN --retval -o g.dat -- "$p" threads >/dev/null
 		export_json g.dat g.json
 		greport g.dat >rep.txt
 		n=$(check graph g.json rep.txt)
@@ -385,7 +385,7 @@ graph_calls() {
 open_and_nostart_calls() {
 	# exit() four calls deep: four calls open at the end, closed (OPEN)
 	rc=0
-	$TRAIL record -q -p function_graph $NOSAN -o x.dat -- "$P2" exit || rc=$?
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o x.dat -- "$P2" exit || rc=$?
 	[ "$rc" -eq 3 ] || die "exit status $rc"
 	export_json x.dat x.json
 	read -r b x open < <(check nest x.json)
@@ -403,7 +403,7 @@ open_and_nostart_calls() {
 	[ "$(jq '[.traceEvents[] | select(.name == "process_name")] | length' k.json)" -eq 2 ] ||
 		die "two processes"
 	# record-time threshold calls are whole calls: X
-	$TRAIL record -q -p function_graph $NOSAN --graph-time-thresh 1ms -o th.dat -- "$P2" nap >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN --graph-time-thresh 1ms -o th.dat -- "$P2" nap >/dev/null
 	export_json th.dat th.json
 	read -r b x open < <(check nest th.json)
 	[ "$b" -eq 0 ] && [ "$x" -eq 4 ] || die "threshold: $b B, $x X"
@@ -415,7 +415,7 @@ open_and_nostart_calls() {
 }
 
 function_tracer() {
-	$TRAIL record -q -p function $NOSAN -o f.dat -- "$P2" threads >/dev/null
+	$TRAIL record -q -p function --no-libcall $NOSAN -o f.dat -- "$P2" threads >/dev/null
 	export_json f.dat f.json
 	$TRAIL report -q -t -i f.dat >rep.txt
 	read -r n lost < <(check events f.json rep.txt)
@@ -437,7 +437,7 @@ lost_events() {
 }
 
 hostile_strings() {
-	$TRAIL record -q -p function_graph $NOSAN --retval -e 'bad:*' -o b.dat -- "$BAD" >hex.txt
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN --retval -e 'bad:*' -o b.dat -- "$BAD" >hex.txt
 	export_json b.dat b.json
 	[ "$(check strings b.json hex.txt)" -eq 13 ] || die "strings"
 	# the calls, their quoted and bracketed names escaped, and the fields
@@ -495,7 +495,7 @@ damaged_inputs() {
 	read -r n lost < <(check events bad.json rep.txt)
 	[ "$n" -gt 1000 ] || die "$n events from a damaged file"
 	# a function_graph file cut: the calls still balanced
-	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" 20000 >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o g.dat -- "$P2" 20000 >/dev/null
 	size=$(stat -c %s g.dat)
 	head -c $((size / 2)) g.dat >gcut.dat
 	expect_rc 1 $TRAIL export -q -F chrome -i gcut.dat -o gcut.json 2>/dev/null

@@ -329,7 +329,7 @@ function_graph_calls() {
 	local opts
 	for m in "threads --retval" "fork --retval" "forknest --retval" "nap --graph-time-thresh 1ms"; do
 		opts=${m#* }
-		run $TRAIL record -q -p function_graph $NOSAN $opts -o g.dat -- "$P2" ${m%% *} >/dev/null
+		run $TRAIL record -q -p function_graph --no-libcall $NOSAN $opts -o g.dat -- "$P2" ${m%% *} >/dev/null
 		rm -rf g.ctf
 		run $TRAIL export -q -F ctf -i g.dat -o g.ctf
 		bt_mono g.ctf >bt.txt || die "babeltrace2 failed on g.ctf"
@@ -358,7 +358,7 @@ function_graph_calls() {
 }
 
 function_tracer() {
-	run $TRAIL record -q -p function $NOSAN -o f.dat -- "$P2" threads >/dev/null
+	run $TRAIL record -q -p function --no-libcall $NOSAN -o f.dat -- "$P2" threads >/dev/null
 	run $TRAIL export -q -F ctf -i f.dat -o f.ctf
 	same_events f.dat f.ctf
 	has got.txt 'hash <-lookup'

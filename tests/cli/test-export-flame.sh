@@ -115,16 +115,16 @@ check_folded() { # file
 folded_equals_report() {
 	# threads, recursion, a forked child returning through inherited calls
 	# (returns without their call: not counted), C++ names
-	$TRAIL record -q -p function_graph $NOSAN -o a.dat -- "$P2" threads >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o a.dat -- "$P2" threads >/dev/null
 	check_folded a.dat
 	[ "$(cut -d';' -f2 f.txt | sort -u | wc -l)" -eq 5 ] || die "5 threads: $(cat f.txt)"
-	$TRAIL record -q -p function_graph $NOSAN -o b.dat -- "$P2" deep 300 >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o b.dat -- "$P2" deep 300 >/dev/null
 	check_folded b.dat
 	has fc.txt ";modes$(printf ';deep%.0s' $(seq 301)) 1" # 301 calls deep
-	$TRAIL record -q -p function_graph $NOSAN -o c.dat -- "$P2" forknest >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o c.dat -- "$P2" forknest >/dev/null
 	check_folded c.dat
 	[ "$(cut -d';' -f1 f.txt | sort -u | wc -l)" -eq 2 ] || die "2 processes: $(cat f.txt)"
-	$TRAIL record -q -p function_graph $NOSAN -o d.dat -- "$CXX" >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o d.dat -- "$CXX" >/dev/null
 	check_folded d.dat
 	# a space in a name becomes '_' (the demangler's "int app::twice<int>(int)")
 	has f.txt ";int_app::twice<int>(int) "
@@ -139,7 +139,7 @@ folded_equals_report() {
 
 totals_are_the_threads_time() {
 	# every thread's values add up to its outermost calls' durations
-	$TRAIL record -q -p function_graph $NOSAN -o a.dat -- "$P2" 20 >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o a.dat -- "$P2" 20 >/dev/null
 	$TRAIL report -q -i a.dat >rep.txt
 	# (durations past 1 ms are printed to 10 ns: that much apart each)
 	want=$(awk -F'|' '$2 ~ /^  [^ ]/ && match($1, /[0-9.]+ us/) {
@@ -157,12 +157,12 @@ totals_are_the_threads_time() {
 unreturned_and_threshold_calls() {
 	# exit() inside nested calls: the calls never return, the view closes
 	# them at the end; they are counted
-	$TRAIL record -q -p function_graph $NOSAN -o e.dat -- "$P2" exit >/dev/null || true
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o e.dat -- "$P2" exit >/dev/null || true
 	$TRAIL export -F folded --count -i e.dat >fc.txt
 	has fc.txt ";main;modes;about_to_leave;leave 1"
 	# record-time threshold: whole calls, their children unknown, each
 	# directly on its thread with its duration
-	$TRAIL record -q -p function_graph $NOSAN --graph-time-thresh 1ms -o t.dat -- "$P2" nap >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN --graph-time-thresh 1ms -o t.dat -- "$P2" nap >/dev/null
 	$TRAIL export -F folded -i t.dat >f.txt
 	$TRAIL report -q -i t.dat >rep.txt
 	[ "$(wc -l <f.txt)" -eq 4 ] || die "4 calls: $(cat f.txt)"
@@ -177,7 +177,7 @@ unreturned_and_threshold_calls() {
 }
 
 flamegraph_svg() {
-	$TRAIL record -q -p function_graph $NOSAN -o a.dat -- "$P2" threads >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o a.dat -- "$P2" threads >/dev/null
 	$TRAIL export -F flamegraph -i a.dat -o a.svg
 	xmllint --noout a.svg
 	has a.svg "<title>$P2 threads</title>" # default title: the command
@@ -197,7 +197,7 @@ flamegraph_svg() {
 	has b.svg '<title>calls &lt;of&gt; &quot;prog&quot; &amp; co</title>'
 	grep -A1 '^<g><title>all$' b.svg | grep -q "^$calls calls (100.00%)<" || die "count root"
 	# C++ names escaped and colours by object: the program and libstdc++
-	$TRAIL record -q -p function_graph $NOSAN -o d.dat -- "$CXX" >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o d.dat -- "$CXX" >/dev/null
 	$TRAIL export -F flamegraph --count -i d.dat -o d.svg
 	xmllint --noout d.svg
 	has d.svg '<title>int app::twice&lt;int&gt;(int)'
@@ -209,7 +209,7 @@ flamegraph_svg() {
 # prints.
 chromium_runs_it() {
 	# --count: every stack wide enough to be drawn
-	$TRAIL record -q -p function_graph $NOSAN -o h.dat -- "$P2" threads >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o h.dat -- "$P2" threads >/dev/null
 	$TRAIL export -F flamegraph --count -i h.dat -o h.svg
 	cat >h.html <<-'HTML'
 	<!DOCTYPE html>
@@ -284,7 +284,7 @@ odd_names() {
 	# markup, a byte that is not UTF-8, a control byte, a UTF-8 letter
 	objcopy --redefine-sym "hash=$(printf 'ha;sh me<&>\377\001\303\251')" \
 		--redefine-sym "lookup=$(printf 'look\nup')" "$P2" odd
-	$TRAIL record -q -p function_graph $NOSAN -o o.dat -- ./odd >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o o.dat -- ./odd >/dev/null
 	$TRAIL export -F folded --count -i o.dat >f.txt
 	leaf="ha_sh_me<&>$(printf '\377')_$(printf '\303\251')"
 	LC_ALL=C grep -q "^odd-[0-9]*;odd-[0-9]*;main;handle_request;look_up;$leaf 2$" f.txt ||
@@ -309,18 +309,18 @@ no_function_data() {
 		has err.txt "no function_graph calls"
 	done
 	# the function tracer: records, but no durations
-	$TRAIL record -q -p function $NOSAN -o f.dat -- "$P2" >/dev/null
+	$TRAIL record -q -p function --no-libcall $NOSAN -o f.dat -- "$P2" >/dev/null
 	expect_rc 1 $TRAIL export -F folded -i f.dat -o out 2>err.txt
 	has err.txt "recorded with the function tracer: no call durations to export (record with -p function_graph)"
 	# a selection that shows no call
-	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o g.dat -- "$P2" >/dev/null
 	expect_rc 1 $TRAIL export -F flamegraph -g no_such_function -i g.dat -o out 2>err.txt
 	has err.txt "no function_graph calls in the selection to export"
 	[ ! -e out ] || die "output left"
 }
 
 options() {
-	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o g.dat -- "$P2" >/dev/null
 	# --count belongs to these formats, --title to the flame graph
 	expect_rc 2 $TRAIL export -F text --count -i g.dat -o x 2>err.txt
 	has err.txt "--count is for the folded and flamegraph formats"
@@ -342,7 +342,7 @@ options() {
 
 damaged_input() {
 	# a truncated file: what can be read is exported, exit status 1
-	$TRAIL record -q --chunk-size 4K -p function_graph $NOSAN -o big.dat -- "$P2" 400 >/dev/null
+	$TRAIL record -q --chunk-size 4K -p function_graph --no-libcall $NOSAN -o big.dat -- "$P2" 400 >/dev/null
 	$TRAIL export -F folded --count -i big.dat >full.txt
 	head -c $(($(stat -c %s big.dat) / 2)) big.dat >cut.dat
 	expect_rc 1 $TRAIL export -F folded --count -i cut.dat -o cut.txt 2>err.txt

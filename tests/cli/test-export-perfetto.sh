@@ -362,7 +362,7 @@ same_as_report() { # dat mode [view options]
 
 call_tree_as_report() {
 	for p in "$P0" "$P2"; do
-		$TRAIL record -q -p function_graph $NOSAN --retval -o g.dat -- "$p" 3 >/dev/null
+		$TRAIL record -q -p function_graph --no-libcall $NOSAN --retval -o g.dat -- "$p" 3 >/dev/null
 		same_as_report g.dat calls
 		# 3 requests of 5 calls, in main: 16 slices, nested 4 deep
 		[ "$(wc -l <got.txt)" -eq 16 ] || die "$(cat got.txt)"
@@ -427,7 +427,7 @@ lost_events_visible() {
 }
 
 function_tracer_instants() {
-	$TRAIL record -q -p function $NOSAN -o fn.dat -- "$P2" 2 >/dev/null
+	$TRAIL record -q -p function --no-libcall $NOSAN -o fn.dat -- "$P2" 2 >/dev/null
 	same_as_report fn.dat flat
 	has got.txt "hash <-lookup"
 	# callers are interned strings too
@@ -435,7 +435,7 @@ function_tracer_instants() {
 }
 
 view_options() {
-	$TRAIL record -q -p function_graph $NOSAN --retval -o nap.dat -- "$P2" nap >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN --retval -o nap.dat -- "$P2" nap >/dev/null
 	same_as_report nap.dat calls --max-graph-depth 2
 	[ "$(wc -l <got.txt)" -eq 2 ] || die "$(cat got.txt)"
 	# held back by the view until their duration is known, then written
@@ -451,7 +451,7 @@ entered_before_the_trace() {
 	# calls entered before --time-range: their returns are slices from
 	# just before the track's first record, the calls inside keep their
 	# depth
-	$TRAIL record -q -p function_graph $NOSAN --retval -o nap.dat -- "$P2" nap >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN --retval -o nap.dat -- "$P2" nap >/dev/null
 	same_as_report nap.dat calls --time-range +1ms,
 	grep -q '^[0-9]* 0 main NOSTART = 0x0$' got.txt || die "$(cat got.txt)"
 	grep -q '^[0-9]* 4 hash at ' got.txt || die "$(cat got.txt)"
@@ -464,7 +464,7 @@ entered_before_the_trace() {
 record_time_threshold() {
 	# calls written at their return, children before parents: slices
 	# still nest, as trace_processor sorts them
-	$TRAIL record -q -p function_graph $NOSAN --graph-time-thresh 1ms -o t.dat -- "$P2" nap >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN --graph-time-thresh 1ms -o t.dat -- "$P2" nap >/dev/null
 	same_as_report t.dat thresh
 	[ "$(wc -l <got.txt)" -eq 4 ] || die "$(cat got.txt)"
 	$PFCHECK x.txt calls >tree.txt
@@ -475,7 +475,7 @@ record_time_threshold() {
 
 open_calls_at_the_end() {
 	rc=0
-	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" exit || rc=$?
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o g.dat -- "$P2" exit || rc=$?
 	[ "$rc" -eq 3 ] || die "trail record: $rc"
 	same_as_report g.dat calls
 	# each still open: ended where the trace ends, marked unfinished
@@ -485,7 +485,7 @@ open_calls_at_the_end() {
 }
 
 compact() {
-	$TRAIL record -q -p function_graph $NOSAN -o big.dat -- "$P2" 20000 >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o big.dat -- "$P2" 20000 >/dev/null
 	$TRAIL export -q --format perfetto -i big.dat -o big.pftrace
 	decode big.pftrace >big.txt
 	calls=$($TRAIL report -q -i big.dat --count | awk '/funcgraph_(entry|leaf) / {s += $2} END {print s + 0}')

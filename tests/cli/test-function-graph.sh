@@ -37,7 +37,7 @@ golden_call_tree() {
 	C) D |  } /* main = 0 */
 	W
 	for p in "$P0" "$P2"; do # -O2: parse_header tail-calls parse_int, same tree
-		$TRAIL record -q -p function_graph $NOSAN --retval -o g.dat -- "$p" 2 >out.txt
+		$TRAIL record -q -p function_graph --no-libcall $NOSAN --retval -o g.dat -- "$p" 2 >out.txt
 		"$p" 2 >plain.txt
 		diff -u plain.txt out.txt
 		graph g.dat >got.txt
@@ -49,7 +49,7 @@ golden_call_tree() {
 }
 
 max_depth() {
-	$TRAIL record -q -p function_graph $NOSAN --max-graph-depth 2 -o g.dat -- "$P2" 2 >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN --max-graph-depth 2 -o g.dat -- "$P2" 2 >/dev/null
 	graph g.dat >got.txt
 	printf '%s\n' 'C) - |  main() {' 'C) D |    handle_request();' 'C) D |    handle_request();' \
 		'C) D |  } /* main */' >want.txt
@@ -65,7 +65,7 @@ graph_roots() {
 
 time_threshold() {
 	# only calls longer than 1 ms: nap (3 ms) and the ones around it
-	$TRAIL record -q -p function_graph $NOSAN --graph-time-thresh 1ms -o g.dat -- "$P2" nap >/dev/null
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN --graph-time-thresh 1ms -o g.dat -- "$P2" nap >/dev/null
 	$TRAIL report -q -i g.dat | sed -E 's/.*\|  //' >got.txt
 	printf '%s\n' '} /* nap */' '} /* slow_request */' '} /* modes */' '} /* main */' >want.txt
 	diff -u want.txt got.txt
@@ -98,7 +98,7 @@ recursion_10000_deep() {
 }
 
 longjmp_out() {
-	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" jump >out.txt
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o g.dat -- "$P2" jump >out.txt
 	"$P2" jump >plain.txt
 	diff -u plain.txt out.txt
 	graph g.dat >got.txt
@@ -111,7 +111,7 @@ longjmp_out() {
 }
 
 cxx_exceptions() {
-	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$CXX" >out.txt
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o g.dat -- "$CXX" >out.txt
 	"$CXX" >plain.txt
 	diff -u plain.txt out.txt # caught, rethrown: the same result as untraced
 	graph g.dat >got.txt
@@ -215,7 +215,7 @@ fork_inside_calls() {
 
 exit_inside() {
 	rc=0
-	$TRAIL record -q -p function_graph $NOSAN -o g.dat -- "$P2" exit || rc=$?
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o g.dat -- "$P2" exit || rc=$?
 	[ "$rc" -eq 3 ] || die "trail record: $rc, not the program's exit(3)"
 	graph g.dat >got.txt
 	printf '%s\n' 'C) - |  main() {' 'C) - |    modes() {' 'C) - |      about_to_leave() {' \
@@ -272,7 +272,7 @@ nest_signal_levels() {
 	done
 	$TRAIL report -i n0.dat | grep -q 'tracer: function_graph -l raiser -l hash --nest 0' ||
 		die "the header does not show --nest"
-	expect_rc 2 $TRAIL record -p function_graph --nest x -- "$P2" 2>err.txt
+	expect_rc 2 $TRAIL record -p function_graph --no-libcall --nest x -- "$P2" 2>err.txt
 	has err.txt "--nest needs a signal handler level from 0 to 64, not 'x'"
 	expect_rc 2 $TRAIL record --nest 0 -e 'x:*' -- "$P2" 2>err.txt
 	has err.txt "--nest limits a tracer"
@@ -283,8 +283,8 @@ no_patchable_entries() {
 	# instructions are displaced (src/arch reloc.c), the same call tree
 	# as the -O2 build with them (both are -O2)
 	for m in threads fork; do
-		$TRAIL record -q -p function_graph -o u.dat -- "$BUILD/tests/cli/ftrace-prog-noflag" $m >/dev/null
-		$TRAIL record -q -p function_graph -o p.dat -- "$P2" $m >/dev/null
+		$TRAIL record -q -p function_graph --no-libcall -o u.dat -- "$BUILD/tests/cli/ftrace-prog-noflag" $m >/dev/null
+		$TRAIL record -q -p function_graph --no-libcall -o p.dat -- "$P2" $m >/dev/null
 		$TRAIL report -i u.dat | sed -E 's/^.*\|  //' | grep -E '\(\)|\}' | sort >u.txt
 		$TRAIL report -i p.dat | sed -E 's/^.*\|  //' | grep -E '\(\)|\}' | sort >p.txt
 		[ "$(wc -l <u.txt)" -gt 10 ] || die "$m: $(wc -l <u.txt) lines unmodified"
@@ -296,7 +296,7 @@ no_patchable_entries() {
 	# entry counts as a (tail) call too: 1 + 2 + 3 + 4 + 5
 	U=$BUILD/tests/cli/ftrace-prog-noflag
 	"$U" short >want.txt
-	$TRAIL record -q -p function_graph -o s.dat -- "$U" short >got.txt
+	$TRAIL record -q -p function_graph --no-libcall -o s.dat -- "$U" short >got.txt
 	cmp -s want.txt got.txt || die "short: the program's output changed: $(cat got.txt)"
 	$TRAIL report -q -i s.dat --summary >sum.txt
 	[ "$(awk '$NF == "word_before" {print $5}' sum.txt)" = 40 ] || die "word_before: $(cat sum.txt)"
@@ -355,7 +355,7 @@ dlopen_dlclose() {
 	# objects loaded after the start are hooked at dlopen, forgotten at
 	# dlclose; two plugins taking turns at one address are each named
 	# for their own calls
-	$TRAIL record -q -p function_graph $NOSAN -o d.dat -- "$DLHOST" "$PA" "$PB" 4
+	$TRAIL record -q -p function_graph --no-libcall $NOSAN -o d.dat -- "$DLHOST" "$PA" "$PB" 4
 	graph d.dat >got.txt
 	{
 		echo 'C) - |  main() {'

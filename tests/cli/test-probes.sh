@@ -153,7 +153,7 @@ t two_sessions_same_probes two_sessions_same_probes
 # string's pointer, a stack argument as "...", no value for void); with
 # no debug info the kernel's untyped forms
 graph_args_typed() {
-	expect_rc 7 $TRAIL record -q -p function_graph --args --retval -o t.dat -- "$P" >/dev/null
+	expect_rc 7 $TRAIL record -q -p function_graph --no-libcall --args --retval -o t.dat -- "$P" >/dev/null
 	$TRAIL report -i t.dat | sed -E 's/^.*\|  //' >r.txt
 	grep -E '^ *load_config\(path=0x[0-9a-f]+, flags=42\); /\* = 55 \*/$' r.txt >/dev/null ||
 		die "load_config: $(grep load_config r.txt | head -1)"
@@ -162,7 +162,7 @@ graph_args_typed() {
 	has r.txt 'many(a1=1, a2=2, a3=3, a4=4, a5=5, a6=6, ...); /* = 36 */'
 	has r.txt '} /* nest = 7 */'
 	grep -E '^ *nothing\(\);$' r.txt >/dev/null || die "void nothing(): $(grep nothing r.txt)"
-	expect_rc 7 $TRAIL record -q -p function_graph --args --retval -o n.dat -- "$ND" >/dev/null
+	expect_rc 7 $TRAIL record -q -p function_graph --no-libcall --args --retval -o n.dat -- "$ND" >/dev/null
 	$TRAIL report -i n.dat | sed -E 's/^.*\|  //' >n.txt
 	has n.txt 'parse_int(); /* = 0x2a */'
 	has n.txt 'load_config(); /* = -22 */'
@@ -173,7 +173,7 @@ t graph_args_typed graph_args_typed
 
 # the exports carry --args and the typed --retval as report shows them
 graph_args_exported() {
-	expect_rc 7 $TRAIL record -q -p function_graph --args --retval -o t.dat -- "$P" >/dev/null
+	expect_rc 7 $TRAIL record -q -p function_graph --no-libcall --args --retval -o t.dat -- "$P" >/dev/null
 	$TRAIL export --format chrome -i t.dat -o t.json
 	python3 - t.json <<'PY' || die "chrome: args or retval wrong"
 import json, sys

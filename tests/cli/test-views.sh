@@ -21,7 +21,7 @@ rec() { # file [record options]
 }
 
 [ -x "$PROG" ] || die "no $PROG (meson builds bench/ with the rest)"
-rec "$TMP/g.dat" -e 'calltree:*' -p function_graph $NOSAN
+rec "$TMP/g.dat" -e 'calltree:*' -p function_graph --no-libcall $NOSAN
 
 # the calls of a function in the function_graph text: its "f();" and "f() {" lines
 calls_in_report() { # file function
@@ -103,7 +103,7 @@ summary_equals_folded() {
 
 # the function tracer has calls and no durations: a table of calls
 summary_of_function_tracer() {
-	rec "$TMP/f.dat" -p function $NOSAN
+	rec "$TMP/f.dat" -p function --no-libcall $NOSAN
 	$TRAIL report --summary -i "$TMP/f.dat" >f.txt
 	grep -q 'the function tracer' f.txt || die "$(head -3 f.txt)"
 	[ "$(awk '$NF == "token" { print $1 }' f.txt)" = $((3 * N)) ] || die "token: $(grep token f.txt)"
@@ -223,7 +223,7 @@ export_damaged_input() {
 # an export of more than a second shows its progress on a terminal (a
 # pseudo-terminal from script(1)), and nothing when stderr is a file
 progress_on_a_terminal() {
-	BENCH_N=150000 $TRAIL record -q -p function_graph $NOSAN -o big.dat $PROG >/dev/null
+	BENCH_N=150000 $TRAIL record -q -p function_graph --no-libcall $NOSAN -o big.dat $PROG >/dev/null
 	# shown after 0 ms here (a second by default): the machine's speed
 	# does not decide whether there is a line to see
 	export TRAIL_PROGRESS_DELAY=0

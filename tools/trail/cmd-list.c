@@ -221,6 +221,24 @@ static void flist_free(struct flist *F)
 	free(F->o);
 }
 
+/* Is the function a library call of the program goes to traced by its
+ * own entry (a library with patchable entries)? Then its hook records the
+ * call, not the program's PLT (libtrail's fobjs.c says the same). */
+static int plt_in_library(const struct flist *F, const char *symbol)
+{
+	for (size_t i = 0; i < F->n; i++) {
+		const struct fobj *o = &F->o[i];
+
+		if (o->exe)
+			continue;
+		for (size_t k = 0; k < o->fs.n; k++)
+			if (!o->fs.sites[k].plt && funcscan_usable(&o->fs.sites[k]) &&
+			    !strcmp(o->fs.sites[k].symbol, symbol))
+				return 1;
+	}
+	return 0;
+}
+
 /* Print the traceable functions of the objects, the executable's first.
  * Returns how many were printed; *total gets how many there are. */
 static size_t print_functions(const struct flist *F, const char *glob,
@@ -242,7 +260,7 @@ static size_t print_functions(const struct flist *F, const char *glob,
 				char addr[32];
 				const char *name = s->name;
 
-				if (!funcscan_usable(s))
+				if (!funcscan_usable(s) || (s->plt && plt_in_library(F, s->symbol)))
 					continue;
 				++*total;
 				if (!*name) {
@@ -251,7 +269,9 @@ static size_t print_functions(const struct flist *F, const char *glob,
 				}
 				if (glob && !trail__glob(glob, strlen(glob), name, strlen(name)))
 					continue;
-				if (o->exe)
+				if (o->exe && s->plt)
+					printf("%s [library call]\n", name);
+				else if (o->exe)
 					printf("%s\n", name);
 				else
 					printf("%s [%s]\n", name, base);

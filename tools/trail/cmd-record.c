@@ -57,7 +57,7 @@ struct session {
 	int buffer_given; /* -b */
 	uint32_t block_us; /* --blocking-timeout, ~0u: inf */
 	const char *tracer; /* -p */
-	uint32_t max_depth, retval, args;
+	uint32_t max_depth, retval, args, no_libcall;
 	int nest; /* --nest N, -1: none */
 	long tids[32]; /* --tid: function tracers in these threads only */
 	int ntids;
@@ -126,7 +126,7 @@ static void on_chld(int sig)
 /* ids of the options without a letter */
 enum {
 	O_CHUNK = OPT_LONG_ID, O_OVERWRITE, O_BLOCKING, O_UNKNOWN, O_DEPTH,
-	O_THRESH, O_RETVAL, O_ARGS, O_TID, O_NEST, O_PROBE, O_SYNTH,
+	O_THRESH, O_RETVAL, O_ARGS, O_NO_LIBCALL, O_TID, O_NEST, O_PROBE, O_SYNTH,
 };
 
 static const struct opt_cmd record_opts = {
@@ -160,7 +160,8 @@ static const struct opt_cmd record_opts = {
 		{'p', "plugin", OPT_REQUIRED, "TRACER",
 		 "a tracer: function (every call of a function with a\n"
 		 "patchable entry, -fpatchable-function-entry=5, or of an\n"
-		 "unmodified program's own functions)\n"
+		 "unmodified program's own functions, and the program's\n"
+		 "calls into shared libraries)\n"
 		 "or function_graph (calls and returns, with durations)", 0, NULL},
 		{'l', "limit-func", OPT_REQUIRED, "GLOB", "trace only these functions (repeatable)", 0, NULL},
 		{'n', "notrace-func", OPT_REQUIRED, "GLOB", "not these (repeatable)", 0, NULL},
@@ -173,6 +174,9 @@ static const struct opt_cmd record_opts = {
 		{0, "args", OPT_NONE, NULL,
 		 "function_graph: record the arguments (named and typed from DWARF in report)", O_ARGS,
 		 NULL},
+		{0, "no-libcall", OPT_NONE, NULL,
+		 "function tracers: not the program's calls into shared\n"
+		 "libraries (through its PLT: malloc, write...)", O_NO_LIBCALL, NULL},
 		{0, "tid", OPT_REQUIRED, "TID[,TID...]",
 		 "function tracers: only in these threads of the\n"
 		 "-P processes (ftrace's set_ftrace_pid)", O_TID, NULL},
@@ -1500,6 +1504,7 @@ static void recorder_opts(struct session *S, struct trail_recorder_opts *o)
 	o->max_depth = S->max_depth;
 	o->retval = S->retval;
 	o->args = S->args;
+	o->no_libcall = S->no_libcall;
 	o->thresh_ns = S->thresh_ns;
 	o->nest = S->nest;
 	o->tids = S->tids;
@@ -1704,6 +1709,9 @@ static int record(struct session *S, int argc, char **argv)
 		case O_ARGS:
 			S->args = 1;
 			break;
+		case O_NO_LIBCALL:
+			S->no_libcall = 1;
+			break;
 		case O_PROBE:
 			S->probes[S->nprobes++] = optarg;
 			break;
@@ -1777,6 +1785,8 @@ static int record(struct session *S, int argc, char **argv)
 		return usage_err("%s", "-l, -n and -g select functions for a tracer: give -p function or -p function_graph");
 	if (S->nest >= 0 && !S->tracer)
 		return usage_err("%s", "--nest limits a tracer: give -p function or -p function_graph");
+	if (S->no_libcall && !S->tracer)
+		return usage_err("%s", "--no-libcall limits a tracer: give -p function or -p function_graph");
 	if (S->ntids && !S->tracer)
 		return usage_err("%s", "--tid selects threads for a tracer: give -p function or -p function_graph");
 	if (S->ntids && !S->npids)

@@ -24,6 +24,8 @@
 #include "elfscan.h"
 #include "../../src/arch/arch.h"
 #include "../../src/common/ehframe.h"
+#include "../../src/common/pltscan.h"
+#include "../../src/recorder/symtab.h"
 #include "../../src/common/symrule.h"
 
 #include <errno.h>
@@ -1100,6 +1102,112 @@ out:
 	return reloc_end(w, out, r, name_off, sym_off);
 }
 
+/* ------------------------------------------------------- library calls
+ * A program's calls into shared libraries: a site per PLT entry, named
+ * after the function it calls (libtrail's fsites.c takes the same ones). */
+
+struct pltf {
+	struct work *w;
+	const struct fscan *out; /* its sites, sorted: a PLT entry at one's
+				  * address is not taken (a hostile file) */
+	struct fsite *v;
+	size_t n, cap;
+	int r;
+};
+
+static int plt_site(void *arg, uint64_t entry, const char *name)
+{
+	struct pltf *c = arg;
+	size_t sym, dem;
+
+	size_t lo = 0, hi = c->out->n;
+
+	if (!trail__plt_hookable(name))
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->out->sites[mid].addr < entry)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->out->n && c->out->sites[lo].addr == entry)
+		return 0;
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 64;
+		struct fsite *nv = realloc(c->v, nc * sizeof(*nv));
+
+		if (!nv) {
+			c->r = -ENOMEM;
+			return 1;
+		}
+		c->v = nv;
+		c->cap = nc;
+	}
+	if ((c->r = add_names(c->w, name, &sym, &dem)))
+		return 1;
+	/* offsets in the names until they stop moving */
+	c->v[c->n++] = (struct fsite){.addr = entry, .func = entry, .nops = FUNCSCAN_SITE_BYTES,
+				      .plt = 1, .name = (const char *)(uintptr_t)dem,
+				      .symbol = (const char *)(uintptr_t)sym};
+	return 0;
+}
+
+static int cmp_site_addr(const void *a, const void *b)
+{
+	const struct fsite *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* the library calls of a program, among its sites in address order */
+static int add_plt_sites(struct work *w, struct fscan *out)
+{
+	struct pltf c = {.w = w, .out = out};
+	struct fsite *all;
+
+	/* the names made so far go back to being offsets in w->str */
+	for (size_t i = 0; i < out->n; i++) {
+		out->sites[i].name = (const char *)(uintptr_t)(out->sites[i].name - out->strings);
+		out->sites[i].symbol = (const char *)(uintptr_t)(out->sites[i].symbol - out->strings);
+	}
+	if (out->strings) {
+		w->str.p = out->strings;
+		out->strings = NULL;
+	} else if (str_add(&w->str, "") == (size_t)-1) {
+		return -ENOMEM;
+	}
+	symtab_plt_each(w->elf, plt_site, &c);
+	if (!c.r && c.n) {
+		all = realloc(out->sites, (out->n + c.n) * sizeof(*all));
+		if (!all) {
+			c.r = -ENOMEM;
+		} else {
+			size_t k = 0;
+
+			memcpy(all + out->n, c.v, c.n * sizeof(*all));
+			out->sites = all;
+			out->n += c.n;
+			out->entries += c.n;
+			qsort(out->sites, out->n, sizeof(*all), cmp_site_addr);
+			/* one site per address (PLT sections overlapping) */
+			for (size_t i = 0; i < out->n; i++)
+				if (!k || out->sites[k - 1].addr != out->sites[i].addr)
+					out->sites[k++] = out->sites[i];
+			out->n = k;
+		}
+	}
+	free(c.v);
+	out->strings = w->str.p;
+	w->str.p = NULL;
+	for (size_t i = 0; i < out->n; i++) {
+		out->sites[i].name = out->strings + (uintptr_t)out->sites[i].name;
+		out->sites[i].symbol = out->strings + (uintptr_t)out->sites[i].symbol;
+	}
+	return c.r;
+}
+
 int funcscan_file(const char *path, struct fscan *out, char *err,
 		  size_t errlen)
 {
@@ -1137,8 +1245,8 @@ int funcscan_file(const char *path, struct fscan *out, char *err,
 	if (!w.nps) {
 		/* no patchable entries: a program's functions, displaced */
 		if (!w.rel && is_program(&w) && !(r = find_code_sections(&w)) &&
-		    !(r = load_symbols(&w)))
-			r = build_reloc_sites(&w, out);
+		    !(r = load_symbols(&w)) && !(r = build_reloc_sites(&w, out)))
+			r = add_plt_sites(&w, out);
 		goto out;
 	}
 	for (size_t i = 0; i < w.nps; i++)
@@ -1147,6 +1255,8 @@ int funcscan_file(const char *path, struct fscan *out, char *err,
 	    (r = load_symbols(&w)))
 		goto out;
 	r = build_sites(&w, out);
+	if (!r && !w.rel && is_program(&w))
+		r = add_plt_sites(&w, out);
 out:
 	if (r == -ENOMEM)
 		set_err(&w, "%s: %s", path, strerror(ENOMEM));

@@ -38,6 +38,14 @@ void trail_arch_jump_insn(uint8_t out[TRAIL_ARCH_SITE_SIZE], uintptr_t site, uin
 	memcpy(out + 1, &rel, 4);
 }
 
+void trail_arch_far_jump(uint8_t *out, uintptr_t target)
+{
+	out[0] = 0xff; /* jmp *0(%rip), the address after it */
+	out[1] = 0x25;
+	memset(out + 2, 0, 4);
+	memcpy(out + 6, &target, 8);
+}
+
 uintptr_t trail_arch_jump_target(const uint8_t *p, uintptr_t site)
 {
 	int32_t rel;

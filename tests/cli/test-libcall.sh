@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Library calls: a program's calls into shared libraries traced through
+# its PLT (src/common/pltscan.h, libtrail's fsites.c/fplt.c), without a
+# rebuild. tests/cli/libcall/app.c is built here lazily bound (PIE), bound
+# at start under full RELRO, not PIE, and with patchable entries; each
+# build must give the same exact counts under the same callers, and print
+# what it prints untraced. A library with two versions of one function
+# checks that a slot still lazily bound is bound as the loader would (the
+# version the program was linked against, not the default one). Then
+# selection (-l, --no-libcall, list -f), a C++ exception thrown and caught
+# through hooked library calls, and attaching to a running process: the
+# GOT slot hooked while attached and its value put back after.
+. "$(dirname "$0")/lib.sh"
+
+CC=${CC:-cc}
+S=$SRC/tests/cli/libcall
+N=5
+
+build_fixtures() {
+	$CC -O2 "$S/app.c" -o app-lazy -lpthread
+	$CC -O2 "$S/app.c" -o app-now -Wl,-z,now -Wl,-z,relro -lpthread
+	$CC -O2 -no-pie -fno-pie "$S/app.c" -o app-nopie -lpthread
+	$CC -O2 -fpatchable-function-entry=5 "$S/app.c" -o app-pfe -lpthread
+	readelf -d app-now | grep -q 'BIND_NOW' || die "app-now is not bound at start"
+	# linked against V1 alone, run with V1 and V2 (the default)
+	$CC -shared -fPIC -Wl,--version-script="$S/v1.map" "$S/ver.c" -o libver.so
+	$CC -O2 -DWITH_VER "$S/app.c" -o app-ver -L. -lver -Wl,-rpath,'$ORIGIN' -lpthread
+	$CC -shared -fPIC -DBOTH -Wl,--version-script="$S/v2.map" "$S/ver.c" -o libver.so
+	[ "$(./app-ver 1 | tail -1)" = "ver=1" ] || die "the loader gives $(./app-ver 1 | tail -1)"
+}
+
+# how many times the graph shows NAME called
+calls() { # file name
+	grep -c " ${2}();\$" "$1" || true
+}
+
+# The same counts, nested the same, in each build.
+graph_counts() {
+	local v want
+	for v in lazy now nopie pfe; do
+		./app-$v $N >plain.txt
+		$TRAIL record -q -p function_graph -o g-$v.dat -- ./app-$v $N >out.txt
+		diff -u plain.txt out.txt
+		$TRAIL report -q -i g-$v.dat >g-$v.txt
+		for f in malloc free strlen snprintf pthread_mutex_lock pthread_mutex_unlock; do
+			[ "$(calls g-$v.txt $f)" = $N ] || die "$v: $f called $(calls g-$v.txt $f) times, wanted $N"
+		done
+		[ "$(calls g-$v.txt longjmp)" = 1 ] || die "$v: longjmp: $(cat g-$v.txt)"
+		# under their callers: the first call in each step() is malloc
+		grep -A1 ' step() {$' g-$v.txt | grep -c ' malloc();$' >n.txt || true
+		[ "$(cat n.txt)" = $N ] || die "$v: malloc not under step: $(head -30 g-$v.txt)"
+		grep -A1 ' locked() {$' g-$v.txt | grep -q ' pthread_mutex_lock();$' ||
+			die "$v: pthread_mutex_lock not under locked"
+		# the longjmp left its call: jumper returns, main goes on
+		grep -A2 ' jumper() {$' g-$v.txt | grep -q '} /\* jumper \*/' || die "$v: jumper: $(cat g-$v.txt)"
+		tail -1 g-$v.txt | grep -q '} /\* main \*/' || die "$v: main not closed: $(tail -3 g-$v.txt)"
+		# setjmp returns twice: never hooked
+		hasnt g-$v.txt "setjmp"
+	done
+	# the printf at the end is a call of main's, in every build
+	for v in lazy now nopie pfe; do
+		grep -B1 ' } /\* main \*/' g-$v.txt | grep -q 'printf();' || die "$v: printf: $(tail -3 g-$v.txt)"
+	done
+}
+
+# A slot the loader had not bound yet is bound by libtrail first: to the
+# version the program asks for, not the default one.
+versioned() {
+	$TRAIL record -q -p function_graph -o v.dat -- ./app-ver 2 >out.txt
+	has out.txt "ver=1"
+	$TRAIL report -q -i v.dat >v.txt
+	has v.txt " ver();"
+}
+
+selection() {
+	$TRAIL list -f ./app-lazy >l.txt
+	has l.txt "malloc [library call]"
+	has l.txt "pthread_mutex_lock [library call]"
+	has l.txt "step"
+	hasnt l.txt "setjmp"
+	$TRAIL list -f ./app-lazy 'pthread_*' >l.txt
+	[ "$(wc -l <l.txt)" = 2 ] || die "list -f glob: $(cat l.txt)"
+	# -l names a library call as any function
+	$TRAIL record -q -p function -l malloc -l free -o f.dat -- ./app-lazy $N >/dev/null
+	$TRAIL report -q -i f.dat >f.txt
+	[ "$(grep -c ': malloc <-step$' f.txt)" = $N ] || die "malloc <-step: $(cat f.txt)"
+	[ "$(grep -c ': free <-' f.txt)" = $N ] || die "free: $(cat f.txt)"
+	[ "$(wc -l <f.txt)" -ge $((2 * N)) ] || die "$(cat f.txt)"
+	grep -vE ': (malloc|free) <-' f.txt | grep -q ' <-' && die "others: $(cat f.txt)"
+	# --no-libcall: the program's own functions only
+	$TRAIL record -q -p function_graph --no-libcall -o n.dat -- ./app-lazy $N >/dev/null
+	$TRAIL report -q -i n.dat >n.txt
+	has n.txt "step();"
+	hasnt n.txt "malloc"
+	hasnt n.txt "printf"
+	# -n leaves one out
+	$TRAIL record -q -p function_graph -n malloc -o m.dat -- ./app-lazy $N >/dev/null
+	$TRAIL report -q -i m.dat >m.txt
+	hasnt m.txt "malloc();"
+	has m.txt "free();"
+	# a name no program calls is refused as before
+	expect_rc 1 $TRAIL record -q -p function -l no_such_call -o x.dat -- ./app-lazy 2>err.txt
+	has err.txt "no function matches '-l no_such_call'"
+	expect_rc 2 $TRAIL record -q --no-libcall -e 'x:*' -o x.dat -- ./app-lazy 2>err.txt
+	has err.txt "--no-libcall limits a tracer"
+}
+
+# Thrown and caught through hooked calls (__cxa_throw, __cxa_begin_catch
+# reached through the PLT): the same result as untraced, every frame closed.
+cxx_exceptions() {
+	local X=$BUILD/tests/cli/ftrace-cxx
+	"$X" >plain.txt
+	$TRAIL record -q -p function_graph -o c.dat -- "$X" >out.txt
+	diff -u plain.txt out.txt
+	$TRAIL report -q -i c.dat >c.txt
+	[ "$(calls c.txt __cxa_throw)" = 2 ] || die "__cxa_throw: $(cat c.txt)"
+	[ "$(calls c.txt __cxa_begin_catch)" = 3 ] || die "__cxa_begin_catch: $(cat c.txt)"
+	[ "$(calls c.txt __cxa_end_catch)" = 3 ] || die "__cxa_end_catch: $(cat c.txt)"
+	[ "$(calls c.txt __cxa_rethrow)" = 1 ] || die "__cxa_rethrow: $(cat c.txt)"
+	has c.txt "operator delete(void*);"
+	tail -1 c.txt | grep -q '} /\* main \*/' || die "main not closed: $(tail -3 c.txt)"
+}
+
+# the GOT slot of name in process pid (8 bytes, hex)
+got_slot() { # pid exe name
+	local off
+	off=$(readelf -rW "$2" | awk -v n="$3" '$3 == "R_X86_64_JUMP_SLOT" && $5 ~ "^" n "@" {print $1}')
+	[ -n "$off" ] || die "no JUMP_SLOT for $3 in $2"
+	python3 - "$1" "$off" "$(readlink -f "$2")" <<'PY'
+import sys
+pid, off, exe = sys.argv[1], int(sys.argv[2], 16), sys.argv[3]
+base = None
+with open(f"/proc/{pid}/maps") as m:
+    for line in m:
+        f = line.split()
+        if len(f) >= 6 and f[5] == exe and int(f[2], 16) == 0:
+            base = int(f[0].split("-")[0], 16)
+            break
+with open(f"/proc/{pid}/mem", "rb") as mem:
+    mem.seek(base + off)
+    print(mem.read(8).hex())
+PY
+}
+
+# A running process, libtrail loaded into it: its calls hooked while
+# attached, the slot's value put back after.
+attach_running() {
+	env -u LD_PRELOAD ./app-lazy 1 spin >ready.txt &
+	local sp=$! rp
+	wait_for "grep -q ready ready.txt" || die "never ready"
+	before=$(got_slot $sp app-lazy malloc)
+	$TRAIL record -o a.dat -p function -l malloc -l free -P $sp 2>err.txt &
+	rp=$!
+	wait_for "grep -q 'attached to process' err.txt" || die "no attach: $(cat err.txt)"
+	during=$(got_slot $sp app-lazy malloc)
+	sleep 0.3
+	kill -INT $rp
+	wait $rp
+	after=$(got_slot $sp app-lazy malloc)
+	[ "$during" != "$before" ] || die "the slot was not hooked ($before)"
+	[ "$after" = "$before" ] || die "the slot is $after after detach, was $before"
+	kill -0 $sp || die "the process died"
+	kill $sp
+	$TRAIL report -q -i a.dat >a.txt
+	grep -q ': malloc <-step$' a.txt || die "no malloc: $(head -5 a.txt)"
+	grep -q ': free <-' a.txt || die "no free: $(head -5 a.txt)"
+}
+
+t build_fixtures build_fixtures
+t graph_counts graph_counts
+t versioned versioned
+t selection selection
+t cxx_exceptions cxx_exceptions
+if ldd "$LIBTRAIL" | grep -q libtsan; then
+	skip attach_running "TSan's background thread blocks SIGTRAP: no live patching under TSan (as attach_by_injection)"
+else
+	t attach_running attach_running
+fi
