@@ -19,6 +19,8 @@
 #   ... unmodified     the same of bench_fgraph_plain, built without
 #                      patchable entries (trail displaces work's first
 #                      instructions; uftrace --force -P work)
+#   library call      ns per traced call of libc's labs through the PLT
+#                      (bench_libcall), trail and uftrace --force defaults
 # bench/real.sh (run after this one by `make bench`) gives the slowdown of
 # a real program, the sqlite3 shell, with every function traced.
 set -u
@@ -59,7 +61,7 @@ done
 # function_graph: the same -fpatchable-function-entry=5 binary untraced,
 # under trail, under uftrace (-b 4M: its default 128 KiB buffers make it
 # about 2.5x slower); the unpatched build as the reference
-declare -a fg_plain fg_pfe fg_trail fg_bytes uf uf_bytes fgu_trail ufu
+declare -a fg_plain fg_pfe fg_trail fg_bytes uf uf_bytes fgu_trail ufu lc_trail lc_uf
 minus() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a-b}'; }
 for r in $(seq "$RUNS"); do
 	l=$("$BUILD/bench/bench_fgraph_plain"); pbase=$(field ns_per_iter "$l"); fg_plain+=("$pbase")
@@ -77,6 +79,16 @@ for r in $(seq "$RUNS"); do
 		rm -rf "$TMP/uf"
 		l=$(cd "$TMP" && "${PIN_REC[@]}" uftrace record --force -b 4M -P work -d "$TMP/uf" "$BUILD/bench/bench_fgraph_plain")
 		ufu+=("$(minus "$(field ns_per_iter "$l")" "$pbase")")
+		rm -rf "$TMP/uf"
+	fi
+	# a library call (labs through the PLT): every call of the program's
+	# PLT traced, by both tracers' defaults
+	l=$("$BUILD/bench/bench_libcall"); lbase=$(field ns_per_iter "$l")
+	l=$("${PIN_REC[@]}" "$TRAIL" record -q -p function_graph -o "$TMP/l.dat" -- "$BUILD/bench/bench_libcall")
+	lc_trail+=("$(minus "$(field ns_per_iter "$l")" "$lbase")")
+	if command -v uftrace >/dev/null; then
+		l=$(cd "$TMP" && "${PIN_REC[@]}" uftrace record --force -b 4M -d "$TMP/uf" "$BUILD/bench/bench_libcall")
+		lc_uf+=("$(minus "$(field ns_per_iter "$l")" "$lbase")")
 		rm -rf "$TMP/uf"
 	fi
 done
@@ -129,6 +141,12 @@ if [ ${#ufu[@]} -gt 0 ]; then
 	printf '%-44s %s\n' "uftrace --force, unmodified build, ns" "$(stats "${ufu[@]}")"
 	printf '%-44s %s\n' "ratio uftrace / trail (unmodified)" \
 		"$(awk -v a="$(median "${ufu[@]}")" -v b="$(median "${fgu_trail[@]}")" 'BEGIN{printf "%.1fx", a/b}')"
+fi
+printf '%-44s %s\n' "trail function_graph, library call (PLT), ns" "$(stats "${lc_trail[@]}")"
+if [ ${#lc_uf[@]} -gt 0 ]; then
+	printf '%-44s %s\n' "uftrace, library call (PLT), ns" "$(stats "${lc_uf[@]}")"
+	printf '%-44s %s\n' "ratio uftrace / trail (library call)" \
+		"$(awk -v a="$(median "${lc_uf[@]}")" -v b="$(median "${lc_trail[@]}")" 'BEGIN{printf "%.1fx", a/b}')"
 fi
 if [ "$have_lttng" = 1 ]; then
 	printf '%-44s %s\n' "LTTng-UST enabled, ns/event" "$(stats "${lt[@]}")"

@@ -110,7 +110,8 @@ selection() {
 cxx_exceptions() {
 	local X=$BUILD/tests/cli/ftrace-cxx
 	"$X" >plain.txt
-	$TRAIL record -q -p function_graph -o c.dat -- "$X" >out.txt
+	# (an ASan build's constructors and its runtime's calls left out)
+	$TRAIL record -q -p function_graph -n '_sub_[ID]_*' -n '__asan_*' -o c.dat -- "$X" >out.txt
 	diff -u plain.txt out.txt
 	$TRAIL report -q -i c.dat >c.txt
 	[ "$(calls c.txt __cxa_throw)" = 2 ] || die "__cxa_throw: $(cat c.txt)"
@@ -118,7 +119,7 @@ cxx_exceptions() {
 	[ "$(calls c.txt __cxa_end_catch)" = 3 ] || die "__cxa_end_catch: $(cat c.txt)"
 	[ "$(calls c.txt __cxa_rethrow)" = 1 ] || die "__cxa_rethrow: $(cat c.txt)"
 	has c.txt "operator delete(void*);"
-	tail -1 c.txt | grep -q '} /\* main \*/' || die "main not closed: $(tail -3 c.txt)"
+	grep -q '^ *[0-9]) .*|  } /\* main \*/$' c.txt || die "main not closed: $(tail -3 c.txt)"
 }
 
 # the GOT slot of name in process pid (8 bytes, hex)
@@ -171,8 +172,4 @@ t graph_counts graph_counts
 t versioned versioned
 t selection selection
 t cxx_exceptions cxx_exceptions
-if ldd "$LIBTRAIL" | grep -q libtsan; then
-	skip attach_running "TSan's background thread blocks SIGTRAP: no live patching under TSan (as attach_by_injection)"
-else
-	t attach_running attach_running
-fi
+t attach_running attach_running
