@@ -11,7 +11,8 @@
 #   trail p + r         an entry probe (3 regs) and a return probe ($retval)
 #   function_graph      -p function_graph -l probe3, for the ratio above
 #   trail p at +MID     --probe 'p probe3+MID a=%ax:s64 b=%si:s64': a probe at
-#                       an instruction inside probe3 (a breakpoint; UN calls)
+#                       an instruction inside probe3: a jump to its stub,
+#                       then (TRAIL_INSN_JUMP=0) a breakpoint, UN calls
 #   uprobe at +MID      the same through uprobe_events
 #   uprobe 3 regs       the same fetch-args through /sys/kernel/tracing's
 #                       uprobe_events (root and tracefs needed; mounted
@@ -83,7 +84,7 @@ kernel_uprobe() {
 	echo "-:trailbench/$1" >>"$TR/uprobe_events"
 }
 
-declare -a base sbase p3 ps pr fg kp kbase mp km
+declare -a base sbase p3 ps pr fg kp kbase mp km mj
 for r in $(seq "$RUNS"); do
 	l=$("$PROG" regs); base+=("$(field ns_per_iter "$l")")
 	l=$("$PROG" str); sbase+=("$(field ns_per_iter "$l")")
@@ -98,9 +99,14 @@ for r in $(seq "$RUNS"); do
 	pr+=("$(minus "$(field ns_per_iter "$l")" "${base[-1]}")")
 	l=$("${PIN_REC[@]}" "$TRAIL" record -q -b "$BUF" -p function_graph -l probe3 -o "$TMP/g.dat" -- "$PROG" regs)
 	fg+=("$(minus "$(field ns_per_iter "$l")" "${base[-1]}")")
-	# a probe at an instruction (a breakpoint), UN calls: it traps
+	# a probe at an instruction: a jump to its stub (nothing in probe3
+	# branches into the bytes after the sar), then the breakpoint the
+	# jump replaces (TRAIL_INSN_JUMP=0), UN calls: it traps
 	l=$("${PIN_REC[@]}" "$TRAIL" record -q -b "$BUF" --probe "p:bench/mid probe3+$mid a=%ax:s64 b=%si:s64" \
-		-o "$TMP/m.dat" -- "$PROG" regs "$UN")
+		-o "$TMP/j.dat" -- "$PROG" regs)
+	mj+=("$(minus "$(field ns_per_iter "$l")" "${base[-1]}")")
+	l=$(TRAIL_INSN_JUMP=0 "${PIN_REC[@]}" "$TRAIL" record -q -b "$BUF" \
+		--probe "p:bench/mid probe3+$mid a=%ax:s64 b=%si:s64" -o "$TMP/m.dat" -- "$PROG" regs "$UN")
 	mp+=("$(minus "$(field ns_per_iter "$l")" "${base[-1]}")")
 	if [ -n "$uprobes" ] && [ -n "$off" ]; then
 		l=$(kernel_uprobe k3 "$PROG:$off a=%di:s64 b=%si:s64 c=%dx:s64")
@@ -121,11 +127,14 @@ printf '  %-22s %s\n' "trail p string" "$(stats "${ps[@]}")"
 printf '  %-22s %s\n' "trail p + r" "$(stats "${pr[@]}")"
 printf '  %-22s %s\n' "function_graph" "$(stats "${fg[@]}")"
 printf '  %-22s %.2f\n' "(p + r) / fgraph" "$(awk -v a="$(median "${pr[@]}")" -v b="$(median "${fg[@]}")" 'BEGIN{print a/b}')"
+jhits=$("$TRAIL" report -i "$TMP/j.dat" --count 2>/dev/null | awk '$1 == "bench:mid" {print $2}')
+printf '  %-22s %s   (records: %s)\n' "trail p at +$mid, jump" "$(stats "${mj[@]}")" "${jhits:-?}"
 mhits=$("$TRAIL" report -i "$TMP/m.dat" --count 2>/dev/null | awk '$1 == "bench:mid" {print $2}')
 printf '  %-22s %s   (N=%s, records: %s)\n' "trail p at +$mid, trap" "$(stats "${mp[@]}")" "$UN" "${mhits:-?}"
 if [ ${#km[@]} -gt 0 ]; then
 	printf '  %-22s %s   (N=%s)\n' "kernel uprobe at +$mid" "$(stats "${km[@]}")" "$UN"
 	printf '  %-22s %.1fx\n' "uprobe / trail (trap)" "$(awk -v a="$(median "${km[@]}")" -v b="$(median "${mp[@]}")" 'BEGIN{print a/b}')"
+	printf '  %-22s %.0fx\n' "uprobe / trail (jump)" "$(awk -v a="$(median "${km[@]}")" -v b="$(median "${mj[@]}")" 'BEGIN{print a/b}')"
 fi
 if [ ${#kp[@]} -gt 0 ]; then
 	printf '  %-22s %s   (N=%s)\n' "kernel uprobe 3 regs" "$(stats "${kp[@]}")" "$UN"

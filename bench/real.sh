@@ -25,7 +25,9 @@
 # in its per-thread data files.
 # uftrace runs as `uftrace record --no-libcall -b 4M -P . -d DIR pin sqlite3`:
 # -P . patches every function with a patchable entry, --no-libcall leaves
-# PLT calls alone as trail does, and -b 4M because its default 128 KiB
+# PLT calls alone, as trail's --no-libcall does here (the program's own
+# functions on both sides; with library calls, the pin script's sh would
+# also count its strchr calls, which depend on the path's length), and -b 4M because its default 128 KiB
 # buffers make it about 2.5x slower on this program (one shm buffer set up
 # and handed over per 128 KiB).
 set -u
@@ -110,7 +112,7 @@ percall() { "$TRAIL" report -q -i "$1" --summary 2>/dev/null | awk 'NR > 2 && $N
 RUN_PLAIN=("$TMP/pin" "$PLAIN_SQLITE" :memory:)
 for run in $(seq "$RUNS"); do
 	plain+=("$(timed "${RUN[@]}")")
-	tr+=("$(timed "${PIN_REC[@]}" "$TRAIL" record -q -C "$TRAIL_CLOCK" -b "$TRAIL_BUF" -p function_graph -o "$TMP/t.dat" -- "${RUN[@]}")")
+	tr+=("$(timed "${PIN_REC[@]}" "$TRAIL" record -q -C "$TRAIL_CLOCK" -b "$TRAIL_BUF" -p function_graph --no-libcall -o "$TMP/t.dat" -- "${RUN[@]}")")
 	w=$("$TRAIL" report -i "$TMP/t.dat" --stat 2>/dev/null |
 		sed -n 's/.*entries-written: \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' | head -1)
 	read -r inbuf written <<<"${w:-0 0}"
@@ -120,7 +122,7 @@ for run in $(seq "$RUNS"); do
 	tbytes=$(stat -c %s "$TMP/t.dat" 2>/dev/null || echo 0)
 	# the unmodified build (entries displaced, or breakpoints): the same
 	# calls of every function both builds have, checked on the first run
-	un+=("$(timed "${PIN_REC[@]}" "$TRAIL" record -q -C "$TRAIL_CLOCK" -b "$TRAIL_BUF" -p function_graph -o "$TMP/u.dat" -- "${RUN_PLAIN[@]}")")
+	un+=("$(timed "${PIN_REC[@]}" "$TRAIL" record -q -C "$TRAIL_CLOCK" -b "$TRAIL_BUF" -p function_graph --no-libcall -o "$TMP/u.dat" -- "${RUN_PLAIN[@]}")")
 	if [ "$run" = 1 ]; then
 		percall "$TMP/t.dat" >"$TMP/t.calls"
 		percall "$TMP/u.dat" >"$TMP/u.calls"

@@ -95,6 +95,23 @@ extern const char trail__arch_tramp_exit[];
 /* ... and those of unmodified code, which preserve every register */
 extern const char trail__arch_tramp_entry_all[];
 extern const char trail__arch_tramp_exit_all[];
+/* ... and that of a probe at an instruction entered through a jump, and
+ * its address as data */
+extern const char trail__arch_tramp_insn[];
+extern const uintptr_t trail__arch_tramp_insn_at;
+
+/* The stub of probe site idx at an instruction (tramp.S shows it), for
+ * the address at: over the red zone, every register saved, the handler
+ * trail__arch_on_insn(idx, regs, sp) called, then the copy of the
+ * displaced instructions run (copy: trail_arch_reloc_make's). */
+#define TRAIL_ARCH_INSN_STUB 40u
+void trail_arch_insn_stub(uint8_t out[TRAIL_ARCH_INSN_STUB], uintptr_t at, uint32_t idx,
+			  uintptr_t copy);
+/* Registered by the C side before any such stub runs: the probes of
+ * site idx, the interrupted code's registers in regs (all of them:
+ * read-only), its %rsp sp. (A pointer: the arch layer does not call up.) */
+extern void (*trail__arch_insn_handler)(uint64_t idx, const struct trail_arch_regs *regs,
+					uintptr_t sp);
 
 /*
  * Implemented by the C side (libtrail, or a test). on_entry: site was
@@ -234,6 +251,13 @@ int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at);
  * -E2BIG too many, -EINVAL not decodable. */
 int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
 			   unsigned *len, char *why, size_t whylen);
+/* Can a probe at the instruction at (inside the function at fn, code its
+ * size bytes) take a jump instead of a breakpoint: its instructions from
+ * at displaced as an entry's are, and no branch of the function landing
+ * past at among them? 0 with *len the bytes displaced, or -errno with why
+ * as trail_arch_reloc_check says. */
+int trail_arch_jump_check(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t at,
+			  unsigned *len, char *why, size_t whylen);
 /* The fallback for an entry a jump cannot replace (too short, a branch
  * into the first bytes, a jump table): a breakpoint on its first
  * instruction, which runs from a copy (trail_arch_reloc_make with len

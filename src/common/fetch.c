@@ -99,6 +99,7 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 		return -EPROTO;
 	*why = "bad instruction probe";
 	if (((h.flags & TRAIL_PROBE_F_INSN) && h.kind != TRAIL_PROBE_ENTRY) ||
+	    (h.jump && (!(h.flags & TRAIL_PROBE_F_INSN) || h.jump > 24)) ||
 	    ((h.flags & TRAIL_PROBE_F_SEMA) && !(h.flags & TRAIL_PROBE_F_INSN)))
 		return -EPROTO;
 	*why = "too many probe arguments";

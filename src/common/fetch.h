@@ -100,7 +100,10 @@ struct __attribute__((packed)) trail_probe_hdr {
 	uint8_t kind;       /* enum trail_probe_kind */
 	uint8_t flags;      /* TRAIL_PROBE_F_* */
 	uint8_t nargs;      /* arguments (fields after the probe's own) */
-	uint8_t pad;
+	uint8_t jump;       /* F_INSN: the bytes a jump at the instruction
+			     * displaces, when one may replace the breakpoint
+			     * (no branch of its function lands among them);
+			     * 0: a breakpoint */
 	uint64_t offset;    /* p: bytes past the function's entry (0 for r, e);
 			     * with F_INSN, the instruction's address */
 	uint16_t sym_len;   /* strlen(sym) + 1 */

@@ -18,6 +18,7 @@
 #include "../common/clock.h"
 #include "fhash.h"
 #include "fplt.h"
+#include "fprobe.h"
 
 static uintptr_t step_to(uintptr_t site, uintptr_t ip);
 
@@ -238,6 +239,11 @@ static uintptr_t step_to(uintptr_t site, uintptr_t ip)
 
 	if (o && (o->fo.sites[k].flags & FSITE_PLT))
 		return ip; /* a library call: no code of it patched */
+	if (!o) { /* a probe's jump at an instruction? */
+		to = trail__fprobe_insn_step(site, ip);
+		if (to != ip)
+			return to;
+	}
 
 	if (ip == site) { /* a breakpoint met mid-poke, or a breakpoint site's */
 		if (!o || !(o->fo.sites[k].flags & FSITE_RELOC) || !o->relocs || !o->relocs[k].len)

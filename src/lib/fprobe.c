@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -1131,6 +1132,14 @@ struct isite {
 	uint32_t mask;             /* sessions whose probes run here */
 	uint8_t orig;
 	uint8_t patched;
+	/* the jump path (the CLI found no branch of the function landing
+	 * among the bytes it displaces): a stub (tramp.S) and the copy of
+	 * those instructions, else stub is 0 and a breakpoint goes there */
+	uint8_t jumped;            /* patched with the jump, not a breakpoint */
+	uint8_t jlen;
+	uint8_t orig5[TRAIL_ARCH_SITE_SIZE];
+	uintptr_t stub;
+	struct trail_arch_reloc rl; /* where a thread inside the jump goes */
 };
 
 #define MAX_ISITES 512
@@ -1186,8 +1195,58 @@ static int xol_write(uintptr_t at, const void *code, size_t n)
 	return 0;
 }
 
-/* the site at addr, made if new (under the control lock) */
-static struct isite *isite_get(const struct hobj *o, uintptr_t addr)
+static void on_insn(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp);
+
+/* The jump path of site is (n sites known), jlen bytes displaced: its
+ * stub and copy made, when nothing else lies among those bytes (another
+ * probe's site, a function entry's hook). 0 or -1: the breakpoint then. */
+static int isite_jump(const struct hobj *o, struct isite *is, uint32_t idx, unsigned jlen,
+		      uint32_t n)
+{
+	uintptr_t addr = is->addr, end = addr + (jlen > TRAIL_ARCH_SITE_SIZE ? jlen
+							     : TRAIL_ARCH_SITE_SIZE), at;
+	uint8_t stub[TRAIL_ARCH_INSN_STUB];
+
+	static int off = -1;
+
+	/* TRAIL_INSN_JUMP=0: breakpoints only (the kernel's
+	 * debug.kprobes-optimization = 0), to compare or to rule jumps out */
+	if (off < 0) {
+		const char *v = getenv("TRAIL_INSN_JUMP");
+
+		off = v && !strcmp(v, "0");
+	}
+	if (off || !jlen || jlen > TRAIL_ARCH_RELOC_MAXLEN || end > o->xhi)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		uintptr_t b = isites[i].addr,
+			  e = b + (isites[i].stub ? (isites[i].jlen > TRAIL_ARCH_SITE_SIZE
+							   ? isites[i].jlen : TRAIL_ARCH_SITE_SIZE) : 1);
+
+		if (b < end && addr < e)
+			return -1;
+	}
+	for (uint32_t k = 0; k < o->fo.nsites; k++)
+		if (!(o->fo.sites[k].flags & FSITE_PLT) && o->fo.sites[k].addr >= addr &&
+		    o->fo.sites[k].addr < end)
+			return -1;
+	if (!(at = xol_reserve(o, addr, TRAIL_ARCH_INSN_STUB + TRAIL_ARCH_RELOC_CODE)) ||
+	    trail_arch_reloc_make((const uint8_t *)addr, jlen, addr, at + TRAIL_ARCH_INSN_STUB,
+				  &is->rl))
+		return -1;
+	__atomic_store_n(&trail__arch_insn_handler, on_insn, __ATOMIC_RELEASE);
+	trail_arch_insn_stub(stub, at, idx, at + TRAIL_ARCH_INSN_STUB);
+	if (xol_write(at, stub, sizeof(stub)) ||
+	    xol_write(at + TRAIL_ARCH_INSN_STUB, is->rl.code, is->rl.copy_len))
+		return -1;
+	is->jlen = (uint8_t)jlen;
+	is->stub = at;
+	return 0;
+}
+
+/* the site at addr, made if new (under the control lock); jlen: the
+ * bytes a jump there may displace (0: a breakpoint only) */
+static struct isite *isite_get(const struct hobj *o, uintptr_t addr, unsigned jlen)
 {
 	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
 	struct trail_arch_reloc rl;
@@ -1214,6 +1273,12 @@ static struct isite *isite_get(const struct hobj *o, uintptr_t addr)
 		if (addr >= f->addr && addr < end)
 			return NULL;
 	}
+	/* nor inside the jump of another probe's site */
+	for (uint32_t i = 0; i < n; i++)
+		if (isites[i].stub && addr > isites[i].addr &&
+		    addr < isites[i].addr + (isites[i].jlen > TRAIL_ARCH_SITE_SIZE
+						     ? isites[i].jlen : TRAIL_ARCH_SITE_SIZE))
+			return NULL;
 	room = o->xhi - addr < 16 ? o->xhi - addr : 16;
 	if (*(const uint8_t *)addr == 0xcc || trail__hfind(addr) ||
 	    trail_arch_trap_check((const uint8_t *)addr, room, addr, &len, NULL, 0) ||
@@ -1225,8 +1290,66 @@ static struct isite *isite_get(const struct hobj *o, uintptr_t addr)
 	memset(is, 0, sizeof(*is));
 	is->addr = addr;
 	is->copy = at;
+	if (isite_jump(o, is, n, jlen, n))
+		is->stub = 0;
 	__atomic_store_n(&nisites, n + 1, __ATOMIC_RELEASE);
 	return is;
+}
+
+/* The probes of site is, hit at ip with the registers r and stack
+ * pointer sp: from the SIGTRAP handler or from the jump's stub. */
+static void insn_fire(struct isite *is, uint32_t m, const struct trail_arch_regs *r,
+		      uintptr_t sp, uintptr_t ip)
+{
+	struct fctx c = {.er = r, .sp = sp, .ip = ip};
+
+	for (const struct fprobe_att *at = __atomic_load_n(&is->probes, __ATOMIC_ACQUIRE); at;
+	     at = at->next) {
+		uint32_t am = __atomic_load_n(&at->mask, __ATOMIC_ACQUIRE) & m;
+		struct fprobe *pr = at->pr;
+
+		if (!am || !(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & am))
+			continue;
+		if (TRAIL_UNLIKELY(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & TRAIL_STATE_EXT))
+			trail__ustart = (struct trail_ustart){ip, c.sp, r->rbp};
+		{
+			uint8_t buf[pr->p.hdr->payload_max];
+
+			memcpy(buf, &ip, 8);
+			emit(pr, am, buf, fetch(pr, at, &c, buf));
+		}
+	}
+	if (TRAIL_UNLIKELY(trail__ustart.ip))
+		trail__ustart.ip = 0;
+}
+
+static void on_insn(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp)
+{
+	struct isite *is = &isites[idx < MAX_ISITES ? idx : 0];
+	uint32_t m = __atomic_load_n(&is->mask, __ATOMIC_ACQUIRE);
+
+	if (m)
+		insn_fire(is, m, regs, sp, is->addr);
+}
+
+/* For the live patch (fobjs.c's step hook): a thread found at ip inside
+ * the jump written at site goes on at its instruction in the copy; ip if
+ * site is no jump site of ours. */
+uintptr_t trail__fprobe_insn_step(uintptr_t site, uintptr_t ip)
+{
+	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (isites[i].addr == site && isites[i].stub) {
+			uintptr_t to;
+
+			if (ip == site) /* at its breakpoint, mid-patch: the probes
+					 * run from the trap handler first */
+				return isites[i].copy;
+			to = trail_arch_reloc_map(&isites[i].rl, site, ip);
+			return to ? to : ip;
+		}
+	return ip;
 }
 
 /* The SIGTRAP handler's question (fhash.h trail__insn_trap_hook): a
@@ -1250,7 +1373,7 @@ static int insn_trap(void *ucv)
 		return 1;
 	}
 	if ((m = __atomic_load_n(&is->mask, __ATOMIC_ACQUIRE))) {
-		struct trail_arch_regs r = {
+		const struct trail_arch_regs r = {
 			.r11 = (uint64_t)g[REG_R11], .r10 = (uint64_t)g[REG_R10],
 			.r9 = (uint64_t)g[REG_R9], .r8 = (uint64_t)g[REG_R8],
 			.rcx = (uint64_t)g[REG_RCX], .rdx = (uint64_t)g[REG_RDX],
@@ -1260,30 +1383,22 @@ static int insn_trap(void *ucv)
 			.r13 = (uint64_t)g[REG_R13], .r14 = (uint64_t)g[REG_R14],
 			.r15 = (uint64_t)g[REG_R15],
 		};
-		struct fctx c = {.er = &r, .sp = (uintptr_t)g[REG_RSP], .ip = ip};
 
-		for (const struct fprobe_att *at = __atomic_load_n(&is->probes, __ATOMIC_ACQUIRE);
-		     at; at = at->next) {
-			uint32_t am = __atomic_load_n(&at->mask, __ATOMIC_ACQUIRE) & m;
-			struct fprobe *pr = at->pr;
-
-			if (!am || !(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) & am))
-				continue;
-			if (TRAIL_UNLIKELY(__atomic_load_n(&pr->state, __ATOMIC_RELAXED) &
-					   TRAIL_STATE_EXT))
-				trail__ustart = (struct trail_ustart){ip, c.sp, r.rbp};
-			{
-				uint8_t buf[pr->p.hdr->payload_max];
-
-				memcpy(buf, &ip, 8);
-				emit(pr, am, buf, fetch(pr, at, &c, buf));
-			}
-		}
-		if (TRAIL_UNLIKELY(trail__ustart.ip))
-			trail__ustart.ip = 0;
+		insn_fire(is, m, &r, (uintptr_t)g[REG_RSP], ip);
 	}
 	g[REG_RIP] = (greg_t)is->copy;
 	return 1;
+}
+
+uintptr_t trail__fprobe_insn_inside(uintptr_t ip)
+{
+	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (isites[i].jumped && ip > isites[i].addr &&
+		    ip < isites[i].addr + TRAIL_ARCH_SITE_SIZE)
+			return trail__fprobe_insn_step(isites[i].addr, ip);
+	return ip;
 }
 
 int trail__fprobe_insn_in(uintptr_t lo, uintptr_t hi)
@@ -1307,7 +1422,7 @@ int trail__fprobe_insn_attach(unsigned s, const struct hobj *o)
 		struct isite *is;
 
 		if (!session_has(pr, s) || !(pr->p.hdr->flags & TRAIL_PROBE_F_INSN) ||
-		    !obj_matches(o, pr->p.obj) || !(is = isite_get(o, addr)))
+		    !obj_matches(o, pr->p.obj) || !(is = isite_get(o, addr, pr->p.hdr->jump)))
 			continue;
 		for (at = is->probes; at && at->pr != pr; at = at->next)
 			;
@@ -1326,10 +1441,24 @@ int trail__fprobe_insn_attach(unsigned s, const struct hobj *o)
 			continue;
 		__atomic_store_n(&trail__insn_trap_hook, insn_trap, __ATOMIC_RELEASE);
 		is->orig = *(const uint8_t *)addr;
+		memcpy(is->orig5, (const void *)addr, sizeof(is->orig5));
 		pk.addr = addr;
+		if (is->stub) {
+			/* the jump, breakpoint first, every thread stepped out of
+			 * the bytes it covers (fstep.c; a thread there goes on
+			 * in the copy: trail__fprobe_insn_step) */
+			uintptr_t one = addr;
+
+			trail_arch_jump_insn(pk.bytes, addr, is->stub);
+			if (!trail__step_poke(&pk, 1, &one)) {
+				is->jumped = 1;
+				goto patched;
+			}
+		}
 		pk.bytes[0] = 0xcc;
 		if (trail_arch_poke_bytes(&pk, 1))
 			continue;
+patched:
 		is->patched = 1;
 		/* the program's USDT guard: `if (SEMA)` now takes the probe */
 		if (is->sema)
@@ -1357,8 +1486,18 @@ void trail__fprobe_insn_leave(unsigned s)
 		__atomic_fetch_and(&is->mask, ~(1u << s), __ATOMIC_RELEASE);
 		for (struct fprobe_att *at = is->probes; at; at = at->next)
 			__atomic_fetch_and(&at->mask, ~(1u << s), __ATOMIC_RELEASE);
-		if (is->mask || !is->patched || trail_arch_poke_bytes(&pk, 1))
+		if (is->mask || !is->patched)
 			continue;
+		if (is->jumped) {
+			/* the original bytes back, breakpoint first; while a
+			 * thread blocks SIGTRAP the jump stays, for no session */
+			memcpy(pk.bytes, is->orig5, sizeof(is->orig5));
+			if (trail__step_check() || trail_arch_poke_live(&pk, 1))
+				continue;
+			is->jumped = 0;
+		} else if (trail_arch_poke_bytes(&pk, 1)) {
+			continue;
+		}
 		is->patched = 0;
 		if (is->sema)
 			__atomic_fetch_sub(is->sema, 1, __ATOMIC_RELAXED);

@@ -57,4 +57,12 @@ HIDDEN void trail__fprobe_insn_leave(unsigned s);
  * must not be written over its breakpoint) */
 HIDDEN int trail__fprobe_insn_in(uintptr_t lo, uintptr_t hi);
 
+/* A thread at ip inside the jump of a probe site at an instruction
+ * (patched by the session joining from the control signal handler, which
+ * interrupted it): where it goes on, in the copy; else ip. */
+HIDDEN uintptr_t trail__fprobe_insn_inside(uintptr_t ip);
+/* For the live patch's step (fobjs.c): a thread at ip inside the jump
+ * being written at site: where it goes on; ip if site is not one. */
+HIDDEN uintptr_t trail__fprobe_insn_step(uintptr_t site, uintptr_t ip);
+
 #endif /* TRAIL_LIB_FPROBE_H */

@@ -220,6 +220,7 @@ static void step_self(void *ucv)
 			return;
 		}
 	}
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fprobe_insn_inside(ip);
 }
 
 /* Sites waiting to be patched while other threads run, 64 at a time. */

@@ -552,6 +552,7 @@ static int build(struct cc *cc, uint8_t **blob, size_t *len)
 		.kind = d->kind == 'f' ? TRAIL_PROBE_ENTRY : (uint8_t)d->kind,
 		.flags = (uint8_t)cc->flags,
 		.nargs = (uint8_t)cc->nfields,
+		.jump = (uint8_t)(cc->t->insn_addr ? cc->t->insn_jump : 0),
 		.offset = cc->t->insn_addr ? cc->t->insn_addr : d->kind == 'p' ? d->offset : 0,
 		.sym_len = (uint16_t)(strlen(d->sym) + 1),
 		.obj_len = (uint16_t)(strlen(obj) + 1),

@@ -28,6 +28,8 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,6 +465,9 @@ struct param {
 	int inreg;
 	Dwarf_Word sp;      /* else on the stack at sp + this */
 	int byref;          /* there is a pointer to it instead */
+	const char *mreg;   /* at an address (a variable's DWARF location):
+			     * in memory at mreg + moff (mreg NULL: not) */
+	int64_t moff;
 };
 
 static const char *const iregs[6] = {"%di", "%si", "%dx", "%cx", "%r8", "%r9"};
@@ -726,6 +731,9 @@ static void walk_start(struct walk *w, const struct param *p, int i)
 		w->inreg = 1;
 		w->reg[0] = p->reg[0];
 		w->reg[1] = p->reg[1];
+	} else if (p->mreg) {
+		strcpy(w->base, p->mreg);
+		w->off = (Dwarf_Word)p->moff;
 	} else {
 		strcpy(w->base, "%sp");
 		w->off = p->sp;
@@ -747,10 +755,10 @@ static int value(struct walk *w, Dwarf_Word sz, char *v, size_t n, int *shift)
 				    w->name);
 		*shift = (int)(w->off % 8) * 8;
 		len = snprintf(v, n, "%s", r);
-	} else if (w->whole && !strcmp(w->base, "%sp")) {
+	} else if (w->whole && !strcmp(w->base, "%sp") && w->off < (1u << 20) && !(w->off % 8)) {
 		len = snprintf(v, n, "$stack%u", (unsigned)(w->off / 8));
 	} else {
-		len = snprintf(v, n, "+%u(%s)", (unsigned)w->off, w->base);
+		len = snprintf(v, n, "%+lld(%s)", (long long)(int64_t)w->off, w->base);
 	}
 	if (len < 0 || (size_t)len >= n)
 		return fail(w, w->pos, -EINVAL, "Argument expression is too long");
@@ -962,7 +970,7 @@ static int array(struct walk *w, Dwarf_Die *t, struct probe_dvar *out)
 	if (array_dim(t, &et, &count) || !count)
 		return fail(w, w->pos, -EINVAL, "'%s' has no known size: index it", w->name);
 	if (is_char(&et))
-		return put(w, out, "string", "+%u(%s)", (unsigned)w->off, w->base);
+		return put(w, out, "string", "%+lld(%s)", (long long)(int64_t)w->off, w->base);
 	if (strip(&et, &e, 1) == 0 && is_ptr(dwarf_tag(&e)))
 		strcpy(et_name, "x64");
 	else if (strip(&et, &e, 1) || int_type(&e, et_name, sizeof(et_name)))
@@ -971,7 +979,7 @@ static int array(struct walk *w, Dwarf_Die *t, struct probe_dvar *out)
 		return fail(w, w->pos, -EINVAL, "Array number is too big: '%s' has %lu elements (at most %d)",
 			    w->name, (unsigned long)count, MAX_ARRAY);
 	snprintf(type, sizeof(type), "%s[%u]", et_name, (unsigned)count);
-	return put(w, out, type, "+%u(%s)", (unsigned)w->off, w->base);
+	return put(w, out, type, "%+lld(%s)", (long long)(int64_t)w->off, w->base);
 }
 
 /* The walk's object as a fetch-arg and a kernel type. */
@@ -1039,6 +1047,8 @@ static int unknown_var(struct walk *w, const char *func, size_t len, struct para
 		    (int)len, w->expr, func, n ? "parameters " : "no parameters", list);
 }
 
+static int walk_rest(struct walk *w, const char *p, struct probe_dvar *out);
+
 /*
  *   EXPR := VAR { '->' NAME | '.' NAME | '[' INDEX ']' }
  */
@@ -1050,8 +1060,7 @@ int probe_dwarf_expr(struct probe_dwarf *dw, const char *func, const char *expr,
 	char name[32];
 	Dwarf_Die fn;
 	size_t len = ident(expr);
-	int n, va, i, r = 0;
-	const char *p;
+	int n, va, i;
 
 	if (errpos)
 		*errpos = 0;
@@ -1066,36 +1075,336 @@ int probe_dwarf_expr(struct probe_dwarf *dw, const char *func, const char *expr,
 	if (i == n)
 		return unknown_var(&w, func, len ? len : strlen(expr), ps, n);
 	walk_start(&w, &ps[i], i);
-	for (p = expr + len; *p && !r; ) {
+	return walk_rest(&w, expr + len, out);
+}
+
+/* The rest of an expression, from where its variable's name ends. */
+static int walk_rest(struct walk *w, const char *p, struct probe_dvar *out)
+{
+	const char *expr = w->expr;
+	size_t len;
+	int r = 0;
+
+	for (; *p && !r; ) {
 		int opos = (int)(p - expr), arrow = *p == '-';
 		char *end;
 
 		if (p[0] == '-' && p[1] != '>')
-			return fail(&w, opos, -EINVAL, "Failed to parse single hyphen. Forgot '>'?");
+			return fail(w, opos, -EINVAL, "Failed to parse single hyphen. Forgot '>'?");
 		if (*p == '.' || *p == '-') {
 			p += *p == '.' ? 1 : 2;
 			if (!(len = ident(p)))
-				return fail(&w, (int)(p - expr), -EINVAL, "expected a member name");
-			r = member(&w, arrow, opos, (int)(p - expr), len);
+				return fail(w, (int)(p - expr), -EINVAL, "expected a member name");
+			r = member(w, arrow, opos, (int)(p - expr), len);
 			p += len;
 		} else if (*p == '[') {
 			unsigned long idx;
 
 			if (p[1] < '0' || p[1] > '9')
-				return fail(&w, opos + 1, -EINVAL, "expected an index");
+				return fail(w, opos + 1, -EINVAL, "expected an index");
 			errno = 0;
 			idx = strtoul(p + 1, &end, 10);
 			if (errno)
-				return fail(&w, opos + 1, -EINVAL, "index is too big");
+				return fail(w, opos + 1, -EINVAL, "index is too big");
 			if (*end != ']')
-				return fail(&w, (int)(end - expr), -EINVAL, "expected ']'");
-			r = element(&w, idx, opos, opos + 1);
+				return fail(w, (int)(end - expr), -EINVAL, "expected ']'");
+			r = element(w, idx, opos, opos + 1);
 			p = end + 1;
 		} else {
-			return fail(&w, opos, -EINVAL, "unexpected '%c'", *p);
+			return fail(w, opos, -EINVAL, "unexpected '%c'", *p);
 		}
 	}
-	return r ? r : finish(&w, out);
+	return r ? r : finish(w, out);
+}
+
+/* ------------------------------------------------------------------------
+ * At an address inside a function (a probe at an instruction, a source
+ * line): the variables in scope there, each where its DWARF location
+ * (a location list entry for that address) says it is: a register, or
+ * memory at a register plus an offset, the frame base being the CFA the
+ * unwind tables give for that address.
+ */
+static const char *const dregs[17] = {"%ax", "%dx", "%cx", "%bx", "%si", "%di", "%bp", "%sp",
+				      "%r8", "%r9", "%r10", "%r11", "%r12", "%r13", "%r14",
+				      "%r15", "%ip"};
+
+/* the CU holding pc (a file address) */
+static Dwarf_Die *cu_at(struct probe_dwarf *dw, Dwarf_Addr pc)
+{
+	Dwarf_Addr bias = 0;
+
+	if (!dwfl_module_getdwarf(dw->mod, &bias))
+		return NULL;
+	return dwfl_module_addrdie(dw->mod, pc + bias, &bias);
+}
+
+/* The CFA at pc as a register and an offset, from the unwind tables. */
+static int cfa_at(struct probe_dwarf *dw, Dwarf_Addr pc, int *reg, int64_t *off)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(dw->mod, &bias);
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op *ops;
+	size_t nops;
+	int r = -1;
+
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(dw->mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc, &fr))
+		return -1;
+	if (!dwarf_frame_cfa(fr, &ops, &nops) && nops == 1 && ops[0].atom >= DW_OP_breg0 &&
+	    ops[0].atom <= DW_OP_breg16) {
+		*reg = ops[0].atom - DW_OP_breg0;
+		*off = (int64_t)ops[0].number;
+		r = 0;
+	}
+	free(fr);
+	return r;
+}
+
+static const char *die_name(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(d, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+}
+
+/* The variable or parameter name (len bytes) visible at pc: innermost
+ * scope first, up to its function (*fn: the function's DIE, an inlined
+ * one's caller out of line). Else -ENOENT with the names there in list. */
+static int var_at(struct probe_dwarf *dw, Dwarf_Addr pc, const char *name, size_t len,
+		  Dwarf_Die *var, Dwarf_Die *fn, char *list, size_t ln)
+{
+	Dwarf_Die *cu = cu_at(dw, pc), *scopes = NULL, c;
+	int n, found = -ENOENT, have_fn = 0;
+
+	list[0] = '\0';
+	if (!cu || (n = dwarf_getscopes(cu, pc, &scopes)) <= 0)
+		return -ESRCH;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (found && dwarf_child(&scopes[i], &c) == 0) {
+			do {
+				const char *nm;
+				int t = dwarf_tag(&c);
+
+				if ((t != DW_TAG_variable && t != DW_TAG_formal_parameter) ||
+				    !(nm = die_name(&c)))
+					continue;
+				if (strlen(nm) == len && !strncmp(nm, name, len)) {
+					*var = c;
+					found = 0;
+					break;
+				}
+				if (strlen(list) + strlen(nm) + 3 < ln)
+					snprintf(list + strlen(list), ln - strlen(list), "%s%s",
+						 list[0] ? ", " : "", nm);
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+		if (tag == DW_TAG_subprogram) {
+			*fn = scopes[i];
+			have_fn = 1;
+			break;
+		}
+	}
+	free(scopes);
+	return have_fn ? found : -ESRCH;
+}
+
+/* Where a location expression (one entry) puts the value: *p filled in
+ * as a register or memory place. 0, or -EINVAL with why. */
+static int place_loc(struct probe_dwarf *dw, Dwarf_Addr pc, Dwarf_Die *fn, const Dwarf_Op *ops,
+		     size_t nops, struct param *p, const char **why)
+{
+	unsigned atom = nops ? ops[0].atom : 0;
+
+	if (nops != 1) {
+		*why = nops ? "a computed value or pieces (optimized): not in memory or a register"
+			    : "optimized out here";
+		return -EINVAL;
+	}
+	if ((atom >= DW_OP_reg0 && atom <= DW_OP_reg16) || atom == DW_OP_regx) {
+		unsigned r = atom == DW_OP_regx ? (unsigned)ops[0].number : atom - DW_OP_reg0;
+
+		if (r > 15) {
+			*why = "in a vector register: not readable";
+			return -EINVAL;
+		}
+		p->inreg = 1;
+		p->reg[0] = dregs[r];
+		return 0;
+	}
+	if (atom >= DW_OP_breg0 && atom <= DW_OP_breg16) {
+		p->mreg = dregs[atom - DW_OP_breg0];
+		p->moff = (int64_t)ops[0].number;
+		return 0;
+	}
+	if (atom == DW_OP_fbreg) {
+		Dwarf_Attribute a;
+		Dwarf_Op *fb;
+		size_t nfb;
+		int reg;
+		int64_t off;
+
+		if (!dwarf_attr_integrate(fn, DW_AT_frame_base, &a) ||
+		    dwarf_getlocation_addr(&a, pc, &fb, &nfb, 1) <= 0 || nfb != 1) {
+			*why = "its function's frame base is not known here";
+			return -EINVAL;
+		}
+		if (fb[0].atom == DW_OP_call_frame_cfa) {
+			if (cfa_at(dw, pc, &reg, &off)) {
+				*why = "no unwind information for this address (the frame base)";
+				return -EINVAL;
+			}
+		} else if (fb[0].atom >= DW_OP_breg0 && fb[0].atom <= DW_OP_breg15) {
+			reg = fb[0].atom - DW_OP_breg0;
+			off = (int64_t)fb[0].number;
+		} else {
+			*why = "a frame base trail cannot follow";
+			return -EINVAL;
+		}
+		p->mreg = dregs[reg];
+		p->moff = off + (int64_t)ops[0].number;
+		return 0;
+	}
+	*why = atom == DW_OP_addr ? "a global: name it @SYMBOL" : "a location trail cannot read";
+	return -EINVAL;
+}
+
+int probe_dwarf_expr_at(struct probe_dwarf *dw, uint64_t pc, const char *where,
+			const char *expr, struct probe_dvar *out, int *errpos, char *err,
+			size_t en)
+{
+	struct walk w = {.expr = expr, .errpos = errpos, .err = err, .en = en};
+	struct param p;
+	Dwarf_Die var, fn;
+	Dwarf_Attribute a;
+	Dwarf_Op *ops = NULL;
+	size_t nops = 0, len = ident(expr);
+	char list[200];
+	const char *why = NULL;
+	int r;
+
+	if (errpos)
+		*errpos = 0;
+	r = var_at(dw, pc, expr, len ? len : strlen(expr), &var, &fn, list, sizeof(list));
+	if (r == -ESRCH)
+		return fail(&w, 0, -ENOENT, "no function in the debug info holds %s", where);
+	if (r)
+		return fail(&w, 0, -ENOENT,
+			    "This variable is not found at this probe point: '%.*s' (%s sees %s)",
+			    (int)(len ? len : strlen(expr)), expr, where, list[0] ? list : "none");
+	memset(&p, 0, sizeof(p));
+	p.name = die_name(&var);
+	if (type_of(&var, &p.type))
+		return fail(&w, 0, -EINVAL, "'%.*s' has no type in the debug info", (int)len, expr);
+	if (!dwarf_attr_integrate(&var, DW_AT_location, &a))
+		why = "optimized out (no location)";
+	else if (dwarf_getlocation_addr(&a, pc, &ops, &nops, 1) <= 0)
+		why = "optimized out here";
+	if (why || place_loc(dw, pc, &fn, ops, nops, &p, &why))
+		return fail(&w, 0, -EINVAL, "'%.*s' cannot be read at %s: %s", (int)len, expr, where,
+			    why);
+	walk_start(&w, &p, 0);
+	return walk_rest(&w, expr + len, out);
+}
+
+int probe_dwarf_line(struct probe_dwarf *dw, const char *func, const char *file, int line,
+		     uint64_t *pc, char *fname, size_t fn_n, char *err, size_t en)
+{
+	Dwarf_Addr best = 0;
+	Dwarf_Die fn, *cu = NULL;
+	Dwarf_Addr bias;
+	int want = line, have = 0;
+	const char *fnfile = NULL;
+
+	if (func) {
+		Dwarf_Word decl;
+		Dwarf_Attribute a;
+
+		if (func_die(dw, func, &fn)) {
+			snprintf(err, en, "no function '%s' in the debug info", func);
+			return -ENOENT;
+		}
+		/* perf probe's FUNC:RLN: lines from the function's first */
+		if (!dwarf_attr_integrate(&fn, DW_AT_decl_line, &a) || dwarf_formudata(&a, &decl)) {
+			snprintf(err, en, "%s has no line in the debug info", func);
+			return -ENOENT;
+		}
+		want = (int)decl + line;
+		fnfile = dwarf_decl_file(&fn);
+	}
+	while ((cu = dwfl_nextcu(dw->dwfl, cu, &bias))) {
+		Dwarf_Lines *lines;
+		size_t n;
+
+		if (dwarf_getsrclines(cu, &lines, &n))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			Dwarf_Addr addr;
+			int ln;
+			bool stmt = false, end = false;
+			const char *src;
+			size_t sl, fl;
+
+			if (!l || dwarf_lineno(l, &ln) || ln != want || dwarf_lineaddr(l, &addr) ||
+			    dwarf_linebeginstatement(l, &stmt) || !stmt ||
+			    dwarf_lineendsequence(l, &end) || end || !(src = dwarf_linesrc(l, NULL, NULL)))
+				continue;
+			if (func) {
+				if (!dwarf_haspc(&fn, addr) || (fnfile && strcmp(src, fnfile)))
+					continue;
+			} else {
+				/* FILE: the path's tail, at a '/' */
+				sl = strlen(src);
+				fl = strlen(file);
+				if (fl > sl || strcmp(src + sl - fl, file) ||
+				    (fl < sl && src[sl - fl - 1] != '/'))
+					continue;
+			}
+			if (!have || addr < best)
+				best = addr;
+			have = 1;
+		}
+	}
+	if (!have) {
+		if (func)
+			snprintf(err, en, "no code at line %d of %s (its line %d, relative %d)", want,
+				 func, want, line);
+		else
+			snprintf(err, en, "no code at %s:%d in the debug info", file, line);
+		return -ENOENT;
+	}
+	*pc = best;
+	/* the function out of line holding it */
+	{
+		Dwarf_Die *c = cu_at(dw, best), *scopes = NULL;
+		int ns = c ? dwarf_getscopes(c, best, &scopes) : 0;
+
+		fname[0] = '\0';
+		for (int i = 0; i < ns; i++)
+			if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+				Dwarf_Attribute a;
+				const char *nm = NULL;
+
+				/* the symbol's name: the linkage name, else the name */
+				if (dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &a))
+					nm = dwarf_formstring(&a);
+				if (!nm)
+					nm = die_name(&scopes[i]);
+				if (nm)
+					snprintf(fname, fn_n, "%s", nm);
+				break;
+			}
+		free(scopes);
+	}
+	if (!fname[0]) {
+		snprintf(err, en, "no function holds %s:%d", func ? func : file, line);
+		return -ENOENT;
+	}
+	return 0;
 }
 
 int probe_dwarf_params(struct probe_dwarf *dw, const char *func, struct probe_dvar **vars,

@@ -15,6 +15,7 @@
 #define TRAIL_PROBE_DWARF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct probe_dwarf;
 
@@ -48,6 +49,26 @@ int probe_dwarf_params(struct probe_dwarf *dw, const char *func, struct probe_dv
  * of a non-struct says so. 0 or -EINVAL/-ENOENT. */
 int probe_dwarf_expr(struct probe_dwarf *dw, const char *func, const char *expr,
 		     struct probe_dvar *out, int *errpos, char *err, size_t en);
+
+/* One expression at the address pc (link-time) inside a function: its
+ * variable any one in scope there (locals of the blocks holding pc,
+ * parameters), read where its DWARF location says it is at pc (a
+ * register, or memory at a register plus an offset, the frame base from
+ * the unwind tables). where names pc for messages ("parse+0x2a"). 0, or
+ * -ENOENT (not in scope: the names that are, in err), -EINVAL (optimized
+ * out there, a computed value: said why). */
+int probe_dwarf_expr_at(struct probe_dwarf *dw, uint64_t pc, const char *where,
+			const char *expr, struct probe_dvar *out, int *errpos, char *err,
+			size_t en);
+
+/* A source line's address: func's line RLN (perf probe's FUNC:RLN,
+ * counted from the line of the function's declaration), or (func NULL)
+ * line of file (its path's tail: "app.c", "src/app.c"). The lowest
+ * address starting a statement of that line (in func), and the function
+ * out of line holding it (its symbol's name) in fname. 0, or -ENOENT with
+ * err ("no code at line 12 of parse"). */
+int probe_dwarf_line(struct probe_dwarf *dw, const char *func, const char *file, int line,
+		     uint64_t *pc, char *fname, size_t fn_n, char *err, size_t en);
 
 /* The return type of func for --retval and $retval's default type:
  * "void", "s32", "u64", "x64" (pointers), "u8" (bool), ... 0, -ENOENT, or

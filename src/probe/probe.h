@@ -100,6 +100,9 @@ struct probe_target {
 	 * while it is enabled, else 0 */
 	uint64_t insn_addr;
 	uint64_t sema;
+	/* with insn_addr: the bytes a jump there displaces when one may
+	 * replace a breakpoint (src/arch trail_arch_jump_check), else 0 */
+	unsigned insn_jump;
 };
 
 /*

@@ -497,3 +497,89 @@ PY
 	has l.txt "p:probes/p_libc_so_6_$off $libc:$off fd=%di:s32"
 }
 t probes_at_instructions probes_at_instructions
+
+# A probe at an instruction whose function nothing branches into among
+# the bytes after it takes a jump to a stub (tramp.S), not a breakpoint:
+# the same records as the breakpoint's (TRAIL_INSN_JUMP=0), the code
+# shows the jump while attached and its own bytes after.
+insn_probe_jump() {
+	fresh_registry
+	cat >jp.c <<-'C'
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <unistd.h>
+	static volatile long sink;
+	__attribute__((noinline)) long mix(long a, long b)
+	{
+		long x = a * 3 + b;
+		x ^= x >> 7;
+		x += a << 2;
+		return x;
+	}
+	int main(int argc, char **argv)
+	{
+		long n = argc > 1 ? atol(argv[1]) : 10, t = 0;
+		if (argc > 2) {
+			puts("ready");
+			fflush(stdout);
+			for (;;) {
+				sink += mix(sink & 0xffff, 3);
+				usleep(1000);
+			}
+		}
+		for (long i = 0; i < n; i++)
+			t += mix(i, i + 1);
+		printf("%ld\n", t);
+		return 0;
+	}
+	C
+	# (patchable entries: the entry hook takes the nops, not the first
+	# instructions)
+	${CC:-cc} -O2 -fpatchable-function-entry=5 jp.c -o jp
+	# the second instruction: one that several more follow before the ret
+	insn_offsets ./jp mix >ins.txt
+	[ "$(wc -l <ins.txt)" -ge 4 ] || die "mix: $(cat ins.txt)"
+	off=$(sed -n '2s/ .*//p' ins.txt)
+	./jp 1000 >want.txt
+	for j in 1 0; do
+		TRAIL_INSN_JUMP=$j $TRAIL record -q --probe "p:j/mid mix+$off a=%di:s64 b=%si:s64" \
+			-o j$j.dat -- ./jp 1000 >got.txt
+		cmp -s want.txt got.txt || die "the output changed ($j): $(cat got.txt)"
+		$TRAIL report -q -i j$j.dat --count >c$j.txt
+		grep -q '^ *j:mid  *1000$' c$j.txt || die "jump=$j: $(cat c$j.txt)"
+		$TRAIL report -q -i j$j.dat | sed 's/.*j:mid: //' >r$j.txt
+	done
+	cmp -s r1.txt r0.txt || die "jump and breakpoint disagree: $(diff r1.txt r0.txt | head -4)"
+	has r1.txt "(mix+0x$(printf %x "$off")/0x"
+	grep -q ') a=999 b=1000$' r1.txt || die "$(tail -2 r1.txt)"
+	# attached to a running process: a jump there (e9), then its bytes back
+	LD_PRELOAD=$LIBTRAIL ./jp 0 spin >ready.txt &
+	local pid=$!
+	wait_for "grep -q ready ready.txt" || die "never ready"
+	addr=$(( 0x$(nm ./jp | awk '$3 == "mix" {print $1}') + off ))
+	code_at() {
+		python3 - "$pid" "$addr" "$(readlink -f ./jp)" <<-'PY'
+		import sys
+		pid, addr, exe = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+		base = next(int(l.split()[0].split("-")[0], 16) for l in open(f"/proc/{pid}/maps")
+		            if l.split()[-1] == exe and int(l.split()[2], 16) == 0)
+		with open(f"/proc/{pid}/mem", "rb") as m:
+		    m.seek(base + addr)
+		    print(m.read(5).hex())
+		PY
+	}
+	before=$(code_at)
+	$TRAIL record -q --probe "p:j/mid mix+$off a=%di:s64" -o a.dat -P $pid &
+	local rp=$!
+	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
+	sleep 0.3
+	during=$(code_at)
+	kill -INT $rp
+	wait $rp
+	after=$(code_at)
+	kill $pid
+	case $during in e9*) ;; *) die "not a jump while attached: $during (was $before)" ;; esac
+	[ "$after" = "$before" ] || die "bytes after detach: $after, were $before"
+	$TRAIL report -q -i a.dat --count | grep -q '^ *j:mid  *[1-9]' || die "no hits attached"
+}
+t insn_probe_jump insn_probe_jump

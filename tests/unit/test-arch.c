@@ -409,8 +409,132 @@ TEST(fault_safe_reads)
 	munmap(none, 8192);
 }
 
+/* ------------------------------------------- a probe's jump at an instruction
+ *
+ * insn_subject(out) sets every general register and the carry flag to
+ * known values, writes two words in its red zone, reaches `insn_at` (a
+ * 5-byte nop, then the stores), and stores what it finds after: the
+ * registers, the flags, the red zone's words. Run from a copy with a jump
+ * at insn_at to a stub (tramp.S's trail__arch_tramp_insn), the handler
+ * must see the registers, the flags and the stack pointer of that point,
+ * and the code must find everything as it left it. */
+__asm__(".text\n"
+	".globl insn_subject, insn_at, insn_end\n"
+	"insn_subject:\n"
+	"  push %rbx; push %rbp; push %r12; push %r13; push %r14; push %r15\n"
+	"  push %rdi\n"
+	"  movq $0x1234, -8(%rsp)\n"
+	"  movq $0x5678, -128(%rsp)\n"
+	"  mov $0x1111, %rax; mov $0x2222, %rbx; mov $0x3333, %rcx; mov $0x4444, %rdx\n"
+	"  mov $0x5555, %rsi; mov $0x6666, %rdi; mov $0x7777, %rbp; mov $0x8888, %r8\n"
+	"  mov $0x9999, %r9; mov $0xaaaa, %r10; mov $0xbbbb, %r11; mov $0xcccc, %r12\n"
+	"  mov $0xdddd, %r13; mov $0xeeee, %r14; mov $0xffff, %r15\n"
+	"  stc\n"
+	"insn_at:\n"
+	"  .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n" /* nopl 0(%rax,%rax,1) */
+	"  movq -8(%rsp), %xmm0\n"          /* the red zone first */
+	"  movq -128(%rsp), %xmm1\n"
+	"  pushfq\n"
+	"  push %r15\n"
+	"  mov 16(%rsp), %r15\n"             /* out */
+	"  mov %rax, 0(%r15); mov %rbx, 8(%r15); mov %rcx, 16(%r15); mov %rdx, 24(%r15)\n"
+	"  mov %rsi, 32(%r15); mov %rdi, 40(%r15); mov %rbp, 48(%r15); mov %r8, 56(%r15)\n"
+	"  mov %r9, 64(%r15); mov %r10, 72(%r15); mov %r11, 80(%r15); mov %r12, 88(%r15)\n"
+	"  mov %r13, 96(%r15); mov %r14, 104(%r15)\n"
+	"  pop %rax; mov %rax, 112(%r15)\n"
+	"  pop %rax; mov %rax, 120(%r15)\n"
+	"  movq %xmm0, 128(%r15); movq %xmm1, 136(%r15)\n"
+	"  pop %rdi\n"
+	"  pop %r15; pop %r14; pop %r13; pop %r12; pop %rbp; pop %rbx\n"
+	"  ret\n"
+	"insn_end:\n");
+extern const char insn_subject[], insn_at[], insn_end[];
+
+static struct {
+	uint64_t idx, sp, calls;
+	struct trail_arch_regs r;
+} seen_insn;
+
+static void on_insn(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp)
+{
+	seen_insn.idx = idx;
+	seen_insn.r = *regs;
+	seen_insn.sp = sp;
+	seen_insn.calls++;
+}
+
+TEST(insn_jump_keeps_registers_flags_red_zone)
+{
+	size_t len = (size_t)(insn_end - insn_subject), off = (size_t)(insn_at - insn_subject);
+	size_t got;
+	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *area, stub[TRAIL_ARCH_INSN_STUB];
+	uint8_t jump[TRAIL_ARCH_SITE_SIZE];
+	uint64_t out[18];
+	const uint64_t want[15] = {0x1111, 0x2222, 0x3333, 0x4444, 0x5555, 0x6666, 0x7777,
+				   0x8888, 0x9999, 0xaaaa, 0xbbbb, 0xcccc, 0xdddd, 0xeeee, 0xffff};
+	struct trail_arch_reloc rl;
+	unsigned jl = 0;
+	char why[160];
+
+	CHECK(code != MAP_FAILED);
+	trail__arch_insn_handler = on_insn;
+	memcpy(code, insn_subject, len);
+	/* the jump displaces the nop alone; nothing branches into it */
+	CHECK_EQ(trail_arch_jump_check(code, len, (uintptr_t)code, (uintptr_t)code + off, &jl, why,
+				       sizeof(why)), 0);
+	CHECK_EQ(jl, 5);
+	area = trail_arch_near_map((uintptr_t)code, (uintptr_t)code + len, 4096, &got);
+	CHECK(area != NULL);
+	CHECK_EQ(trail_arch_reloc_make(code + off, jl, (uintptr_t)code + off,
+				       (uintptr_t)area + TRAIL_ARCH_INSN_STUB, &rl), 0);
+	trail_arch_insn_stub(stub, (uintptr_t)area, 7, (uintptr_t)area + TRAIL_ARCH_INSN_STUB);
+	memcpy(area, stub, sizeof(stub));
+	memcpy(area + TRAIL_ARCH_INSN_STUB, rl.code, rl.copy_len);
+	trail_arch_jump_insn(jump, (uintptr_t)code + off, (uintptr_t)area);
+	memcpy(code + off, jump, sizeof(jump));
+	memset(out, 0, sizeof(out));
+	((void (*)(uint64_t *))(void *)code)(out);
+	CHECK_EQ(seen_insn.calls, 1);
+	CHECK_EQ(seen_insn.idx, 7);
+	/* the handler saw the registers of that point */
+	CHECK_EQ(seen_insn.r.rax, 0x1111);
+	CHECK_EQ(seen_insn.r.rbx, 0x2222);
+	CHECK_EQ(seen_insn.r.rcx, 0x3333);
+	CHECK_EQ(seen_insn.r.rdi, 0x6666);
+	CHECK_EQ(seen_insn.r.rbp, 0x7777);
+	CHECK_EQ(seen_insn.r.r11, 0xbbbb);
+	CHECK_EQ(seen_insn.r.r15, 0xffff);
+	CHECK(seen_insn.r.pad & 1); /* the flags, carry set */
+	/* ... and its stack pointer: where out was pushed */
+	CHECK_EQ(*(uint64_t *)seen_insn.sp, (uint64_t)(uintptr_t)out);
+	/* the code found everything as it was */
+	for (int i = 0; i < 15; i++)
+		CHECK_EQ(out[i], want[i]);
+	CHECK(out[15] & 1);
+	CHECK_EQ(out[16], 0x1234);
+	CHECK_EQ(out[17], 0x5678);
+	/* a branch to the instruction itself meets the jump (and the probe):
+	 * allowed; one into the displaced bytes after it is not */
+	{
+		/* 0: jmp +0 (to 2) or jmp +1 (to 3, inside); 2: nopl; 7: ret */
+		uint8_t f[] = {0xeb, 0x00, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3};
+
+		CHECK_EQ(trail_arch_jump_check(f, sizeof(f), 0x1000, 0x1002, &jl, why, sizeof(why)),
+			 0);
+		CHECK_EQ(jl, 5);
+		f[1] = 0x01;
+		CHECK_EQ(trail_arch_jump_check(f, sizeof(f), 0x1000, 0x1002, &jl, why, sizeof(why)),
+			 -EXDEV);
+		CHECK(strstr(why, "a branch into the 5 bytes") != NULL);
+	}
+	munmap(area, got);
+	munmap(code, 4096);
+}
+
 TEST_MAIN(CHECK_T(sites_start_as_nops), CHECK_T(entry_hook_preserves_arguments_and_results),
 	  CHECK_T(graph_hook_balances_and_preserves_results),
 	  CHECK_T(longjmp_out_of_hooked_frames), CHECK_T(misaligned_stack_at_entry),
 	  CHECK_T(stub_area_near_the_code), CHECK_T(stack_arguments_through_the_stub),
-	  CHECK_T(jump_insn_encoding), CHECK_T(fault_safe_reads))
+	  CHECK_T(jump_insn_encoding), CHECK_T(fault_safe_reads),
+	  CHECK_T(insn_jump_keeps_registers_flags_red_zone))

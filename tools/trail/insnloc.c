@@ -195,6 +195,12 @@ int insnloc_resolve(const char *path, const char *func, uint64_t off, struct ins
 	}
 	out->addr = at;
 	out->func_off = at - s.st_value;
+	/* a jump instead of the breakpoint, where the function's code allows:
+	 * its bounds are known (a sized symbol) */
+	if (s.st_size &&
+	    trail_arch_jump_check(code, size, s.st_value, at, &out->jump, out->jump_why,
+				  sizeof(out->jump_why)))
+		out->jump = 0;
 out:
 	elf_close(&f);
 	return r;

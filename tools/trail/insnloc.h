@@ -18,6 +18,10 @@ struct insnloc {
 	char func[128];    /* the function holding it, "" if none known */
 	uint64_t func_off; /* its offset there */
 	unsigned len;      /* the instruction's length */
+	unsigned jump;     /* the bytes a jump there displaces, when one may
+			    * replace the breakpoint (src/arch
+			    * trail_arch_jump_check), else 0 */
+	char jump_why[160]; /* else why not ("" without a function) */
 };
 
 /* func: FUNC of FUNC+OFFS (off bytes past it), or NULL for a file offset

@@ -569,6 +569,7 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 		}
 	}
 	pt->insn_addr = l.addr;
+	pt->insn_jump = l.jump;
 	pt->sema = d->sema;
 	pt->objpath = path;
 	/* FUNC+OFFS keeps its text; the symbol is the function's own */

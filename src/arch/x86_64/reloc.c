@@ -214,16 +214,15 @@ static int check_start(char *why, size_t whylen)
 	return r;
 }
 
-int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
-			   unsigned *len, char *why, size_t whylen)
+/* The instructions a jump written at fn (code: size bytes up to the end
+ * of its function, room up to the next symbol) displaces: 0 with *lp
+ * their bytes, or -errno with why (see trail_arch_reloc_check) */
+static int displaced(const uint8_t *code, size_t size, size_t room, uintptr_t fn, unsigned *lp,
+		     char *why, size_t whylen)
 {
 	size_t off = 0;
-	unsigned l = 0, n = 0, span;
-	int r = check_start(why, whylen), pic_load = 0;
+	unsigned l = 0, n = 0;
 
-	if (r)
-		return r;
-	/* the displaced instructions */
 	while (l < TRAIL_ARCH_SITE_SIZE) {
 		if (off >= size || decode(code + off, size - off, fn + off)) {
 			if (why && whylen)
@@ -288,17 +287,26 @@ int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintpt
 		why_at(why, whylen, fn, fn + off - insn->size, "too many bytes to displace");
 		return -E2BIG;
 	}
-	/* the whole function: nothing may branch into what the jump covers */
-	span = l < TRAIL_ARCH_SITE_SIZE ? TRAIL_ARCH_SITE_SIZE : l;
-	for (off = 0; off < size;) {
+	*lp = l;
+	return 0;
+}
+
+/* Does a branch of the function at fn (code: its size bytes) land in
+ * [lo, hi), or a jump table, whose targets cannot be checked, make it
+ * unknown? 0, or -EXDEV with why (the span of bytes, and what they are) */
+static int branch_into(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t lo,
+		       uintptr_t hi, const char *what, unsigned span, char *why, size_t whylen)
+{
+	int pic_load = 0;
+
+	for (size_t off = 0; off < size;) {
 		uintptr_t t;
 
 		if (decode(code + off, size - off, fn + off))
 			break; /* padding or data after the code: not ours */
 		t = direct_target();
-		if (t >= fn && t < fn + span && !group(CS_GRP_CALL)) {
-			why_at(why, whylen, fn, fn + off,
-			       "a branch into the first %u bytes, which a jump would replace", span);
+		if (t >= lo && t < hi && !group(CS_GRP_CALL)) {
+			why_at(why, whylen, fn, fn + off, what, span);
 			return -EXDEV;
 		}
 		if (table_jump(&pic_load)) {
@@ -308,6 +316,47 @@ int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintpt
 		}
 		off += insn->size;
 	}
+	return 0;
+}
+
+int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
+			   unsigned *len, char *why, size_t whylen)
+{
+	unsigned l = 0, span;
+	int r = check_start(why, whylen);
+
+	if (r || (r = displaced(code, size, room, fn, &l, why, whylen)))
+		return r;
+	/* the whole function: nothing may branch into what the jump covers */
+	span = l < TRAIL_ARCH_SITE_SIZE ? TRAIL_ARCH_SITE_SIZE : l;
+	if ((r = branch_into(code, size, fn, fn, fn + span,
+			     "a branch into the first %u bytes, which a jump would replace", span,
+			     why, whylen)))
+		return r;
+	*len = l;
+	return 0;
+}
+
+int trail_arch_jump_check(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t at,
+			  unsigned *len, char *why, size_t whylen)
+{
+	size_t k = at - fn;
+	unsigned l = 0, span;
+	int r = check_start(why, whylen);
+
+	if (r)
+		return r;
+	if (at < fn || k >= size)
+		return -EINVAL;
+	if ((r = displaced(code + k, size - k, size - k, at, &l, why, whylen)))
+		return r;
+	/* the whole function: no branch may land inside the jump or after
+	 * it among the displaced bytes; one to the instruction itself meets
+	 * the jump, and the probe, as it should */
+	span = l < TRAIL_ARCH_SITE_SIZE ? TRAIL_ARCH_SITE_SIZE : l;
+	if ((r = branch_into(code, size, fn, at + 1, at + span,
+			     "a branch into the %u bytes a jump would replace", span, why, whylen)))
+		return r;
 	*len = l;
 	return 0;
 }

@@ -258,4 +258,91 @@ trail__arch_tramp_exit_all:
 	ret
 	.size trail__arch_tramp_exit_all, .-trail__arch_tramp_exit_all
 
+/*
+ * A probe at an instruction entered through a jump (fprobe.c): the jump
+ * at the instruction goes to its stub (stubs.c, trail_arch_insn_stub):
+ *
+ *    0: lea -128(%rsp), %rsp   over the red zone (the code there may keep
+ *                              data below %rsp), flags untouched
+ *    5: push $idx              the site's index
+ *   10: call *insn(%rip)       -> here
+ *   16: lea 136(%rsp), %rsp    the index and the red zone
+ *   24: jmp copy               the displaced instructions (reloc.c), then
+ *                              back after them
+ *   32: .quad trail__arch_tramp_insn
+ *
+ * The code is interrupted anywhere, so everything is saved and restored:
+ * the flags, every general register, xmm0-15. They are laid out as
+ * struct trail_arch_regs (xmm0-7, r11 r10 r9 r8 rcx rdx rsi rdi rax rbx
+ * rbp r12-r15, the flags in its pad) with xmm8-15 below it, and the C
+ * handler registered in trail__arch_insn_handler gets (idx, regs, the
+ * interrupted %rsp).
+ */
+	.globl trail__arch_tramp_insn
+	.hidden trail__arch_tramp_insn
+	.type trail__arch_tramp_insn, @function
+	.p2align 4
+trail__arch_tramp_insn:
+	.cfi_startproc
+	pushfq
+	pushq %r15
+	pushq %r14
+	pushq %r13
+	pushq %r12
+	pushq %rbp
+	pushq %rbx
+	pushq %rax
+	pushq %rdi
+	pushq %rsi
+	pushq %rdx
+	pushq %rcx
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	subq $256, %rsp
+	XMM_SAVE 0, 8,9,10,11,12,13,14,15
+	XMM_SAVE 128, 0,1,2,3,4,5,6,7
+	movq %rsp, %rbp
+	andq $-16, %rsp
+	movslq 392(%rbp), %rdi       /* idx: above the return address */
+	leaq 128(%rbp), %rsi         /* struct trail_arch_regs */
+	leaq 528(%rbp), %rdx         /* %rsp at the instruction: past the
+				      * return address, idx, the red zone */
+	call *trail__arch_insn_handler(%rip) /* registered: the C side is above */
+	movq %rbp, %rsp
+	XMM_LOAD 0, 8,9,10,11,12,13,14,15
+	XMM_LOAD 128, 0,1,2,3,4,5,6,7
+	addq $256, %rsp
+	popq %r11
+	popq %r10
+	popq %r9
+	popq %r8
+	popq %rcx
+	popq %rdx
+	popq %rsi
+	popq %rdi
+	popq %rax
+	popq %rbx
+	popq %rbp
+	popq %r12
+	popq %r13
+	popq %r14
+	popq %r15
+	popfq
+	ret
+	.cfi_endproc
+	.size trail__arch_tramp_insn, .-trail__arch_tramp_insn
+
+/* its address, for the stubs' writer (patch.c) to read as data */
+	.section .data.rel.ro,"aw"
+	.p2align 3
+	.globl trail__arch_tramp_insn_at
+	.hidden trail__arch_tramp_insn_at
+	.type trail__arch_tramp_insn_at, @object
+	.size trail__arch_tramp_insn_at, 8
+trail__arch_tramp_insn_at:
+	.quad trail__arch_tramp_insn
+	.text
+
 	.section .note.GNU-stack,"",@progbits
