@@ -362,7 +362,11 @@ static int compile_dwarf(struct cc *cc, const char *fetch, const char *type,
 	if (!(expr = strndup(fetch + fa->name, (size_t)fa->namelen)))
 		return nomem(cc);
 	err[0] = '\0';
-	ret = probe_dwarf_expr(cc->t->dw, cc->d->sym, expr, &dv, &errpos, err, sizeof(err));
+	/* at an instruction: the variables in scope there, where they are */
+	ret = cc->t->insn_addr
+		      ? probe_dwarf_expr_at(cc->t->dw, cc->t->insn_addr, cc->d->sym, expr, &dv,
+					    &errpos, err, sizeof(err))
+		      : probe_dwarf_expr(cc->t->dw, cc->d->sym, expr, &dv, &errpos, err, sizeof(err));
 	free(expr);
 	if (ret) {
 		trail__probe_err(cc->e, c->fixed ? c->pos : c2.pos + errpos, "%s",
@@ -420,6 +424,9 @@ static int compile_all_args(struct cc *cc, const struct probe_arg *a)
 
 	if (!cc->t->dw)
 		return no_debug(cc, a->pos);
+	if (cc->t->insn_addr) /* the registers hold other things by then */
+		return trail__probe_err(cc->e, a->pos,
+					"$$args is for a function's entry: name the variables here");
 	ret = probe_dwarf_params(cc->t->dw, cc->d->sym, &v, &n, &skipped, err, sizeof(err));
 	if (ret) {
 		trail__probe_err(cc->e, a->pos, "%s", err[0] ? err : "No debug info entry for this function");

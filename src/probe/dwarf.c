@@ -468,6 +468,8 @@ struct param {
 	const char *mreg;   /* at an address (a variable's DWARF location):
 			     * in memory at mreg + moff (mreg NULL: not) */
 	int64_t moff;
+	int imm;            /* ... or a constant there, immv */
+	int64_t immv;
 };
 
 static const char *const iregs[6] = {"%di", "%si", "%dx", "%cx", "%r8", "%r9"};
@@ -1152,11 +1154,17 @@ static int cfa_at(struct probe_dwarf *dw, Dwarf_Addr pc, int *reg, int64_t *off)
 		cfi = dwfl_module_dwarf_cfi(dw->mod, &bias);
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc, &fr))
 		return -1;
-	if (!dwarf_frame_cfa(fr, &ops, &nops) && nops == 1 && ops[0].atom >= DW_OP_breg0 &&
-	    ops[0].atom <= DW_OP_breg16) {
-		*reg = ops[0].atom - DW_OP_breg0;
-		*off = (int64_t)ops[0].number;
-		r = 0;
+	/* a register plus an offset: libdw gives it as DW_OP_bregx */
+	if (!dwarf_frame_cfa(fr, &ops, &nops) && nops == 1) {
+		if (ops[0].atom == DW_OP_bregx && ops[0].number < 16) {
+			*reg = (int)ops[0].number;
+			*off = (int64_t)ops[0].number2;
+			r = 0;
+		} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg15) {
+			*reg = ops[0].atom - DW_OP_breg0;
+			*off = (int64_t)ops[0].number;
+			r = 0;
+		}
 	}
 	free(fr);
 	return r;
@@ -1219,6 +1227,22 @@ static int place_loc(struct probe_dwarf *dw, Dwarf_Addr pc, Dwarf_Die *fn, const
 {
 	unsigned atom = nops ? ops[0].atom : 0;
 
+	/* a value the code computes from one register alone, or a constant
+	 * (DW_OP_stack_value): the register, or the kernel's immediate */
+	if (nops == 2 && ops[1].atom == DW_OP_stack_value) {
+		if (atom >= DW_OP_breg0 && atom <= DW_OP_breg15 && !ops[0].number) {
+			p->inreg = 1;
+			p->reg[0] = dregs[atom - DW_OP_breg0];
+			return 0;
+		}
+		if ((atom >= DW_OP_lit0 && atom <= DW_OP_lit31) || atom == DW_OP_constu ||
+		    atom == DW_OP_consts || (atom >= DW_OP_const1u && atom <= DW_OP_const8s)) {
+			p->imm = 1;
+			p->immv = atom >= DW_OP_lit0 && atom <= DW_OP_lit31 ? (int64_t)(atom - DW_OP_lit0)
+									     : (int64_t)ops[0].number;
+			return 0;
+		}
+	}
 	if (nops != 1) {
 		*why = nops ? "a computed value or pieces (optimized): not in memory or a register"
 			    : "optimized out here";
@@ -1306,6 +1330,18 @@ int probe_dwarf_expr_at(struct probe_dwarf *dw, uint64_t pc, const char *where,
 	if (why || place_loc(dw, pc, &fn, ops, nops, &p, &why))
 		return fail(&w, 0, -EINVAL, "'%.*s' cannot be read at %s: %s", (int)len, expr, where,
 			    why);
+	if (p.imm) { /* a constant at that address: the kernel's immediate */
+		Dwarf_Die t;
+		char type[32];
+
+		if (expr[len] || strip(&p.type, &t, 1) || int_type(&t, type, sizeof(type)))
+			return fail(&w, (int)len, -EINVAL, "'%.*s' is a constant here (%lld)",
+				    (int)len, expr, (long long)p.immv);
+		snprintf(out->name, sizeof(out->name), "%.*s", (int)len, expr);
+		snprintf(out->fetch, sizeof(out->fetch), "\\%lld", (long long)p.immv);
+		snprintf(out->type, sizeof(out->type), "%s", type);
+		return 0;
+	}
 	walk_start(&w, &p, 0);
 	return walk_rest(&w, expr + len, out);
 }
@@ -1325,7 +1361,7 @@ int probe_dwarf_line(struct probe_dwarf *dw, const char *func, const char *file,
 
 		if (func_die(dw, func, &fn)) {
 			snprintf(err, en, "no function '%s' in the debug info", func);
-			return -ENOENT;
+			return -ESRCH;
 		}
 		/* perf probe's FUNC:RLN: lines from the function's first */
 		if (!dwarf_attr_integrate(&fn, DW_AT_decl_line, &a) || dwarf_formudata(&a, &decl)) {
@@ -1375,7 +1411,7 @@ int probe_dwarf_line(struct probe_dwarf *dw, const char *func, const char *file,
 				 func, want, line);
 		else
 			snprintf(err, en, "no code at %s:%d in the debug info", file, line);
-		return -ENOENT;
+		return func ? -ENOENT : -ESRCH;
 	}
 	*pc = best;
 	/* the function out of line holding it */

@@ -66,7 +66,8 @@ int probe_dwarf_expr_at(struct probe_dwarf *dw, uint64_t pc, const char *where,
  * line of file (its path's tail: "app.c", "src/app.c"). The lowest
  * address starting a statement of that line (in func), and the function
  * out of line holding it (its symbol's name) in fname. 0, or -ENOENT with
- * err ("no code at line 12 of parse"). */
+ * err ("no code at line 12 of parse"), -ESRCH: no such function or no
+ * code of that file here (another object may have it). */
 int probe_dwarf_line(struct probe_dwarf *dw, const char *func, const char *file, int line,
 		     uint64_t *pc, char *fname, size_t fn_n, char *err, size_t en);
 

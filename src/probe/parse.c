@@ -545,12 +545,84 @@ static int is_sym(const char *s, size_t n)
 	return 1;
 }
 
+/* A source file's name: a C, C++ or assembly source or header */
+static int is_srcfile(const char *s, size_t n)
+{
+	static const char *const ext[] = {".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp",
+					  ".hxx", ".C", ".S", ".s", ".inc"};
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		size_t l = strlen(ext[i]);
+
+		if (n > l && !memcmp(s + n - l, ext[i], l))
+			return 1;
+	}
+	return 0;
+}
+
+/* [OBJ:]FUNC:RLN or [OBJ:]FILE:LINE (perf probe's lines): 1 if the point
+ * is one (then parsed, or 0 returned through *r with e), else 0 */
+static int line_point(const struct tok *t, struct probe_def *d, struct probe_err *e, int *r)
+{
+	const char *s = t->s, *lc = NULL, *first = memchr(s, ':', (size_t)t->len), *p;
+	size_t n = (size_t)t->len, k;
+	unsigned long v;
+
+	for (size_t i = n; i-- > 0 && !lc;)
+		if (s[i] == ':')
+			lc = s + i;
+	if (!lc || lc + 1 == s + n)
+		return 0;
+	for (p = lc + 1; p < s + n; p++)
+		if (!isdigit((unsigned char)*p))
+			return 0;
+	if (first != lc) { /* OBJ:...: the object first */
+		if (!is_obj(s, (size_t)(first - s)))
+			return 0;
+		s = first + 1;
+	} else if (is_obj(s, (size_t)(lc - s)) && !is_srcfile(s, (size_t)(lc - s))) {
+		return 0; /* PATH:OFFSET (src/app.c:42 is a line) */
+	}
+	k = (size_t)(lc - s);
+	*r = -EINVAL;
+	if (d->kind != 'p') {
+		trail__probe_err(e, t->pos, "A source line is for p: probes (a return is FUNC%%return)");
+		return 1;
+	}
+	errno = 0;
+	v = strtoul(lc + 1, NULL, 10);
+	if (errno || v > 10000000) {
+		trail__probe_err(e, t->pos + (int)(lc + 1 - t->s), "Invalid line number");
+		return 1;
+	}
+	d->srcfile = is_srcfile(s, k);
+	if (!k || (!d->srcfile && !is_sym(s, k))) {
+		trail__probe_err(e, t->pos + (int)(s - t->s),
+				 "A line needs a function (FUNC:RLN) or a source file (FILE:LINE)");
+		return 1;
+	}
+	if ((s != t->s && !(d->obj = strndup(t->s, (size_t)(first - t->s)))) ||
+	    !(d->sym = strndup(s, k))) {
+		*r = nomem(e);
+		return 1;
+	}
+	d->line = (int)v;
+	d->lined = 1;
+	d->sym_pos = t->pos + (int)(s - t->s);
+	*r = 0;
+	return 1;
+}
+
 /* [OBJ:]SYM[+OFFS][%return] */
 static int parse_point(const struct tok *t, struct probe_def *d, struct probe_err *e)
 {
 	const char *s = t->s, *colon = memchr(s, ':', (size_t)t->len), *pct, *op;
 	size_t n = (size_t)t->len;
 	int64_t off = 0;
+	int r;
+
+	if (line_point(t, d, e, &r))
+		return r;
 
 	pct = memchr(s, '%', n);
 	if (pct) {
@@ -750,7 +822,9 @@ static int parse_args(struct probe_def *d, const struct tok *t, int n, struct pr
 /* the kernel's default names: p_SYM_OFFS, r_SYM_0, sanitized */
 static void default_event(struct probe_def *d)
 {
-	if (d->fileoff) { /* p_BASENAME_0xOFFSET */
+	if (d->lined) { /* perf's FUNC_L3, as p_FUNC_L3 (p_app_c_L42) */
+		snprintf(d->event, sizeof(d->event), "p_%s_L%d", d->sym, d->line);
+	} else if (d->fileoff) { /* p_BASENAME_0xOFFSET */
 		const char *b = strrchr(d->obj, '/');
 
 		snprintf(d->event, sizeof(d->event), "p_%s_0x%llx", b ? b + 1 : d->obj,
@@ -1093,7 +1167,9 @@ char *trail__probe_format(const struct probe_def *d, char *const *args, int narg
 			fprintf(f, "%lu", strtoul(t + 1, NULL, 0));
 		fprintf(f, ":%s/%s %s%s%s", d->group, d->event, d->obj ? d->obj : "",
 			d->obj ? ":" : "", d->sym);
-		if (d->offset && !d->fileoff)
+		if (d->lined)
+			fprintf(f, ":%d", d->line);
+		else if (d->offset && !d->fileoff)
 			fprintf(f, "+%llu", (unsigned long long)d->offset);
 	}
 	if (d->kind != 'f') {

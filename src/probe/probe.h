@@ -65,6 +65,11 @@ struct probe_def {
 	uint64_t offset; /* +OFFS; with fileoff, OFFSET of PATH:OFFSET */
 	int fileoff;     /* PATH:OFFSET (uprobe_events): a file offset in
 			  * obj, sym is its text ("0x8a7f0") */
+	int lined;       /* a source line (perf probe's): FUNC:RLN, line
+			  * counted from sym's first, or with srcfile
+			  * FILE:LINE (sym is FILE) */
+	int line;
+	int srcfile;
 	uint64_t sema;   /* a USDT probe's semaphore (set by its maker,
 			  * never parsed), 0: none */
 	int sym_pos;

@@ -583,3 +583,54 @@ insn_probe_jump() {
 	$TRAIL report -q -i a.dat --count | grep -q '^ *j:mid  *[1-9]' || die "no hits attached"
 }
 t insn_probe_jump insn_probe_jump
+
+# Source lines (perf probe's FUNC:RLN and FILE:LINE) with the variables in
+# scope there, read where DWARF says they are at that address: the stack
+# frame at -O0 (the frame base from the unwind tables), registers or
+# nothing at -O2 (said why).
+line_probes() {
+	fresh_registry
+	${CC:-cc} -O0 -g "$SRC/tests/cli/probe/lines.c" -o lines-O0
+	${CC:-cc} -O2 -g "$SRC/tests/cli/probe/lines.c" -o lines-O2
+	# total_of's line 5 (from its declaration, line 10) is line 15
+	$TRAIL record -q --probe 'p:ln/step total_of:5 i=i sq=sq total=total' -o a.dat -- ./lines-O0 5 >out.txt
+	has out.txt 55
+	$TRAIL report -q -i a.dat | sed 's/.*ln:step: //' >a.txt
+	printf '(total_of+0x%s/0x%s) i=%s sq=%s total=%s\n' >want.txt \
+		"$(sed -n '1s/^(total_of+0x\([0-9a-f]*\)\/0x\([0-9a-f]*\)).*/\1/p' a.txt)" \
+		"$(sed -n '1s/^(total_of+0x[0-9a-f]*\/0x\([0-9a-f]*\)).*/\1/p' a.txt)" 0 1 0
+	head -1 a.txt | cmp -s - want.txt || die "first: $(head -1 a.txt), want $(cat want.txt)"
+	grep -q ' i=4 sq=25 total=30$' a.txt || die "last: $(tail -1 a.txt)"
+	[ "$(wc -l <a.txt)" = 5 ] || die "$(cat a.txt)"
+	# the same line by file: the same address, the same values
+	$TRAIL record -q --probe 'p:ln/step lines.c:15 i=i sq=sq total=total' -o b.dat -- ./lines-O0 5 >/dev/null
+	$TRAIL report -q -i b.dat | sed 's/.*ln:step: //' | cmp -s - a.txt || die "lines.c:15 differs"
+	# the default name, and the definition kept as given
+	$TRAIL probe 'p total_of:5 total=total'
+	$TRAIL probe -l >l.txt
+	has l.txt 'p:probes/p_total_of_L5 total_of:5 total=total'
+	$TRAIL probe --clear
+	# -O2: a register there is read, a value the code only computes is not
+	$TRAIL record -q --probe 'p:ln/o2 lines.c:15 total=total' -o c.dat -- ./lines-O2 5 >/dev/null ||
+		die "total at -O2"
+	$TRAIL report -q -i c.dat --count | grep -q '^ *ln:o2  *[1-9]' || die "no hits at -O2"
+	expect_rc 1 $TRAIL record -q --probe 'p:ln/x total_of:5 i=i' -o x.dat -- ./lines-O2 5 2>err.txt
+	has err.txt "'i' cannot be read at total_of: a computed value or pieces (optimized): not in memory or a register"
+	# a line whose code is the function's entry: an entry probe there
+	$TRAIL record -q --probe 'p:ln/e lines.c:13 n=n' -o e.dat -- ./lines-O2 5 >/dev/null
+	$TRAIL report -q -i e.dat | grep -q 'ln:e: (total_of+0x0/0x[0-9a-f]*) n=5$' ||
+		die "entry line: $($TRAIL report -q -i e.dat | tail -1)"
+	# what is not there, said
+	expect_rc 1 $TRAIL record -q --probe 'p:ln/x total_of:5 zz=nope' -o x.dat -- ./lines-O0 5 2>err.txt
+	has err.txt "This variable is not found at this probe point: 'nope' (total_of sees sq, i, v, n, total)"
+	# the caret under the variable
+	[ "$(sed -n '3p' err.txt | awk '{print index($0, "^")}')" = \
+	  "$(sed -n '2p' err.txt | awk '{print index($0, "nope")}')" ] || die "caret: $(cat err.txt)"
+	expect_rc 1 $TRAIL record -q --probe 'p:ln/x total_of:99' -o x.dat -- ./lines-O0 5 2>err.txt
+	has err.txt "no code at line 109 of total_of (its line 109, relative 99)"
+	expect_rc 1 $TRAIL record -q --probe 'p:ln/x nosuch.c:3' -o x.dat -- ./lines-O0 5 2>err.txt
+	has err.txt "no code at nosuch.c:3 in the debug info"
+	expect_rc 2 $TRAIL record -q --probe 'r:ln/x total_of:5' -o x.dat -- ./lines-O0 5 2>err.txt
+	has err.txt "A source line is for p: probes"
+}
+t line_probes line_probes

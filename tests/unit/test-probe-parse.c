@@ -91,6 +91,11 @@ static const struct {
 	{"p /lib/libc.so.6:0x8a7f0 fd=%di:s32", "p:probes/p_libc_so_6_0x8a7f0 /lib/libc.so.6:0x8a7f0 fd=%di:s32"},
 	{"p:u/w ./app:4096", "p:u/w ./app:4096"},
 	{"p:g/mid parse+0x2a len=%si:u32", "p:g/mid parse+42 len=%si:u32"},
+	/* source lines, perf probe's FUNC:RLN and FILE:LINE */
+	{"p parse:3 n=count", "p:probes/p_parse_L3 parse:3 n=count"},
+	{"p:g/l app.c:42 total", "p:g/l app.c:42 total=total"},
+	{"p src/x.cc:7", "p:probes/p_src_x_cc_L7 src/x.cc:7"},
+	{"p /bin/app:parse:0", "p:probes/p_parse_L0 /bin/app:parse:0"},
 	{"foo()", "foo()"},
 	{"foo( void )", "foo()"},
 	{"libx.so:foo (int a)", "libx.so:foo(int a)"},
@@ -136,6 +141,25 @@ TEST(probe_def_fields)
 {
 	struct probe_def d;
 	struct probe_err e;
+
+	/* lines: FUNC:RLN, FILE:LINE, OBJ:FUNC:RLN; PATH:OFFSET stays one */
+	CHECK_EQ(probe_parse("p parse:3", &d, &e), 0);
+	CHECK(d.lined && !d.srcfile && d.line == 3);
+	CHECK_STR(d.sym, "parse");
+	probe_def_free(&d);
+	CHECK_EQ(probe_parse("p app.c:42", &d, &e), 0);
+	CHECK(d.lined && d.srcfile && d.line == 42);
+	CHECK_STR(d.sym, "app.c");
+	probe_def_free(&d);
+	CHECK_EQ(probe_parse("p /bin/app:parse:3", &d, &e), 0);
+	CHECK(d.lined && d.line == 3);
+	CHECK_STR(d.obj, "/bin/app");
+	CHECK_STR(d.sym, "parse");
+	CHECK_EQ(d.sym_pos, 11);
+	probe_def_free(&d);
+	CHECK_EQ(probe_parse("p /bin/app:1234", &d, &e), 0);
+	CHECK(!d.lined && d.fileoff && d.offset == 1234);
+	probe_def_free(&d);
 
 	CHECK_EQ(probe_parse("p:g/ev /lib/libx.so:f+8 n=+4(%di):u32 %si", &d, &e), 0);
 	CHECK_EQ(d.kind, 'p');
@@ -325,6 +349,9 @@ static const struct {
 	{"foo^%return(int x)", "Invalid probed address"},
 	{"^", "Empty"},
 	{"r ./app:^0x10", "PATH:OFFSET is for p: probes"},
+	{"r ^parse:3", "A source line is for p: probes"},
+	{"p ^3x:3", "A line needs a function (FUNC:RLN) or a source file (FILE:LINE)"},
+	{"p parse:^99999999999", "Invalid line number"},
 	{"p ./app:^0x1g", "Invalid file offset"},
 };
 

@@ -110,8 +110,23 @@ static int find_func(Elf *e, const char *name, uint64_t addr, GElf_Sym *out, cha
 	return -ENOENT;
 }
 
+static int resolve(const char *path, const char *func, uint64_t off, int is_addr,
+		   struct insnloc *out, char *err, size_t errlen);
+
 int insnloc_resolve(const char *path, const char *func, uint64_t off, struct insnloc *out,
 		    char *err, size_t errlen)
+{
+	return resolve(path, func, off, 0, out, err, errlen);
+}
+
+int insnloc_resolve_addr(const char *path, uint64_t addr, struct insnloc *out, char *err,
+			 size_t errlen)
+{
+	return resolve(path, NULL, addr, 1, out, err, errlen);
+}
+
+static int resolve(const char *path, const char *func, uint64_t off, int is_addr,
+		   struct insnloc *out, char *err, size_t errlen)
 {
 	struct elf_file f;
 	GElf_Sym s;
@@ -142,12 +157,12 @@ int insnloc_resolve(const char *path, const char *func, uint64_t off, struct ins
 		}
 		at = s.st_value + off;
 	} else {
-		if ((r = exec_seg(f.e, off, 1, &ph))) {
+		if ((r = exec_seg(f.e, off, !is_addr, &ph))) {
 			snprintf(err, errlen, "0x%llx is not in an executable segment of %s",
 				 (unsigned long long)off, path);
 			goto out;
 		}
-		at = off - ph.p_offset + ph.p_vaddr;
+		at = is_addr ? off : off - ph.p_offset + ph.p_vaddr;
 		if (find_func(f.e, NULL, at, &s, out->func, sizeof(out->func))) {
 			/* no symbol: the instruction itself, decoded where it is */
 			s.st_value = at;

@@ -31,6 +31,11 @@ struct insnloc {
 int insnloc_resolve(const char *path, const char *func, uint64_t off, struct insnloc *out,
 		    char *err, size_t errlen);
 
+/* The same for the instruction at a link-time address of path (a source
+ * line's, from DWARF). */
+int insnloc_resolve_addr(const char *path, uint64_t addr, struct insnloc *out, char *err,
+			 size_t errlen);
+
 /* The link-time address a file offset of path is mapped at (an
  * executable segment's): 0 or -EINVAL. */
 int insnloc_file_addr(const char *path, uint64_t off, uint64_t *addr);

@@ -504,11 +504,60 @@ static int at_insn(struct ptarget *t, const struct probe_def *d)
 	const struct fsite *s;
 	int unusable = 0;
 
-	if (d->fileoff)
+	if (d->fileoff || d->lined)
 		return 1;
 	if (d->kind != 'p' || !d->offset)
 		return 0;
 	return find_function(t, d, &o, &s, &unusable) || d->offset != s->addr - s->func;
+}
+
+/* o's DWARF, opened once (NULL: none) */
+static struct probe_dwarf *pobj_dwarf(struct pobj *o)
+{
+	char err[256];
+
+	if (!o->dw_tried) {
+		o->dw_tried = 1;
+		if (probe_dwarf_open(o->path, &o->dw, err, sizeof(err)))
+			o->dw = NULL;
+	}
+	return o->dw;
+}
+
+/* A source line's instruction (FUNC:RLN, FILE:LINE): the first object
+ * whose DWARF has it, its address and function there. 0, or -errno with
+ * err. */
+static int line_target(struct ptarget *t, const struct probe_def *d, struct insnloc *l,
+		       const char **path, struct probe_dwarf **dw, char *err, size_t en)
+{
+	char fname[128], why[256] = "", w[256];
+	uint64_t pc;
+	int r = -ENOENT, any = 0, q, near = 0;
+
+	for (int i = 0; i < t->nobjs && !*path; i++) {
+		struct pobj *o = &t->objs[i];
+
+		if (!obj_is(o, d->obj) || !pobj_dwarf(o))
+			continue;
+		any = 1;
+		q = probe_dwarf_line(o->dw, d->srcfile ? NULL : d->sym, d->srcfile ? d->sym : NULL,
+				     d->line, &pc, fname, sizeof(fname), w, sizeof(w));
+		/* the reason from the object that has the function, if one does */
+		if (q && (!why[0] || (q != -ESRCH && !near))) {
+			snprintf(why, sizeof(why), "%s", w);
+			near = q != -ESRCH;
+		}
+		if (q)
+			continue;
+		if ((r = insnloc_resolve_addr(o->path, pc, l, err, en)))
+			return r;
+		*path = o->path;
+		*dw = o->dw;
+	}
+	if (!*path)
+		snprintf(err, en, "%s", why[0] ? why : any ? "no such line in the debug info"
+				     : "no debug info in the objects to find a line in (build with -g)");
+	return *path ? 0 : r;
 }
 
 /* Where a probe at an instruction goes (insnloc.c): c's object and
@@ -518,19 +567,24 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 		       struct probe_err *e)
 {
 	const char *path = NULL;
+	struct probe_dwarf *dw = NULL;
 	struct insnloc l;
 	char err[400] = "";
 	int r = -ENOENT;
 
-	for (int i = 0; i < t->nobjs && !path; i++) {
+	if (d->lined)
+		r = line_target(t, d, &l, &path, &dw, err, sizeof(err));
+	for (int i = 0; i < t->nobjs && !path && !d->lined; i++) {
 		if (!obj_is(&t->objs[i], d->obj))
 			continue;
 		r = insnloc_resolve(t->objs[i].path, d->fileoff ? NULL : d->sym, d->offset, &l, err,
 				    sizeof(err));
-		if (r != -ENOENT)
+		if (r != -ENOENT) {
 			path = t->objs[i].path;
+			dw = r ? NULL : pobj_dwarf(&t->objs[i]);
+		}
 	}
-	if (!path && d->obj && strchr(d->obj, '/')) { /* not loaded (yet): the file */
+	if (!path && !d->lined && d->obj && strchr(d->obj, '/')) { /* not loaded (yet): the file */
 		path = d->obj;
 		r = insnloc_resolve(path, d->fileoff ? NULL : d->sym, d->offset, &l, err, sizeof(err));
 	}
@@ -540,6 +594,16 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 		e->pos = d->sym_pos;
 		snprintf(e->msg, sizeof(e->msg), "%s", err);
 		return r ? r : -ENOENT;
+	}
+	if (d->lined && !l.func_off && l.func[0]) {
+		/* a line whose code starts at the function's entry: an entry
+		 * probe (its parameters where they are at the entry) */
+		if (!(*symname = strdup(l.func)))
+			return -ENOMEM;
+		c->sym = *symname;
+		c->lined = 0;
+		c->offset = 0;
+		return 1;
 	}
 	/* not inside a function entry's hook area: the five bytes a jump
 	 * or call takes there, and what a jump displaces (insnloc's file is
@@ -572,12 +636,18 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 	pt->insn_jump = l.jump;
 	pt->sema = d->sema;
 	pt->objpath = path;
-	/* FUNC+OFFS keeps its text; the symbol is the function's own */
+	pt->dw = dw; /* variables where they are at that address */
+	/* FUNC+OFFS keeps its text; the symbol is the function's own; a
+	 * source line becomes FUNC+OFFS (as perf probe shows it resolved) */
 	if (!(*objname = strdup(path)) ||
 	    !(*symname = strdup(l.func[0] && !d->fileoff ? l.func : d->sym)))
 		return -ENOMEM;
 	c->obj = *objname;
 	c->sym = *symname;
+	if (d->lined) {
+		c->lined = 0;
+		c->offset = l.func_off;
+	}
 	return 0;
 }
 
@@ -618,8 +688,8 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 			return r;
 		}
 		pt.src = src;
-	} else if (at_insn(t, d)) {
-		if ((r = insn_target(t, d, &c, &pt, &objname, &symname, e)))
+	} else if (at_insn(t, d) && (r = insn_target(t, d, &c, &pt, &objname, &symname, e)) != 1) {
+		if (r)
 			return r;
 		sc.objpath = pt.objpath;
 	} else if (t->nobjs) {
@@ -627,6 +697,7 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 		const struct fsite *s = NULL;
 		int unusable = 0;
 
+		d = &c; /* (a source line at the function's entry: its function) */
 		if (find_function(t, d, &o, &s, &unusable)) {
 			uint64_t v;
 
@@ -649,15 +720,8 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 			       d->sym, at);
 			return -EINVAL;
 		}
-		if (!o->dw_tried) {
-			char err[256];
-
-			o->dw_tried = 1;
-			if (probe_dwarf_open(o->path, &o->dw, err, sizeof(err)))
-				o->dw = NULL;
-		}
 		pt.objpath = o->path;
-		pt.dw = o->dw;
+		pt.dw = pobj_dwarf(o);
 		sc.objpath = o->path;
 		c.sym = (char *)s->symbol; /* libtrail knows functions by symbol */
 		if (!c.obj)
