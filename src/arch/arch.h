@@ -258,6 +258,13 @@ int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintpt
  * as trail_arch_reloc_check says. */
 int trail_arch_jump_check(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t at,
 			  unsigned *len, char *why, size_t whylen);
+/* The return instructions of the function at fn (code: its size bytes),
+ * for a return probe that probes them (the kernel's kretinsn idea): 0
+ * with rets[0..*n), or -EXDEV with why when the function may return
+ * through another one (a tail call: a jump out of it, or an indirect jump
+ * that is no jump table), -ENOENT (no ret), -E2BIG (more than max). */
+int trail_arch_returns(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t *rets,
+		       unsigned max, unsigned *n, char *why, size_t whylen);
 /* The fallback for an entry a jump cannot replace (too short, a branch
  * into the first bytes, a jump table): a breakpoint on its first
  * instruction, which runs from a copy (trail_arch_reloc_make with len

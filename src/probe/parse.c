@@ -284,9 +284,8 @@ static int fa_dwarf(const char *f, size_t o, size_t n, const struct probe_fctx *
 	if (c->kind == 'e')
 		return trail__probe_err(e, AT(c, o),
 					"Invalid fetch argument: an eprobe reads fields ($FIELD)");
-	if (c->kind == 'r')
-		return trail__probe_err(e, AT(c, o),
-			"Function parameters are not available on a return probe (the entry registers are gone)");
+	/* (on a return probe, a variable is read at the function's ret
+	 * instructions: the compiler says whether it can be) */
 	for (;;) {
 		if (i >= n || !(isalpha((unsigned char)s[i]) || s[i] == '_'))
 			return trail__probe_err(e, AT(c, o + i), "Invalid fetch argument");

@@ -634,3 +634,41 @@ line_probes() {
 	has err.txt "A source line is for p: probes"
 }
 t line_probes line_probes
+
+# A return probe that reads the function's variables goes on its ret
+# instructions (the kernel's kretinsn idea): the variables are still
+# there, where DWARF says; $retval is %ax. A function that may return
+# through a tail call is refused, and so is a variable gone by then.
+return_at_ret_instructions() {
+	fresh_registry
+	${CC:-cc} -O0 -g "$SRC/tests/cli/probe/rets.c" -o rets-O0
+	${CC:-cc} -O2 -g "$SRC/tests/cli/probe/rets.c" -o rets-O2
+	./rets-O0 4 >want.txt
+	$TRAIL record -q --probe 'r:rt/leave count_up%return count=count ret=$retval' \
+		-o a.dat -- ./rets-O0 4 >got.txt
+	cmp -s want.txt got.txt || die "the output changed: $(cat got.txt)"
+	$TRAIL report -q -i a.dat | sed 's/.*rt:leave: ([^)]*) //' >a.txt
+	# count_up(1..4) from main, then count_up(2..5) from tail, interleaved
+	printf '%s\n' 'count=0 ret=0' 'count=1 ret=2' 'count=1 ret=2' 'count=3 ret=6' \
+		'count=3 ret=6' 'count=6 ret=12' 'count=6 ret=12' 'count=10 ret=20' >want.txt
+	diff -u want.txt a.txt
+	# at a ret: the report shows the instruction
+	$TRAIL report -q -i a.dat | head -1 | grep -q 'rt:leave: (count_up+0x[0-9a-f]*/0x' ||
+		die "$($TRAIL report -q -i a.dat | head -1)"
+	# without variables, a return probe keeps the shadow stack: with the caller
+	$TRAIL record -q --probe 'r:rt/plain count_up%return ret=$retval' -o b.dat -- ./rets-O0 2 >/dev/null
+	$TRAIL report -q -i b.dat | grep -q 'rt:plain: (main+0x[0-9a-f]*/0x[0-9a-f]* <- count_up) ret=0' ||
+		die "shadow stack: $($TRAIL report -q -i b.dat | head -2)"
+	# -O2: the local is gone at the ret; tail returns through count_up
+	expect_rc 1 $TRAIL record -q --probe 'r:rt/x count_up%return count=count' -o x.dat -- ./rets-O2 2 2>err.txt
+	has err.txt "'count' cannot be read at count_up"
+	expect_rc 1 $TRAIL record -q --probe 'r:rt/x tail%return n=n' -o x.dat -- ./rets-O2 2 2>err.txt
+	has err.txt "tail's returns cannot be probed at its ret instructions: +0x"
+	has err.txt "a tail call: the function returns from another one"
+	# listed, as one event
+	$TRAIL probe 'r:rt/leave count_up%return count=count'
+	$TRAIL list -- ./rets-O0 >l.txt
+	has l.txt "rt:leave"
+	$TRAIL probe --clear
+}
+t return_at_ret_instructions return_at_ret_instructions

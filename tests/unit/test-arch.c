@@ -532,9 +532,34 @@ TEST(insn_jump_keeps_registers_flags_red_zone)
 	munmap(code, 4096);
 }
 
+TEST(returns_of_a_function)
+{
+	/* xor %eax,%eax; test %edi,%edi; je +1; ret; ret */
+	static const uint8_t two[] = {0x31, 0xc0, 0x85, 0xff, 0x74, 0x01, 0xc3, 0xc3};
+	/* test %edi,%edi; je +5 (its own ret); jmp 0x2000 (out: a tail call); ret */
+	static const uint8_t tail[] = {0x85, 0xff, 0x74, 0x05, 0xe9, 0xf7, 0x0f, 0x00, 0x00, 0xc3};
+	/* jmp *%rax (no table before it) */
+	static const uint8_t ind[] = {0xff, 0xe0, 0xc3};
+	uintptr_t r[4];
+	unsigned n = 9;
+	char why[160];
+
+	CHECK_EQ(trail_arch_returns(two, sizeof(two), 0x1000, r, 4, &n, why, sizeof(why)), 0);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(r[0], 0x1006);
+	CHECK_EQ(r[1], 0x1007);
+	CHECK_EQ(trail_arch_returns(two, sizeof(two), 0x1000, r, 1, &n, why, sizeof(why)), -E2BIG);
+	CHECK_EQ(trail_arch_returns(tail, sizeof(tail), 0x1000, r, 4, &n, why, sizeof(why)),
+		 -EXDEV);
+	CHECK(strstr(why, "+0x4 jmp") && strstr(why, "a tail call"));
+	CHECK_EQ(trail_arch_returns(ind, sizeof(ind), 0x1000, r, 4, &n, why, sizeof(why)), -EXDEV);
+	CHECK(strstr(why, "an indirect jump") != NULL);
+	CHECK_EQ(trail_arch_returns(two, 6, 0x1000, r, 4, &n, why, sizeof(why)), -ENOENT);
+}
+
 TEST_MAIN(CHECK_T(sites_start_as_nops), CHECK_T(entry_hook_preserves_arguments_and_results),
 	  CHECK_T(graph_hook_balances_and_preserves_results),
 	  CHECK_T(longjmp_out_of_hooked_frames), CHECK_T(misaligned_stack_at_entry),
 	  CHECK_T(stub_area_near_the_code), CHECK_T(stack_arguments_through_the_stub),
 	  CHECK_T(jump_insn_encoding), CHECK_T(fault_safe_reads),
-	  CHECK_T(insn_jump_keeps_registers_flags_red_zone))
+	  CHECK_T(insn_jump_keeps_registers_flags_red_zone), CHECK_T(returns_of_a_function))

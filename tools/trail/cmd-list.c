@@ -358,7 +358,7 @@ out:
  * definition resolved for the program, or a USDT probe's note. */
 static void collect_probe(struct listing *L, const char *line, const char *what)
 {
-	size_t len = (strlen(line) - 7) / 2;
+	size_t len = (strcspn(line, "\n") - 7) / 2; /* the first blob of the event */
 	uint8_t *blob = malloc(len);
 	struct trail_probe p;
 	const char *why;

@@ -220,3 +220,47 @@ out:
 	elf_close(&f);
 	return r;
 }
+
+int insnloc_returns(const char *path, const char *func, uint64_t *rets, unsigned max,
+		    unsigned *n, char *err, size_t errlen)
+{
+	struct elf_file f;
+	GElf_Sym s;
+	GElf_Phdr ph;
+	char name[128], why[200];
+	uintptr_t at[64];
+	int r = elf_open(&f, path);
+
+	*n = 0;
+	err[0] = '\0';
+	if (r) {
+		snprintf(err, errlen, "%s: %s", path,
+			 r == -ENOTSUP ? "not an x86-64 object" : "not an ELF object");
+		goto out;
+	}
+	if ((r = find_func(f.e, func, 0, &s, name, sizeof(name))) || !s.st_size) {
+		r = -ENOENT;
+		snprintf(err, errlen, "no function '%s' in %s", func, path);
+		goto out;
+	}
+	if ((r = exec_seg(f.e, s.st_value, 0, &ph)) ||
+	    ph.p_offset + (s.st_value - ph.p_vaddr) + s.st_size > f.rawlen) {
+		r = -EINVAL;
+		snprintf(err, errlen, "%s: %s is not in its code", path, func);
+		goto out;
+	}
+	if (max > sizeof(at) / sizeof(at[0]))
+		max = sizeof(at) / sizeof(at[0]);
+	r = trail_arch_returns(f.raw + ph.p_offset + (s.st_value - ph.p_vaddr), s.st_size,
+			       s.st_value, at, max, n, why, sizeof(why));
+	if (r) {
+		snprintf(err, errlen, "%s's returns cannot be probed at its ret instructions: %s",
+			 func, why);
+		goto out;
+	}
+	for (unsigned i = 0; i < *n; i++)
+		rets[i] = at[i] - s.st_value;
+out:
+	elf_close(&f);
+	return r;
+}

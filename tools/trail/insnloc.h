@@ -36,6 +36,12 @@ int insnloc_resolve(const char *path, const char *func, uint64_t off, struct ins
 int insnloc_resolve_addr(const char *path, uint64_t addr, struct insnloc *out, char *err,
 			 size_t errlen);
 
+/* The offsets of func's ret instructions in path (at most max, 64), for
+ * a return probe at them: 0, or -EXDEV (a tail call: err says where),
+ * -ENOENT, -E2BIG, -errno with err. */
+int insnloc_returns(const char *path, const char *func, uint64_t *rets, unsigned max,
+		    unsigned *n, char *err, size_t errlen);
+
 /* The link-time address a file offset of path is mapped at (an
  * executable segment's): 0 or -EINVAL. */
 int insnloc_file_addr(const char *path, uint64_t off, uint64_t *addr);

@@ -4,6 +4,7 @@
  * file, and compiling definitions for a program's objects.
  */
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -479,7 +480,9 @@ static int source_meta(struct ptarget *t, const struct probe_def *d, const struc
 			err_at(e, d->sym_pos, "source event '%s' cannot be compiled here%s", d->sym, "");
 			return -EINVAL;
 		}
-		len = (strlen(line) - 7) / 2;
+		/* (the first blob: a return probe at ret instructions has one
+		 * per ret, all of one event) */
+		len = (strcspn(line, "\n") - 7) / 2;
 		*owned = malloc(len);
 		if (!*owned || trail_probe_unhex(line + 7, len * 2, *owned, len) != (long)len ||
 		    trail_probe_check(*owned, len, &p, &why)) {
@@ -660,6 +663,116 @@ static void strip_obj(char *text, const char *obj)
 		memmove(p, p + n + 1, strlen(p + n + 1) + 1);
 }
 
+/* Does an argument name a DWARF variable (under dereferences, maybe)? */
+static int dwarf_named(const struct probe_arg *a)
+{
+	const char *f = a->fetch, *p = f ? strrchr(f, '(') : NULL;
+
+	if (!f)
+		return 0;
+	f = p ? p + 1 : f;
+	return isalpha((unsigned char)*f) || *f == '_';
+}
+
+/*
+ * A return probe reading the function's variables: they are gone once it
+ * has returned (the shadow stack's way), so the probe goes on each of its
+ * ret instructions instead, as instruction probes with the variables where
+ * DWARF puts them there (the kernel's kretinsn idea; not for a function
+ * that may return through a tail call). $retval is %ax there, typed by the
+ * function's return type. One @probe line per ret, the same event.
+ */
+static int kretinsn_compile(struct ptarget *t, const struct probe_def *d,
+			    const struct probe_list *all, char **line, char **resolved,
+			    struct probe_err *e)
+{
+	uint64_t rets[64];
+	unsigned n = 0;
+	struct pobj *o = NULL;
+	char err[400] = "", rt[32] = "", *acc = NULL;
+	int r = -ENOENT;
+
+	for (int i = 0; i < t->nobjs && !o; i++) {
+		char e2[400];
+		int q;
+
+		if (!obj_is(&t->objs[i], d->obj))
+			continue;
+		q = insnloc_returns(t->objs[i].path, d->sym, rets, 64, &n, e2, sizeof(e2));
+		if (!q)
+			o = &t->objs[i];
+		if (q != -ENOENT || !err[0])
+			snprintf(err, sizeof(err), "%s", e2);
+		if (q != -ENOENT)
+			r = q;
+	}
+	if (!o) {
+		err_at(e, d->sym_pos, "%s%s", err[0] ? err : "unknown function", "");
+		return r;
+	}
+	if (pobj_dwarf(o) && probe_dwarf_rettype(o->dw, d->sym, rt, sizeof(rt)))
+		rt[0] = '\0';
+	for (unsigned k = 0; k < n; k++) {
+		struct probe_def c = *d;
+		struct probe_arg *args = calloc((size_t)(d->nargs ? d->nargs : 1), sizeof(*args));
+		char *li = NULL, *ri = NULL, *joined;
+
+		if (!args)
+			goto nomem;
+		c.kind = 'p';
+		c.offset = rets[k];
+		c.obj = o->path;
+		c.args = args;
+		for (int i = 0; i < d->nargs; i++) {
+			const char *rv;
+
+			args[i] = d->args[i];
+			args[i].fetch = d->args[i].fetch ? strdup(d->args[i].fetch) : NULL;
+			args[i].type = d->args[i].type ? strdup(d->args[i].type) : NULL;
+			/* $retval: the return register at the ret */
+			while (args[i].fetch && (rv = strstr(args[i].fetch, "$retval"))) {
+				size_t at = (size_t)(rv - args[i].fetch);
+
+				memcpy(args[i].fetch + at, "%ax", 3);
+				memmove(args[i].fetch + at + 3, args[i].fetch + at + 7,
+					strlen(args[i].fetch + at + 7) + 1);
+				if (!args[i].type && rt[0] && strcmp(rt, "void"))
+					args[i].type = strdup(rt);
+			}
+		}
+		r = ptarget_compile(t, &c, all, &li, &ri, e);
+		for (int i = 0; i < d->nargs; i++) {
+			free(args[i].fetch);
+			free(args[i].type);
+		}
+		free(args);
+		if (r) {
+			free(acc);
+			return r;
+		}
+		if (!*resolved)
+			*resolved = ri;
+		else
+			free(ri);
+		if (acc && asprintf(&joined, "%s\n%s", acc, li) < 0) {
+			free(li);
+			goto nomem;
+		}
+		if (acc) {
+			free(acc);
+			free(li);
+			acc = joined;
+		} else {
+			acc = li;
+		}
+	}
+	*line = acc;
+	return 0;
+nomem:
+	free(acc);
+	return -ENOMEM;
+}
+
 int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct probe_list *all,
 		    char **line, char **resolved, struct probe_err *e)
 {
@@ -676,6 +789,9 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 	*line = *resolved = NULL;
 	if (!t)
 		t = &none;
+	for (int i = 0; d->kind == 'r' && t->nobjs && i < d->nargs; i++)
+		if (dwarf_named(&d->args[i]))
+			return kretinsn_compile(t, d, all, line, resolved, e);
 	sc.t = t;
 	pt.sym_addr = sym_addr;
 	pt.ctx = &sc;

@@ -361,6 +361,48 @@ int trail_arch_jump_check(const uint8_t *code, size_t size, uintptr_t fn, uintpt
 	return 0;
 }
 
+int trail_arch_returns(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t *rets,
+		       unsigned max, unsigned *n, char *why, size_t whylen)
+{
+	int r = check_start(why, whylen), pic_load = 0;
+
+	*n = 0;
+	if (r)
+		return r;
+	for (size_t off = 0; off < size;) {
+		uintptr_t t;
+
+		if (decode(code + off, size - off, fn + off))
+			break; /* padding or data after the code */
+		t = direct_target();
+		/* (a table jump seen: a later register jump is the table's) */
+		if (insn->id != X86_INS_JMP)
+			table_jump(&pic_load);
+		if (group(CS_GRP_RET)) {
+			if (*n == max) {
+				why_at(why, whylen, fn, fn + off, "more than %u returns", max);
+				return -E2BIG;
+			}
+			rets[(*n)++] = fn + off;
+		} else if (insn->id == X86_INS_JMP && t && (t < fn || t >= fn + size)) {
+			why_at(why, whylen, fn, fn + off,
+			       "a tail call: the function returns from another one");
+			return -EXDEV;
+		} else if (insn->id == X86_INS_JMP && !t && !table_jump(&pic_load)) {
+			why_at(why, whylen, fn, fn + off,
+			       "an indirect jump, maybe a tail call: the function may return from another one");
+			return -EXDEV;
+		}
+		off += insn->size;
+	}
+	if (!*n) {
+		if (why && whylen)
+			snprintf(why, whylen, "no ret instruction (the function never returns here)");
+		return -ENOENT;
+	}
+	return 0;
+}
+
 /* The first instruction alone, for an entry reached through a breakpoint
  * (see arch.h): anything that can run from the copy. */
 int trail_arch_trap_check(const uint8_t *code, size_t size, uintptr_t fn, unsigned *len,
