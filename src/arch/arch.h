@@ -251,6 +251,13 @@ int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at);
  * -E2BIG too many, -EINVAL not decodable. */
 int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
 			   unsigned *len, char *why, size_t whylen);
+/* How the checks above read a jump table's entries (the table is not in
+ * the function's bytes): read(ctx, addr, buf, n) fills buf with the n
+ * bytes at addr (an address of the code's kind: the process's, or the
+ * file's) or returns non-zero. NULL: tables are not read, a function with
+ * one is refused. Callers serialize, as for the rest. */
+void trail_arch_table_reader(int (*read)(void *ctx, uintptr_t addr, void *buf, size_t n),
+			     void *ctx);
 /* Can a probe at the instruction at (inside the function at fn, code its
  * size bytes) take a jump instead of a breakpoint: its instructions from
  * at displaced as an entry's are, and no branch of the function landing

@@ -179,6 +179,17 @@ static struct fsite *site_add(struct fobj *o, uintptr_t addr, const char *nm, si
  * displaced.
  */
 #define LEN_TRAP 0x80u /* in lens[]: the length is the first instruction's */
+
+/* src/arch's jump table reader: the object's own loaded bytes (ctx its
+ * dl_phdr_info), nothing outside its segments */
+static int table_read(void *ctx, uintptr_t addr, void *buf, size_t n)
+{
+	if (!in_segment(ctx, addr, n, PF_R))
+		return -1;
+	memcpy(buf, (const void *)addr, n);
+	return 0;
+}
+
 static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		       const struct trail_symrule_ent *fs, size_t nfs, const char *strs,
 		       size_t strs_len, int unnamed)
@@ -192,6 +203,7 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 	if (!(tmp.p = amap(tmp.len)))
 		return -ENOMEM;
 	lens = tmp.p;
+	trail_arch_table_reader(table_read, (void *)info);
 	for (size_t i = 0; i < nfs; i++) {
 		const char *nm = strs + fs[i].name;
 		unsigned len = 0;
@@ -219,6 +231,7 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		nkeep++;
 		names_need += strnlen(nm, strs_len - fs[i].name) + 1;
 	}
+	trail_arch_table_reader(NULL, NULL);
 	if (sites_alloc(o, nkeep, names_need)) {
 		bfree(&tmp);
 		return -ENOMEM;

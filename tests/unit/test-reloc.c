@@ -221,6 +221,66 @@ TEST(unrelocatable_entries_say_why)
 	}
 }
 
+/* A switch's jump table (gcc's PIC form), read through the table reader:
+ * its entries decide whether the entry can take a jump. */
+#define TABLE 0x500000u
+static int32_t table[3];
+
+static int read_table(void *ctx, uintptr_t addr, void *buf, size_t n)
+{
+	(void)ctx;
+	if (addr < TABLE || addr + n > TABLE + sizeof(table))
+		return -1;
+	memcpy(buf, (const uint8_t *)table + (addr - TABLE), n);
+	return 0;
+}
+
+TEST(jump_tables_read)
+{
+	static const uint8_t f[] = {
+		0x48, 0x89, 0xf8,                   /*  0: mov %rdi,%rax */
+		0x83, 0xfe, 0x02,                   /*  3: cmp $2,%esi */
+		0x77, 0x12,                         /*  6: ja 26 */
+		0x48, 0x8d, 0x0d, 0xf1, 0xff, 0x0f, 0x00, /* 8: lea TABLE(%rip),%rcx */
+		0x89, 0xf2,                         /* 15: mov %esi,%edx */
+		0x48, 0x63, 0x14, 0x91,             /* 17: movslq (%rcx,%rdx,4),%rdx */
+		0x48, 0x01, 0xca,                   /* 21: add %rcx,%rdx */
+		0xff, 0xe2,                         /* 24: jmp *%rdx */
+		0xc3, 0xc3, 0xc3,                   /* 26, 27, 28: the cases */
+	};
+	const uintptr_t fn = 0x400000;
+	unsigned len = 0;
+	char why[160] = "";
+
+	for (int i = 0; i < 3; i++)
+		table[i] = (int32_t)(int64_t)(fn + 26 + i - TABLE);
+	/* without a reader: the table is unknown */
+	trail_arch_table_reader(NULL, NULL);
+	CHECK_EQ(trail_arch_reloc_check(f, sizeof(f), sizeof(f), fn, &len, why, sizeof(why)), -EXDEV);
+	CHECK(strstr(why, "cannot be checked") != NULL);
+	/* read: its three cases are past the displaced bytes */
+	trail_arch_table_reader(read_table, NULL);
+	CHECK_EQ(trail_arch_reloc_check(f, sizeof(f), sizeof(f), fn, &len, why, sizeof(why)), 0);
+	CHECK_EQ(len, 6);
+	/* one case into them: refused, and said which */
+	table[1] = (int32_t)(int64_t)(fn + 2 - TABLE);
+	CHECK_EQ(trail_arch_reloc_check(f, sizeof(f), sizeof(f), fn, &len, why, sizeof(why)), -EXDEV);
+	CHECK(strstr(why, "a jump table entry into them (+0x2)") != NULL);
+	/* a probe's jump at +8 (the lea): the table's cases are not in it */
+	table[1] = (int32_t)(int64_t)(fn + 27 - TABLE);
+	CHECK_EQ(trail_arch_jump_check(f, sizeof(f), fn, fn + 8, &len, why, sizeof(why)), 0);
+	/* a table out of the reader's reach: unknown again */
+	{
+		uint8_t g[sizeof(f)];
+
+		memcpy(g, f, sizeof(f));
+		g[13] = 0x1f; /* the lea now points 1 MiB further */
+		CHECK_EQ(trail_arch_reloc_check(g, sizeof(g), sizeof(g), fn, &len, why, sizeof(why)),
+			 -EXDEV);
+	}
+	trail_arch_table_reader(NULL, NULL);
+}
+
 TEST(out_of_reach_copy_refused)
 {
 	/* a RIP-relative load copied 4 GiB away cannot reach its data */
@@ -313,4 +373,4 @@ TEST(breakpoint_entries)
 
 TEST_MAIN(CHECK_T(relocated_code_runs_the_same), CHECK_T(unrelocatable_entries_say_why),
 	  CHECK_T(out_of_reach_copy_refused), CHECK_T(short_function_before_padding),
-	  CHECK_T(breakpoint_entries))
+	  CHECK_T(breakpoint_entries), CHECK_T(jump_tables_read))

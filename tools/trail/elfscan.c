@@ -1123,3 +1123,25 @@ int elfscan_pid(pid_t pid, elfscan_cb cb, void *arg, char *err, size_t errlen)
 {
 	return elfscan_pid_opts(pid, cb, arg, NULL, err, errlen);
 }
+
+int elfscan_vaddr_read(void *elf, uintptr_t addr, void *buf, size_t n)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_COMPRESSED) ||
+		    addr < sh.sh_addr || addr - sh.sh_addr > sh.sh_size ||
+		    n > sh.sh_size - (addr - sh.sh_addr))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || addr - sh.sh_addr + n > d->d_size)
+			return -1;
+		memcpy(buf, (const char *)d->d_buf + (addr - sh.sh_addr), n);
+		return 0;
+	}
+	return -1;
+}

@@ -114,4 +114,9 @@ int elfscan_pid_opts(pid_t pid, elfscan_cb cb, void *arg,
 struct Elf;
 const char *elfscan_extent(struct Elf *elf, uint64_t file_size, char *buf, size_t n);
 
+/* The n bytes at link-time address addr of elf (an Elf *), from the
+ * section holding them (allocated, with bytes in the file): 0, or -1. For
+ * src/arch's jump table reader (trail_arch_table_reader), ctx the Elf. */
+int elfscan_vaddr_read(void *elf, uintptr_t addr, void *buf, size_t n);
+
 #endif /* TRAIL_TOOL_ELFSCAN_H */

@@ -1245,8 +1245,14 @@ int funcscan_file(const char *path, struct fscan *out, char *err,
 	if (!w.nps) {
 		/* no patchable entries: a program's functions, displaced */
 		if (!w.rel && is_program(&w) && !(r = find_code_sections(&w)) &&
-		    !(r = load_symbols(&w)) && !(r = build_reloc_sites(&w, out)))
-			r = add_plt_sites(&w, out);
+		    !(r = load_symbols(&w))) {
+			/* jump tables read from the file's sections */
+			trail_arch_table_reader(elfscan_vaddr_read, w.elf);
+			r = build_reloc_sites(&w, out);
+			trail_arch_table_reader(NULL, NULL);
+			if (!r)
+				r = add_plt_sites(&w, out);
+		}
 		goto out;
 	}
 	for (size_t i = 0; i < w.nps; i++)

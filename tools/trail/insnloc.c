@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../../src/arch/arch.h"
+#include "elfscan.h"
 
 struct elf_file {
 	int fd;
@@ -212,10 +213,12 @@ static int resolve(const char *path, const char *func, uint64_t off, int is_addr
 	out->func_off = at - s.st_value;
 	/* a jump instead of the breakpoint, where the function's code allows:
 	 * its bounds are known (a sized symbol) */
+	trail_arch_table_reader(elfscan_vaddr_read, f.e); /* jump tables, from the file */
 	if (s.st_size &&
 	    trail_arch_jump_check(code, size, s.st_value, at, &out->jump, out->jump_why,
 				  sizeof(out->jump_why)))
 		out->jump = 0;
+	trail_arch_table_reader(NULL, NULL);
 out:
 	elf_close(&f);
 	return r;

@@ -291,16 +291,111 @@ static int displaced(const uint8_t *code, size_t size, size_t room, uintptr_t fn
 	return 0;
 }
 
+/* ---------------------------------------------------------- jump tables
+ *
+ * A switch compiled to a table: gcc's and clang's x86-64 forms are a
+ * bound check, `cmp $N, REG; ja default` (or jae with N entries), then
+ * either the PIC form, `lea TABLE(%rip), B; movslq (B,I,4), R; add B, R;
+ * jmp *R` (4-byte entries relative to TABLE), or the absolute one, `jmp
+ * *TABLE(,I,8)`. Its targets are read from the table (trail_arch_table_reader
+ * says how: the process's memory, or the file's sections for the tools),
+ * when the bound check is among the few instructions before the jump;
+ * otherwise the table is unknown, and so is where it may land.
+ */
+static int (*tbl_read)(void *ctx, uintptr_t addr, void *buf, size_t n);
+static void *tbl_ctx;
+
+void trail_arch_table_reader(int (*read)(void *ctx, uintptr_t addr, void *buf, size_t n),
+			     void *ctx)
+{
+	tbl_read = read;
+	tbl_ctx = ctx;
+}
+
+#define TABLE_MAX 4096u /* entries read at most */
+
+struct tables {
+	uint64_t cmp;      /* the last `cmp $imm, reg`: its immediate */
+	int cmp_age;       /* instructions since (0: the one before) */
+	uint64_t limit;    /* entries, from the bound check */
+	int limit_age;     /* instructions since it (-1: none) */
+	x86_reg lea_reg;   /* the last `lea X(%rip), reg` */
+	uintptr_t lea;
+	x86_reg pic_base;  /* a 4-byte indexed load from lea_reg's table */
+};
+
+/* Follow the instruction in t; for a table jump, each of its targets to
+ * fn (1 each, 0 when the table could not be read: -1 returned) */
+static int table_step(struct tables *t, uintptr_t *targets, unsigned *n)
+{
+	const cs_x86 *x = &insn->detail->x86;
+	uintptr_t base = 0;
+	unsigned esz = 0;
+
+	t->cmp_age++;
+	if (t->limit_age >= 0)
+		t->limit_age++;
+	if (insn->id == X86_INS_CMP && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+	    x->operands[1].type == X86_OP_IMM && x->operands[1].imm >= 0) {
+		t->cmp = (uint64_t)x->operands[1].imm;
+		t->cmp_age = 0;
+	} else if ((insn->id == X86_INS_JA || insn->id == X86_INS_JAE) && t->cmp_age == 1) {
+		t->limit = t->cmp + (insn->id == X86_INS_JA);
+		t->limit_age = 0;
+	} else if (insn->id == X86_INS_LEA && x->op_count == 2 &&
+		   x->operands[0].type == X86_OP_REG && x->operands[1].type == X86_OP_MEM &&
+		   x->operands[1].mem.base == X86_REG_RIP) {
+		t->lea_reg = x->operands[0].reg;
+		t->lea = (uintptr_t)(insn->address + insn->size + (uint64_t)x->operands[1].mem.disp);
+	} else if (insn->id == X86_INS_MOVSXD && x->op_count == 2 &&
+		   x->operands[1].type == X86_OP_MEM && x->operands[1].mem.scale == 4 &&
+		   x->operands[1].mem.index != X86_REG_INVALID && t->lea_reg != X86_REG_INVALID &&
+		   x->operands[1].mem.base == t->lea_reg && !x->operands[1].mem.disp) {
+		t->pic_base = t->lea_reg;
+	}
+	if (insn->id != X86_INS_JMP || x->op_count != 1 || x->operands[0].type == X86_OP_IMM)
+		return 0;
+	if (x->operands[0].type == X86_OP_MEM && x->operands[0].mem.base == X86_REG_INVALID &&
+	    x->operands[0].mem.index != X86_REG_INVALID && x->operands[0].mem.scale == 8) {
+		base = (uintptr_t)x->operands[0].mem.disp; /* absolute entries */
+		esz = 8;
+	} else if (x->operands[0].type == X86_OP_REG && t->pic_base != X86_REG_INVALID) {
+		base = t->lea;
+		esz = 4;
+	}
+	t->pic_base = X86_REG_INVALID;
+	if (!esz || !tbl_read || t->limit_age < 0 || t->limit_age > 8 || !t->limit ||
+	    t->limit > TABLE_MAX)
+		return -1;
+	*n = 0;
+	for (uint64_t i = 0; i < t->limit; i++) {
+		int32_t rel;
+		uint64_t abs;
+
+		if (esz == 4 ? tbl_read(tbl_ctx, base + 4 * i, &rel, 4)
+			     : tbl_read(tbl_ctx, base + 8 * i, &abs, 8))
+			return -1;
+		targets[(*n)++] = esz == 4 ? base + (uintptr_t)(intptr_t)rel : (uintptr_t)abs;
+	}
+	t->limit_age = -1;
+	return 0;
+}
+
 /* Does a branch of the function at fn (code: its size bytes) land in
- * [lo, hi), or a jump table, whose targets cannot be checked, make it
+ * [lo, hi), or a jump table, whose targets cannot be read, make it
  * unknown? 0, or -EXDEV with why (the span of bytes, and what they are) */
 static int branch_into(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t lo,
 		       uintptr_t hi, const char *what, unsigned span, char *why, size_t whylen)
 {
+	static uintptr_t targets[TABLE_MAX];
+	struct tables tb = {.limit_age = -1, .lea_reg = X86_REG_INVALID,
+			    .pic_base = X86_REG_INVALID, .cmp_age = 99};
 	int pic_load = 0;
 
 	for (size_t off = 0; off < size;) {
 		uintptr_t t;
+		unsigned nt = 0;
+		int tr;
 
 		if (decode(code + off, size - off, fn + off))
 			break; /* padding or data after the code: not ours */
@@ -309,10 +404,21 @@ static int branch_into(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t
 			why_at(why, whylen, fn, fn + off, what, span);
 			return -EXDEV;
 		}
+		tr = table_step(&tb, targets, &nt);
 		if (table_jump(&pic_load)) {
-			why_at(why, whylen, fn, fn + off,
-			       "a jump table, whose targets cannot be checked");
-			return -EXDEV;
+			if (tr) {
+				why_at(why, whylen, fn, fn + off,
+				       "a jump table, whose targets cannot be checked");
+				return -EXDEV;
+			}
+			for (unsigned i = 0; i < nt; i++)
+				if (targets[i] >= lo && targets[i] < hi) {
+					why_at(why, whylen, fn, fn + off,
+					       "a jump table entry into them (+0x%lx)",
+					       (unsigned long)(targets[i] - fn));
+					return -EXDEV;
+				}
+			pic_load = 0;
 		}
 		off += insn->size;
 	}
