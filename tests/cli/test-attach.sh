@@ -313,3 +313,35 @@ else
 	t attach_by_injection attach_by_injection
 fi
 t injection_refused injection_refused
+
+# trail SIGKILLed while a process's code is patched: the program goes on
+# (its hooks record for no one), and the next attach drops the orphaned
+# session first, which puts its code back: byte for byte once that one
+# ends too.
+killed_while_patched_repaired() {
+	local U=$BUILD/tests/cli/ftrace-prog-noflag
+	env -u LD_PRELOAD "$U" spin >/dev/null &
+	local sp=$! rp
+	sleep 0.3
+	before=$(code_hash $sp)
+	$TRAIL record -q -o k.dat -p function_graph -l lookup -l hash -P $sp 2>err.txt &
+	rp=$!
+	wait_for "grep -q trail-arena /proc/$sp/maps" || die "never attached: $(cat err.txt)"
+	sleep 0.3
+	[ "$(code_hash $sp)" != "$before" ] || die "nothing patched"
+	kill -KILL $rp; wait $rp 2>/dev/null || true
+	sleep 0.3
+	kill -0 $sp || die "the process died with its recorder"
+	[ "$(code_hash $sp)" != "$before" ] || die "unpatched with no one to do it?"
+	# the next attach repairs: the orphan's hooks go, its own come and go
+	record_running $sp -o n.dat -p function -l hash
+	kill -0 $sp || die "the process died"
+	[ "$(code_hash $sp)" = "$before" ] || die "the code is not the program's after the repair"
+	$TRAIL report -q -i n.dat | grep -q 'hash <-lookup' || die "second recording: $($TRAIL report -q -i n.dat | tail -2)"
+	kill $sp
+}
+if ldd "$LIBTRAIL" | grep -q libtsan; then
+	skip killed_while_patched_repaired "TSan's background thread blocks SIGTRAP: no live patching under TSan (as attach_by_injection)"
+else
+	t killed_while_patched_repaired killed_while_patched_repaired
+fi
