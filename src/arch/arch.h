@@ -107,6 +107,9 @@ extern const uintptr_t trail__arch_tramp_insn_at;
 #define TRAIL_ARCH_INSN_STUB 40u
 void trail_arch_insn_stub(uint8_t out[TRAIL_ARCH_INSN_STUB], uintptr_t at, uint32_t idx,
 			  uintptr_t copy);
+/* Which vector state the stub saves beyond xmm0-15 (the CPU's: ymm upper
+ * halves, AVX-512), found once, before the first such stub. */
+void trail_arch_vector_init(void);
 /* Registered by the C side before any such stub runs: the probes of
  * site idx, the interrupted code's registers in regs (all of them:
  * read-only), its %rsp sp. (A pointer: the arch layer does not call up.) */

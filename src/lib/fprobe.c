@@ -1234,6 +1234,8 @@ static int isite_jump(const struct hobj *o, struct isite *is, uint32_t idx, unsi
 	    trail_arch_reloc_make((const uint8_t *)addr, jlen, addr, at + TRAIL_ARCH_INSN_STUB,
 				  &is->rl))
 		return -1;
+	if (!trail__arch_insn_handler)
+		trail_arch_vector_init();
 	__atomic_store_n(&trail__arch_insn_handler, on_insn, __ATOMIC_RELEASE);
 	trail_arch_insn_stub(stub, at, idx, at + TRAIL_ARCH_INSN_STUB);
 	if (xol_write(at, stub, sizeof(stub)) ||

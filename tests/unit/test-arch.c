@@ -532,6 +532,67 @@ TEST(insn_jump_keeps_registers_flags_red_zone)
 	munmap(code, 4096);
 }
 
+/* ymm1 loaded before insn_avx_at, stored after: a handler that clobbers
+ * the upper halves (vzeroupper, as libc's AVX string functions end) must
+ * not change what the code stores */
+__asm__(".text\n"
+	".globl insn_avx, insn_avx_at, insn_avx_end\n"
+	"insn_avx:\n"
+	"  vmovdqu (%rdi), %ymm1\n"
+	"insn_avx_at:\n"
+	"  .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	"  vmovdqu %ymm1, (%rsi)\n"
+	"  vzeroupper\n"
+	"  ret\n"
+	"insn_avx_end:\n");
+extern const char insn_avx[], insn_avx_at[], insn_avx_end[];
+
+static void on_insn_clobber(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp)
+{
+	(void)idx;
+	(void)regs;
+	(void)sp;
+	seen_insn.calls++;
+	__asm__ volatile("vpcmpeqd %%ymm1, %%ymm1, %%ymm1\n\tvzeroupper" ::: "xmm1");
+}
+
+TEST(insn_jump_keeps_the_vector_state)
+{
+	size_t len = (size_t)(insn_avx_end - insn_avx), off = (size_t)(insn_avx_at - insn_avx), got;
+	uint8_t *code, *area, stub[TRAIL_ARCH_INSN_STUB], jump[TRAIL_ARCH_SITE_SIZE];
+	uint8_t in[32], out[32];
+	struct trail_arch_reloc rl;
+
+	if (!__builtin_cpu_supports("avx")) {
+		fprintf(stderr, "  (no AVX on this CPU: nothing to check)\n");
+		return;
+	}
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	CHECK(code != MAP_FAILED);
+	trail_arch_vector_init();
+	trail__arch_insn_handler = on_insn_clobber;
+	memcpy(code, insn_avx, len);
+	area = trail_arch_near_map((uintptr_t)code, (uintptr_t)code + len, 4096, &got);
+	CHECK(area != NULL);
+	CHECK_EQ(trail_arch_reloc_make(code + off, 5, (uintptr_t)code + off,
+				       (uintptr_t)area + TRAIL_ARCH_INSN_STUB, &rl), 0);
+	trail_arch_insn_stub(stub, (uintptr_t)area, 0, (uintptr_t)area + TRAIL_ARCH_INSN_STUB);
+	memcpy(area, stub, sizeof(stub));
+	memcpy(area + TRAIL_ARCH_INSN_STUB, rl.code, rl.copy_len);
+	trail_arch_jump_insn(jump, (uintptr_t)code + off, (uintptr_t)area);
+	memcpy(code + off, jump, sizeof(jump));
+	for (int i = 0; i < 32; i++)
+		in[i] = (uint8_t)(i * 7 + 1);
+	memset(out, 0, sizeof(out));
+	seen_insn.calls = 0;
+	((void (*)(const uint8_t *, uint8_t *))(void *)code)(in, out);
+	CHECK_EQ(seen_insn.calls, 1);
+	CHECK(memcmp(in, out, 32) == 0); /* the upper 16 bytes too */
+	munmap(area, got);
+	munmap(code, 4096);
+}
+
 TEST(returns_of_a_function)
 {
 	/* xor %eax,%eax; test %edi,%edi; je +1; ret; ret */
@@ -562,4 +623,5 @@ TEST_MAIN(CHECK_T(sites_start_as_nops), CHECK_T(entry_hook_preserves_arguments_a
 	  CHECK_T(longjmp_out_of_hooked_frames), CHECK_T(misaligned_stack_at_entry),
 	  CHECK_T(stub_area_near_the_code), CHECK_T(stack_arguments_through_the_stub),
 	  CHECK_T(jump_insn_encoding), CHECK_T(fault_safe_reads),
-	  CHECK_T(insn_jump_keeps_registers_flags_red_zone), CHECK_T(returns_of_a_function))
+	  CHECK_T(insn_jump_keeps_registers_flags_red_zone), CHECK_T(returns_of_a_function),
+	  CHECK_T(insn_jump_keeps_the_vector_state))

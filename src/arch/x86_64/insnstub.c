@@ -12,6 +12,22 @@
 
 void (*trail__arch_insn_handler)(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp);
 
+/* XSAVE's components the insn trampoline saves (tramp.S): AVX's upper
+ * halves (bit 2) and AVX-512's opmask, ZMM_Hi256 and Hi16_ZMM (5, 6, 7),
+ * those the OS enabled (XCR0); 0 without XSAVE */
+uint32_t trail__arch_xsave_mask;
+
+void trail_arch_vector_init(void)
+{
+	uint32_t a, b, c, d, lo, hi;
+
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	if (!(c & (1u << 27))) /* OSXSAVE */
+		return;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	__atomic_store_n(&trail__arch_xsave_mask, lo & 0xe4u, __ATOMIC_RELAXED);
+}
+
 void trail_arch_insn_stub(uint8_t out[TRAIL_ARCH_INSN_STUB], uintptr_t at, uint32_t idx,
 			  uintptr_t copy)
 {

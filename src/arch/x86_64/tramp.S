@@ -272,12 +272,18 @@ trail__arch_tramp_exit_all:
  *   32: .quad trail__arch_tramp_insn
  *
  * The code is interrupted anywhere, so everything is saved and restored:
- * the flags, every general register, xmm0-15. They are laid out as
+ * the flags, every general register, xmm0-15, and through XSAVE the upper
+ * halves of the ymm registers and AVX-512's state where the CPU has them
+ * (trail__arch_xsave_mask, insnstub.c). They are laid out as
  * struct trail_arch_regs (xmm0-7, r11 r10 r9 r8 rcx rdx rsi rdi rax rbx
  * rbp r12-r15, the flags in its pad) with xmm8-15 below it, and the C
  * handler registered in trail__arch_insn_handler gets (idx, regs, the
  * interrupted %rsp).
  */
+/* XSAVE's standard form up to AVX-512's last component (Hi16_ZMM at
+ * 1664, 1024 bytes), and room to align it to 64 */
+#define XSAVE_AREA (2688 + 64)
+
 	.globl trail__arch_tramp_insn
 	.hidden trail__arch_tramp_insn
 	.type trail__arch_tramp_insn, @function
@@ -304,13 +310,35 @@ trail__arch_tramp_insn:
 	XMM_SAVE 0, 8,9,10,11,12,13,14,15
 	XMM_SAVE 128, 0,1,2,3,4,5,6,7
 	movq %rsp, %rbp
-	andq $-16, %rsp
+	/* the wider vector state (ymm upper halves, AVX-512's zmm, k): the
+	 * handler's libc calls may use it (vzeroupper, ymm16-31) */
+	movl trail__arch_xsave_mask(%rip), %eax
+	testl %eax, %eax
+	jz 1f
+	subq $XSAVE_AREA, %rsp
+	andq $-64, %rsp
+	xorl %edx, %edx
+	movq %rdx, 512(%rsp)         /* the XSAVE header: zero */
+	movq %rdx, 520(%rsp)
+	movq %rdx, 528(%rsp)
+	movq %rdx, 536(%rsp)
+	movq %rdx, 544(%rsp)
+	movq %rdx, 552(%rsp)
+	movq %rdx, 560(%rsp)
+	movq %rdx, 568(%rsp)
+	xsave (%rsp)
+1:	andq $-16, %rsp
 	movslq 392(%rbp), %rdi       /* idx: above the return address */
 	leaq 128(%rbp), %rsi         /* struct trail_arch_regs */
 	leaq 528(%rbp), %rdx         /* %rsp at the instruction: past the
 				      * return address, idx, the red zone */
 	call *trail__arch_insn_handler(%rip) /* registered: the C side is above */
-	movq %rbp, %rsp
+	movl trail__arch_xsave_mask(%rip), %eax
+	testl %eax, %eax
+	jz 2f
+	xorl %edx, %edx
+	xrstor (%rsp)                /* (64-aligned: the call kept %rsp) */
+2:	movq %rbp, %rsp
 	XMM_LOAD 0, 8,9,10,11,12,13,14,15
 	XMM_LOAD 128, 0,1,2,3,4,5,6,7
 	addq $256, %rsp
