@@ -463,17 +463,38 @@ static void on_insn(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t 
 	seen_insn.calls++;
 }
 
+/* A probe's jump at code + off (jl bytes displaced) to stub idx in an
+ * area mapped near code: what fprobe.c does, for these tests. The area
+ * (got bytes) is the caller's to unmap. */
+static uint8_t *jump_probe(uint8_t *code, size_t len, size_t off, unsigned jl, uint32_t idx,
+			   size_t *got)
+{
+	uint8_t stub[TRAIL_ARCH_INSN_STUB], jump[TRAIL_ARCH_SITE_SIZE], *area;
+	struct trail_arch_reloc rl;
+
+	area = trail_arch_near_map((uintptr_t)code, (uintptr_t)code + len, 4096, got);
+	CHECK(area != NULL);
+	if (!area)
+		return NULL;
+	CHECK_EQ(trail_arch_reloc_make(code + off, jl, (uintptr_t)code + off,
+				       (uintptr_t)area + TRAIL_ARCH_INSN_STUB, &rl), 0);
+	trail_arch_insn_stub(stub, (uintptr_t)area, idx, (uintptr_t)area + TRAIL_ARCH_INSN_STUB);
+	memcpy(area, stub, sizeof(stub));
+	memcpy(area + TRAIL_ARCH_INSN_STUB, rl.code, rl.copy_len);
+	trail_arch_jump_insn(jump, (uintptr_t)code + off, (uintptr_t)area);
+	memcpy(code + off, jump, sizeof(jump));
+	return area;
+}
+
 TEST(insn_jump_keeps_registers_flags_red_zone)
 {
 	size_t len = (size_t)(insn_end - insn_subject), off = (size_t)(insn_at - insn_subject);
 	size_t got;
 	uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *area, stub[TRAIL_ARCH_INSN_STUB];
-	uint8_t jump[TRAIL_ARCH_SITE_SIZE];
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *area;
 	uint64_t out[18];
 	const uint64_t want[15] = {0x1111, 0x2222, 0x3333, 0x4444, 0x5555, 0x6666, 0x7777,
 				   0x8888, 0x9999, 0xaaaa, 0xbbbb, 0xcccc, 0xdddd, 0xeeee, 0xffff};
-	struct trail_arch_reloc rl;
 	unsigned jl = 0;
 	char why[160];
 
@@ -484,15 +505,8 @@ TEST(insn_jump_keeps_registers_flags_red_zone)
 	CHECK_EQ(trail_arch_jump_check(code, len, (uintptr_t)code, (uintptr_t)code + off, &jl, why,
 				       sizeof(why)), 0);
 	CHECK_EQ(jl, 5);
-	area = trail_arch_near_map((uintptr_t)code, (uintptr_t)code + len, 4096, &got);
-	CHECK(area != NULL);
-	CHECK_EQ(trail_arch_reloc_make(code + off, jl, (uintptr_t)code + off,
-				       (uintptr_t)area + TRAIL_ARCH_INSN_STUB, &rl), 0);
-	trail_arch_insn_stub(stub, (uintptr_t)area, 7, (uintptr_t)area + TRAIL_ARCH_INSN_STUB);
-	memcpy(area, stub, sizeof(stub));
-	memcpy(area + TRAIL_ARCH_INSN_STUB, rl.code, rl.copy_len);
-	trail_arch_jump_insn(jump, (uintptr_t)code + off, (uintptr_t)area);
-	memcpy(code + off, jump, sizeof(jump));
+	if (!(area = jump_probe(code, len, off, jl, 7, &got)))
+		return;
 	memset(out, 0, sizeof(out));
 	((void (*)(uint64_t *))(void *)code)(out);
 	CHECK_EQ(seen_insn.calls, 1);
@@ -559,9 +573,8 @@ static void on_insn_clobber(uint64_t idx, const struct trail_arch_regs *regs, ui
 TEST(insn_jump_keeps_the_vector_state)
 {
 	size_t len = (size_t)(insn_avx_end - insn_avx), off = (size_t)(insn_avx_at - insn_avx), got;
-	uint8_t *code, *area, stub[TRAIL_ARCH_INSN_STUB], jump[TRAIL_ARCH_SITE_SIZE];
+	uint8_t *code, *area;
 	uint8_t in[32], out[32];
-	struct trail_arch_reloc rl;
 
 	if (!__builtin_cpu_supports("avx")) {
 		fprintf(stderr, "  (no AVX on this CPU: nothing to check)\n");
@@ -573,15 +586,8 @@ TEST(insn_jump_keeps_the_vector_state)
 	trail_arch_vector_init();
 	trail__arch_insn_handler = on_insn_clobber;
 	memcpy(code, insn_avx, len);
-	area = trail_arch_near_map((uintptr_t)code, (uintptr_t)code + len, 4096, &got);
-	CHECK(area != NULL);
-	CHECK_EQ(trail_arch_reloc_make(code + off, 5, (uintptr_t)code + off,
-				       (uintptr_t)area + TRAIL_ARCH_INSN_STUB, &rl), 0);
-	trail_arch_insn_stub(stub, (uintptr_t)area, 0, (uintptr_t)area + TRAIL_ARCH_INSN_STUB);
-	memcpy(area, stub, sizeof(stub));
-	memcpy(area + TRAIL_ARCH_INSN_STUB, rl.code, rl.copy_len);
-	trail_arch_jump_insn(jump, (uintptr_t)code + off, (uintptr_t)area);
-	memcpy(code + off, jump, sizeof(jump));
+	if (!(area = jump_probe(code, len, off, 5, 0, &got)))
+		return;
 	for (int i = 0; i < 32; i++)
 		in[i] = (uint8_t)(i * 7 + 1);
 	memset(out, 0, sizeof(out));
