@@ -271,6 +271,8 @@ static size_t print_functions(const struct flist *F, const char *glob,
 					continue;
 				if (o->exe && s->plt)
 					printf("%s [library call]\n", name);
+				else if (o->exe && s->reloc && s->trap)
+					printf("%s [breakpoint]\n", name); /* a trap a call */
 				else if (o->exe)
 					printf("%s\n", name);
 				else
