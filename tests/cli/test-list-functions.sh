@@ -190,6 +190,18 @@ aliases_named_alike() {
 	done
 }
 
+# a program of another architecture (AArch64's e_machine): said, once
+other_architecture() {
+	cp O2/prog arm
+	printf '\267\000' | dd of=arm bs=1 seek=18 conv=notrunc 2>/dev/null
+	expect_rc 1 $TRAIL list -f ./arm >out.txt 2>err.txt
+	[ ! -s out.txt ] || die "output: $(cat out.txt)"
+	has err.txt "./arm: not an x86-64 object: trail traces x86-64 programs"
+	[ "$(wc -l <err.txt)" = 1 ] || die "$(cat err.txt)"
+	expect_rc 1 $TRAIL record -q --probe "p:a/b $PWD/arm:0x1000" -o x.dat -- /bin/true 2>err.txt
+	has err.txt "arm: not an x86-64 object"
+}
+
 glob_matches_nothing() {
 	expect_rc 1 $TRAIL list -f O2/prog 'nope*' >out.txt 2>err.txt
 	[ ! -s out.txt ] || die "output: $(cat out.txt)"
@@ -219,4 +231,5 @@ t list_running_process list_running_process
 t no_patchable_entries no_patchable_entries
 t aliases_named_alike aliases_named_alike
 t glob_matches_nothing glob_matches_nothing
+t other_architecture other_architecture
 t usage usage

@@ -161,6 +161,7 @@ struct flist {
 	pid_t pid;      /* 0: a program, whose first object is the executable */
 	int have_exe;   /* exe_st is the process's executable */
 	struct stat exe_st;
+	int said;       /* the error is reported already */
 };
 
 static int fobject(const char *object, void *arg)
@@ -193,6 +194,12 @@ static int fobject(const char *object, void *arg)
 		funcscan_free(&o->fs);
 		if (r == -ENOMEM)
 			return r;
+		/* the program itself of another architecture: that is all */
+		if (r == -ENOTSUP && !F->pid && F->calls == 1) {
+			tool_err("%s: trail traces x86-64 programs", err);
+			F->said = 1;
+			return -ENOTSUP;
+		}
 		tool_warn("%s", err);
 		return 0;
 	}
@@ -300,7 +307,8 @@ static int list_functions(pid_t pid, const char *program, const char *what,
 		r = elfscan_program_opts(program, NULL, &F, &eo, err, sizeof(err));
 	}
 	if (r < 0) {
-		tool_err("%s", err[0] ? err : strerror(-r));
+		if (!F.said)
+			tool_err("%s", err[0] ? err : strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; i < F.n; i++) {
