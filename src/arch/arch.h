@@ -105,6 +105,9 @@ extern const uintptr_t trail__arch_tramp_insn_at;
  * trail__arch_on_insn(idx, regs, sp) called, then the copy of the
  * displaced instructions run (copy: trail_arch_reloc_make's). */
 #define TRAIL_ARCH_INSN_STUB 40u
+/* in idx: the site's code uses the wide vector registers, which the stub
+ * saves too (XSAVE, about 100 ns a hit here) */
+#define TRAIL_ARCH_INSN_VEC 0x40000000u
 void trail_arch_insn_stub(uint8_t out[TRAIL_ARCH_INSN_STUB], uintptr_t at, uint32_t idx,
 			  uintptr_t copy);
 /* Which vector state the stub saves beyond xmm0-15 (the CPU's: ymm upper
@@ -254,6 +257,12 @@ int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at);
  * -E2BIG too many, -EINVAL not decodable. */
 int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
 			   unsigned *len, char *why, size_t whylen);
+/* Does the function at fn (code: its size bytes) use the wide vector
+ * registers (an instruction with a VEX or EVEX prefix: AVX, AVX-512, or
+ * SSE built with -mavx)? Then values may live in their upper halves, and
+ * a probe's stub there saves them (TRAIL_ARCH_INSN_VEC). 1 or 0 (1
+ * without a decoder). */
+int trail_arch_uses_vector(const uint8_t *code, size_t size, uintptr_t fn);
 /* How the checks above read a jump table's entries (the table is not in
  * the function's bytes): read(ctx, addr, buf, n) fills buf with the n
  * bytes at addr (an address of the code's kind: the process's, or the

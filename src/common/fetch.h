@@ -89,6 +89,9 @@ enum trail_probe_kind {
 				   * entry: offset is its link-time address
 				   * in obj (not ""); sym names its function
 				   * (or the PATH:OFFSET text) */
+#define TRAIL_PROBE_F_VEC 0x20u   /* with INSN: its function uses the wide
+				   * vector registers (ymm, zmm): a jump's
+				   * stub saves them too */
 #define TRAIL_PROBE_F_SEMA 0x10u  /* with INSN (a USDT probe): the last
 				   * string of strs is the link-time address
 				   * of its semaphore, in hex, a u16 counted

@@ -1201,7 +1201,7 @@ static void on_insn(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t 
  * stub and copy made, when nothing else lies among those bytes (another
  * probe's site, a function entry's hook). 0 or -1: the breakpoint then. */
 static int isite_jump(const struct hobj *o, struct isite *is, uint32_t idx, unsigned jlen,
-		      uint32_t n)
+		      int vec, uint32_t n)
 {
 	uintptr_t addr = is->addr, end = addr + (jlen > TRAIL_ARCH_SITE_SIZE ? jlen
 							     : TRAIL_ARCH_SITE_SIZE), at;
@@ -1237,7 +1237,8 @@ static int isite_jump(const struct hobj *o, struct isite *is, uint32_t idx, unsi
 	if (!trail__arch_insn_handler)
 		trail_arch_vector_init();
 	__atomic_store_n(&trail__arch_insn_handler, on_insn, __ATOMIC_RELEASE);
-	trail_arch_insn_stub(stub, at, idx, at + TRAIL_ARCH_INSN_STUB);
+	trail_arch_insn_stub(stub, at, idx | (vec ? TRAIL_ARCH_INSN_VEC : 0),
+			     at + TRAIL_ARCH_INSN_STUB);
 	if (xol_write(at, stub, sizeof(stub)) ||
 	    xol_write(at + TRAIL_ARCH_INSN_STUB, is->rl.code, is->rl.copy_len))
 		return -1;
@@ -1248,7 +1249,7 @@ static int isite_jump(const struct hobj *o, struct isite *is, uint32_t idx, unsi
 
 /* the site at addr, made if new (under the control lock); jlen: the
  * bytes a jump there may displace (0: a breakpoint only) */
-static struct isite *isite_get(const struct hobj *o, uintptr_t addr, unsigned jlen)
+static struct isite *isite_get(const struct hobj *o, uintptr_t addr, unsigned jlen, int vec)
 {
 	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
 	struct trail_arch_reloc rl;
@@ -1292,7 +1293,7 @@ static struct isite *isite_get(const struct hobj *o, uintptr_t addr, unsigned jl
 	memset(is, 0, sizeof(*is));
 	is->addr = addr;
 	is->copy = at;
-	if (isite_jump(o, is, n, jlen, n))
+	if (isite_jump(o, is, n, jlen, vec, n))
 		is->stub = 0;
 	__atomic_store_n(&nisites, n + 1, __ATOMIC_RELEASE);
 	return is;
@@ -1424,7 +1425,9 @@ int trail__fprobe_insn_attach(unsigned s, const struct hobj *o)
 		struct isite *is;
 
 		if (!session_has(pr, s) || !(pr->p.hdr->flags & TRAIL_PROBE_F_INSN) ||
-		    !obj_matches(o, pr->p.obj) || !(is = isite_get(o, addr, pr->p.hdr->jump)))
+		    !obj_matches(o, pr->p.obj) ||
+		    !(is = isite_get(o, addr, pr->p.hdr->jump,
+				     !!(pr->p.hdr->flags & TRAIL_PROBE_F_VEC))))
 			continue;
 		for (at = is->probes; at && at->pr != pr; at = at->next)
 			;

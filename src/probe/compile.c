@@ -535,6 +535,8 @@ static int insn_parts(struct cc *cc)
 	if (!cc->t->insn_addr)
 		return 0;
 	cc->flags |= TRAIL_PROBE_F_INSN;
+	if (cc->t->insn_vector)
+		cc->flags |= TRAIL_PROBE_F_VEC;
 	if (!cc->t->sema)
 		return 0;
 	n = (size_t)snprintf(hex, sizeof(hex), "%llx", (unsigned long long)cc->t->sema) + 1;

@@ -108,6 +108,7 @@ struct probe_target {
 	/* with insn_addr: the bytes a jump there displaces when one may
 	 * replace a breakpoint (src/arch trail_arch_jump_check), else 0 */
 	unsigned insn_jump;
+	int insn_vector; /* its function uses the wide vector registers */
 };
 
 /*

@@ -584,6 +584,27 @@ insn_probe_jump() {
 }
 t insn_probe_jump insn_probe_jump
 
+# A probe's jump in code that uses the wide vector registers: its stub
+# saves their upper halves (and AVX-512's) too, which the handler's libc
+# string functions clobber; the program computes the same.
+insn_probe_vector() {
+	fresh_registry
+	local evex=""
+	grep -qw avx512vl /proc/cpuinfo && evex=-DEVEX
+	${CC:-cc} -O2 $evex "$SRC/tests/cli/probe/vec.c" -o vec
+	./vec >want.txt
+	insn_offsets ./vec vadd >ins.txt
+	off=$(sed -n '3s/ .*//p' ins.txt)
+	$TRAIL record -q --probe "p:v/x vadd+$off s=@longstr:string" -o v.dat -- ./vec >got.txt
+	cmp -s want.txt got.txt || die "the vector state changed under the probe ($evex): $(cat got.txt), want $(cat want.txt)"
+	$TRAIL report -q -i v.dat --count | grep -q '^ *v:x  *100$' || die "$($TRAIL report -q -i v.dat --count)"
+}
+if grep -qw avx2 /proc/cpuinfo; then
+	t insn_probe_vector insn_probe_vector
+else
+	skip insn_probe_vector "no AVX2 on this CPU: no wide vector state to keep"
+fi
+
 # Source lines (perf probe's FUNC:RLN and FILE:LINE) with the variables in
 # scope there, read where DWARF says they are at that address: the stack
 # frame at -O0 (the frame base from the unwind tables), registers or

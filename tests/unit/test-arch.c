@@ -586,7 +586,7 @@ TEST(insn_jump_keeps_the_vector_state)
 	trail_arch_vector_init();
 	trail__arch_insn_handler = on_insn_clobber;
 	memcpy(code, insn_avx, len);
-	if (!(area = jump_probe(code, len, off, 5, 0, &got)))
+	if (!(area = jump_probe(code, len, off, 5, TRAIL_ARCH_INSN_VEC, &got)))
 		return;
 	for (int i = 0; i < 32; i++)
 		in[i] = (uint8_t)(i * 7 + 1);

@@ -218,6 +218,7 @@ static int resolve(const char *path, const char *func, uint64_t off, int is_addr
 	    trail_arch_jump_check(code, size, s.st_value, at, &out->jump, out->jump_why,
 				  sizeof(out->jump_why)))
 		out->jump = 0;
+	out->vector = !s.st_size || trail_arch_uses_vector(code, size, s.st_value);
 	trail_arch_table_reader(NULL, NULL);
 out:
 	elf_close(&f);

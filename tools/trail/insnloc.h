@@ -22,6 +22,8 @@ struct insnloc {
 			    * replace the breakpoint (src/arch
 			    * trail_arch_jump_check), else 0 */
 	char jump_why[160]; /* else why not ("" without a function) */
+	int vector;        /* its function uses the wide vector registers (or
+			    * is unknown): a jump's stub saves them */
 };
 
 /* func: FUNC of FUNC+OFFS (off bytes past it), or NULL for a file offset

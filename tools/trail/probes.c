@@ -637,6 +637,7 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 	}
 	pt->insn_addr = l.addr;
 	pt->insn_jump = l.jump;
+	pt->insn_vector = l.vector;
 	pt->sema = d->sema;
 	pt->objpath = path;
 	pt->dw = dw; /* variables where they are at that address */

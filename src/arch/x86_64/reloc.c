@@ -509,6 +509,33 @@ int trail_arch_returns(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t
 	return 0;
 }
 
+int trail_arch_uses_vector(const uint8_t *code, size_t size, uintptr_t fn)
+{
+	if (decoder())
+		return 1;
+	for (size_t off = 0; off < size;) {
+		size_t k = 0;
+
+		if (decode(code + off, size - off, fn + off))
+			break; /* padding or data after the code */
+		/* past the legacy prefixes: a VEX (c4, c5) or EVEX (62) one,
+		 * which only instructions on ymm, zmm or k registers (or the
+		 * VEX forms of SSE's, built with -mavx) have in 64-bit code */
+		while (k < insn->size && (insn->bytes[k] == 0x66 || insn->bytes[k] == 0xf2 ||
+					  insn->bytes[k] == 0xf3 || insn->bytes[k] == 0xf0 ||
+					  insn->bytes[k] == 0x2e || insn->bytes[k] == 0x3e ||
+					  insn->bytes[k] == 0x26 || insn->bytes[k] == 0x36 ||
+					  insn->bytes[k] == 0x64 || insn->bytes[k] == 0x65 ||
+					  insn->bytes[k] == 0x67))
+			k++;
+		if (k < insn->size && (insn->bytes[k] == 0xc4 || insn->bytes[k] == 0xc5 ||
+				       insn->bytes[k] == 0x62))
+			return 1;
+		off += insn->size;
+	}
+	return 0;
+}
+
 /* The first instruction alone, for an entry reached through a breakpoint
  * (see arch.h): anything that can run from the copy. */
 int trail_arch_trap_check(const uint8_t *code, size_t size, uintptr_t fn, unsigned *len,

@@ -272,9 +272,11 @@ trail__arch_tramp_exit_all:
  *   32: .quad trail__arch_tramp_insn
  *
  * The code is interrupted anywhere, so everything is saved and restored:
- * the flags, every general register, xmm0-15, and through XSAVE the upper
- * halves of the ymm registers and AVX-512's state where the CPU has them
- * (trail__arch_xsave_mask, insnstub.c). They are laid out as
+ * the flags, every general register, xmm0-15, and, where the probed code
+ * uses them (TRAIL_ARCH_INSN_VEC in idx), through XSAVE the upper halves
+ * of the ymm registers and AVX-512's state the CPU has (trail__arch_xsave_
+ * mask, insnstub.c). The pushed index's high half (its sign extension)
+ * keeps what was saved, for the restore. They are laid out as
  * struct trail_arch_regs (xmm0-7, r11 r10 r9 r8 rcx rdx rsi rdi rax rbx
  * rbp r12-r15, the flags in its pad) with xmm8-15 below it, and the C
  * handler registered in trail__arch_insn_handler gets (idx, regs, the
@@ -313,6 +315,10 @@ trail__arch_tramp_insn:
 	/* the wider vector state (ymm upper halves, AVX-512's zmm, k): the
 	 * handler's libc calls may use it (vzeroupper, ymm16-31) */
 	movl trail__arch_xsave_mask(%rip), %eax
+	testl $0x40000000, 392(%rbp) /* TRAIL_ARCH_INSN_VEC: code that uses them */
+	jnz 3f
+	xorl %eax, %eax
+3:	movl %eax, 396(%rbp)         /* (the index's high half: what to restore) */
 	testl %eax, %eax
 	jz 1f
 	subq $XSAVE_AREA, %rsp
@@ -328,12 +334,13 @@ trail__arch_tramp_insn:
 	movq %rdx, 568(%rsp)
 	xsave (%rsp)
 1:	andq $-16, %rsp
-	movslq 392(%rbp), %rdi       /* idx: above the return address */
+	movl 392(%rbp), %edi         /* idx: above the return address */
+	andl $0x3fffffff, %edi
 	leaq 128(%rbp), %rsi         /* struct trail_arch_regs */
 	leaq 528(%rbp), %rdx         /* %rsp at the instruction: past the
 				      * return address, idx, the red zone */
 	call *trail__arch_insn_handler(%rip) /* registered: the C side is above */
-	movl trail__arch_xsave_mask(%rip), %eax
+	movl 396(%rbp), %eax
 	testl %eax, %eax
 	jz 2f
 	xorl %edx, %edx
