@@ -27,12 +27,15 @@ static const struct opt_cmd probe_opts = {
 		 "every program that has the function:\n"
 		 "  p[:[GRP/][EVENT]] [OBJ:]FUNC[+OFFS] [NAME=FETCHARG[:TYPE] ...]\n"
 		 "  p[:[GRP/][EVENT]] PATH:OFFSET [NAME=FETCHARG[:TYPE] ...]  (file offset)\n"
-		 "  r[:[GRP/][EVENT]] [OBJ:]FUNC [NAME=FETCHARG[:TYPE] ...]\n"
+		 "  p[:[GRP/][EVENT]] [OBJ:]FUNC:RLN | FILE:LINE [...]  (a source line)\n"
+		 "  r[:[GRP/][EVENT]] [OBJ:]FUNC [NAME=FETCHARG[:TYPE] ...]  (or FUNC%return;\n"
+		 "                    naming variables: at its ret instructions)\n"
 		 "  e[:[GRP/][EVENT]] SYS/EVENT [NAME=FETCHARG[:TYPE] ...]\n"
 		 "  FUNC(TYPE NAME, ...)                      (functions:FUNC)\n"
 		 "FETCHARG: %REG $argN $arg* $$args $retval $stackN $stack $comm @ADDR \\IMM\n"
 		 "@SYM[+|-OFFS] +|-OFFS(FETCHARG) $FIELD (eprobes), or with DWARF a\n"
-		 "variable, VAR->MEMBER.MEMBER, VAR[I]. TYPE: u8..u64 s8..s64 x8..x64 char\n"
+		 "variable (at an instruction: any in scope there), VAR->MEMBER.MEMBER,\n"
+		 "VAR[I]. TYPE: u8..u64 s8..s64 x8..x64 char\n"
 		 "string ustring symbol symstr b<W>@<O>/<C> TYPE[N].\n",
 	.col = 22,
 	.opts = (const struct opt[]){
