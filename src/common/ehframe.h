@@ -28,4 +28,17 @@ int trail__ehframe_count(const uint8_t *hdr, size_t len, size_t *n);
 /* The i-th function start (i < count): hdr_addr + its location. */
 uint64_t trail__ehframe_start(const uint8_t *hdr, uint64_t hdr_addr, size_t i);
 
+/* The address of the i-th entry's FDE (i < count). */
+uint64_t trail__ehframe_fde(const uint8_t *hdr, uint64_t hdr_addr, size_t i);
+
+/* Is the code the FDE at fde describes entered as a function: at its first
+ * address, the CFA is %rsp + 8 (a call just pushed the return address)?
+ * 0 for the cold part of a function (gcc's hot/cold splitting gives it an
+ * FDE of its own, whose first row is the hot part's frame: CFA %rsp + 80,
+ * say), which a jump enters anywhere; 1 otherwise, or when the CFI is not
+ * one read here. read(ctx, addr, buf, n): the n bytes at addr, or
+ * non-zero (the FDE and its CIE; bounded by the caller's reader). */
+int trail__ehframe_is_entry(uint64_t fde, int (*read)(void *ctx, uintptr_t addr, void *buf, size_t n),
+			    void *ctx);
+
 #endif /* TRAIL_COMMON_EHFRAME_H */

@@ -290,8 +290,12 @@ static int eh_sites(struct fobj *o, const struct dl_phdr_info *info, uintptr_t b
 
 		/* .text only: the PLT's FDE, .init's are no functions to
 		 * enter; nor is the entry point (_start: what it finds on
-		 * its stack is argc, no return address) */
-		if (a < text_lo || a >= text_hi || a == getauxval(AT_ENTRY)) {
+		 * its stack is argc, no return address); nor a function's
+		 * cold part, whose FDE starts with its hot part's frame (a
+		 * jump enters it anywhere) */
+		if (a < text_lo || a >= text_hi || a == getauxval(AT_ENTRY) ||
+		    !trail__ehframe_is_entry(trail__ehframe_fde(hdr, (uintptr_t)hdr, i), table_read,
+					     (void *)info)) {
 			v[i] = (struct trail_symrule_ent){.value = a, .index = (uint32_t)i};
 			continue;
 		}

@@ -1047,8 +1047,11 @@ static int build_eh_sites(struct work *w, struct fscan *out)
 		uint32_t shndx;
 
 		/* the PLT's, .init's; the entry point (_start: no return
-		 * address on its stack, never a site) */
-		if (a < text_lo || a >= text_hi || a == w->eh.e_entry)
+		 * address on its stack, never a site); a function's cold
+		 * part (its FDE starts in the hot part's frame), as libtrail */
+		if (a < text_lo || a >= text_hi || a == w->eh.e_entry ||
+		    !trail__ehframe_is_entry(trail__ehframe_fde(hdr, hdr_addr, i), elfscan_vaddr_read,
+					     w->elf))
 			continue;
 		if (next > text_hi || next <= a)
 			next = text_hi;
