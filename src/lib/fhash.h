@@ -33,6 +33,7 @@ struct hsite {
 	uint8_t orig[TRAIL_ARCH_SITE_SIZE];
 	uintptr_t got;    /* a library call (FSITE_PLT): its GOT slot, and */
 	uintptr_t got_orig; /* what the slot held before it was hooked */
+	uint8_t got_relro; /* the slot is in RELRO (read-only once relocated) */
 	uint8_t patched;
 	uint8_t trap;     /* entered through a breakpoint (FSITE_TRAP): the
 			   * first byte is patched, orig[0] */

@@ -1130,14 +1130,14 @@ struct isite {
 	struct fprobe_att *probes; /* newest first, never freed */
 	uint16_t *sema;            /* a USDT semaphore, or NULL */
 	uint32_t mask;             /* sessions whose probes run here */
-	uint8_t orig;
 	uint8_t patched;
 	/* the jump path (the CLI found no branch of the function landing
 	 * among the bytes it displaces): a stub (tramp.S) and the copy of
 	 * those instructions, else stub is 0 and a breakpoint goes there */
 	uint8_t jumped;            /* patched with the jump, not a breakpoint */
 	uint8_t jlen;
-	uint8_t orig5[TRAIL_ARCH_SITE_SIZE];
+	uint8_t orig[TRAIL_ARCH_SITE_SIZE]; /* the bytes patched over (a
+					     * breakpoint: the first) */
 	uintptr_t stub;
 	struct trail_arch_reloc rl; /* where a thread inside the jump goes */
 };
@@ -1197,14 +1197,20 @@ static int xol_write(uintptr_t at, const void *code, size_t n)
 
 static void on_insn(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp);
 
+/* the bytes a site takes from its address: a jump's (its displaced
+ * instructions, at least the jump), or (jlen 0) a breakpoint's */
+static uintptr_t span(unsigned jlen)
+{
+	return !jlen ? 1 : jlen > TRAIL_ARCH_SITE_SIZE ? jlen : TRAIL_ARCH_SITE_SIZE;
+}
+
 /* The jump path of site is (n sites known), jlen bytes displaced: its
  * stub and copy made, when nothing else lies among those bytes (another
  * probe's site, a function entry's hook). 0 or -1: the breakpoint then. */
 static int isite_jump(const struct hobj *o, struct isite *is, uint32_t idx, unsigned jlen,
 		      int vec, uint32_t n)
 {
-	uintptr_t addr = is->addr, end = addr + (jlen > TRAIL_ARCH_SITE_SIZE ? jlen
-							     : TRAIL_ARCH_SITE_SIZE), at;
+	uintptr_t addr = is->addr, end = addr + span(jlen), at;
 	uint8_t stub[TRAIL_ARCH_INSN_STUB];
 
 	static int off = -1;
@@ -1219,9 +1225,7 @@ static int isite_jump(const struct hobj *o, struct isite *is, uint32_t idx, unsi
 	if (off || !jlen || jlen > TRAIL_ARCH_RELOC_MAXLEN || end > o->xhi)
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
-		uintptr_t b = isites[i].addr,
-			  e = b + (isites[i].stub ? (isites[i].jlen > TRAIL_ARCH_SITE_SIZE
-							   ? isites[i].jlen : TRAIL_ARCH_SITE_SIZE) : 1);
+		uintptr_t b = isites[i].addr, e = b + span(isites[i].stub ? isites[i].jlen : 0);
 
 		if (b < end && addr < e)
 			return -1;
@@ -1279,8 +1283,7 @@ static struct isite *isite_get(const struct hobj *o, uintptr_t addr, unsigned jl
 	/* nor inside the jump of another probe's site */
 	for (uint32_t i = 0; i < n; i++)
 		if (isites[i].stub && addr > isites[i].addr &&
-		    addr < isites[i].addr + (isites[i].jlen > TRAIL_ARCH_SITE_SIZE
-						     ? isites[i].jlen : TRAIL_ARCH_SITE_SIZE))
+		    addr < isites[i].addr + span(isites[i].jlen))
 			return NULL;
 	room = o->xhi - addr < 16 ? o->xhi - addr : 16;
 	if (*(const uint8_t *)addr == 0xcc || trail__hfind(addr) ||
@@ -1445,8 +1448,7 @@ int trail__fprobe_insn_attach(unsigned s, const struct hobj *o)
 		if (is->patched || !trail__traps_ready())
 			continue;
 		__atomic_store_n(&trail__insn_trap_hook, insn_trap, __ATOMIC_RELEASE);
-		is->orig = *(const uint8_t *)addr;
-		memcpy(is->orig5, (const void *)addr, sizeof(is->orig5));
+		memcpy(is->orig, (const void *)addr, sizeof(is->orig));
 		pk.addr = addr;
 		if (is->stub) {
 			/* the jump, breakpoint first, every thread stepped out of
@@ -1486,7 +1488,7 @@ void trail__fprobe_insn_leave(unsigned s)
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct isite *is = &isites[i];
-		struct trail_arch_poke pk = {.addr = is->addr, .bytes = {is->orig}};
+		struct trail_arch_poke pk = {.addr = is->addr, .bytes = {is->orig[0]}};
 
 		__atomic_fetch_and(&is->mask, ~(1u << s), __ATOMIC_RELEASE);
 		for (struct fprobe_att *at = is->probes; at; at = at->next)
@@ -1496,7 +1498,7 @@ void trail__fprobe_insn_leave(unsigned s)
 		if (is->jumped) {
 			/* the original bytes back, breakpoint first; while a
 			 * thread blocks SIGTRAP the jump stays, for no session */
-			memcpy(pk.bytes, is->orig5, sizeof(is->orig5));
+			memcpy(pk.bytes, is->orig, sizeof(is->orig));
 			if (trail__step_check() || trail_arch_poke_live(&pk, 1))
 				continue;
 			is->jumped = 0;

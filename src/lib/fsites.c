@@ -74,18 +74,24 @@ static int bread(int fd, uint64_t fsize, uint64_t off, uint64_t len, struct buf 
 }
 
 /* Is [addr, addr + len) inside a loaded segment with these flags? */
-static int in_segment(const struct dl_phdr_info *info, uintptr_t addr, size_t len,
-		      uint32_t flags)
+static int in_phdr(const struct dl_phdr_info *info, uint32_t type, uintptr_t addr, size_t len,
+		   uint32_t flags)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 
-		if (ph->p_type == PT_LOAD && (ph->p_flags & flags) == flags &&
+		if (ph->p_type == type && (ph->p_flags & flags) == flags &&
 		    addr >= lo && addr - lo <= ph->p_memsz && len <= ph->p_memsz - (addr - lo))
 			return 1;
 	}
 	return 0;
+}
+
+static int in_segment(const struct dl_phdr_info *info, uintptr_t addr, size_t len,
+		      uint32_t flags)
+{
+	return in_phdr(info, PT_LOAD, addr, len, flags);
 }
 
 static void sort_addrs(uintptr_t *v, size_t n)
@@ -404,19 +410,6 @@ static int plt_one(void *arg, uint64_t entry, uint64_t slot, uint32_t sym)
 	return 0;
 }
 
-/* Is the word at a in the object's RELRO segment? */
-static int in_relro(const struct dl_phdr_info *info, uintptr_t a)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_GNU_RELRO && a >= lo && a - lo < ph->p_memsz)
-			return 1;
-	}
-	return 0;
-}
-
 /* a name and a version, as FSITE_PLT sites keep them */
 static void name_put(struct fobj *o, struct fsite *f, const char *nm, const char *ver)
 {
@@ -516,7 +509,7 @@ static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
 			}
 			f = &nw.sites[nw.nsites++];
 			f->addr = c.entry[b];
-			f->flags = FSITE_PLT | (in_relro(info, c.slot[b]) ? FSITE_RELRO : 0);
+			f->flags = FSITE_PLT | (in_phdr(info, PT_GNU_RELRO, c.slot[b], sizeof(uintptr_t), 0) ? FSITE_RELRO : 0);
 			f->got = c.slot[b++];
 			name_put(&nw, f, (const char *)dynstr.p + sy[k].st_name,
 				 need_version(&versym, &verneed, &dynstr, k));

@@ -129,9 +129,10 @@ static int got_store(uintptr_t slot, uintptr_t v, int relro)
 
 static int patch_got(struct hsite *h, const struct fsite *f, uintptr_t target)
 {
-	h->got = f->got | !!(f->flags & FSITE_RELRO); /* (8-byte aligned) */
+	h->got = f->got;
+	h->got_relro = !!(f->flags & FSITE_RELRO);
 	h->got_orig = __atomic_load_n((uintptr_t *)f->got, __ATOMIC_RELAXED);
-	if (got_store(f->got, target, !!(f->flags & FSITE_RELRO)))
+	if (got_store(h->got, target, h->got_relro))
 		return -1;
 	h->patched = 1;
 	return 0;
@@ -139,7 +140,7 @@ static int patch_got(struct hsite *h, const struct fsite *f, uintptr_t target)
 
 static int unpatch_got(struct hsite *h)
 {
-	if (got_store(h->got & ~(uintptr_t)1, h->got_orig, (int)(h->got & 1)))
+	if (got_store(h->got, h->got_orig, h->got_relro))
 		return -1;
 	h->patched = 0;
 	return 0;

@@ -1109,20 +1109,39 @@ out:
  * A program's calls into shared libraries: a site per PLT entry, named
  * after the function it calls (libtrail's fsites.c takes the same ones). */
 
+/* a site with its names as offsets in w->str, while that buffer grows */
+struct named {
+	struct fsite s;
+	size_t name, sym;
+};
+
 struct pltf {
 	struct work *w;
 	const struct fscan *out; /* its sites, sorted: a PLT entry at one's
 				  * address is not taken (a hostile file) */
-	struct fsite *v;
+	struct named *v;
 	size_t n, cap;
 	int r;
 };
 
+static int grow_named(struct pltf *c)
+{
+	size_t nc = c->cap ? c->cap * 2 : 64;
+	struct named *nv;
+
+	if (c->n < c->cap)
+		return 0;
+	if (!(nv = realloc(c->v, nc * sizeof(*nv))))
+		return c->r = -ENOMEM;
+	c->v = nv;
+	c->cap = nc;
+	return 0;
+}
+
 static int plt_site(void *arg, uint64_t entry, const char *name)
 {
 	struct pltf *c = arg;
-	size_t sym, dem;
-
+	struct named *e;
 	size_t lo = 0, hi = c->out->n;
 
 	if (!trail__plt_hookable(name))
@@ -1137,77 +1156,70 @@ static int plt_site(void *arg, uint64_t entry, const char *name)
 	}
 	if (lo < c->out->n && c->out->sites[lo].addr == entry)
 		return 0;
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 64;
-		struct fsite *nv = realloc(c->v, nc * sizeof(*nv));
-
-		if (!nv) {
-			c->r = -ENOMEM;
-			return 1;
-		}
-		c->v = nv;
-		c->cap = nc;
-	}
-	if ((c->r = add_names(c->w, name, &sym, &dem)))
+	if (grow_named(c))
 		return 1;
-	/* offsets in the names until they stop moving */
-	c->v[c->n++] = (struct fsite){.addr = entry, .func = entry, .nops = FUNCSCAN_SITE_BYTES,
-				      .plt = 1, .name = (const char *)(uintptr_t)dem,
-				      .symbol = (const char *)(uintptr_t)sym};
-	return 0;
+	e = &c->v[c->n++];
+	e->s = (struct fsite){.addr = entry, .func = entry, .nops = FUNCSCAN_SITE_BYTES,
+			      .plt = 1};
+	return (c->r = add_names(c->w, name, &e->sym, &e->name)) != 0;
 }
 
-static int cmp_site_addr(const void *a, const void *b)
+static int cmp_named_addr(const void *a, const void *b)
 {
-	const struct fsite *x = a, *y = b;
+	const struct named *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return x->s.addr < y->s.addr ? -1 : x->s.addr > y->s.addr;
 }
 
 /* the library calls of a program, among its sites in address order */
 static int add_plt_sites(struct work *w, struct fscan *out)
 {
 	struct pltf c = {.w = w, .out = out};
-	struct fsite *all;
+	size_t *name_off = NULL, *sym_off = NULL, k = 0;
 
-	/* the names made so far go back to being offsets in w->str */
-	for (size_t i = 0; i < out->n; i++) {
-		out->sites[i].name = (const char *)(uintptr_t)(out->sites[i].name - out->strings);
-		out->sites[i].symbol = (const char *)(uintptr_t)(out->sites[i].symbol - out->strings);
-	}
+	/* the sites so far, their names as offsets again: w->str grows */
+	for (size_t i = 0; i < out->n && !c.r; i++)
+		if (!grow_named(&c))
+			c.v[c.n++] = (struct named){out->sites[i],
+						    (size_t)(out->sites[i].name - out->strings),
+						    (size_t)(out->sites[i].symbol - out->strings)};
 	if (out->strings) {
 		w->str.p = out->strings;
 		out->strings = NULL;
 	} else if (str_add(&w->str, "") == (size_t)-1) {
-		return -ENOMEM;
+		c.r = -ENOMEM;
 	}
-	symtab_plt_each(w->elf, plt_site, &c);
-	if (!c.r && c.n) {
-		all = realloc(out->sites, (out->n + c.n) * sizeof(*all));
-		if (!all) {
-			c.r = -ENOMEM;
-		} else {
-			size_t k = 0;
+	if (!c.r)
+		symtab_plt_each(w->elf, plt_site, &c);
+	if (!c.r) {
+		struct fsite *all = realloc(out->sites, (c.n ? c.n : 1) * sizeof(*all));
 
-			memcpy(all + out->n, c.v, c.n * sizeof(*all));
+		name_off = calloc(c.n ? c.n : 1, sizeof(*name_off));
+		sym_off = calloc(c.n ? c.n : 1, sizeof(*sym_off));
+		if (all)
 			out->sites = all;
-			out->n += c.n;
-			out->entries += c.n;
-			qsort(out->sites, out->n, sizeof(*all), cmp_site_addr);
-			/* one site per address (PLT sections overlapping) */
-			for (size_t i = 0; i < out->n; i++)
-				if (!k || out->sites[k - 1].addr != out->sites[i].addr)
-					out->sites[k++] = out->sites[i];
-			out->n = k;
-		}
+		if (!all || !name_off || !sym_off)
+			c.r = -ENOMEM;
 	}
+	if (!c.r) {
+		out->entries += c.n - out->n;
+		if (c.n)
+			qsort(c.v, c.n, sizeof(*c.v), cmp_named_addr);
+		/* one site per address (PLT sections overlapping) */
+		for (size_t i = 0; i < c.n; i++)
+			if (!k || out->sites[k - 1].addr != c.v[i].s.addr) {
+				out->sites[k] = c.v[i].s;
+				name_off[k] = c.v[i].name;
+				sym_off[k++] = c.v[i].sym;
+			}
+		out->n = k;
+	}
+	/* (on an error the caller drops the sites and their names) */
+	if (!c.r)
+		names_fixed(w, out, name_off, sym_off);
+	free(name_off);
+	free(sym_off);
 	free(c.v);
-	out->strings = w->str.p;
-	w->str.p = NULL;
-	for (size_t i = 0; i < out->n; i++) {
-		out->sites[i].name = out->strings + (uintptr_t)out->sites[i].name;
-		out->sites[i].symbol = out->strings + (uintptr_t)out->sites[i].symbol;
-	}
 	return c.r;
 }
 

@@ -690,6 +690,7 @@ static int kretinsn_compile(struct ptarget *t, const struct probe_def *d,
 	uint64_t rets[64];
 	unsigned n = 0;
 	struct pobj *o = NULL;
+	struct probe_arg *args;
 	char err[400] = "", rt[32] = "", *acc = NULL;
 	int r = -ENOENT;
 
@@ -713,52 +714,41 @@ static int kretinsn_compile(struct ptarget *t, const struct probe_def *d,
 	}
 	if (pobj_dwarf(o) && probe_dwarf_rettype(o->dw, d->sym, rt, sizeof(rt)))
 		rt[0] = '\0';
-	for (unsigned k = 0; k < n; k++) {
-		struct probe_def c = *d;
-		struct probe_arg *args = calloc((size_t)(d->nargs ? d->nargs : 1), sizeof(*args));
-		char *li = NULL, *ri = NULL, *joined;
+	/* the arguments, the same at every ret; $retval: the return register */
+	if (!(args = calloc((size_t)(d->nargs ? d->nargs : 1), sizeof(*args))))
+		return -ENOMEM;
+	for (int i = 0; i < d->nargs; i++) {
+		const char *rv;
 
-		if (!args)
-			goto nomem;
+		args[i] = d->args[i];
+		args[i].fetch = d->args[i].fetch ? strdup(d->args[i].fetch) : NULL;
+		args[i].type = d->args[i].type ? strdup(d->args[i].type) : NULL;
+		while (args[i].fetch && (rv = strstr(args[i].fetch, "$retval"))) {
+			size_t at = (size_t)(rv - args[i].fetch);
+
+			memcpy(args[i].fetch + at, "%ax", 3);
+			memmove(args[i].fetch + at + 3, args[i].fetch + at + 7,
+				strlen(args[i].fetch + at + 7) + 1);
+			if (!args[i].type && rt[0] && strcmp(rt, "void"))
+				args[i].type = strdup(rt);
+		}
+	}
+	for (unsigned k = 0; k < n && !r; k++) {
+		struct probe_def c = *d;
+		char *li = NULL, *ri = NULL, *joined = NULL;
+
 		c.kind = 'p';
 		c.offset = rets[k];
 		c.obj = o->path;
 		c.args = args;
-		for (int i = 0; i < d->nargs; i++) {
-			const char *rv;
-
-			args[i] = d->args[i];
-			args[i].fetch = d->args[i].fetch ? strdup(d->args[i].fetch) : NULL;
-			args[i].type = d->args[i].type ? strdup(d->args[i].type) : NULL;
-			/* $retval: the return register at the ret */
-			while (args[i].fetch && (rv = strstr(args[i].fetch, "$retval"))) {
-				size_t at = (size_t)(rv - args[i].fetch);
-
-				memcpy(args[i].fetch + at, "%ax", 3);
-				memmove(args[i].fetch + at + 3, args[i].fetch + at + 7,
-					strlen(args[i].fetch + at + 7) + 1);
-				if (!args[i].type && rt[0] && strcmp(rt, "void"))
-					args[i].type = strdup(rt);
-			}
-		}
-		r = ptarget_compile(t, &c, all, &li, &ri, e);
-		for (int i = 0; i < d->nargs; i++) {
-			free(args[i].fetch);
-			free(args[i].type);
-		}
-		free(args);
-		if (r) {
-			free(acc);
-			return r;
-		}
+		if ((r = ptarget_compile(t, &c, all, &li, &ri, e)))
+			break;
 		if (!*resolved)
 			*resolved = ri;
 		else
 			free(ri);
-		if (acc && asprintf(&joined, "%s\n%s", acc, li) < 0) {
-			free(li);
-			goto nomem;
-		}
+		if (acc && asprintf(&joined, "%s\n%s", acc, li) < 0)
+			r = -ENOMEM;
 		if (acc) {
 			free(acc);
 			free(li);
@@ -767,11 +757,17 @@ static int kretinsn_compile(struct ptarget *t, const struct probe_def *d,
 			acc = li;
 		}
 	}
+	for (int i = 0; i < d->nargs; i++) {
+		free(args[i].fetch);
+		free(args[i].type);
+	}
+	free(args);
+	if (r) {
+		free(acc);
+		return r;
+	}
 	*line = acc;
 	return 0;
-nomem:
-	free(acc);
-	return -ENOMEM;
 }
 
 int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct probe_list *all,
