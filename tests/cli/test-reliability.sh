@@ -199,6 +199,30 @@ nothing_recorded_is_an_error() {
 	fi
 }
 
+failed_start_keeps_the_old_trace() {
+	# a trace of 24 events, then starts that record nothing: it stays
+	$TRAIL record -q -e 'app:*' -o keep.dat -- "$EXAMPLE" >/dev/null
+	cp keep.dat before.dat
+	printf '#!/bin/sh\ntrue\n' >quiet.sh
+	chmod +x quiet.sh
+	expect_rc 1 $TRAIL record -e '*' -o keep.dat -- ./quiet.sh 2>err.txt
+	has err.txt "keep.dat not written"
+	cmp keep.dat before.dat || die "nothing recorded, but the old trace was replaced"
+	[ ! -e keep.dat.part ] || die "keep.dat.part left behind"
+	# a setuid program: the loader drops LD_PRELOAD, no process joins
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "(setuid case: needs root to make a program set-uid to another user)"
+		return 0
+	fi
+	printf 'int main(void){return 0;}\n' | cc -x c -o suid -
+	chown nobody suid
+	chmod 4755 suid
+	expect_rc 1 $TRAIL record -p function -o keep.dat -- ./suid 2>err.txt
+	has err.txt "no process of ./suid joined the recording"
+	has err.txt "keep.dat not written"
+	cmp keep.dat before.dat || die "no process joined, but the old trace was replaced"
+}
+
 exec_does_not_delay_the_end() {
 	# sh exec'ing the program leaves sh's slot behind: it must not hold
 	# the end of the recording for the detach timeout
@@ -262,6 +286,7 @@ t buffer_must_fit_in_memory buffer_must_fit_in_memory
 t file_size_limit_below_the_buffer file_size_limit_below_the_buffer
 t summary_counts_every_loss summary_counts_every_loss
 t nothing_recorded_is_an_error nothing_recorded_is_an_error
+t failed_start_keeps_the_old_trace failed_start_keeps_the_old_trace
 t exec_does_not_delay_the_end exec_does_not_delay_the_end
 t command_keeps_its_signal_dispositions command_keeps_its_signal_dispositions
 t blocking_mode blocking_mode

@@ -1443,17 +1443,24 @@ static int nothing_recorded(struct session *S, const char *libtrail)
 	trail_recorder_stats(S->R, &st);
 	if (!st.procs) {
 		tool_err("no process of %s joined the recording: libtrail (%s) was not loaded "
-			 "(a static or setuid program, a bad TRAIL_LIBRARY, or LD_PRELOAD refused)",
-			 S->cmd[0], libtrail);
+			 "(a static or setuid program, a bad TRAIL_LIBRARY, or LD_PRELOAD refused); "
+			 "%s not written",
+			 S->cmd[0], libtrail, S->output);
 		return 1;
 	}
 	if (st.user_events || trail_recorder_hooked(S->R) || st.events)
 		return 0;
 	/* with --allow-unknown, absent events were asked for: a warning */
-	(S->allow_unknown ? tool_warn : tool_err)(
-		"nothing was recorded: no process that ran (%u) %s", st.procs,
-		S->tracer ? "had a function matching the selection"
-			  : "declared an event matching the -e patterns");
+	if (S->allow_unknown) {
+		tool_warn("nothing was recorded: no process that ran (%u) %s", st.procs,
+			  S->tracer ? "had a function matching the selection"
+				    : "declared an event matching the -e patterns");
+		return 0;
+	}
+	tool_err("nothing was recorded: no process that ran (%u) %s; %s not written", st.procs,
+		 S->tracer ? "had a function matching the selection"
+			   : "declared an event matching the -e patterns",
+		 S->output);
 	return !S->allow_unknown;
 }
 
@@ -2033,17 +2040,22 @@ static int record(struct session *S, int argc, char **argv)
 		write_failed(S, trail_recorder_error(S->R));
 		trail_recorder_close(S->R, 1);
 	} else {
+		int failed;
+
 		trail_recorder_finish(S->R);
 		status_line(S, 1);
-		r = trail_recorder_close(S->R, 1);
+		/* a start that recorded nothing is a failed start: FILE.part
+		 * goes, an older FILE stays as it was */
+		failed = nothing_recorded(S, libtrail);
+		r = trail_recorder_close(S->R, !failed);
 		if (r)
 			write_failed(S, r);
-		else
+		else if (failed)
+			rc = 1;
+		else {
 			rc = 0;
-	}
-	if (!rc) {
-		summary(S);
-		rc = nothing_recorded(S, libtrail);
+			summary(S);
+		}
 	}
 	rc = command_result(S, rc);
 	goto out;
