@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/attach.sh [BUILD_DIR] - how long `trail record -P PID` takes from
 # its start to the first event recorded, for a process started without
-# libtrail (loaded into it through ptrace: tools/trail/inject.c) and for
+# libtrail (loaded into it through ptrace: src/recorder/inject.c) and for
 # one started with it (LD_PRELOAD), RUNS times each.
 #
 #   RUNS=5 bench/attach.sh build

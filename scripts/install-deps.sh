@@ -4,8 +4,9 @@
 #   scripts/install-deps.sh [--bench] [--sanitizers]
 #   (--bench adds the peer tracers; --sanitizers, what the whole test
 #   suite needs: clang and its runtimes, libFuzzer included, for
-#   scripts/fuzz.sh, and the viewers the export tests read trail's output
-#   with: babeltrace2, protoc, jq, xmllint, headless Chromium. make check
+#   scripts/fuzz.sh, the viewers the export tests read trail's output
+#   with: babeltrace2, protoc, jq, xmllint, headless Chromium; redis-server
+#   and redis-benchmark, a real server the attach tests attach to. make check
 #   and CI use it)
 set -eu
 pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev libdw-dev libcapstone-dev systemtap-sdt-dev binutils procps util-linux)
@@ -13,7 +14,7 @@ if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq)
 fi
 if [ "${1:-}" = "--sanitizers" ] || [ "${2:-}" = "--sanitizers" ]; then
-	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium)
+	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium redis-server redis-tools)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -110,7 +110,9 @@ static void *tsc_side(void *arg)
 	return NULL;
 }
 
-static int tsc_synced(void)
+/* 1: in step, 0: not, -1: could not tell (a starved CPU handed over too
+ * few times) */
+static int tsc_synced_once(void)
 {
 	cpu_set_t set;
 	int first = -1, ok = 1;
@@ -138,16 +140,31 @@ static int tsc_synced(void)
 		}
 		pthread_join(t0, NULL);
 		pthread_join(t1, NULL);
-		/* too few hand-overs to tell (a starved CPU) counts as out of step */
-		ok = !p.backwards && p.rounds >= 1000;
+		if (p.backwards)
+			ok = 0;
+		else if (p.rounds < 1000)
+			ok = -1;
 	}
 	return ok;
 }
+
+/* a loaded machine may starve the test: tried again, a few times, before
+ * it counts as out of step (and as not settled) */
+static int tsc_synced(int *settled)
+{
+	int r = -1;
+
+	for (int i = 0; i < 5 && r < 0; i++)
+		r = tsc_synced_once();
+	*settled = r >= 0;
+	return r > 0;
+}
 #endif
 
-uint32_t trail__clock_choose(const char *want, const char **why)
+uint32_t trail__clock_choose(const char *want, const char **why, int *settled)
 {
 	*why = "";
+	*settled = 0;
 	if (want && !strcmp(want, "mono")) {
 		*why = "asked for";
 		return TRAIL_CLOCK_MONO;
@@ -165,16 +182,27 @@ uint32_t trail__clock_choose(const char *want, const char **why)
 		*why = "the kernel's clocksource";
 		return TRAIL_CLOCK_TSC;
 	}
-	if (tsc_invariant() && tsc_synced()) {
+	if (!tsc_invariant()) {
+		*why = "the TSC is not invariant";
+		*settled = 1;
+		return TRAIL_CLOCK_MONO;
+	}
+	int known;
+
+	if (tsc_synced(&known)) {
 		*why = "invariant and in step on every CPU";
+		*settled = 1;
 		return TRAIL_CLOCK_TSC;
 	}
-	*why = "the TSC is not invariant or not in step across CPUs";
+	*settled = known;
+	*why = known ? "the TSC is not in step across CPUs"
+		     : "the machine too busy to tell whether the TSC is in step across CPUs";
 #else
 	if (want && strcmp(want, "auto")) {
 		*why = "no TSC on this architecture";
 		return TRAIL_CLOCK_NONE;
 	}
+	*settled = 1;
 #endif
 	return TRAIL_CLOCK_MONO;
 }

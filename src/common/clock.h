@@ -48,10 +48,14 @@ uint32_t trail__clock_detect(void);
  * and a hand-over test between every pair of CPUs finds them in step (a
  * virtual machine whose kernel keeps a paravirtual clocksource); else
  * CLOCK_MONOTONIC. TRAIL_CLOCK_NONE: the asked clock cannot be had; *why
- * says why (or how auto decided). Takes up to ~100 ms per CPU.
+ * says why (or how auto decided). Takes up to ~100 ms per CPU (a few times
+ * that on a machine too busy for the test). *settled: auto's answer is a
+ * property of the machine until it reboots (not one of a test the load
+ * made inconclusive), which a caller may keep: recorders that choose
+ * differently cannot record one process at once.
  */
 #define TRAIL_CLOCK_NONE 0u
-uint32_t trail__clock_choose(const char *want, const char **why);
+uint32_t trail__clock_choose(const char *want, const char **why, int *settled);
 
 /* Ticks now in the given clock. */
 static inline uint64_t trail__clock_now(uint32_t clock)

@@ -219,12 +219,15 @@ HIDDEN uint32_t trail__sig_level_at(uintptr_t sp);
 /* probes' fault-safe reads: SIGSEGV and SIGBUS reach libtrail first from
  * now on (under the control lock); 0 or -errno */
 HIDDEN int trail__signals_guard_faults(void);
-/* Breakpoint sites are about to go in (FSITE_TRAP): from now on the
- * program's sigprocmask/pthread_sigmask and its handlers' masks leave
- * SIGTRAP unblocked (a thread blocking it would be killed by the kernel
- * at a breakpoint); the handlers installed so far lose it from their
- * masks. Threads blocking it already: trail__step_check says. */
+/* Breakpoint sites are about to go in (FSITE_TRAP): the handlers
+ * installed before libtrail was loaded lose SIGTRAP from their masks (the
+ * program's sigprocmask/pthread_sigmask and later handlers' masks leave it
+ * out, with the control signal, from the start: signals.c). Threads
+ * blocking it already: trail__step_check says. */
 HIDDEN void trail__signals_allow_traps(void);
+/* pthread_sigmask as glibc has it, for libtrail's own blocking of the
+ * control signal (the interposed one leaves it out) */
+HIDDEN int trail__sigmask_own(int how, const sigset_t *set, sigset_t *old);
 /* objtrace (fhook.c): session s's objects, addresses a traced function's
  * entry is recorded for (ftrace:objtrace) when it gets one in an
  * argument register, with the size bytes at off in it. Add: 0, or

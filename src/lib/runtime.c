@@ -89,7 +89,7 @@ static void ctl_lock(sigset_t *saved, void *uc)
 		sigemptyset(&block);
 		if (ctl_signal)
 			sigaddset(&block, ctl_signal);
-		pthread_sigmask(SIG_BLOCK, &block, saved);
+		trail__sigmask_own(SIG_BLOCK, &block, saved);
 	}
 	while (__atomic_exchange_n(&ctl_lock_word, 1, __ATOMIC_ACQUIRE)) {
 		/* the holder may be patching and waiting for every thread to
@@ -103,7 +103,7 @@ static void ctl_unlock(sigset_t *saved)
 {
 	__atomic_store_n(&ctl_lock_word, 0, __ATOMIC_RELEASE);
 	if (saved)
-		pthread_sigmask(SIG_SETMASK, saved, NULL);
+		trail__sigmask_own(SIG_SETMASK, saved, NULL);
 }
 
 static int64_t mono_ns(void)
@@ -367,6 +367,7 @@ static void sess_unmap(unsigned s);
  */
 struct join {
 	pid_t cli;
+	uint64_t cli_start; /* its /proc starttime: against a reused pid */
 	int fd;
 	void *base;
 	uint64_t size;
@@ -388,11 +389,17 @@ static int join_open(pid_t cli, int fd, uint32_t how, struct join *j)
 	e = stpcpy(e, "/fd/");
 	e = trail__utoa(e, (uint64_t)fd);
 	*e = '\0';
+	/* the sender's start time before its descriptor: it sent the
+	 * request, so it lives now (the recorder, or for a root recorder
+	 * its proxy of our user: src/recorder/proxy.c) */
+	if ((r = trail__proc_stat(cli, &j->cli_start, NULL, NULL)))
+		return r;
 	mfd = open(path, O_RDWR | O_CLOEXEC);
 	if (mfd < 0)
 		return -errno;
+	/* the arena: a file of ours, or root's (a root recorder's) */
 	if (fstat(mfd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid() || st.st_size < 4096) {
+	    (st.st_uid != geteuid() && st.st_uid != 0) || st.st_size < 4096) {
 		close(mfd);
 		return -EPERM;
 	}
@@ -467,8 +474,7 @@ static int sess_attach(struct join *j, void *uc)
 	uint32_t matched = 0;
 	int s, r;
 
-	if (find_slot(j->cli, j->fd) >= 0 ||
-	    !trail__proc_alive(j->cli, h->recorder_start)) {
+	if (find_slot(j->cli, j->fd) >= 0 || !trail__proc_alive(j->cli, j->cli_start)) {
 		/* a repeated request, or its recorder gave up while we waited
 		 * (and exited): the slot claimed stays FREE, which recorders
 		 * skip */
@@ -506,7 +512,7 @@ static int sess_attach(struct join *j, void *uc)
 	ps->session_id = ps->hdr->session_id;
 	ps->cli_pid = j->cli;
 	ps->cli_fd = j->fd;
-	ps->cli_start = ps->hdr->recorder_start;
+	ps->cli_start = j->cli_start;
 	ps->orphaned = 0;
 	/* a private, bounded copy of the spec: the arena is shared */
 	{

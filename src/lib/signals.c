@@ -44,7 +44,8 @@ __thread struct trail_siglevel trail__sig __attribute__((tls_model("initial-exec
 #define UH_FN(w) ((uintptr_t)((w) & ~(UH_SIGINFO | UH_RESETHAND)))
 static uint64_t uh[_NSIG];
 
-/* breakpoint sites exist: SIGTRAP may not be blocked (allow_traps) */
+/* the handlers installed before libtrail lost SIGTRAP from their masks
+ * (allow_traps) */
 static int traps;
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 static sigmask_fn next_procmask, next_pthmask; /* find_next() sets them */
@@ -170,8 +171,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 		return r;
 	}
 	a = *act;
-	if (__atomic_load_n(&traps, __ATOMIC_ACQUIRE))
-		sigdelset(&a.sa_mask, SIGTRAP);
+	sigdelset(&a.sa_mask, SIGTRAP); /* "SIGTRAP and the control signal stay open" */
 	w = (uint64_t)(uintptr_t)act->sa_handler;
 	if ((act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) || is_guarded(sig)) {
 		w |= (act->sa_flags & SA_SIGINFO) ? UH_SIGINFO : 0;
@@ -273,23 +273,34 @@ uint32_t trail__sig_level_at(uintptr_t sp)
 	return l;
 }
 
-/* ------------------------------------------------ SIGTRAP stays open
+/* ------------------------------- SIGTRAP and the control signal stay open
  *
- * A breakpoint met by a thread that blocks SIGTRAP is fatal: the kernel
- * unblocks the signal and resets it to its default action. Once trail
- * has breakpoint sites (function entries a jump cannot replace), the
- * program's masks leave it out: sigprocmask and pthread_sigmask are
- * interposed (glibc's versions, libtrail.map), handlers' sa_mask too.
+ * Live patching needs both in every thread (src/recorder/threads.c says
+ * why): a breakpoint met by a thread that blocks SIGTRAP is fatal (the
+ * kernel unblocks the signal and resets it to its default action), and a
+ * thread that blocks the control signal cannot be asked to step out of
+ * the code being rewritten. So the masks the program sets through libc
+ * leave them out (sigprocmask and pthread_sigmask are interposed, under
+ * glibc's versions, libtrail.map; handlers' sa_mask lose SIGTRAP), from
+ * the moment libtrail is loaded: servers block every signal in helper
+ * threads they create at start-up, long before a recorder attaches. Both
+ * signals are only ever sent by trail and by breakpoints: which threads
+ * may take them changes nothing else. libtrail's own blocking of the
+ * control signal goes through trail__sigmask_own.
  */
 
-/* the set to pass on: without SIGTRAP once it must stay open */
+/* the set to pass on: without SIGTRAP and the control signal */
 UNINSTRUMENTED static const sigset_t *open_trap(int how, const sigset_t *set, sigset_t *tmp)
 {
-	if (!set || how == SIG_UNBLOCK || !__atomic_load_n(&traps, __ATOMIC_ACQUIRE) ||
-	    !sigismember(set, SIGTRAP))
+	int ctl = __atomic_load_n(&trail__ctl_sig, __ATOMIC_RELAXED);
+
+	if (!set || how == SIG_UNBLOCK ||
+	    (!sigismember(set, SIGTRAP) && (ctl <= 0 || !sigismember(set, ctl))))
 		return set;
 	*tmp = *set;
 	sigdelset(tmp, SIGTRAP);
+	if (ctl > 0)
+		sigdelset(tmp, ctl);
 	return tmp;
 }
 
@@ -306,6 +317,15 @@ UNINSTRUMENTED static int raw_mask(int how, const sigset_t *set, sigset_t *old)
 		set = &t;
 	}
 	return (int)syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+}
+
+UNINSTRUMENTED int trail__sigmask_own(int how, const sigset_t *set, sigset_t *old)
+{
+	sigmask_fn f = __atomic_load_n(&next_pthmask, __ATOMIC_ACQUIRE);
+
+	if (f)
+		return f(how, set, old);
+	return raw_mask(how, set, old) ? errno : 0;
 }
 
 UNINSTRUMENTED __attribute__((visibility("default"))) int

@@ -400,6 +400,7 @@ void trail_recorder_free(struct trail_recorder *R)
 {
 	if (!R)
 		return;
+	trail__rec_proxies_end(R);
 	if (R->out.part)
 		tfw_finish(&R->out, 0);
 	for (size_t i = 0; i < R->nsymc; i++)

@@ -26,10 +26,7 @@
 
 static int send_cmd(struct trail_recorder *R, pid_t pid, int sig, uint32_t cmd)
 {
-	union sigval v;
-
-	v.sival_int = trail_ctl_encode(cmd, R->memfd);
-	return sigqueue(pid, sig, v) < 0 ? -errno : 0;
+	return trail__rec_sigqueue(R, pid, sig, trail_ctl_encode(cmd, R->memfd));
 }
 
 /* Is `sig` caught by pid (SigCgt in /proc/PID/status)? */
@@ -141,13 +138,70 @@ static void join_failed(struct trail_recorder *R, pid_t pid, int sig, const stru
 		rec_err(R, "process %d could not join: %s", (int)pid, strerror(-pr->result));
 }
 
+/* pid has exited: no such process, or a zombie its parent has not
+ * waited for yet */
+static int exited(pid_t pid)
+{
+	char state = 0;
+	int r = trail__proc_stat(pid, NULL, &state, NULL);
+
+	return r == -ESRCH || (!r && (state == 'Z' || state == 'X'));
+}
+
+/* A session that patches code: pid's threads that block what patching
+ * sends them opened (threads.c). 0, or -1 logged (as an error if
+ * must, else as a warning, once per process: pt). */
+static int open_signals(struct trail_recorder *R, pid_t pid, int sig, int must,
+			struct proc_track *pt)
+{
+	char err[768];
+	int opened = 0;
+
+	if (!R->o.patches || (pt && pt->unopened))
+		return 0;
+	if (!trail_recorder_open_signals(pid, sig, &opened, err, sizeof(err)))
+		return 0;
+	if (must) {
+		rec_err(R, "%s; nothing was changed (the way out: start the program under "
+			"trail record -- CMD, where libtrail keeps them open)", err);
+	} else {
+		rec_warn(R, "%s: a breakpoint it meets would kill the process", err);
+		if (pt)
+			pt->unopened = 1;
+	}
+	return -1;
+}
+
+/* Every half second: threads the program created with every signal
+ * blocked, opened before they meet a breakpoint. */
+void trail__rec_watch_threads(struct trail_recorder *R)
+{
+	for (uint32_t i = 0; R->o.patches && i < shm_nprocs(&R->m); i++) {
+		struct proc_track *t = &R->pt[i];
+		const struct trail_proc *pr = shm_proc(&R->m, i);
+		uint32_t st = __atomic_load_n(&pr->state, __ATOMIC_ACQUIRE);
+
+		if (t->announced && !t->dead && st == TRAIL_PS_ACTIVE)
+			open_signals(R, (pid_t)pr->pid, pr->signal, 0, t);
+	}
+}
+
 int trail_recorder_attach(struct trail_recorder *R, const int *sigs)
 {
+	int joined = 0;
+
 	for (int i = 0; i < R->o.npids; i++) {
 		pid_t pid = R->o.pids[i];
 		struct trail_proc *pr = NULL;
-		int r = send_cmd(R, pid, sigs[i], TRAIL_CTL_ATTACH);
+		int r;
 
+		if (open_signals(R, pid, sigs[i], 1, NULL))
+			return -1;
+		r = send_cmd(R, pid, sigs[i], TRAIL_CTL_ATTACH);
+		if (r == -ESRCH) { /* it exited since it was checked */
+			rec_warn(R, "process %d exited before it could be attached", (int)pid);
+			continue;
+		}
 		if (r) {
 			rec_err(R, "cannot signal process %d: %s", (int)pid, strerror(-r));
 			return -1;
@@ -165,18 +219,26 @@ int trail_recorder_attach(struct trail_recorder *R, const int *sigs)
 					k = shm_proc(&R->m, j);
 			if (k && !trail__proc_alive(pid, k->start_time))
 				break;
+			if (!k && t % 50 == 0 && exited(pid))
+				break;
 			nanosleep(&ts, NULL);
+		}
+		if (!pr && !k && exited(pid)) {
+			rec_warn(R, "process %d exited before it could be attached", (int)pid);
+			continue;
 		}
 		if (!pr && !k) {
 			rec_err(R, "process %d did not answer the attach request within 3 s "
 				"(is signal %d blocked in all its threads?)", (int)pid, sigs[i]);
 			return -1;
 		}
+		if (!pr && !trail__proc_alive(pid, k->start_time)) {
+			rec_warn(R, "process %d exited while it was joining", (int)pid);
+			continue;
+		}
 		if (!pr) {
-			rec_err(R, "process %d took the attach request but %s", (int)pid,
-				trail__proc_alive(pid, k->start_time)
-					? "did not finish joining within 60 s"
-					: "exited while joining");
+			rec_err(R, "process %d took the attach request but did not finish "
+				"joining within 60 s", (int)pid);
 			return -1;
 		}
 		if (__atomic_load_n(&pr->state, __ATOMIC_ACQUIRE) == TRAIL_PS_FAILED) {
@@ -189,6 +251,15 @@ int trail_recorder_attach(struct trail_recorder *R, const int *sigs)
 		else
 			rec_info(R, "attached to process %d (%.16s): %d event%s enabled",
 				 (int)pid, pr->comm, pr->result, pr->result == 1 ? "" : "s");
+		joined++;
+	}
+	if (!joined) {
+		rec_err(R, R->o.npids == 1 ? "process %d exited before it could be attached: "
+					     "nothing was recorded"
+					   : "every process exited before it could be attached "
+					     "(the first: %d): nothing was recorded",
+			(int)R->o.pids[0]);
+		return -1;
 	}
 	return 0;
 }
@@ -197,10 +268,15 @@ int trail_recorder_attach(struct trail_recorder *R, const int *sigs)
  * one reports that it was interrupted mid-write). */
 void trail_recorder_detach(struct trail_recorder *R)
 {
-	for (int round = 0; round < 200; round++) {
+	/* 2 s for every process to answer; one that took the request
+	 * (DETACH_PENDING: its events are off, it unpatches its code, which
+	 * takes a loaded machine a few seconds for thousands of functions)
+	 * gets 10 */
+	for (int round = 0, pending = 0; round < (pending ? 1000 : 200); round++) {
 		uint32_t n = shm_nprocs(&R->m);
 		int waiting = 0;
 
+		pending = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			struct proc_track *t = &R->pt[i];
 			const struct trail_proc *pr = shm_proc(&R->m, i);
@@ -229,9 +305,12 @@ void trail_recorder_detach(struct trail_recorder *R)
 				t->stuck = 1;
 				continue;
 			}
+			if (!round) /* leaving unpatches: threads made since */
+				open_signals(R, (pid_t)pr->pid, sig, 0, t);
 			if (round % 5 == 0)
 				send_cmd(R, (pid_t)pr->pid, sig, TRAIL_CTL_DETACH);
 			waiting++;
+			pending += st == TRAIL_PS_DETACH_PENDING;
 		}
 		if (!waiting)
 			return;
@@ -244,8 +323,8 @@ void trail_recorder_detach(struct trail_recorder *R)
 
 		if (!R->pt[i].dead && (st == TRAIL_PS_ACTIVE || st == TRAIL_PS_DETACH_PENDING)) {
 			R->pt[i].stuck = 1;
-			rec_warn(R, "process %u did not detach within 2 s; taking its events "
-				 "committed so far", pr->pid);
+			rec_warn(R, "process %u did not detach within %d s; taking its events "
+				 "committed so far", pr->pid, st == TRAIL_PS_DETACH_PENDING ? 10 : 2);
 		}
 	}
 }

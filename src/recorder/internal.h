@@ -9,6 +9,10 @@
  *   drain.c   the consumer: drain and salvage chunks, recycle streams
  *   attach.c  processes: tracking, attach, detach, -a
  *   launch.c  the command (fork/exec with the preload), drain priority
+ *   inject.c  libtrail loaded into a running process (ptrace)
+ *   threads.c threads that block what live patching sends them, opened
+ *   ptrace.c  what inject.c and threads.c share
+ *   proxy.c   requests to another user's processes (a root recorder)
  *   finish.c  the end: last drain, final sections, statistics
  *
  * Every read of the arena goes through shm.h.
@@ -35,6 +39,7 @@ struct proc_track {
 	int dead;
 	int detached;
 	int stuck;
+	int unopened; /* a thread blocks what patching needs: said once */
 };
 
 struct pending {
@@ -68,6 +73,11 @@ struct trail_recorder {
 	struct symcache { uint64_t dev, ino; char *path; uint32_t id; } *symc;
 	size_t nsymc;
 
+	/* another user's processes (a root recorder): a proxy per user
+	 * sends them our requests (proxy.c) */
+	struct { uid_t uid; pid_t pid; int sock; } proxies[16];
+	int nproxies;
+
 	/* processes */
 	struct { pid_t pid; uint64_t start; } *tried; /* -a: processes asked */
 	size_t ntried, tried_cap;
@@ -84,7 +94,7 @@ struct trail_recorder {
 	uint32_t high;          /* highest chunk seen in use (drain's scans) */
 	uint32_t ahead;         /* chunks [0, ahead) allocated by populate_ahead() */
 	uint32_t user_events;   /* events enabled other than the tracer's own */
-	uint64_t last_procs, last_sync, last_recycle; /* trail_recorder_poll()'s periods */
+	uint64_t last_procs, last_sync, last_recycle, last_threads; /* trail_recorder_poll()'s periods */
 	uint32_t snaps_asked, nsnaps; /* snapshot triggers: requests seen, files */
 };
 
@@ -94,6 +104,12 @@ struct trail_recorder {
 void trail__rec_snapshots(struct trail_recorder *R);
 /* drain.c: a snapshot's chunks, the arena left as it was */
 void trail__rec_copy_chunks(struct trail_recorder *R);
+/* proxy.c: sigqueue(pid, sig, value) as the recorder may (0 or -errno):
+ * through a proxy of pid's user if that is not ours and we are root */
+int trail__rec_sigqueue(struct trail_recorder *R, pid_t pid, int sig, int value);
+void trail__rec_proxies_end(struct trail_recorder *R);
+/* attach.c: threads created with every signal blocked, opened */
+void trail__rec_watch_threads(struct trail_recorder *R);
 void trail__rec_log(struct trail_recorder *R, enum trail_recorder_level level,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define rec_err(R, ...) trail__rec_log(R, TRAIL_RECORDER_ERR, __VA_ARGS__)

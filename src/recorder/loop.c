@@ -3,7 +3,8 @@
  * loop.c - one pass of the recorder's loop, above the pieces it paces:
  * the drain (drain.c) as often as the CLI calls, streams of exited
  * threads recycled every 20 ms, processes checked (and with -a new ones
- * attached, attach.c) and new events described every 100 ms, a clock
+ * attached, attach.c) and new events described every 100 ms, threads
+ * that block what live patching needs opened every 500 ms, a clock
  * sync point 100 ms in and then every second.
  */
 #include <time.h>
@@ -28,6 +29,10 @@ uint32_t trail_recorder_poll(struct trail_recorder *R, uint64_t now, int all_new
 		if (!R->o.overwrite)
 			trail__rec_write_events(R);
 		R->last_procs = now;
+	}
+	if (now - R->last_threads > 500000000ull) {
+		trail__rec_watch_threads(R);
+		R->last_threads = now;
 	}
 	/* a sync point 100 ms in, then every second, each written at
 	 * once: a file cut short still maps its clock well */

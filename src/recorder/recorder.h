@@ -93,6 +93,11 @@ struct trail_recorder_opts {
 
 	/* the histogram area (hist triggers' tables, arena.h), 0: none */
 	uint64_t hist_bytes;
+
+	/* the session rewrites code (function tracers, probes, USDT): every
+	 * thread of a process must take SIGTRAP and the control signal, and
+	 * is made to through ptrace where it blocks them (threads.c) */
+	int patches;
 };
 
 /* The default buffer size for this machine (arena.c says why). */
@@ -128,6 +133,25 @@ int trail_recorder_attach(struct trail_recorder *R, const int *sigs);
 /* Ask every registered process of the user not asked yet to join
  * (asynchronous). Returns how many were asked so far. */
 size_t trail_recorder_attach_new(struct trail_recorder *R);
+
+/* Load lib (libtrail) into process pid, which does not have it: its main
+ * thread made to call dlopen through ptrace, in a way it survives trail
+ * dying meanwhile (inject.c). 0, or -errno with err a one-line reason:
+ * -EPERM (ptrace refused: the reason, naming kernel.yama.ptrace_scope
+ * when it is that, or the process's tracer), -ENOENT (no dlopen in its C
+ * library: a static program), -ETIMEDOUT (dlopen did not return in 5 s:
+ * left to finish), -EAGAIN (the process is stopped), -ESRCH (it ended),
+ * -EIO (dlopen failed in the process). The caller holds its own stop
+ * signals meanwhile. */
+int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen);
+/* Every thread of pid made able to take SIGTRAP and the control signal
+ * ctlsig (threads.c): those that block them are opened through ptrace.
+ * 0 (*opened counts them, if not NULL), or -errno with err set (one
+ * line: the thread, what it blocks, why ptrace could not open it). */
+int trail_recorder_open_signals(pid_t pid, int ctlsig, int *opened, char *err, size_t errlen);
+/* Why ptrace refused pid (e: the errno): another tracer, Yama's rule, or
+ * strerror(e), in buf. */
+void trail_recorder_ptrace_why(pid_t pid, int e, char *buf, size_t len);
 
 /* The launched command: reap it if it exited (WNOHANG). 1: it is done. */
 int trail_recorder_reap(struct trail_recorder *R);

@@ -10,9 +10,17 @@ start_loop() { # [env...] -> pid in $lp
 }
 
 record_for() { # seconds, out, args...
-	local secs=$1 out=$2; shift 2
+	local secs=$1 out=$2 pid= n a; shift 2
+	for a in "$@"; do [ "$pid" = next ] && pid=$a; [ "$a" = -P ] && pid=next; done
+	[ -n "$pid" ] && n=$(grep -c trail-arena /proc/$pid/maps || true)
 	$TRAIL record -q -o "$out" "$@" &
 	local rp=$!
+	# the time counts from the attach (a loaded machine may take a while
+	# to check and inject: a stop signal before it ends the recording)
+	if [ -n "$pid" ]; then
+		wait_for "[ \$(grep -c trail-arena /proc/$pid/maps) -gt $n ] || ! kill -0 $rp 2>/dev/null" ||
+			die "trail record -P $pid never attached"
+	fi
 	sleep "$secs"
 	kill -INT $rp
 	wait $rp
@@ -68,7 +76,8 @@ two_sessions_do_not_interfere() {
 	$TRAIL record -q -o r.dat -e app:request -P $lp & r1=$!
 	wait_for "arena_mapped $lp" || die "session 1 never attached"
 	$TRAIL record -q -o s.dat -e app:stop -P $lp & r2=$!
-	sleep 1
+	wait_for "[ \$(grep -c trail-arena /proc/$lp/maps) -ge 2 ]" || die "session 2 never attached"
+	sleep 0.5
 	kill -INT $r1 $r2
 	wait $r1; wait $r2
 	kill -0 $lp || die "the process died"
@@ -105,7 +114,11 @@ concurrent_attaches() { # function|events
 			fi
 			rps+=($!)
 		done
-		sleep 1
+		# all three attached (a loaded machine takes its time), then
+		# recording a while
+		wait_for "[ \$(grep -c trail-arena /proc/$pid/maps) -ge 3 ]" ||
+			die "try $try: not all attached: $(cat e1.txt e2.txt e3.txt)"
+		sleep 0.5
 		kill -INT "${rps[@]}"
 		for k in 1 2 3; do
 			wait "${rps[$((k - 1))]}" || die "try $try, recorder $k: $(cat e$k.txt)"
@@ -152,6 +165,7 @@ session_limit_named() {
 recorder_ends_when_process_exits() {
 	start_loop
 	$TRAIL record -q -o e.dat -e app:stop -P $lp & rp=$!
+	wait_for "arena_mapped $lp" || die "never attached"
 	sleep 0.5
 	kill $lp; wait $lp 2>/dev/null || true
 	for _ in $(seq 100); do kill -0 $rp 2>/dev/null || break; sleep 0.05; done
@@ -210,9 +224,10 @@ record_all_processes() {
 	start_loop; a=$lp
 	start_loop; b=$lp
 	$TRAIL record -q -a -e app:stop -o all.dat & rp=$!
-	sleep 0.5
+	wait_for "arena_mapped $a && arena_mapped $b" || die "the running ones never joined"
 	start_loop; c=$lp # started while recording: joins too
-	sleep 0.7
+	wait_for "arena_mapped $c" || die "the new one never joined"
+	sleep 0.5
 	kill -INT $rp; wait $rp
 	for p in $a $b $c; do
 		kill -0 $p || die "process $p died"
@@ -271,6 +286,7 @@ attach_by_injection() {
 	# still running, still calling: a second recording (no second load)
 	$TRAIL record -q -o k.dat -p function -l hash -P $sp 2>err2.txt &
 	rp=$!
+	wait_for "grep -q trail-arena /proc/$sp/maps" || die "second attach: $(cat err2.txt)"
 	sleep 0.5
 	kill -INT $rp
 	wait $rp
@@ -290,7 +306,7 @@ injection_refused() {
 		local sp
 		sp=$(pgrep -P $st -f 'ftrace-prog-noflag spin' | head -1)
 		expect_rc 1 $TRAIL record -o x.dat -p function -l lookup -P "$sp" 2>err.txt
-		has err.txt "process $sp is already traced by process $st (a debugger?)"
+		has err.txt "cannot trace process $sp: it is already traced by process $st (a debugger?)"
 		! grep -q libtrail /proc/"$sp"/maps || die "libtrail loaded under strace"
 		kill $st
 	else
@@ -344,4 +360,243 @@ if ldd "$LIBTRAIL" | grep -q libtsan; then
 	skip killed_while_patched_repaired "TSan's background thread blocks SIGTRAP: no live patching under TSan (as attach_by_injection)"
 else
 	t killed_while_patched_repaired killed_while_patched_repaired
+fi
+
+# A process that exits while trail attaches to it: said as such, never
+# "cannot signal process N: No such process"; a second -P that is still
+# there is recorded all the same.
+target_exits_during_attach() {
+	local i d rc
+	for i in $(seq 12); do
+		d=$((RANDOM % 150))
+		env LD_PRELOAD=$LIBTRAIL sleep "0.$(printf '%03d' $d)" & local sp=$!
+		rc=0
+		timeout 20 $TRAIL record -q -o x.dat -e '*' --allow-unknown -P $sp 2>err.txt || rc=$?
+		wait $sp || true
+		hasnt err.txt "cannot signal"
+		hasnt err.txt "No such process"
+		if [ $rc != 0 ]; then
+			grep -Eq "exited before it could be attached|no process with pid|exited while" err.txt ||
+				die "try $i: $(cat err.txt)"
+		fi
+	done
+	# two processes, one gone by the time its turn comes
+	start_loop
+	env LD_PRELOAD=$LIBTRAIL sleep 0.05 & local gone=$!
+	sleep 0.3
+	$TRAIL record -q -o two.dat -e app:start -P $lp -P $gone 2>err.txt & local rp=$!
+	wait_for "arena_mapped $lp" || die "never attached: $(cat err.txt)"
+	sleep 0.3
+	kill -INT $rp; wait $rp || die "$(cat err.txt)"
+	kill $lp; wait $lp 2>/dev/null || true
+	grep -Eq "no process with pid $gone|process $gone exited" err.txt || die "$(cat err.txt)"
+	[ "$($TRAIL report -q -i two.dat | grep -c app:start)" -gt 2 ] || die "the live one not recorded"
+}
+t target_exits_during_attach target_exits_during_attach
+
+KEEPER=$BUILD/tests/cli/inject-keeper
+BLOCKER=$BUILD/tests/cli/inject-blocker
+
+# Loaded by injection, the process gets back every register exactly: the
+# general ones, ymm0-15 and zmm0-31 (the dlopen it was made to call uses
+# them), and a sleep it was in goes on (no EINTR: the control signal goes
+# to its idle thread). The keeper checks them after every sleep.
+injection_keeps_every_register() {
+	"$KEEPER" 10 >k.out & local kp=$!
+	wait_for "grep -q ready k.out" || die "keeper never ready"
+	record_for 1 k.dat -e '*' --allow-unknown -P $kp
+	grep -q libtrail /proc/$kp/maps || die "libtrail was not loaded"
+	kill -TERM $kp
+	wait $kp || die "the process saw its state change: $(cat k.out)"
+	has k.out "cut short 0"
+}
+
+# trail SIGKILLed at a random moment of `record -P` on a process without
+# libtrail (before, during or after the dlopen it is made to call, or the
+# patching that follows): the process goes on, every register kept. Half
+# the tries on the keeper (events: registers checked), half on a program
+# whose functions are patched (-p function_graph).
+injection_survives_sigkill() {
+	local n=$1 i kp d loaded=0 rp
+	for i in $(seq "$n"); do
+		if [ $((i % 2)) = 1 ]; then
+			"$KEEPER" 5 >k.out & kp=$!
+			wait_for "grep -q ready k.out" || die "keeper never ready"
+			$TRAIL record -q -o s.dat -e '*' --allow-unknown -P $kp 2>/dev/null & rp=$!
+		else
+			"$BUILD/tests/cli/ftrace-prog-noflag" spin >/dev/null & kp=$!
+			wait_for "[ \"\$(readlink /proc/$kp/exe)\" = \"$BUILD/tests/cli/ftrace-prog-noflag\" ]" ||
+				die "no target"
+			$TRAIL record -q -o s.dat -p function_graph -P $kp 2>/dev/null & rp=$!
+		fi
+		d=$((RANDOM % 100))
+		sleep "$(printf '0.%03d' $d)"
+		kill -KILL $rp; wait $rp 2>/dev/null || true
+		sleep 0.05
+		grep -q libtrail /proc/$kp/maps && loaded=$((loaded + 1))
+		kill -0 $kp || die "try $i: the process died (trail killed $d ms in)"
+		kill -TERM $kp
+		if [ $((i % 2)) = 1 ]; then
+			wait $kp || die "try $i (trail killed $d ms in): $(cat k.out)"
+		else
+			wait $kp 2>/dev/null || true
+		fi
+	done
+	echo "$n of $n alive; libtrail loaded before the kill in $loaded"
+	# the kills fell before and after the load (else the window was missed)
+	[ "$loaded" -gt 0 ] && [ "$loaded" -lt "$n" ] || die "every kill on one side of the load"
+}
+
+# TERM, HUP or INT to trail during the injection wait until it is done:
+# the process goes on with every register, trail stops.
+stop_signals_wait_for_the_injection() {
+	local sig i kp rp d
+	for sig in TERM HUP INT; do
+		for i in 1 2 3 4 5; do
+			"$KEEPER" 5 >k.out & kp=$!
+			wait_for "grep -q ready k.out" || die "keeper never ready"
+			$TRAIL record -q -o s.dat -e '*' --allow-unknown -P $kp 2>/dev/null & rp=$!
+			d=$((RANDOM % 100))
+			sleep "$(printf '0.%03d' $d)"
+			# (again until it stops: a background job starts with SIGINT
+			# ignored, until trail's handler is in)
+			wait_for "kill -$sig $rp 2>/dev/null; ! kill -0 $rp 2>/dev/null" ||
+				die "trail did not stop on SIG$sig"
+			wait $rp 2>/dev/null || true
+			kill -TERM $kp
+			wait $kp || die "SIG$sig $d ms in: $(cat k.out)"
+		done
+	done
+}
+
+# A thread that blocks every signal (jemalloc's in redis-server): opened
+# through ptrace (injected), or by libtrail's masks from the start
+# (preloaded); also one the program creates after the attach.
+attach_to_threads_that_block_signals() {
+	"$BLOCKER" >b.out & local bp=$! rp
+	wait_for "grep -q ready b.out" || die "blocker never ready"
+	record_for 1 b.dat -p function -l blocked_work -l main_work -P $bp
+	kill -TERM $bp
+	wait $bp || die "a wrong result in the traced process"
+	$TRAIL report -i b.dat >b.txt
+	has b.txt "blocked_work <-helper"
+	has b.txt "main_work <-main"
+	# created with everything blocked 1.5 s in, while recorded
+	"$BLOCKER" late >b2.out & bp=$!
+	$TRAIL record -q -o b2.dat -p function -l blocked_work -P $bp & rp=$!
+	wait_for "grep -q ready b2.out" || die "blocker never ready"
+	sleep 1
+	kill -INT $rp; wait $rp
+	kill -TERM $bp; wait $bp || die "a wrong result in the traced process"
+	$TRAIL report -i b2.dat | grep -q "blocked_work <-helper" || die "the late thread's calls not recorded"
+	# preloaded: its masks leave SIGTRAP and the control signal out
+	env LD_PRELOAD=$LIBTRAIL "$BLOCKER" >b3.out & bp=$!
+	wait_for "grep -q ready b3.out" || die "blocker never ready"
+	local t blk
+	for t in /proc/$bp/task/*; do
+		[ "${t##*/}" != "$bp" ] || continue
+		blk=$(awk '/^SigBlk/ { print $2 }' "$t/status")
+		[ $(( 0x$blk & (1 << 4) )) = 0 ] || die "the helper blocks SIGTRAP: $blk"
+		[ $(( 0x$blk & (1 << 40) )) = 0 ] || die "the helper blocks the control signal: $blk"
+		[ $(( 0x$blk & (1 << 14) )) != 0 ] || die "the helper's other blocked signals lost: $blk"
+	done
+	record_for 0.5 b3.dat -p function -l blocked_work -P $bp
+	kill -TERM $bp; wait $bp || die "a wrong result in the traced process"
+	$TRAIL report -i b3.dat | grep -q "blocked_work <-helper" || die "no calls recorded (preloaded)"
+}
+
+# redis-server as Debian ships it (jemalloc's background thread blocks
+# every signal), under redis-benchmark: attached and detached 20 times
+# (every function traced the first and last times, its command path the
+# others), not one request failed.
+redis_attached_under_load() {
+	local port=$((20000 + RANDOM % 20000)) rs bp i
+	redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no >redis.log 2>&1 &
+	rs=$!
+	wait_for "redis-cli -p $port ping 2>/dev/null | grep -q PONG" || die "redis never answered"
+	redis-benchmark -p $port -n 2000000 -c 8 -t set,get -q >bench.txt 2>&1 & bp=$!
+	for i in $(seq 20); do
+		local sel=(-l processCommand -l call -l 'lookupKey*' -l 'dictFind*' -l '*GenericCommand')
+		if [ $i = 1 ] || [ $i = 20 ]; then sel=(); fi
+		$TRAIL record -q -o r$i.dat -p function_graph "${sel[@]}" -P $rs 2>err.txt & rp=$!
+		wait_for "grep -q trail-arena /proc/$rs/maps" || die "cycle $i: never attached: $(cat err.txt)"
+		sleep 0.2
+		kill -INT $rp
+		wait $rp || die "cycle $i: $(cat err.txt)"
+		[ ! -s err.txt ] || die "cycle $i: $(cat err.txt)"
+		kill -0 $rs || die "cycle $i: redis-server died"
+	done
+	kill -INT $bp 2>/dev/null; wait $bp 2>/dev/null || true
+	redis-cli -p $port ping | grep -q PONG || die "redis does not answer after 20 cycles"
+	redis-cli -p $port info stats >stats.txt
+	grep -q '^total_error_replies:0' stats.txt || die "failed requests: $(grep error stats.txt)"
+	grep -q 'rejected_connections:0' stats.txt || die "rejected connections"
+	for i in 10 20; do
+		$TRAIL report -q --count -i r$i.dat >count.txt
+		awk '$1 == "ftrace:funcgraph_entry" && $2 > 100 { ok = 1 } END { exit !ok }' count.txt ||
+			die "r$i.dat: little recorded: $(cat count.txt)"
+	done
+	$TRAIL report -q -i r10.dat | grep -q 'processCommand()' || die "no processCommand in r10.dat"
+	redis-cli -p $port shutdown nosave >/dev/null 2>&1 || kill $rs
+	wait $rs 2>/dev/null || true
+}
+
+if ldd "$LIBTRAIL" | grep -q libtsan; then
+	skip injection_keeps_every_register "the keeper's asm runs in an uninstrumented program; TSan's own thread in trail's ptrace tests: run in the plain and ASan builds"
+	skip injection_survives_sigkill "run in the plain and ASan builds (TSan: no live patching)"
+	skip attach_to_threads_that_block_signals "TSan's background thread blocks SIGTRAP: no live patching under TSan"
+	skip redis_attached_under_load "no live patching under TSan"
+elif ! grep -qw avx2 /proc/cpuinfo; then
+	skip injection_keeps_every_register "this CPU has no AVX2 (the keeper's registers)"
+	skip injection_survives_sigkill "this CPU has no AVX2 (the keeper's registers)"
+	t attach_to_threads_that_block_signals attach_to_threads_that_block_signals
+else
+	t injection_keeps_every_register injection_keeps_every_register
+	# 100 tries in the plain build, 40 under the sanitizers (slower)
+	if ldd "$LIBTRAIL" | grep -q libasan; then KILLS=40; else KILLS=100; fi
+	t injection_survives_sigkill injection_survives_sigkill $KILLS
+	t stop_signals_wait_for_the_injection stop_signals_wait_for_the_injection
+	t attach_to_threads_that_block_signals attach_to_threads_that_block_signals
+fi
+if ! ldd "$LIBTRAIL" | grep -q libtsan; then
+	if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+		t redis_attached_under_load redis_attached_under_load
+	else
+		skip redis_attached_under_load "redis-server and redis-benchmark are not installed (scripts/install-deps.sh --sanitizers installs them)"
+	fi
+fi
+
+# root attaches to another user's process (an nginx worker runs as
+# nobody): its requests go through a proxy of that user; the trace file
+# is root's, the code comes back byte for byte, the proxy is gone after.
+root_attaches_to_another_user() {
+	local pub sp before
+	pub=$(mktemp -d /tmp/trail-pub.XXXXXX)
+	chmod 755 "$pub"
+	cp "$BUILD/tests/cli/ftrace-prog-noflag" "$pub/prog"
+	cp -L "$LIBTRAIL" "$pub/libtrail.so.1"
+	chmod 755 "$pub"/*
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$pub/prog" spin >/dev/null &
+	wait_for "pgrep -u nobody -f '$pub/prog spin' >/dev/null" || die "no process of nobody"
+	sp=$(pgrep -u nobody -f "$pub/prog spin" | head -1)
+	sleep 0.2
+	before=$(code_hash $sp)
+	TRAIL_LIBRARY=$pub/libtrail.so.1 record_running $sp -o o.dat -p function -l hash 2>err.txt
+	[ ! -s err.txt ] || die "$(cat err.txt)"
+	kill -0 $sp || die "the process died"
+	[ "$(code_hash $sp)" = "$before" ] || die "the code is not the program's after the detach"
+	[ "$(stat -c %u o.dat)" = 0 ] || die "the trace file is not root's"
+	$TRAIL report -q -i o.dat | grep -q 'hash <-lookup' || die "nothing recorded"
+	! pgrep -u nobody -f "trail record" >/dev/null || die "a proxy is left"
+	kill $sp
+	rm -rf "$pub"
+}
+if [ "$(id -u)" -ne 0 ]; then
+	skip root_attaches_to_another_user "needs root (attaching to another user's process)"
+elif ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
+	skip root_attaches_to_another_user "no setpriv or no user nobody to run the target as"
+elif ldd "$LIBTRAIL" | grep -q libtsan; then
+	skip root_attaches_to_another_user "no live patching under TSan"
+else
+	t root_attaches_to_another_user root_attaches_to_another_user
 fi

@@ -38,7 +38,6 @@
 #include "elfscan.h"
 #include "funcscan.h"
 #include "opt.h"
-#include "inject.h"
 #include "probes.h"
 #include "usdt.h"
 #include "synths.h"
@@ -115,6 +114,26 @@ static void on_stop(int sig, siginfo_t *si, void *uc)
 		stop_code = si ? si->si_code : SI_USER;
 	}
 	stop_count++;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_stop;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* a stop signal before the recording started: said, its exit status */
+static int stopped_early(void)
+{
+	tool_err("stopped (%s) before the recording started: nothing recorded",
+		 strsignal(stop_signal));
+	return 128 + stop_signal;
 }
 
 static void on_chld(int sig)
@@ -1272,8 +1291,46 @@ static void status_line(struct session *S, int final)
 
 /* ---------------------------------------------------------------- attach */
 
-/* pid's control signal, from its registry entry (libtrail loaded): 0, or
- * -1 said */
+/* Has pid exited (no /proc entry, or a zombie)? */
+static int gone(pid_t pid)
+{
+	char state = 0;
+	int r = trail__proc_stat(pid, NULL, &state, NULL);
+
+	return r == -ESRCH || (!r && (state == 'Z' || state == 'X'));
+}
+
+/* Another user's process (trail run by root): its control signal, as
+ * its libtrail chose it (TRAIL_SIGNAL in its environment, else the
+ * default) and catches it; its registry is that user's. 0, or -1 said. */
+static int others_signal(pid_t pid, const char *comm, int *sig)
+{
+	char path[64], *env = malloc(1 << 20), *p, *end;
+	ssize_t n;
+	int s = SIGRTMIN + 7;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	n = env ? trail__read_file(path, env, 1 << 20) : -1;
+	for (p = env; n > 0 && p < env + n; p += strlen(p) + 1)
+		if (!strncmp(p, "TRAIL_SIGNAL=", 13)) {
+			long v = strtol(p + 13, &end, 10);
+
+			s = !*end && v >= 0 ? (int)v : s;
+		}
+	free(env);
+	if (gone(pid))
+		return -2;
+	if (s <= 0 || s > SIGRTMAX || !trail_recorder_pid_catches(pid, s)) {
+		tool_err("process %d (%s) has libtrail but attaching is disabled "
+			 "(TRAIL_SIGNAL=0, or the program took over signal %d)", (int)pid, comm, s);
+		return -1;
+	}
+	*sig = s;
+	return 0;
+}
+
+/* pid's control signal, from its registry entry (libtrail loaded): 0, -1
+ * said, or -2: it exited (not said) */
 static int registry_signal(pid_t pid, const char *comm, int *sig)
 {
 	char path[512];
@@ -1287,12 +1344,24 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
 		return -1;
 	}
+	/* a process that has just started may map libtrail before its
+	 * constructor writes the entry: a second to do it */
+	for (int tries = 0; dfd >= 0 && tries < 100 && trail__registry_get(dfd, pid, &reg) == -ENOENT &&
+			    !gone(pid); tries++) {
+		struct timespec ts = {0, 10000000};
+
+		nanosleep(&ts, NULL);
+	}
 	if (dfd < 0 || (r = trail__registry_get(dfd, pid, &reg), close(dfd), r)) {
+		if (gone(pid))
+			return -2;
 		tool_err("process %d (%s) has libtrail loaded but is not in the registry %s "
 			 "(another TRAIL_REGISTRY?)", (int)pid, comm, path);
 		return -1;
 	}
 	if (!reg.signal || !trail_recorder_pid_catches(pid, reg.signal)) {
+		if (gone(pid))
+			return -2;
 		tool_err("process %d (%s) has libtrail but attaching is disabled "
 			 "(TRAIL_SIGNAL=0, or the program took over signal %d)",
 			 (int)pid, comm, reg.signal);
@@ -1302,28 +1371,31 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 	return 0;
 }
 
-/* The checks a user deserves a clear message for, before anything starts. */
+/* The checks a user deserves a clear message for, before anything starts:
+ * 0, -1 (said), or -2: the process exited meanwhile (not said: the
+ * caller goes on with the others) */
 static int check_pid(struct session *S, pid_t pid, int *sig)
 {
 	char path[512], comm[64] = "?";
 	struct stat st;
 	struct known k = {0};
-	int r, injected;
+	int r, injected, other;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (pid <= 0 || stat(path, &st) < 0) {
-		tool_err("no process with pid %d", (int)pid);
-		return -1;
-	}
+	if (pid <= 0 || stat(path, &st) < 0)
+		return -2;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	if (trail__read_file(path, comm, sizeof(comm)) > 0)
 		comm[strcspn(comm, "\n")] = '\0';
-	if (st.st_uid != geteuid()) {
+	/* root attaches to anyone's, as perf and gdb do (the requests go
+	 * through a proxy of that user: src/recorder/proxy.c) */
+	if (st.st_uid != geteuid() && geteuid() != 0) {
 		tool_err("process %d (%s) belongs to uid %u, not to you (uid %u): "
-			 "trail only attaches to your own processes",
+			 "trail attaches to your own processes (root: to any)",
 			 (int)pid, comm, (unsigned)st.st_uid, (unsigned)geteuid());
 		return -1;
 	}
+	other = st.st_uid != geteuid();
 	/* a bad registry is said first, whatever the process has */
 	if (trail__registry_path(path, sizeof(path)))
 		return -1;
@@ -1334,8 +1406,8 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 	if (r >= 0)
 		close(r);
 	injected = !trail_recorder_pid_maps_libtrail(pid);
-	if (!injected && registry_signal(pid, comm, sig))
-		return -1;
+	if (!injected && (r = other ? others_signal(pid, comm, sig) : registry_signal(pid, comm, sig)))
+		return r;
 	if (S->tracer && !S->allow_unknown) {
 		char where[128];
 
@@ -1348,8 +1420,10 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 
 		r = elfscan_pid(pid, collect_event, &k, err, sizeof(err));
 		if (r < 0) {
-			tool_err("cannot read the objects of process %d: %s", (int)pid, err);
 			free_known(&k);
+			if (gone(pid))
+				return -2;
+			tool_err("cannot read the objects of process %d: %s", (int)pid, err);
 			return -1;
 		}
 		snprintf(where, sizeof(where), "process %d (%s)", (int)pid, comm);
@@ -1375,11 +1449,27 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		}
 		if (!S->quiet)
 			fprintf(stderr, "trail: loading %s into process %d (%s)\n", lib, (int)pid, comm);
-		if (inject_library(pid, lib, err, sizeof(err)) || registry_signal(pid, comm, sig)) {
-			if (err[0])
-				tool_err("%s", err);
+		/* TERM, HUP and INT to trail wait until the process is back
+		 * on its own (a SIGKILL cannot: the injection survives it) */
+		sigset_t hold, was;
+
+		sigemptyset(&hold);
+		sigaddset(&hold, SIGTERM);
+		sigaddset(&hold, SIGHUP);
+		sigaddset(&hold, SIGINT);
+		sigprocmask(SIG_BLOCK, &hold, &was);
+		r = trail_recorder_inject(pid, lib, err, sizeof(err));
+		sigprocmask(SIG_SETMASK, &was, NULL);
+		if (r == -ESRCH || (r && gone(pid)))
+			return -2;
+		if (r == -EIO && other)
+			tool_err("%s (can uid %u read %s?)", err, (unsigned)st.st_uid, lib);
+		else if (r && err[0])
+			tool_err("%s", err);
+		if (r)
 			return -1;
-		}
+		if ((r = other ? others_signal(pid, comm, sig) : registry_signal(pid, comm, sig)))
+			return r;
 	}
 	return 0;
 }
@@ -1530,6 +1620,7 @@ static void recorder_opts(struct session *S, struct trail_recorder_opts *o)
 	o->log_ctx = S;
 	o->fmt_bytes = tool_human_bytes;
 	o->hist_bytes = S->hist_bytes;
+	o->patches = S->tracer || S->nprobe_names || S->nusdt;
 }
 
 /* ---------------------------------------------------------------- main */
@@ -1831,7 +1922,7 @@ static int record(struct session *S, int argc, char **argv)
 			tool_err("%s: %s", S->cmd[0], why);
 			return 1;
 		}
-		if (program_is_static(S->cmd_path)) {
+		if (elfscan_is_static(S->cmd_path)) {
 			tool_err("%s is a static program: libtrail cannot be loaded into it (no "
 				 "dynamic loader for LD_PRELOAD, no dlopen to call); trail traces "
 				 "dynamically linked programs", S->cmd[0]);
@@ -1876,9 +1967,31 @@ static int record(struct session *S, int argc, char **argv)
 			return 1;
 		if ((r = probes_for(S, S->pids[0], NULL)))
 			return r;
-		for (int i = 0; i < S->npids; i++)
-			if (check_pid(S, S->pids[i], &S->sigs[i]))
+		/* a stop signal from here on (a background job's SIGINT too,
+		 * which it inherited ignored) is taken and acted on between
+		 * steps: an injection under way finishes first */
+		catch_stop_signals();
+		for (int i = 0, seen = S->npids; i < S->npids; i++) {
+			r = check_pid(S, S->pids[i], &S->sigs[i]);
+			if (r == -1)
 				return 1;
+			if (stop_signal)
+				return stopped_early();
+			if (r == -2 && --seen == 0) {
+				tool_err(S->npids == 1 ? "no process with pid %d (it exited?)"
+						       : "no process with pid %d, nor any other -P (they exited?)",
+					 (int)S->pids[i]);
+				return 1;
+			}
+			if (r == -2) { /* gone: the others are recorded */
+				tool_warn("process %d exited before it could be attached: going on "
+					  "with the others", (int)S->pids[i]);
+				memmove(&S->pids[i], &S->pids[i + 1],
+					(size_t)(S->npids - i - 1) * sizeof(S->pids[0]));
+				S->npids--;
+				i--;
+			}
+		}
 		for (int i = 0; i < S->ntids; i++) {
 			int found = 0;
 
@@ -1933,7 +2046,7 @@ static int record(struct session *S, int argc, char **argv)
 	{
 		const char *why;
 
-		S->clock = trail__clock_choose(S->clock_want, &why);
+		S->clock = tool_clock_choose(S->clock_want, &why);
 		if (S->clock == TRAIL_CLOCK_NONE) {
 			tool_err("-C %s: %s", S->clock_want, why);
 			return 1;
@@ -1944,12 +2057,7 @@ static int record(struct session *S, int argc, char **argv)
 		goto out;
 	trail_recorder_raise_priority(S->R);
 	/* from the moment the output exists, a stop signal finishes it */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_stop;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_stop_signals();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_chld;
 	sa.sa_flags = SA_NOCLDSTOP;
@@ -1969,7 +2077,7 @@ static int record(struct session *S, int argc, char **argv)
 	S->tty = isatty(2);
 	if (stop_signal) { /* asked to stop before anything ran */
 		trail_recorder_close(S->R, 0);
-		rc = 128 + stop_signal;
+		rc = stopped_early();
 		goto out;
 	}
 

@@ -1145,3 +1145,28 @@ int elfscan_vaddr_read(void *elf, uintptr_t addr, void *buf, size_t n)
 	}
 	return -1;
 }
+
+int elfscan_is_static(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), st = 0;
+	size_t n;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	if ((e = elf_begin(fd, ELF_C_READ, NULL)) && elf_kind(e) == ELF_K_ELF &&
+	    !elf_getphdrnum(e, &n) && n) {
+		st = 1;
+		for (size_t i = 0; i < n && st; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+				st = 0;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return st;
+}

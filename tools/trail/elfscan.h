@@ -119,4 +119,8 @@ const char *elfscan_extent(struct Elf *elf, uint64_t file_size, char *buf, size_
  * src/arch's jump table reader (trail_arch_table_reader), ctx the Elf. */
 int elfscan_vaddr_read(void *elf, uintptr_t addr, void *buf, size_t n);
 
+/* Is path a static program (an ELF executable without PT_INTERP: no
+ * dynamic loader for LD_PRELOAD, no dlopen to call)? 1 or 0. */
+int elfscan_is_static(const char *path);
+
 #endif /* TRAIL_TOOL_ELFSCAN_H */

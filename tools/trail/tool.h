@@ -51,6 +51,11 @@ const char *tool_thousands(uint64_t v, char *buf, size_t n);
 /* Where libtrail.so.1 is: $TRAIL_LIBRARY, next to the trail binary
  * (../lib*), the build tree, the install dir. NULL if not found. */
 const char *tool_libtrail_path(void);
+/* trail__clock_choose(want), auto's measured answer kept for this boot in
+ * the user's registry directory (file "clock": BOOT_ID tsc|mono), so that
+ * recorders started at once on a loaded machine agree (a process can only
+ * be recorded with one clock at a time). */
+uint32_t tool_clock_choose(const char *want, const char **why);
 
 /* A program by name, as execvp finds it (a name with a '/' is a path,
  * else PATH is searched): a malloc'd path, or NULL with *why the reason

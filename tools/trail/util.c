@@ -10,7 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../src/common/arena.h"
+#include "../../src/common/clock.h"
 #include "../../src/common/registry.h"
+#include "../../src/common/util.h"
 #include "tool.h"
 
 int tool_color;
@@ -378,4 +381,50 @@ int tool_registry_read(const char *name, int (*fn)(void *arg, const char *line, 
 	free(line);
 	fclose(f);
 	return r;
+}
+
+uint32_t tool_clock_choose(const char *want, const char **why)
+{
+	char path[512], boot[64] = "", line[128], tmp[32];
+	uint32_t clock;
+	int dfd, fd, settled;
+	ssize_t n;
+
+	if ((want && strcmp(want, "auto")) || trail__registry_path(path, sizeof(path)) ||
+	    trail__read_file("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) <= 0)
+		return trail__clock_choose(want, why, &settled);
+	boot[strcspn(boot, "\n")] = '\0';
+	if ((dfd = trail__registry_open(path, 1)) < 0)
+		return trail__clock_choose(want, why, &settled);
+	if ((fd = openat(dfd, "clock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		n = read(fd, line, sizeof(line) - 1);
+		close(fd);
+		line[n > 0 ? n : 0] = '\0';
+		if (n > 0 && !strncmp(line, boot, strlen(boot)) && line[strlen(boot)] == ' ') {
+			const char *c = line + strlen(boot) + 1;
+
+			if (!strncmp(c, "tsc\n", 4) || !strncmp(c, "mono\n", 5)) {
+				close(dfd);
+				*why = "as measured earlier since this boot";
+				return *c == 't' ? TRAIL_CLOCK_TSC : TRAIL_CLOCK_MONO;
+			}
+		}
+	}
+	clock = trail__clock_choose(want, why, &settled);
+	if (settled) {
+		/* a new file renamed over the old: never read half written */
+		snprintf(tmp, sizeof(tmp), ".clock.%d", (int)getpid());
+		if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				 0600)) >= 0) {
+			int len = snprintf(line, sizeof(line), "%s %s\n", boot,
+					   clock == TRAIL_CLOCK_TSC ? "tsc" : "mono");
+			int ok = write(fd, line, (size_t)len) == len;
+
+			close(fd);
+			if (!ok || renameat(dfd, tmp, dfd, "clock"))
+				unlinkat(dfd, tmp, 0);
+		}
+	}
+	close(dfd);
+	return clock;
 }
