@@ -966,31 +966,36 @@ static int session_has(const struct fprobe *pr, unsigned s)
 	return (pr->sessions >> s) & 1;
 }
 
-/* is pr session s's probe on the function name of o? */
+/* is pr session s's probe on the function name (at link-time address
+ * at) of o? */
 static int probes_function(const struct fprobe *pr, unsigned s, const struct hobj *o,
-			   const char *name)
+			   const char *name, uintptr_t at)
 {
-	return session_has(pr, s) && pr->kind != TRAIL_PROBE_EVENT &&
-	       !(pr->p.hdr->flags & TRAIL_PROBE_F_INSN) && !strcmp(pr->p.sym, name) &&
-	       obj_matches(o, pr->p.obj);
+	if (!session_has(pr, s) || pr->kind == TRAIL_PROBE_EVENT ||
+	    (pr->p.hdr->flags & TRAIL_PROBE_F_INSN))
+		return 0;
+	if (pr->p.hdr->flags & TRAIL_PROBE_F_ADDR)
+		return pr->p.hdr->offset == at && obj_matches(o, pr->p.obj);
+	return *name && !strcmp(pr->p.sym, name) && obj_matches(o, pr->p.obj);
 }
 
-int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name)
+int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name, uintptr_t at)
 {
 	for (const struct fprobe *pr = probes; pr; pr = pr->next)
-		if (probes_function(pr, s, o, name))
+		if (probes_function(pr, s, o, name, at))
 			return 1;
 	return 0;
 }
 
-int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, const char *name)
+int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, const char *name,
+			 uintptr_t addr)
 {
 	int n = 0, ret = 0;
 
 	for (struct fprobe *pr = probes; pr; pr = pr->next) {
 		struct fprobe_att *at;
 
-		if (!probes_function(pr, s, o, name))
+		if (!probes_function(pr, s, o, name, addr))
 			continue;
 		for (at = h->probes; at && at->pr != pr; at = at->next)
 			;

@@ -72,6 +72,8 @@ struct probe_def {
 	int srcfile;
 	uint64_t sema;   /* a USDT probe's semaphore (set by its maker,
 			  * never parsed), 0: none */
+	int usdt;        /* made from a USDT note (never parsed): its
+			  * address is an instruction by the compiler's word */
 	int sym_pos;
 	int nargs;
 	struct probe_arg *args;
@@ -109,6 +111,9 @@ struct probe_target {
 	 * replace a breakpoint (src/arch trail_arch_jump_check), else 0 */
 	unsigned insn_jump;
 	int insn_vector; /* its function uses the wide vector registers */
+	/* an entry probe on the function at this link-time address of
+	 * objpath, one without a name (a stripped object's), else 0 */
+	uint64_t entry_addr;
 };
 
 /*

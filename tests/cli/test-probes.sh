@@ -693,3 +693,83 @@ return_at_ret_instructions() {
 	$TRAIL probe --clear
 }
 t return_at_ret_instructions return_at_ret_instructions
+
+# the file offset of link-time address $2 in program $1 (its PT_LOAD's)
+file_offset() {
+	local typ off va pa fsz rest
+	readelf -lW "$1" | while read -r typ off va pa fsz rest; do
+		[ "$typ" = LOAD ] || continue
+		if [ $(($2)) -ge $((va)) ] && [ $(($2)) -lt $((va + fsz)) ]; then
+			printf '0x%x\n' $(($2 - va + off))
+			break
+		fi
+	done
+}
+
+# PATH:OFFSET in a stripped program: the offset is checked from the
+# function's start its unwind table gives (as trail list -f finds it),
+# refused in the middle of an instruction before the program runs; with
+# no function start known before it at all, refused as unprovable.
+path_offset_stripped() {
+	fresh_registry
+	${CC:-cc} -O2 "$SRC/tests/cli/probe/probed.c" -o plain -lpthread
+	cp plain stripped
+	strip stripped
+	local a second off
+	a=0x$(nm plain | awk '$3 == "parse_int" {print $1}')
+	second=$(insn_offsets ./plain parse_int | sed -n '2s/ .*//p')
+	[ "$second" -gt 1 ] || die "parse_int's first instruction is one byte: $(insn_offsets ./plain parse_int)"
+	$TRAIL list -f -- ./stripped | grep -q "^$(printf 0x%x $((a)))" || die "list -f has no $a"
+	off=$(file_offset ./stripped $((a + 1)))
+	rm -f s.dat
+	expect_rc 1 $TRAIL record -q --probe "p:s/x ./stripped:$off" -o s.dat -- ./stripped 3 >out.txt 2>err.txt
+	has err.txt "$(printf 0x%x $((a)))+0x1 is not an instruction boundary (the nearest: +0x0, +0x$(printf %x "$second"))"
+	has err.txt '        ^'
+	[ ! -s out.txt ] || die "the program ran: $(cat out.txt)"
+	[ ! -e s.dat ] || die "a trace was written"
+	# the same offset with the symbols: the same refusal, named
+	expect_rc 1 $TRAIL record -q --probe "p:s/x ./plain:$off" -o s.dat -- ./plain 3 2>err.txt
+	has err.txt "parse_int+0x1 is not an instruction boundary"
+	# the second instruction is one
+	off=$(file_offset ./stripped $((a + second)))
+	expect_rc 7 $TRAIL record -q --probe "p:s/x ./stripped:$off" -o s.dat -- ./stripped 3 >/dev/null
+	$TRAIL report -q -i s.dat --count | grep -q '^ *s:x  *6$' || die "$($TRAIL report -q -i s.dat --count)"
+	# no symbol, no unwind table: nothing bounds it
+	objcopy --remove-section .eh_frame_hdr --remove-section .eh_frame stripped bare
+	off=$(file_offset ./bare $((a + second)))
+	expect_rc 1 $TRAIL record -q --probe "p:s/x ./bare:$off" -o s.dat -- ./bare 3 >out.txt 2>err.txt
+	has err.txt "$(printf 0x%x $((a + second))) cannot be checked as an instruction boundary: no function of"
+	has err.txt "is known to start before it (no symbol, no unwind table entry)"
+	[ ! -s out.txt ] || die "the program ran: $(cat out.txt)"
+}
+t path_offset_stripped path_offset_stripped
+
+# PATH:OFFSET on a function's first byte, or on its patchable entry, is
+# an entry probe: the same records as the probe by name (the entry hook
+# is there); in a stripped program, the unnamed function by its address.
+path_offset_entry() {
+	fresh_registry
+	${CC:-cc} -O2 "$SRC/tests/cli/probe/probed.c" -o plain -lpthread
+	${CC:-cc} -O2 -fpatchable-function-entry=5 "$SRC/tests/cli/probe/probed.c" -o patch -lpthread
+	cp plain stripped
+	strip stripped
+	local prog a off
+	for prog in plain patch stripped; do
+		a=0x$(nm $([ $prog = stripped ] && echo plain || echo $prog) | awk '$3 == "parse_int" {print $1}')
+		off=$(file_offset ./$prog $((a)))
+		expect_rc 7 $TRAIL record -q --probe "p:s/x ./$prog:$off v=%di:s32" -o a.dat -- ./$prog 3 >/dev/null
+		$TRAIL report -q -i a.dat | sed 's/.*s:x: //' >a.txt
+		[ -s a.txt ] || die "$prog: nothing recorded at $off"
+		if [ $prog = stripped ]; then
+			# (the same calls as plain's by name, by address)
+			sed 's/([^)]*)/(F)/' a.txt >a2.txt
+			sed 's/([^)]*)/(F)/' byname.txt | cmp -s - a2.txt || die "stripped: $(head -3 a.txt)"
+			continue
+		fi
+		expect_rc 7 $TRAIL record -q --probe "p:s/x parse_int v=%di:s32" -o b.dat -- ./$prog 3 >/dev/null
+		$TRAIL report -q -i b.dat | sed 's/.*s:x: //' >byname.txt
+		cmp -s a.txt byname.txt || die "$prog: $(head -3 a.txt) vs by name $(head -3 byname.txt)"
+		grep -q '^(parse_int+0x0/0x[0-9a-f]*) v=' a.txt || die "$prog: $(head -1 a.txt)"
+	done
+}
+t path_offset_entry path_offset_entry

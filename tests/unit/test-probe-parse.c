@@ -678,7 +678,7 @@ static const struct {
 TEST(probe_compile_raw)
 {
 	int calls = 0;
-	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0};
+	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0, 0};
 
 	source_event(&src_meta);
 	for (size_t i = 0; i < sizeof(compile_rows) / sizeof(compile_rows[0]); i++) {
@@ -725,7 +725,7 @@ TEST(probe_compile_raw)
 TEST(probe_compile_header)
 {
 	int calls = 0;
-	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0};
+	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0, 0};
 	uint8_t *blob;
 	size_t len;
 	char *res;
@@ -818,7 +818,7 @@ static const struct {
 TEST(probe_compile_errors)
 {
 	int calls = 0;
-	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0};
+	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0, 0};
 
 	source_event(&src_meta);
 	for (size_t i = 0; i < sizeof(compile_bad) / sizeof(compile_bad[0]); i++) {
@@ -841,7 +841,7 @@ TEST(probe_compile_errors)
 
 	/* an eprobe needs its source event */
 	{
-		struct probe_target none = {"/bin/app", NULL, NULL, NULL, NULL, 0, 0, 0, 0};
+		struct probe_target none = {"/bin/app", NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0};
 		uint8_t *blob = NULL;
 		size_t len;
 		struct probe_err e;
