@@ -82,10 +82,16 @@ struct probe_def {
 	int filter_pos;  /* where it starts in text */
 };
 
-/* Parse one definition. Returns 0, or -EINVAL with e filled in. Nothing
- * outside the grammar is checked here (symbols, DWARF names, fields). */
+/* Parse one definition. Returns 0, or -EINVAL with e filled in (a group
+ * trail records its own events into, probe_group_reserved(), included).
+ * Nothing outside the grammar is checked here (symbols, DWARF names,
+ * fields). */
 int probe_parse(const char *text, struct probe_def *d, struct probe_err *e);
 void probe_def_free(struct probe_def *d);
+
+/* Is group one trail writes its own events into (ftrace, synthetic,
+ * user_events)? No probe may take it. */
+int probe_group_reserved(const char *group);
 
 /* The definition as `cat dynamic_events` prints it:
  * "p:GRP/EVENT SYM+OFFS NAME=FETCHARG[:TYPE] ..." (kernel spacing; a

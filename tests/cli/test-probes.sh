@@ -773,3 +773,27 @@ path_offset_entry() {
 	done
 }
 t path_offset_entry path_offset_entry
+
+# trail's own groups (the function tracers', synthetic events', user
+# events') are no probe's: refused with the caret under the group, kept
+# or for one recording, and the recording does not start.
+reserved_groups() {
+	fresh_registry
+	local g
+	for g in ftrace synthetic user_events; do
+		expect_rc 2 $TRAIL probe "p:$g/funcgraph_entry parse_int" 2>err.txt
+		has err.txt "Group '$g' is trail's own (ftrace, synthetic, user_events are reserved)"
+		[ "$(caret_col err.txt)" = 2 ] || die "caret: $(cat err.txt)"
+		expect_rc 2 $TRAIL record -q --probe "p:$g/funcgraph_entry parse_int" -o g.dat -- "$P" 2 \
+			>out.txt 2>err.txt
+		has err.txt "Group '$g' is trail's own"
+		[ "$(caret_col err.txt)" = 2 ] || die "caret: $(cat err.txt)"
+		[ ! -s out.txt ] || die "the program ran"
+	done
+	expect_rc 2 $TRAIL record -q --probe 'e:ftrace/x myapp/open_cfg' -o g.dat -- "$P" 2 2>err.txt
+	has err.txt "Group 'ftrace' is trail's own"
+	[ ! -s reg/dynamic_events ] || die "kept: $(cat reg/dynamic_events)"
+	# (a group that only starts like one is a group like any other)
+	$TRAIL probe 'p:ftrace2/x parse_int'
+}
+t reserved_groups reserved_groups

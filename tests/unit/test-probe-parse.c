@@ -246,6 +246,11 @@ static const struct {
 	{"p:^12345678901234567890123456789012345678901234567890123456789012345/bar foo",
 	 "Group name is too long"},
 	{"p:^foo.1/bar foo", "Group name must follow"},
+	/* trail's own groups */
+	{"p:^ftrace/funcgraph_entry foo", "Group 'ftrace' is trail's own"},
+	{"r:^synthetic/x foo", "Group 'synthetic' is trail's own"},
+	{"p:^user_events.x foo", "Group 'user_events' is trail's own"},
+	{"e:^ftrace/x app/req", "(ftrace, synthetic, user_events are reserved)"},
 	{"p:^ foo", "Event name is not specified"},
 	{"p:foo/^12345678901234567890123456789012345678901234567890123456789012345 foo",
 	 "Event name is too long"},
