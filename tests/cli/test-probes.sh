@@ -797,3 +797,32 @@ reserved_groups() {
 	$TRAIL probe 'p:ftrace2/x parse_int'
 }
 t reserved_groups reserved_groups
+
+# One name, one event: a second --probe of a name, or a --probe of a
+# kept definition's name, is refused as trail probe refuses a second
+# kept one (the kernel's "Event already exists"), before anything runs.
+duplicate_names() {
+	fresh_registry
+	expect_rc 2 $TRAIL record -q --probe 'p:d/y parse_int' --probe 'p:d/y handle' -o d.dat \
+		-- "$P" 2 >out.txt 2>err.txt
+	has err.txt "event d/y already exists"
+	sed -n 2p err.txt | grep -qF 'p:d/y handle' || die "not the second: $(cat err.txt)"
+	[ "$(caret_col err.txt)" = 2 ] || die "caret: $(cat err.txt)"
+	[ ! -s out.txt ] || die "the program ran"
+	# default names collide too (p_parse_int_0)
+	expect_rc 2 $TRAIL record -q --probe 'p parse_int' --probe 'p parse_int v=%di' -o d.dat \
+		-- "$P" 2 2>err.txt
+	has err.txt "event probes/p_parse_int_0 already exists"
+	# a kept d/x: a --probe p:d/x does not replace it
+	$TRAIL probe 'p:d/x parse_int'
+	expect_rc 2 $TRAIL record -q --probe 'p:d/x handle' -o d.dat -- "$P" 2 2>err.txt
+	has err.txt "event d/x already exists (kept: 'trail probe -d' deletes it)"
+	[ "$(caret_col err.txt)" = 2 ] || die "caret: $(cat err.txt)"
+	# distinct names in one group are fine
+	expect_rc 7 $TRAIL record -q --probe 'p:d/y parse_int' --probe 'p:d/z handle' -o d.dat \
+		-- "$P" 2 >/dev/null
+	$TRAIL report -q -i d.dat --count >c.txt
+	has c.txt 'd:y'
+	has c.txt 'd:z'
+}
+t duplicate_names duplicate_names
