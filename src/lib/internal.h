@@ -96,7 +96,11 @@ struct psess {
 	int cli_fd;
 	uint64_t cli_start;
 	int detaching; /* a thread waits for the grace period of its detach */
-	char spec[TRAIL_SPEC_MAX + 1];
+	/* a private copy of the session's spec (the arena is shared), in
+	 * pages of its own, kept for the slot's next session (a reader late
+	 * on a freed slot still reads memory) and grown when one needs more */
+	char *spec;
+	size_t spec_cap;
 };
 
 /* One (session, nesting level) writing context of a thread. */

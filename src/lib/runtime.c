@@ -358,6 +358,31 @@ static int find_slot(pid_t cli, int fd)
 
 static void sess_unmap(unsigned s);
 
+/* ps's spec from the n bytes at src (at most TRAIL_SPEC_MAX), into pages
+ * of its own (mmap: this may run in the control signal handler). 0 or
+ * -errno. */
+static int spec_copy(struct psess *ps, const char *src, uint32_t n)
+{
+	size_t need;
+
+	if (n > TRAIL_SPEC_MAX)
+		n = TRAIL_SPEC_MAX;
+	need = ((size_t)n + 1 + 4095) & ~(size_t)4095;
+	if (ps->spec_cap < need) {
+		char *p = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		if (ps->spec)
+			munmap(ps->spec, ps->spec_cap);
+		ps->spec = p;
+		ps->spec_cap = need;
+	}
+	memcpy(ps->spec, src, n);
+	ps->spec[n] = '\0';
+	return 0;
+}
+
 /*
  * A request to join, taken: the recorder's arena opened, checked and
  * mapped, and a process slot claimed in it. This part needs no lock, and
@@ -509,11 +534,10 @@ static int sess_attach(struct join *j, void *uc)
 	ps->cli_start = ps->hdr->recorder_start;
 	ps->orphaned = 0;
 	/* a private, bounded copy of the spec: the arena is shared */
-	{
-		uint32_t n = g.spec_len < TRAIL_SPEC_MAX ? g.spec_len : TRAIL_SPEC_MAX;
-
-		memcpy(ps->spec, ps->base + g.spec_off, n);
-		ps->spec[n] = '\0';
+	if ((r = spec_copy(ps, (const char *)ps->base + g.spec_off, g.spec_len)) < 0) {
+		proc_state(ps, TRAIL_PS_FAILED, r);
+		sess_unmap((unsigned)s);
+		return r;
 	}
 	if (ps->hdr->clock != trail__clock) {
 		/* the recorder chose the clock: follow it, unless another

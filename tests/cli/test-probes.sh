@@ -826,3 +826,22 @@ duplicate_names() {
 	has c.txt 'd:z'
 }
 t duplicate_names duplicate_names
+
+# A thousand kept probes recorded with one -e: the spec holds what it is
+# given (it stopped at 64 KiB, ~200 probes), every probe enabled.
+thousand_kept_probes() {
+	fresh_registry
+	local i defs=()
+	for i in $(seq 1000); do
+		defs+=("p:many/p$i parse_int v=%di:s32")
+	done
+	$TRAIL probe "${defs[@]}"
+	[ "$(wc -l <reg/dynamic_events)" = 1000 ] || die "kept: $(wc -l <reg/dynamic_events)"
+	expect_rc 7 $TRAIL record -q -e 'many:*' -o m.dat -- "$P" 2 >/dev/null
+	$TRAIL report -q -i m.dat --count | awk '$1 ~ /^many:p[0-9]+$/ {print $2}' | sort | uniq -c >c.txt
+	# each of the 1000 events, each as many times as parse_int ran
+	[ "$(wc -l <c.txt)" = 1 ] && [ "$(awk '{print $1}' c.txt)" = 1000 ] ||
+		die "counts (events x records): $(cat c.txt)"
+	[ "$(awk '{print $2}' c.txt)" -gt 0 ] || die "$(cat c.txt)"
+}
+t thousand_kept_probes thousand_kept_probes
