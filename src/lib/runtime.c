@@ -81,8 +81,13 @@ static sigset_t fork_saved_mask;
 
 /* saved: block the control signal (normal context), else we are its
  * handler; uc: the context the handler interrupted, else NULL. */
+__thread uint32_t trail__self __attribute__((tls_model("initial-exec")));
+
+/* (the lock's holder does libtrail's own work: trail__self, from before
+ * the signal mask's call to after it) */
 static void ctl_lock(sigset_t *saved, void *uc)
 {
+	trail__self_enter();
 	if (saved) {
 		sigset_t block;
 
@@ -104,6 +109,7 @@ static void ctl_unlock(sigset_t *saved)
 	__atomic_store_n(&ctl_lock_word, 0, __ATOMIC_RELEASE);
 	if (saved)
 		pthread_sigmask(SIG_SETMASK, saved, NULL);
+	trail__self_leave();
 }
 
 static int64_t mono_ns(void)
@@ -683,11 +689,9 @@ static void reap_orphans(void *uc)
 	}
 }
 
-static void ctl_handler(int sig, siginfo_t *si, void *uc)
+/* a control signal's command (libtrail's own work throughout) */
+static void ctl_command(siginfo_t *si, void *uc)
 {
-	int saved_errno = errno;
-	(void)sig;
-
 	if (si->si_code == SI_QUEUE && si->si_uid == getuid()) {
 		uint32_t cmd = trail_ctl_cmd(si->si_value.sival_int);
 		int fd = trail_ctl_fd(si->si_value.sival_int), s;
@@ -695,7 +699,6 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 		if (cmd == TRAIL_CTL_STEP && si->si_pid == trail__pid) {
 			/* another thread of ours is patching and holds the lock */
 			trail__step_answer(uc);
-			errno = saved_errno;
 			return;
 		}
 		if (cmd == TRAIL_CTL_ATTACH) {
@@ -707,7 +710,6 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 			if (!r)
 				sess_attach(&j, uc);
 			ctl_unlock(NULL);
-			errno = saved_errno;
 			return;
 		}
 		ctl_lock(NULL, uc);
@@ -719,6 +721,16 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 		}
 		ctl_unlock(NULL);
 	}
+}
+
+static void ctl_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	(void)sig;
+
+	trail__self_enter();
+	ctl_command(si, uc);
+	trail__self_leave();
 	errno = saved_errno;
 }
 
@@ -812,12 +824,14 @@ trail__register(struct trail_event **start, struct trail_event **stop)
 {
 	sigset_t saved;
 
+	trail__self_enter();
 	trail__init();
-	if (disabled || !start || stop <= start)
-		return;
-	ctl_lock(&saved, NULL);
-	register_locked(start, stop);
-	ctl_unlock(&saved);
+	if (!disabled && start && stop > start) {
+		ctl_lock(&saved, NULL);
+		register_locked(start, stop);
+		ctl_unlock(&saved);
+	}
+	trail__self_leave();
 }
 
 __attribute__((visibility("default"))) void
@@ -829,6 +843,7 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 
 	if (disabled || !start)
 		return;
+	trail__self_enter();
 	/* exit() called inside a deferred write (a traced call): written
 	 * while the events are still there (destructors run at exit) */
 	trail__defer_flush_self();
@@ -859,6 +874,7 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 		free(d->evs);
 		free(d);
 	}
+	trail__self_leave();
 }
 
 /* ------------------------------------------------------- fork, thread exit */
@@ -1049,16 +1065,20 @@ void trail__init(void)
 
 __attribute__((constructor(101))) static void trail_ctor(void)
 {
+	trail__self_enter(); /* (a session joins here: its probes are in) */
 	trail__init();
 	/* an unmodified executable's entries are decoded when a session
 	 * joins, maybe in the control signal handler: the decoder's first
 	 * use (which allocates) happens here (~0.15 ms) */
 	if (trail__fobj_exe_unmodified())
 		trail_arch_decoder_init();
+	trail__self_leave();
 }
 
 __attribute__((destructor)) static void trail_dtor(void)
 {
+	trail__self_enter();
 	if (registry_fd >= 0 && trail__pid == getpid())
 		trail__registry_del(registry_fd, trail__pid);
+	trail__self_leave();
 }

@@ -34,6 +34,27 @@
  * instrumented for them. */
 #define UNINSTRUMENTED __attribute__((no_sanitize("thread", "address", "undefined")))
 
+/* Signal sets edited with bits of our own, not libc's sigaddset and
+ * sigdelset: the interposers below run on the program's calls, and a
+ * probe on libc's sigdelset must see the program's own calls only (glibc's
+ * signal() does not call it). glibc's sigset_t: words of bits, signal n
+ * at bit n - 1. */
+#define SET_BITS (8 * sizeof(unsigned long))
+UNINSTRUMENTED static inline int set_has(const sigset_t *s, int sig)
+{
+	return (int)((s->__val[(unsigned)(sig - 1) / SET_BITS] >> ((unsigned)(sig - 1) % SET_BITS)) & 1);
+}
+
+UNINSTRUMENTED static inline void set_del(sigset_t *s, int sig)
+{
+	s->__val[(unsigned)(sig - 1) / SET_BITS] &= ~(1ul << ((unsigned)(sig - 1) % SET_BITS));
+}
+
+UNINSTRUMENTED static inline void set_add(sigset_t *s, int sig)
+{
+	s->__val[(unsigned)(sig - 1) / SET_BITS] |= 1ul << ((unsigned)(sig - 1) % SET_BITS);
+}
+
 __thread struct trail_siglevel trail__sig __attribute__((tls_model("initial-exec")));
 
 /* the program's handler of each signal: its address, SA_SIGINFO and
@@ -171,7 +192,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 	}
 	a = *act;
 	if (__atomic_load_n(&traps, __ATOMIC_ACQUIRE))
-		sigdelset(&a.sa_mask, SIGTRAP);
+		set_del(&a.sa_mask, SIGTRAP);
 	w = (uint64_t)(uintptr_t)act->sa_handler;
 	if ((act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) || is_guarded(sig)) {
 		w |= (act->sa_flags & SA_SIGINFO) ? UH_SIGINFO : 0;
@@ -203,9 +224,9 @@ UNINSTRUMENTED static __sighandler_t set_handler(int sig, __sighandler_t h, int 
 	memset(&a, 0, sizeof(a));
 	a.sa_handler = h;
 	a.sa_flags = flags;
-	sigemptyset(&a.sa_mask);
+	/* (memset above: a.sa_mask is empty) */
 	if (sig > 0 && sig < _NSIG && !(flags & SA_NODEFER))
-		sigaddset(&a.sa_mask, sig);
+		set_add(&a.sa_mask, sig);
 	if (sigaction(sig, &a, &o) < 0)
 		return SIG_ERR;
 	return o.sa_handler;
@@ -286,10 +307,10 @@ uint32_t trail__sig_level_at(uintptr_t sp)
 UNINSTRUMENTED static const sigset_t *open_trap(int how, const sigset_t *set, sigset_t *tmp)
 {
 	if (!set || how == SIG_UNBLOCK || !__atomic_load_n(&traps, __ATOMIC_ACQUIRE) ||
-	    !sigismember(set, SIGTRAP))
+	    !set_has(set, SIGTRAP))
 		return set;
 	*tmp = *set;
-	sigdelset(tmp, SIGTRAP);
+	set_del(tmp, SIGTRAP);
 	return tmp;
 }
 
@@ -301,8 +322,8 @@ UNINSTRUMENTED static int raw_mask(int how, const sigset_t *set, sigset_t *old)
 
 	if (set) {
 		t = *set;
-		sigdelset(&t, 32);
-		sigdelset(&t, 33);
+		set_del(&t, 32);
+		set_del(&t, 33);
 		set = &t;
 	}
 	return (int)syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);

@@ -845,3 +845,80 @@ thousand_kept_probes() {
 	[ "$(awk '{print $2}' c.txt)" -gt 0 ] || die "$(cat c.txt)"
 }
 t thousand_kept_probes thousand_kept_probes
+
+# the file offset of libc's function $2 (the C library program $1 uses)
+libc_offset() {
+	python3 - "$(ldd "$1" | awk '$1 ~ /^libc\.so/ {print $3}')" "$2" <<'PY'
+import subprocess, sys
+lib, name = sys.argv[1], sys.argv[2]
+sym = [l.split() for l in subprocess.run(["nm", "-D", lib], capture_output=True, text=True).stdout.splitlines()]
+addr = next(int(s[0], 16) for s in sym if len(s) == 3 and s[2].split("@")[0] == name)
+for l in subprocess.run(["readelf", "-lW", lib], capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if f and f[0] == "LOAD" and int(f[2], 16) <= addr < int(f[2], 16) + int(f[5], 16):
+        print(hex(addr - int(f[2], 16) + int(f[1], 16))); break
+PY
+}
+
+# libtrail's own work in the traced process (its open of /proc/self/task
+# and /proc/self/exe while it patches, its mallocs) is not the program's:
+# a probe on libc's open, openat and malloc counts the program's calls
+# only, launched (jump or breakpoint) or attached to.
+own_calls_not_recorded() {
+	fresh_registry
+	cat >calls.c <<-'C'
+	#include <fcntl.h>
+	#include <stdlib.h>
+	#include <unistd.h>
+	int main(int argc, char **argv)
+	{
+		if (argc > 1) { /* attached to first */
+			write(1, "ready\n", 6);
+			while (access(argv[1], F_OK))
+				usleep(1000);
+		}
+		for (int i = 0; i < 5; i++)
+			close(open("/dev/null", O_RDONLY));
+		for (int i = 0; i < 2; i++)
+			close(openat(AT_FDCWD, "/dev/null", O_RDONLY));
+		for (int i = 0; i < 3; i++) {
+			void *volatile p = malloc(100 + i);
+			free(p);
+		}
+		return 0;
+	}
+	C
+	${CC:-cc} -O2 calls.c -o calls
+	local libc o oa m j
+	libc=$(ldd ./calls | awk '$1 ~ /^libc\.so/ {print $3}')
+	o=$(libc_offset ./calls open)
+	oa=$(libc_offset ./calls openat)
+	m=$(libc_offset ./calls malloc)
+	[ -n "$o" ] && [ -n "$oa" ] && [ -n "$m" ] || die "libc offsets: $o $oa $m"
+	set -- --probe "p:lc/open $libc:$o" --probe "p:lc/openat $libc:$oa" --probe "p:lc/malloc $libc:$m"
+	for j in 1 0; do
+		TRAIL_INSN_JUMP=$j $TRAIL record -q "$@" -o c$j.dat -- ./calls
+		$TRAIL report -q -i c$j.dat --count >c.txt
+		grep -q '^ *lc:open  *5$' c.txt || die "jump=$j: $(cat c.txt)"
+		grep -q '^ *lc:openat  *2$' c.txt || die "jump=$j: $(cat c.txt)"
+		grep -q '^ *lc:malloc  *3$' c.txt || die "jump=$j: $(cat c.txt)"
+	done
+	# attached: libtrail joins, patches, reads its objects meanwhile
+	rm -f go
+	LD_PRELOAD=$LIBTRAIL ./calls go >ready.txt &
+	local pid=$! rp
+	wait_for "grep -q ready ready.txt" || die "never ready"
+	$TRAIL record -q "$@" -o a.dat -P $pid &
+	rp=$!
+	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
+	sleep 0.3
+	touch go
+	wait $pid
+	wait_for "! kill -0 $rp 2>/dev/null" || { kill -INT $rp; die "the recording did not end"; }
+	wait $rp || true
+	$TRAIL report -q -i a.dat --count >c.txt
+	grep -q '^ *lc:open  *5$' c.txt || die "attached: $(cat c.txt)"
+	grep -q '^ *lc:openat  *2$' c.txt || die "attached: $(cat c.txt)"
+	grep -q '^ *lc:malloc  *3$' c.txt || die "attached: $(cat c.txt)"
+}
+t own_calls_not_recorded own_calls_not_recorded
