@@ -922,3 +922,36 @@ own_calls_not_recorded() {
 	grep -q '^ *lc:malloc  *3$' c.txt || die "attached: $(cat c.txt)"
 }
 t own_calls_not_recorded own_calls_not_recorded
+
+# A started command is hooked before any of its own code runs: a probed
+# function called from its constructors (the earliest priority too) and
+# from main's first line is counted every time (doc/probes.md says what
+# the loader runs earlier: .preinit_array, its libraries' constructors).
+first_calls_counted() {
+	fresh_registry
+	cat >early.c <<-'C'
+	#include <stdlib.h>
+	static void take(int n)
+	{
+		for (int i = 0; i < n; i++) {
+			void *volatile p = malloc(64 + i);
+			free(p);
+		}
+	}
+	__attribute__((constructor(101))) static void first(void) { take(2); }
+	__attribute__((constructor)) static void second(void) { take(3); }
+	int main(void)
+	{
+		take(4);
+		return 0;
+	}
+	C
+	${CC:-cc} -O2 early.c -o early
+	local libc m
+	libc=$(ldd ./early | awk '$1 ~ /^libc\.so/ {print $3}')
+	m=$(libc_offset ./early malloc)
+	$TRAIL record -q --probe "p:lc/malloc $libc:$m" -o e.dat -- ./early
+	$TRAIL report -q -i e.dat --count | grep -q '^ *lc:malloc  *9$' ||
+		die "$($TRAIL report -q -i e.dat --count)"
+}
+t first_calls_counted first_calls_counted
