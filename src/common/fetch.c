@@ -95,12 +95,15 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 		return -EPROTO;
 	*why = "unknown probe flags";
 	if (h.flags & ~(TRAIL_PROBE_F_FAULT | TRAIL_PROBE_F_COMM | TRAIL_PROBE_F_FILTER |
-			TRAIL_PROBE_F_INSN | TRAIL_PROBE_F_SEMA | TRAIL_PROBE_F_VEC))
+			TRAIL_PROBE_F_INSN | TRAIL_PROBE_F_SEMA | TRAIL_PROBE_F_VEC |
+			TRAIL_PROBE_F_ADDR))
 		return -EPROTO;
 	*why = "bad instruction probe";
 	if (((h.flags & TRAIL_PROBE_F_INSN) && h.kind != TRAIL_PROBE_ENTRY) ||
 	    (h.jump && (!(h.flags & TRAIL_PROBE_F_INSN) || h.jump > 24)) ||
-	    ((h.flags & (TRAIL_PROBE_F_SEMA | TRAIL_PROBE_F_VEC)) && !(h.flags & TRAIL_PROBE_F_INSN)))
+	    ((h.flags & (TRAIL_PROBE_F_SEMA | TRAIL_PROBE_F_VEC)) && !(h.flags & TRAIL_PROBE_F_INSN)) ||
+	    ((h.flags & TRAIL_PROBE_F_ADDR) &&
+	     (h.kind != TRAIL_PROBE_ENTRY || (h.flags & TRAIL_PROBE_F_INSN))))
 		return -EPROTO;
 	*why = "too many probe arguments";
 	if (h.nargs > TRAIL_PROBE_MAX_ARGS)
@@ -131,7 +134,7 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 		return -EPROTO;
 	p->filter = NULL;
 	p->sema = 0;
-	if (h.flags & TRAIL_PROBE_F_INSN) {
+	if (h.flags & (TRAIL_PROBE_F_INSN | TRAIL_PROBE_F_ADDR)) {
 		*why = "bad instruction probe";
 		if (h.obj_len < 2 || !h.offset)
 			return -EPROTO;

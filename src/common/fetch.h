@@ -92,6 +92,11 @@ enum trail_probe_kind {
 #define TRAIL_PROBE_F_VEC 0x20u   /* with INSN: its function uses the wide
 				   * vector registers (ymm, zmm): a jump's
 				   * stub saves them too */
+#define TRAIL_PROBE_F_ADDR 0x40u  /* p, not INSN: at the entry of the
+				   * function whose link-time address in
+				   * obj (not "") is offset: an unnamed one
+				   * (a stripped object's, probed as
+				   * PATH:OFFSET); sym is the offset's text */
 #define TRAIL_PROBE_F_SEMA 0x10u  /* with INSN (a USDT probe): the last
 				   * string of strs is the link-time address
 				   * of its semaphore, in hex, a u16 counted
@@ -108,7 +113,8 @@ struct __attribute__((packed)) trail_probe_hdr {
 			     * (no branch of its function lands among them);
 			     * 0: a breakpoint */
 	uint64_t offset;    /* p: bytes past the function's entry (0 for r, e);
-			     * with F_INSN, the instruction's address */
+			     * with F_INSN, the instruction's address; with
+			     * F_ADDR, the function's */
 	uint16_t sym_len;   /* strlen(sym) + 1 */
 	uint16_t obj_len;   /* strlen(obj) + 1 */
 	uint16_t meta_size;

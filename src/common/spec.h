@@ -18,7 +18,11 @@
 
 #include <stddef.h>
 
-#define TRAIL_SPEC_MAX 65536 /* bytes of a session's spec (probes take room) */
+/* The most bytes a session's spec takes: its patterns and options, and
+ * each probe's compiled program (a few hundred bytes a probe: thousands
+ * of probes fit). The recorder and libtrail hold it in memory sized to
+ * what it holds; this bounds what a process takes from a shared arena. */
+#define TRAIL_SPEC_MAX (64u << 20)
 
 /* Glob match of a whole string; pattern and string not NUL-terminated. */
 int trail__glob(const char *pat, size_t plen, const char *s, size_t slen);

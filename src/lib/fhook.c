@@ -469,18 +469,12 @@ static __attribute__((noinline)) void objtrace_entry(uintptr_t site, uintptr_t p
 	}
 }
 
-int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
-			 uintptr_t hook)
+static inline int on_entry(const struct hsite *h, uintptr_t *ret, struct trail_arch_regs *regs,
+			   uintptr_t hook)
 {
-	const struct hsite *h = trail__hfind(site);
-	struct writer *w = trail__tls_w;
 	uint32_t mask, pmask;
 	int hooked;
 
-	/* recursion guard: a hooked function reached from inside the record
-	 * path (a patchable libc, say) is not traced */
-	if (!h || (w && __atomic_load_n(&w->depth, __ATOMIC_RELAXED)))
-		return 0;
 	mask = thread_allow(__atomic_load_n(&h->mask, __ATOMIC_ACQUIRE));
 	if (TRAIL_UNLIKELY(mask & __atomic_load_n(&nest_sessions, __ATOMIC_RELAXED)))
 		mask = nest_allow(mask, (uintptr_t)ret);
@@ -510,8 +504,26 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 	return graph_entry(h, ret, hook, regs, mask, 0);
 }
 
+int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
+			 uintptr_t hook)
+{
+	const struct hsite *h = trail__hfind(site);
+	int hooked;
 
-uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
+	/* a hooked function reached from libtrail's own work (a patchable
+	 * libc's open from its patching, say) or from inside the record
+	 * path is not the program's call: not traced, nor probed. What the
+	 * hook calls itself is libtrail's too. */
+	if (!h || trail__in_self())
+		return 0;
+	trail__self_enter();
+	hooked = on_entry(h, ret, regs, hook);
+	trail__self_leave();
+	return hooked;
+}
+
+
+static inline uintptr_t on_exit_hook(struct trail_arch_ret_regs *regs)
 {
 	struct gstack *g = gstk;
 	uintptr_t slot = (uintptr_t)regs->sp - 8, ret;
@@ -563,6 +575,18 @@ uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
 		if (fr.mask)
 			exit_record(&fr, 1, trail_arch_retval(regs), now);
 	}
+	return ret;
+}
+
+/* (a call hooked at its entry returns: the program's, whatever the
+ * thread does now; what the exit records call is libtrail's) */
+uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
+{
+	uintptr_t ret;
+
+	trail__self_enter();
+	ret = on_exit_hook(regs);
+	trail__self_leave();
 	return ret;
 }
 

@@ -966,31 +966,36 @@ static int session_has(const struct fprobe *pr, unsigned s)
 	return (pr->sessions >> s) & 1;
 }
 
-/* is pr session s's probe on the function name of o? */
+/* is pr session s's probe on the function name (at link-time address
+ * at) of o? */
 static int probes_function(const struct fprobe *pr, unsigned s, const struct hobj *o,
-			   const char *name)
+			   const char *name, uintptr_t at)
 {
-	return session_has(pr, s) && pr->kind != TRAIL_PROBE_EVENT &&
-	       !(pr->p.hdr->flags & TRAIL_PROBE_F_INSN) && !strcmp(pr->p.sym, name) &&
-	       obj_matches(o, pr->p.obj);
+	if (!session_has(pr, s) || pr->kind == TRAIL_PROBE_EVENT ||
+	    (pr->p.hdr->flags & TRAIL_PROBE_F_INSN))
+		return 0;
+	if (pr->p.hdr->flags & TRAIL_PROBE_F_ADDR)
+		return pr->p.hdr->offset == at && obj_matches(o, pr->p.obj);
+	return *name && !strcmp(pr->p.sym, name) && obj_matches(o, pr->p.obj);
 }
 
-int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name)
+int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name, uintptr_t at)
 {
 	for (const struct fprobe *pr = probes; pr; pr = pr->next)
-		if (probes_function(pr, s, o, name))
+		if (probes_function(pr, s, o, name, at))
 			return 1;
 	return 0;
 }
 
-int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, const char *name)
+int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, const char *name,
+			 uintptr_t addr)
 {
 	int n = 0, ret = 0;
 
 	for (struct fprobe *pr = probes; pr; pr = pr->next) {
 		struct fprobe_att *at;
 
-		if (!probes_function(pr, s, o, name))
+		if (!probes_function(pr, s, o, name, addr))
 			continue;
 		for (at = h->probes; at && at->pr != pr; at = at->next)
 			;
@@ -1329,13 +1334,24 @@ static void insn_fire(struct isite *is, uint32_t m, const struct trail_arch_regs
 		trail__ustart.ip = 0;
 }
 
+/* An instruction probe hit from libtrail's own work (an open of its
+ * patching, a malloc of a probe's handler) or its record path is not the
+ * program's: it records nothing. What the probes call is libtrail's. */
+static void insn_hit(struct isite *is, uint32_t m, const struct trail_arch_regs *r,
+		     uintptr_t sp, uintptr_t ip)
+{
+	if (!m || trail__in_self())
+		return;
+	trail__self_enter();
+	insn_fire(is, m, r, sp, ip);
+	trail__self_leave();
+}
+
 static void on_insn(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp)
 {
 	struct isite *is = &isites[idx < MAX_ISITES ? idx : 0];
-	uint32_t m = __atomic_load_n(&is->mask, __ATOMIC_ACQUIRE);
 
-	if (m)
-		insn_fire(is, m, regs, sp, is->addr);
+	insn_hit(is, __atomic_load_n(&is->mask, __ATOMIC_ACQUIRE), regs, sp, is->addr);
 }
 
 /* For the live patch (fobjs.c's step hook): a thread found at ip inside
@@ -1390,7 +1406,7 @@ static int insn_trap(void *ucv)
 			.r15 = (uint64_t)g[REG_R15],
 		};
 
-		insn_fire(is, m, &r, (uintptr_t)g[REG_RSP], ip);
+		insn_hit(is, m, &r, (uintptr_t)g[REG_RSP], ip);
 	}
 	g[REG_RIP] = (greg_t)is->copy;
 	return 1;

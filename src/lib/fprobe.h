@@ -22,12 +22,13 @@
  * Under the control lock. Returns how many probes want functions, or
  * -errno (a blob refused: -EPROTO; then nothing is kept for s). */
 HIDDEN int trail__fprobe_join(unsigned s, const char *spec);
-/* Attach session s's probes on the function site k of o names, to h.
- * Returns the number attached. */
+/* Attach session s's probes on the function of o named name ("" if
+ * unnamed) at link-time address at, to h. Returns the number attached. */
 HIDDEN int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o,
-				const char *name);
-/* Does session s have a probe on a function named name in o? */
-HIDDEN int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name);
+				const char *name, uintptr_t at);
+/* Does session s have a probe on that function of o? (by name, or by
+ * address for one probed as PATH:OFFSET: TRAIL_PROBE_F_ADDR) */
+HIDDEN int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name, uintptr_t at);
 /* Session s leaves: its probes detached everywhere (sites' pmask bits
  * cleared by the caller's walk through trail__fprobe_detach). */
 HIDDEN void trail__fprobe_detach(unsigned s, struct hsite *h);

@@ -259,7 +259,7 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 		const struct fsite *f = &o->fo.sites[k];
 		struct sel root = {trail__fsite_name(&o->fo, f), 0};
 		struct hsite *h;
-		uintptr_t target;
+		uintptr_t target, at;
 		int traced = 0, probed;
 
 		if ((f->flags & FSITE_PLT) && nolib)
@@ -270,7 +270,9 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 			/* a graph root is traced even when -l leaves it out */
 			traced = root.hit || selected(ps->spec, root.name, any_l);
 		}
-		probed = probing && *root.name && trail__fprobe_wants(s, o, root.name);
+		/* (a PLT site is a library call, no function of o) */
+		at = (f->flags & FSITE_PLT) ? 0 : f->addr - o->fo.base;
+		probed = probing && trail__fprobe_wants(s, o, root.name, at);
 		if (!traced && !probed)
 			continue;
 		/* a probe's breakpoint inside its displaced bytes: not hooked */
@@ -303,7 +305,7 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 			}
 		}
 		if (probed)
-			trail__fprobe_attach(s, h, o, root.name);
+			trail__fprobe_attach(s, h, o, root.name, at);
 		if (traced) {
 			if (root.hit)
 				__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);

@@ -17,10 +17,14 @@
 
 #include "fhook.h"
 
+/* (the lookup, once, is libtrail's own work: trail__self) */
 #define REAL(ret, name, ...)                                                   \
 	static ret (*real_##name)(__VA_ARGS__);                                \
-	if (!real_##name)                                                      \
-		real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name)
+	if (!real_##name) {                                                    \
+		trail__self_enter();                                           \
+		real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name);    \
+		trail__self_leave();                                           \
+	}
 
 struct _Unwind_Exception;
 

@@ -96,7 +96,11 @@ struct psess {
 	int cli_fd;
 	uint64_t cli_start;
 	int detaching; /* a thread waits for the grace period of its detach */
-	char spec[TRAIL_SPEC_MAX + 1];
+	/* a private copy of the session's spec (the arena is shared), in
+	 * pages of its own, kept for the slot's next session (a reader late
+	 * on a freed slot still reads memory) and grown when one needs more */
+	char *spec;
+	size_t spec_cap;
 };
 
 /* One (session, nesting level) writing context of a thread. */
@@ -143,6 +147,38 @@ struct writer {
 /* ------------------------------------------------------------ record.c */
 extern __thread struct writer *trail__tls_w
 	__attribute__((tls_model("initial-exec"))) HIDDEN;
+
+/* ----------------------------------------------------------- runtime.c */
+/*
+ * The thread is doing libtrail's own work: the control path (attach,
+ * detach, patching, a loaded library's sites; all under the control
+ * lock), the constructor, registration, fork handlers, a probe's or a
+ * function hook's handler. What it calls then (open of /proc/self/task,
+ * malloc, prctl...) is not the program's: no probe or function hook
+ * records it (trail__in_self). A count, for the work nests; the record
+ * path says the same with its writer's depth.
+ */
+extern __thread uint32_t trail__self __attribute__((tls_model("initial-exec"))) HIDDEN;
+
+static inline void trail__self_enter(void)
+{
+	trail__self++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* before the work it covers */
+}
+
+static inline void trail__self_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	trail__self--;
+}
+
+/* Is the thread inside libtrail's own work, or its record path? */
+static inline int trail__in_self(void)
+{
+	const struct writer *w = trail__tls_w;
+
+	return trail__self || (w && __atomic_load_n(&w->depth, __ATOMIC_RELAXED));
+}
 extern struct writer *trail__writers HIDDEN; /* every writer, never freed */
 HIDDEN int trail__writers_init(void);
 HIDDEN struct writer *trail__writer_get(void);

@@ -81,8 +81,13 @@ static sigset_t fork_saved_mask;
 
 /* saved: block the control signal (normal context), else we are its
  * handler; uc: the context the handler interrupted, else NULL. */
+__thread uint32_t trail__self __attribute__((tls_model("initial-exec")));
+
+/* (the lock's holder does libtrail's own work: trail__self, from before
+ * the signal mask's call to after it) */
 static void ctl_lock(sigset_t *saved, void *uc)
 {
+	trail__self_enter();
 	if (saved) {
 		sigset_t block;
 
@@ -104,6 +109,7 @@ static void ctl_unlock(sigset_t *saved)
 	__atomic_store_n(&ctl_lock_word, 0, __ATOMIC_RELEASE);
 	if (saved)
 		trail__sigmask_own(SIG_SETMASK, saved, NULL);
+	trail__self_leave();
 }
 
 static int64_t mono_ns(void)
@@ -358,6 +364,31 @@ static int find_slot(pid_t cli, int fd)
 
 static void sess_unmap(unsigned s);
 
+/* ps's spec from the n bytes at src (at most TRAIL_SPEC_MAX), into pages
+ * of its own (mmap: this may run in the control signal handler). 0 or
+ * -errno. */
+static int spec_copy(struct psess *ps, const char *src, uint32_t n)
+{
+	size_t need;
+
+	if (n > TRAIL_SPEC_MAX)
+		n = TRAIL_SPEC_MAX;
+	need = ((size_t)n + 1 + 4095) & ~(size_t)4095;
+	if (ps->spec_cap < need) {
+		char *p = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		if (ps->spec)
+			munmap(ps->spec, ps->spec_cap);
+		ps->spec = p;
+		ps->spec_cap = need;
+	}
+	memcpy(ps->spec, src, n);
+	ps->spec[n] = '\0';
+	return 0;
+}
+
 /*
  * A request to join, taken: the recorder's arena opened, checked and
  * mapped, and a process slot claimed in it. This part needs no lock, and
@@ -515,11 +546,10 @@ static int sess_attach(struct join *j, void *uc)
 	ps->cli_start = j->cli_start;
 	ps->orphaned = 0;
 	/* a private, bounded copy of the spec: the arena is shared */
-	{
-		uint32_t n = g.spec_len < TRAIL_SPEC_MAX ? g.spec_len : TRAIL_SPEC_MAX;
-
-		memcpy(ps->spec, ps->base + g.spec_off, n);
-		ps->spec[n] = '\0';
+	if ((r = spec_copy(ps, (const char *)ps->base + g.spec_off, g.spec_len)) < 0) {
+		proc_state(ps, TRAIL_PS_FAILED, r);
+		sess_unmap((unsigned)s);
+		return r;
 	}
 	if (ps->hdr->clock != trail__clock) {
 		/* the recorder chose the clock: follow it, unless another
@@ -665,11 +695,9 @@ static void reap_orphans(void *uc)
 	}
 }
 
-static void ctl_handler(int sig, siginfo_t *si, void *uc)
+/* a control signal's command (libtrail's own work throughout) */
+static void ctl_command(siginfo_t *si, void *uc)
 {
-	int saved_errno = errno;
-	(void)sig;
-
 	if (si->si_code == SI_QUEUE && si->si_uid == getuid()) {
 		uint32_t cmd = trail_ctl_cmd(si->si_value.sival_int);
 		int fd = trail_ctl_fd(si->si_value.sival_int), s;
@@ -677,7 +705,6 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 		if (cmd == TRAIL_CTL_STEP && si->si_pid == trail__pid) {
 			/* another thread of ours is patching and holds the lock */
 			trail__step_answer(uc);
-			errno = saved_errno;
 			return;
 		}
 		if (cmd == TRAIL_CTL_ATTACH) {
@@ -689,7 +716,6 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 			if (!r)
 				sess_attach(&j, uc);
 			ctl_unlock(NULL);
-			errno = saved_errno;
 			return;
 		}
 		ctl_lock(NULL, uc);
@@ -701,6 +727,16 @@ static void ctl_handler(int sig, siginfo_t *si, void *uc)
 		}
 		ctl_unlock(NULL);
 	}
+}
+
+static void ctl_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	(void)sig;
+
+	trail__self_enter();
+	ctl_command(si, uc);
+	trail__self_leave();
 	errno = saved_errno;
 }
 
@@ -794,12 +830,14 @@ trail__register(struct trail_event **start, struct trail_event **stop)
 {
 	sigset_t saved;
 
+	trail__self_enter();
 	trail__init();
-	if (disabled || !start || stop <= start)
-		return;
-	ctl_lock(&saved, NULL);
-	register_locked(start, stop);
-	ctl_unlock(&saved);
+	if (!disabled && start && stop > start) {
+		ctl_lock(&saved, NULL);
+		register_locked(start, stop);
+		ctl_unlock(&saved);
+	}
+	trail__self_leave();
 }
 
 __attribute__((visibility("default"))) void
@@ -811,6 +849,7 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 
 	if (disabled || !start)
 		return;
+	trail__self_enter();
 	/* exit() called inside a deferred write (a traced call): written
 	 * while the events are still there (destructors run at exit) */
 	trail__defer_flush_self();
@@ -841,6 +880,7 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 		free(d->evs);
 		free(d);
 	}
+	trail__self_leave();
 }
 
 /* ------------------------------------------------------- fork, thread exit */
@@ -1031,16 +1071,20 @@ void trail__init(void)
 
 __attribute__((constructor(101))) static void trail_ctor(void)
 {
+	trail__self_enter(); /* (a session joins here: its probes are in) */
 	trail__init();
 	/* an unmodified executable's entries are decoded when a session
 	 * joins, maybe in the control signal handler: the decoder's first
 	 * use (which allocates) happens here (~0.15 ms) */
 	if (trail__fobj_exe_unmodified())
 		trail_arch_decoder_init();
+	trail__self_leave();
 }
 
 __attribute__((destructor)) static void trail_dtor(void)
 {
+	trail__self_enter();
 	if (registry_fd >= 0 && trail__pid == getpid())
 		trail__registry_del(registry_fd, trail__pid);
+	trail__self_leave();
 }

@@ -34,6 +34,27 @@
  * instrumented for them. */
 #define UNINSTRUMENTED __attribute__((no_sanitize("thread", "address", "undefined")))
 
+/* Signal sets edited with bits of our own, not libc's sigaddset and
+ * sigdelset: the interposers below run on the program's calls, and a
+ * probe on libc's sigdelset must see the program's own calls only (glibc's
+ * signal() does not call it). glibc's sigset_t: words of bits, signal n
+ * at bit n - 1. */
+#define SET_BITS (8 * sizeof(unsigned long))
+UNINSTRUMENTED static inline int set_has(const sigset_t *s, int sig)
+{
+	return (int)((s->__val[(unsigned)(sig - 1) / SET_BITS] >> ((unsigned)(sig - 1) % SET_BITS)) & 1);
+}
+
+UNINSTRUMENTED static inline void set_del(sigset_t *s, int sig)
+{
+	s->__val[(unsigned)(sig - 1) / SET_BITS] &= ~(1ul << ((unsigned)(sig - 1) % SET_BITS));
+}
+
+UNINSTRUMENTED static inline void set_add(sigset_t *s, int sig)
+{
+	s->__val[(unsigned)(sig - 1) / SET_BITS] |= 1ul << ((unsigned)(sig - 1) % SET_BITS);
+}
+
 __thread struct trail_siglevel trail__sig __attribute__((tls_model("initial-exec")));
 
 /* the program's handler of each signal: its address, SA_SIGINFO and
@@ -171,7 +192,7 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
 		return r;
 	}
 	a = *act;
-	sigdelset(&a.sa_mask, SIGTRAP); /* "SIGTRAP and the control signal stay open" */
+	set_del(&a.sa_mask, SIGTRAP); /* "SIGTRAP and the control signal stay open" */
 	w = (uint64_t)(uintptr_t)act->sa_handler;
 	if ((act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) || is_guarded(sig)) {
 		w |= (act->sa_flags & SA_SIGINFO) ? UH_SIGINFO : 0;
@@ -203,9 +224,9 @@ UNINSTRUMENTED static __sighandler_t set_handler(int sig, __sighandler_t h, int 
 	memset(&a, 0, sizeof(a));
 	a.sa_handler = h;
 	a.sa_flags = flags;
-	sigemptyset(&a.sa_mask);
+	/* (memset above: a.sa_mask is empty) */
 	if (sig > 0 && sig < _NSIG && !(flags & SA_NODEFER))
-		sigaddset(&a.sa_mask, sig);
+		set_add(&a.sa_mask, sig);
 	if (sigaction(sig, &a, &o) < 0)
 		return SIG_ERR;
 	return o.sa_handler;
@@ -295,12 +316,12 @@ UNINSTRUMENTED static const sigset_t *open_trap(int how, const sigset_t *set, si
 	int ctl = __atomic_load_n(&trail__ctl_sig, __ATOMIC_RELAXED);
 
 	if (!set || how == SIG_UNBLOCK ||
-	    (!sigismember(set, SIGTRAP) && (ctl <= 0 || !sigismember(set, ctl))))
+	    (!set_has(set, SIGTRAP) && (ctl <= 0 || !set_has(set, ctl))))
 		return set;
 	*tmp = *set;
-	sigdelset(tmp, SIGTRAP);
+	set_del(tmp, SIGTRAP);
 	if (ctl > 0)
-		sigdelset(tmp, ctl);
+		set_del(tmp, ctl);
 	return tmp;
 }
 
@@ -312,8 +333,8 @@ UNINSTRUMENTED static int raw_mask(int how, const sigset_t *set, sigset_t *old)
 
 	if (set) {
 		t = *set;
-		sigdelset(&t, 32);
-		sigdelset(&t, 33);
+		set_del(&t, 32);
+		set_del(&t, 33);
 		set = &t;
 	}
 	return (int)syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
@@ -358,9 +379,9 @@ UNINSTRUMENTED void trail__signals_allow_traps(void)
 		struct sigaction o;
 
 		if (sig == SIGKILL || sig == SIGSTOP || next(sig, NULL, &o) ||
-		    !sigismember(&o.sa_mask, SIGTRAP))
+		    !set_has(&o.sa_mask, SIGTRAP))
 			continue;
-		sigdelset(&o.sa_mask, SIGTRAP);
+		set_del(&o.sa_mask, SIGTRAP);
 		next(sig, &o, NULL);
 	}
 }

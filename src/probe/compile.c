@@ -532,6 +532,8 @@ static int insn_parts(struct cc *cc)
 	size_t n;
 	char *p;
 
+	if (cc->t->entry_addr && !cc->t->insn_addr)
+		cc->flags |= TRAIL_PROBE_F_ADDR;
 	if (!cc->t->insn_addr)
 		return 0;
 	cc->flags |= TRAIL_PROBE_F_INSN;
@@ -562,7 +564,8 @@ static int build(struct cc *cc, uint8_t **blob, size_t *len)
 		.flags = (uint8_t)cc->flags,
 		.nargs = (uint8_t)cc->nfields,
 		.jump = (uint8_t)(cc->t->insn_addr ? cc->t->insn_jump : 0),
-		.offset = cc->t->insn_addr ? cc->t->insn_addr : d->kind == 'p' ? d->offset : 0,
+		.offset = cc->t->insn_addr ? cc->t->insn_addr
+			  : cc->t->entry_addr ? cc->t->entry_addr : d->kind == 'p' ? d->offset : 0,
 		.sym_len = (uint16_t)(strlen(d->sym) + 1),
 		.obj_len = (uint16_t)(strlen(obj) + 1),
 		.ninsns = (uint16_t)cc->ncode,

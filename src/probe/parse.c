@@ -23,6 +23,11 @@
 #define GROUP_PROBES "probes"
 #define GROUP_EPROBES "eprobes"
 #define GROUP_FUNCTIONS "functions"
+/* The groups trail writes its own events into (the function tracers',
+ * synthetic events, user events): a probe there would pass for one of
+ * them (a probe named ftrace/funcgraph_entry nests the whole report
+ * under it), so no definition takes them. */
+static const char *const reserved_groups[] = {"ftrace", "synthetic", "user_events"};
 #define MAX_MAXACTIVE 4096u /* KRETPROBE_MAXACTIVE_MAX */
 #define MAX_STACK_NUM 2048u /* PARAM_MAX_STACK: THREAD_SIZE / 8 on x86_64 */
 #define MAX_ARG_NUM 64u
@@ -464,6 +469,14 @@ static int split(const char *text, struct tok **out)
 }
 
 /* [GRP/][EVENT] (or GRP.EVENT) at pos */
+int probe_group_reserved(const char *group)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(reserved_groups); i++)
+		if (!strcmp(group, reserved_groups[i]))
+			return 1;
+	return 0;
+}
+
 static int event_name(const char *s, int n, int pos, char *grp, char *ev, struct probe_err *e)
 {
 	const char *slash = memchr(s, '/', (size_t)n);
@@ -864,6 +877,10 @@ static int parse_probe(const struct tok *t, int n, struct probe_def *d, struct p
 	strcpy(d->group, d->kind == 'e' ? GROUP_EPROBES : GROUP_PROBES);
 	if (evs && event_name(evs, evn, (int)(evs - t[0].s) + t[0].pos, d->group, d->event, e))
 		return -EINVAL;
+	if (probe_group_reserved(d->group))
+		return trail__probe_err(e, (int)(evs - t[0].s) + t[0].pos,
+					"Group '%s' is trail's own (%s, %s, %s are reserved)", d->group,
+					reserved_groups[0], reserved_groups[1], reserved_groups[2]);
 	d->named = d->event[0] != '\0';
 	if (d->kind == 'e') {
 		if (n < 2)

@@ -72,6 +72,8 @@ struct probe_def {
 	int srcfile;
 	uint64_t sema;   /* a USDT probe's semaphore (set by its maker,
 			  * never parsed), 0: none */
+	int usdt;        /* made from a USDT note (never parsed): its
+			  * address is an instruction by the compiler's word */
 	int sym_pos;
 	int nargs;
 	struct probe_arg *args;
@@ -80,10 +82,16 @@ struct probe_def {
 	int filter_pos;  /* where it starts in text */
 };
 
-/* Parse one definition. Returns 0, or -EINVAL with e filled in. Nothing
- * outside the grammar is checked here (symbols, DWARF names, fields). */
+/* Parse one definition. Returns 0, or -EINVAL with e filled in (a group
+ * trail records its own events into, probe_group_reserved(), included).
+ * Nothing outside the grammar is checked here (symbols, DWARF names,
+ * fields). */
 int probe_parse(const char *text, struct probe_def *d, struct probe_err *e);
 void probe_def_free(struct probe_def *d);
+
+/* Is group one trail writes its own events into (ftrace, synthetic,
+ * user_events)? No probe may take it. */
+int probe_group_reserved(const char *group);
 
 /* The definition as `cat dynamic_events` prints it:
  * "p:GRP/EVENT SYM+OFFS NAME=FETCHARG[:TYPE] ..." (kernel spacing; a
@@ -109,6 +117,9 @@ struct probe_target {
 	 * replace a breakpoint (src/arch trail_arch_jump_check), else 0 */
 	unsigned insn_jump;
 	int insn_vector; /* its function uses the wide vector registers */
+	/* an entry probe on the function at this link-time address of
+	 * objpath, one without a name (a stripped object's), else 0 */
+	uint64_t entry_addr;
 };
 
 /*

@@ -224,12 +224,13 @@ static int fit_memory(struct trail_recorder *R)
 }
 
 /* The enable spec: the -e patterns, then the tracer's options and events,
- * one per line. Its length, or -E2BIG. */
+ * one per line, into R->spec (malloc'd to its size). Its length, or
+ * -E2BIG (over TRAIL_SPEC_MAX), -ENOMEM. */
 static int build_spec(struct trail_recorder *R)
 {
 	const struct trail_recorder_opts *o = &R->o;
 	char tracer[512] = "";
-	size_t len = 0;
+	size_t len = 0, need = 0;
 
 	if (o->tracer) {
 		int graph = !strcmp(o->tracer, "function_graph");
@@ -257,15 +258,27 @@ static int build_spec(struct trail_recorder *R)
 		if (o->nest >= 0)
 			n += (size_t)snprintf(tracer + n, sizeof(tracer) - n, "\n@nest %d", o->nest);
 	}
+	for (int i = 0; i < o->nevents + o->nfuncs + (o->tracer ? 1 : 0); i++)
+		need += strlen(i < o->nevents ? o->events[i]
+			       : i < o->nevents + o->nfuncs ? o->funcs[i - o->nevents] : tracer) + 1;
+	if (need > TRAIL_SPEC_MAX) {
+		char h[32];
+
+		rec_err(R, "the -e/-l/-n patterns and probes take %zu bytes: more than a "
+			"session's spec holds (%s)", need,
+			trail__rec_bytes(R, TRAIL_SPEC_MAX, h, sizeof(h)));
+		return -E2BIG;
+	}
+	free(R->spec);
+	if (!(R->spec = malloc(need + 1))) {
+		rec_err(R, "no memory for the spec (%zu bytes)", need);
+		return -ENOMEM;
+	}
 	for (int i = 0; i < o->nevents + o->nfuncs + (o->tracer ? 1 : 0); i++) {
 		const char *line = i < o->nevents ? o->events[i]
 			: i < o->nevents + o->nfuncs ? o->funcs[i - o->nevents] : tracer;
 		size_t l = strlen(line);
 
-		if (len + l + 1 > TRAIL_SPEC_MAX) {
-			rec_err(R, "too many -e/-l/-n patterns and probes (%d bytes at most)", TRAIL_SPEC_MAX);
-			return -E2BIG;
-		}
 		memcpy(R->spec + len, line, l);
 		len += l;
 		R->spec[len++] = '\n';
@@ -406,6 +419,7 @@ void trail_recorder_free(struct trail_recorder *R)
 	for (size_t i = 0; i < R->nsymc; i++)
 		free(R->symc[i].path);
 	free(R->tried);
+	free(R->spec);
 	free(R->symc);
 	free(R->mods_gone);
 	free(R->chunkbuf);

@@ -56,7 +56,7 @@ struct trail_recorder {
 	/* arena */
 	int memfd;
 	struct rec_shm m;
-	char spec[TRAIL_SPEC_MAX + 1];
+	char *spec; /* the enable spec (build_spec), sized to it */
 
 	/* output */
 	struct tf_writer out;

@@ -693,3 +693,265 @@ return_at_ret_instructions() {
 	$TRAIL probe --clear
 }
 t return_at_ret_instructions return_at_ret_instructions
+
+# the file offset of link-time address $2 in program $1 (its PT_LOAD's)
+file_offset() {
+	local typ off va pa fsz rest
+	readelf -lW "$1" | while read -r typ off va pa fsz rest; do
+		[ "$typ" = LOAD ] || continue
+		if [ $(($2)) -ge $((va)) ] && [ $(($2)) -lt $((va + fsz)) ]; then
+			printf '0x%x\n' $(($2 - va + off))
+			break
+		fi
+	done
+}
+
+# PATH:OFFSET in a stripped program: the offset is checked from the
+# function's start its unwind table gives (as trail list -f finds it),
+# refused in the middle of an instruction before the program runs; with
+# no function start known before it at all, refused as unprovable.
+path_offset_stripped() {
+	fresh_registry
+	${CC:-cc} -O2 "$SRC/tests/cli/probe/probed.c" -o plain -lpthread
+	cp plain stripped
+	strip stripped
+	local a second off
+	a=0x$(nm plain | awk '$3 == "parse_int" {print $1}')
+	second=$(insn_offsets ./plain parse_int | sed -n '2s/ .*//p')
+	[ "$second" -gt 1 ] || die "parse_int's first instruction is one byte: $(insn_offsets ./plain parse_int)"
+	$TRAIL list -f -- ./stripped | grep -q "^$(printf 0x%x $((a)))" || die "list -f has no $a"
+	off=$(file_offset ./stripped $((a + 1)))
+	rm -f s.dat
+	expect_rc 1 $TRAIL record -q --probe "p:s/x ./stripped:$off" -o s.dat -- ./stripped 3 >out.txt 2>err.txt
+	has err.txt "$(printf 0x%x $((a)))+0x1 is not an instruction boundary (the nearest: +0x0, +0x$(printf %x "$second"))"
+	has err.txt '        ^'
+	[ ! -s out.txt ] || die "the program ran: $(cat out.txt)"
+	[ ! -e s.dat ] || die "a trace was written"
+	# the same offset with the symbols: the same refusal, named
+	expect_rc 1 $TRAIL record -q --probe "p:s/x ./plain:$off" -o s.dat -- ./plain 3 2>err.txt
+	has err.txt "parse_int+0x1 is not an instruction boundary"
+	# the second instruction is one
+	off=$(file_offset ./stripped $((a + second)))
+	expect_rc 7 $TRAIL record -q --probe "p:s/x ./stripped:$off" -o s.dat -- ./stripped 3 >/dev/null
+	$TRAIL report -q -i s.dat --count | grep -q '^ *s:x  *6$' || die "$($TRAIL report -q -i s.dat --count)"
+	# no symbol, no unwind table: nothing bounds it
+	objcopy --remove-section .eh_frame_hdr --remove-section .eh_frame stripped bare
+	off=$(file_offset ./bare $((a + second)))
+	expect_rc 1 $TRAIL record -q --probe "p:s/x ./bare:$off" -o s.dat -- ./bare 3 >out.txt 2>err.txt
+	has err.txt "$(printf 0x%x $((a + second))) cannot be checked as an instruction boundary: no function of"
+	has err.txt "is known to start before it (no symbol, no unwind table entry)"
+	[ ! -s out.txt ] || die "the program ran: $(cat out.txt)"
+}
+t path_offset_stripped path_offset_stripped
+
+# PATH:OFFSET on a function's first byte, or on its patchable entry, is
+# an entry probe: the same records as the probe by name (the entry hook
+# is there); in a stripped program, the unnamed function by its address.
+path_offset_entry() {
+	fresh_registry
+	${CC:-cc} -O2 "$SRC/tests/cli/probe/probed.c" -o plain -lpthread
+	${CC:-cc} -O2 -fpatchable-function-entry=5 "$SRC/tests/cli/probe/probed.c" -o patch -lpthread
+	cp plain stripped
+	strip stripped
+	local prog a off
+	for prog in plain patch stripped; do
+		a=0x$(nm $([ $prog = stripped ] && echo plain || echo $prog) | awk '$3 == "parse_int" {print $1}')
+		off=$(file_offset ./$prog $((a)))
+		expect_rc 7 $TRAIL record -q --probe "p:s/x ./$prog:$off v=%di:s32" -o a.dat -- ./$prog 3 >/dev/null
+		$TRAIL report -q -i a.dat | sed 's/.*s:x: //' >a.txt
+		[ -s a.txt ] || die "$prog: nothing recorded at $off"
+		if [ $prog = stripped ]; then
+			# (the same calls as plain's by name, by address)
+			sed 's/([^)]*)/(F)/' a.txt >a2.txt
+			sed 's/([^)]*)/(F)/' byname.txt | cmp -s - a2.txt || die "stripped: $(head -3 a.txt)"
+			continue
+		fi
+		expect_rc 7 $TRAIL record -q --probe "p:s/x parse_int v=%di:s32" -o b.dat -- ./$prog 3 >/dev/null
+		$TRAIL report -q -i b.dat | sed 's/.*s:x: //' >byname.txt
+		cmp -s a.txt byname.txt || die "$prog: $(head -3 a.txt) vs by name $(head -3 byname.txt)"
+		grep -q '^(parse_int+0x0/0x[0-9a-f]*) v=' a.txt || die "$prog: $(head -1 a.txt)"
+	done
+}
+t path_offset_entry path_offset_entry
+
+# trail's own groups (the function tracers', synthetic events', user
+# events') are no probe's: refused with the caret under the group, kept
+# or for one recording, and the recording does not start.
+reserved_groups() {
+	fresh_registry
+	local g
+	for g in ftrace synthetic user_events; do
+		expect_rc 2 $TRAIL probe "p:$g/funcgraph_entry parse_int" 2>err.txt
+		has err.txt "Group '$g' is trail's own (ftrace, synthetic, user_events are reserved)"
+		[ "$(caret_col err.txt)" = 2 ] || die "caret: $(cat err.txt)"
+		expect_rc 2 $TRAIL record -q --probe "p:$g/funcgraph_entry parse_int" -o g.dat -- "$P" 2 \
+			>out.txt 2>err.txt
+		has err.txt "Group '$g' is trail's own"
+		[ "$(caret_col err.txt)" = 2 ] || die "caret: $(cat err.txt)"
+		[ ! -s out.txt ] || die "the program ran"
+	done
+	expect_rc 2 $TRAIL record -q --probe 'e:ftrace/x myapp/open_cfg' -o g.dat -- "$P" 2 2>err.txt
+	has err.txt "Group 'ftrace' is trail's own"
+	[ ! -s reg/dynamic_events ] || die "kept: $(cat reg/dynamic_events)"
+	# (a group that only starts like one is a group like any other)
+	$TRAIL probe 'p:ftrace2/x parse_int'
+}
+t reserved_groups reserved_groups
+
+# One name, one event: a second --probe of a name, or a --probe of a
+# kept definition's name, is refused as trail probe refuses a second
+# kept one (the kernel's "Event already exists"), before anything runs.
+duplicate_names() {
+	fresh_registry
+	expect_rc 2 $TRAIL record -q --probe 'p:d/y parse_int' --probe 'p:d/y handle' -o d.dat \
+		-- "$P" 2 >out.txt 2>err.txt
+	has err.txt "event d/y already exists"
+	sed -n 2p err.txt | grep -qF 'p:d/y handle' || die "not the second: $(cat err.txt)"
+	[ "$(caret_col err.txt)" = 2 ] || die "caret: $(cat err.txt)"
+	[ ! -s out.txt ] || die "the program ran"
+	# default names collide too (p_parse_int_0)
+	expect_rc 2 $TRAIL record -q --probe 'p parse_int' --probe 'p parse_int v=%di' -o d.dat \
+		-- "$P" 2 2>err.txt
+	has err.txt "event probes/p_parse_int_0 already exists"
+	# a kept d/x: a --probe p:d/x does not replace it
+	$TRAIL probe 'p:d/x parse_int'
+	expect_rc 2 $TRAIL record -q --probe 'p:d/x handle' -o d.dat -- "$P" 2 2>err.txt
+	has err.txt "event d/x already exists (kept: 'trail probe -d' deletes it)"
+	[ "$(caret_col err.txt)" = 2 ] || die "caret: $(cat err.txt)"
+	# distinct names in one group are fine
+	expect_rc 7 $TRAIL record -q --probe 'p:d/y parse_int' --probe 'p:d/z handle' -o d.dat \
+		-- "$P" 2 >/dev/null
+	$TRAIL report -q -i d.dat --count >c.txt
+	has c.txt 'd:y'
+	has c.txt 'd:z'
+}
+t duplicate_names duplicate_names
+
+# A thousand kept probes recorded with one -e: the spec holds what it is
+# given (it stopped at 64 KiB, ~200 probes), every probe enabled.
+thousand_kept_probes() {
+	fresh_registry
+	local i defs=()
+	for i in $(seq 1000); do
+		defs+=("p:many/p$i parse_int v=%di:s32")
+	done
+	$TRAIL probe "${defs[@]}"
+	[ "$(wc -l <reg/dynamic_events)" = 1000 ] || die "kept: $(wc -l <reg/dynamic_events)"
+	expect_rc 7 $TRAIL record -q -e 'many:*' -o m.dat -- "$P" 2 >/dev/null
+	$TRAIL report -q -i m.dat --count | awk '$1 ~ /^many:p[0-9]+$/ {print $2}' | sort | uniq -c >c.txt
+	# each of the 1000 events, each as many times as parse_int ran
+	[ "$(wc -l <c.txt)" = 1 ] && [ "$(awk '{print $1}' c.txt)" = 1000 ] ||
+		die "counts (events x records): $(cat c.txt)"
+	[ "$(awk '{print $2}' c.txt)" -gt 0 ] || die "$(cat c.txt)"
+}
+t thousand_kept_probes thousand_kept_probes
+
+# the file offset of libc's function $2 (the C library program $1 uses)
+libc_offset() {
+	python3 - "$(ldd "$1" | awk '$1 ~ /^libc\.so/ {print $3}')" "$2" <<'PY'
+import subprocess, sys
+lib, name = sys.argv[1], sys.argv[2]
+sym = [l.split() for l in subprocess.run(["nm", "-D", lib], capture_output=True, text=True).stdout.splitlines()]
+addr = next(int(s[0], 16) for s in sym if len(s) == 3 and s[2].split("@")[0] == name)
+for l in subprocess.run(["readelf", "-lW", lib], capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if f and f[0] == "LOAD" and int(f[2], 16) <= addr < int(f[2], 16) + int(f[5], 16):
+        print(hex(addr - int(f[2], 16) + int(f[1], 16))); break
+PY
+}
+
+# libtrail's own work in the traced process (its open of /proc/self/task
+# and /proc/self/exe while it patches, its mallocs) is not the program's:
+# a probe on libc's open, openat and malloc counts the program's calls
+# only, launched (jump or breakpoint) or attached to.
+own_calls_not_recorded() {
+	fresh_registry
+	cat >calls.c <<-'C'
+	#include <fcntl.h>
+	#include <stdlib.h>
+	#include <unistd.h>
+	int main(int argc, char **argv)
+	{
+		if (argc > 1) { /* attached to first */
+			write(1, "ready\n", 6);
+			while (access(argv[1], F_OK))
+				usleep(1000);
+		}
+		for (int i = 0; i < 5; i++)
+			close(open("/dev/null", O_RDONLY));
+		for (int i = 0; i < 2; i++)
+			close(openat(AT_FDCWD, "/dev/null", O_RDONLY));
+		for (int i = 0; i < 3; i++) {
+			void *volatile p = malloc(100 + i);
+			free(p);
+		}
+		return 0;
+	}
+	C
+	${CC:-cc} -O2 calls.c -o calls
+	local libc o oa m j
+	libc=$(ldd ./calls | awk '$1 ~ /^libc\.so/ {print $3}')
+	o=$(libc_offset ./calls open)
+	oa=$(libc_offset ./calls openat)
+	m=$(libc_offset ./calls malloc)
+	[ -n "$o" ] && [ -n "$oa" ] && [ -n "$m" ] || die "libc offsets: $o $oa $m"
+	set -- --probe "p:lc/open $libc:$o" --probe "p:lc/openat $libc:$oa" --probe "p:lc/malloc $libc:$m"
+	for j in 1 0; do
+		TRAIL_INSN_JUMP=$j $TRAIL record -q "$@" -o c$j.dat -- ./calls
+		$TRAIL report -q -i c$j.dat --count >c.txt
+		grep -q '^ *lc:open  *5$' c.txt || die "jump=$j: $(cat c.txt)"
+		grep -q '^ *lc:openat  *2$' c.txt || die "jump=$j: $(cat c.txt)"
+		grep -q '^ *lc:malloc  *3$' c.txt || die "jump=$j: $(cat c.txt)"
+	done
+	# attached: libtrail joins, patches, reads its objects meanwhile
+	rm -f go
+	LD_PRELOAD=$LIBTRAIL ./calls go >ready.txt &
+	local pid=$! rp
+	wait_for "grep -q ready ready.txt" || die "never ready"
+	$TRAIL record -q "$@" -o a.dat -P $pid &
+	rp=$!
+	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
+	sleep 0.3
+	touch go
+	wait $pid
+	wait_for "! kill -0 $rp 2>/dev/null" || { kill -INT $rp; die "the recording did not end"; }
+	wait $rp || true
+	$TRAIL report -q -i a.dat --count >c.txt
+	grep -q '^ *lc:open  *5$' c.txt || die "attached: $(cat c.txt)"
+	grep -q '^ *lc:openat  *2$' c.txt || die "attached: $(cat c.txt)"
+	grep -q '^ *lc:malloc  *3$' c.txt || die "attached: $(cat c.txt)"
+}
+t own_calls_not_recorded own_calls_not_recorded
+
+# A started command is hooked before any of its own code runs: a probed
+# function called from its constructors (the earliest priority too) and
+# from main's first line is counted every time (doc/probes.md says what
+# the loader runs earlier: .preinit_array, its libraries' constructors).
+first_calls_counted() {
+	fresh_registry
+	cat >early.c <<-'C'
+	#include <stdlib.h>
+	static void take(int n)
+	{
+		for (int i = 0; i < n; i++) {
+			void *volatile p = malloc(64 + i);
+			free(p);
+		}
+	}
+	__attribute__((constructor(101))) static void first(void) { take(2); }
+	__attribute__((constructor)) static void second(void) { take(3); }
+	int main(void)
+	{
+		take(4);
+		return 0;
+	}
+	C
+	${CC:-cc} -O2 early.c -o early
+	local libc m
+	libc=$(ldd ./early | awk '$1 ~ /^libc\.so/ {print $3}')
+	m=$(libc_offset ./early malloc)
+	$TRAIL record -q --probe "p:lc/malloc $libc:$m" -o e.dat -- ./early
+	$TRAIL report -q -i e.dat --count | grep -q '^ *lc:malloc  *9$' ||
+		die "$($TRAIL report -q -i e.dat --count)"
+}
+t first_calls_counted first_calls_counted

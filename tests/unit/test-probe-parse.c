@@ -246,6 +246,11 @@ static const struct {
 	{"p:^12345678901234567890123456789012345678901234567890123456789012345/bar foo",
 	 "Group name is too long"},
 	{"p:^foo.1/bar foo", "Group name must follow"},
+	/* trail's own groups */
+	{"p:^ftrace/funcgraph_entry foo", "Group 'ftrace' is trail's own"},
+	{"r:^synthetic/x foo", "Group 'synthetic' is trail's own"},
+	{"p:^user_events.x foo", "Group 'user_events' is trail's own"},
+	{"e:^ftrace/x app/req", "(ftrace, synthetic, user_events are reserved)"},
 	{"p:^ foo", "Event name is not specified"},
 	{"p:foo/^12345678901234567890123456789012345678901234567890123456789012345 foo",
 	 "Event name is too long"},
@@ -678,7 +683,7 @@ static const struct {
 TEST(probe_compile_raw)
 {
 	int calls = 0;
-	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0};
+	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0, 0};
 
 	source_event(&src_meta);
 	for (size_t i = 0; i < sizeof(compile_rows) / sizeof(compile_rows[0]); i++) {
@@ -725,7 +730,7 @@ TEST(probe_compile_raw)
 TEST(probe_compile_header)
 {
 	int calls = 0;
-	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0};
+	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0, 0};
 	uint8_t *blob;
 	size_t len;
 	char *res;
@@ -818,7 +823,7 @@ static const struct {
 TEST(probe_compile_errors)
 {
 	int calls = 0;
-	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0};
+	struct probe_target t = {"/bin/app", NULL, &src_meta, fake_sym_addr, &calls, 0, 0, 0, 0, 0};
 
 	source_event(&src_meta);
 	for (size_t i = 0; i < sizeof(compile_bad) / sizeof(compile_bad[0]); i++) {
@@ -841,7 +846,7 @@ TEST(probe_compile_errors)
 
 	/* an eprobe needs its source event */
 	{
-		struct probe_target none = {"/bin/app", NULL, NULL, NULL, NULL, 0, 0, 0, 0};
+		struct probe_target none = {"/bin/app", NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0};
 		uint8_t *blob = NULL;
 		size_t len;
 		struct probe_err e;

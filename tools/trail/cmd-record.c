@@ -1159,13 +1159,20 @@ static int setup_probes(struct session *S, struct ptarget *t, const char *where)
 			probes_free(&all);
 			return -2;
 		}
-		/* a --probe replaces a kept definition of the same name */
+		/* one name, one event (the kernel's "Event already exists"):
+		 * an earlier --probe's, or a kept definition's */
 		{
 			char full[2 * TRAIL_PROBE_MAX_EVNAME + 2];
 
 			snprintf(full, sizeof(full), "%s/%s", d.group, d.event);
-			if ((k = probes_find(&all, full)) >= 0)
-				probes_remove(&all, k);
+			if ((k = probes_find(&all, full)) >= 0) {
+				snprintf(e.msg, sizeof(e.msg), "event %s already exists%s", full,
+					 k < all.n - ninline ? " (kept: 'trail probe -d' deletes it)" : "");
+				tool_caret("probe", S->probes[i], d.named && d.kind != 'f' ? 2 : 0, e.msg);
+				probe_def_free(&d);
+				probes_free(&all);
+				return -2;
+			}
 		}
 		if (!selected_event(S, &d)) {
 			char *ev = NULL;

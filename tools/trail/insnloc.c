@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../../src/arch/arch.h"
+#include "../../src/common/ehframe.h"
 #include "elfscan.h"
 
 struct elf_file {
@@ -111,29 +112,113 @@ static int find_func(Elf *e, const char *name, uint64_t addr, GElf_Sym *out, cha
 	return -ENOENT;
 }
 
-static int resolve(const char *path, const char *func, uint64_t off, int is_addr,
+/*
+ * Where the function holding addr starts, when no sized symbol covers it
+ * (a stripped object's code, a local function of a library): the
+ * nearest known function start at or before addr, from any function
+ * symbol (.symtab, .dynsym, sized or not) and the unwinder's table
+ * (.eh_frame_hdr: every function's start, and each cold part's), and the
+ * next start after it (*end, else left alone). Decoding from a known
+ * start is what proves an instruction boundary. 0, or -ENOENT: nothing
+ * known starts before addr in its segment (lo).
+ */
+static int nearest_start(Elf *e, const uint8_t *raw, size_t rawlen, uint64_t addr, uint64_t lo,
+			 uint64_t *start, uint64_t *end, char *nm, size_t nmlen)
+{
+	uint64_t best = 0, next = *end;
+	int found = 0;
+	size_t np;
+
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize ||
+			    !(d = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym s;
+				const char *n;
+
+				if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+				    s.st_shndx == SHN_UNDEF || s.st_value < lo)
+					continue;
+				if (s.st_value > addr) {
+					if (s.st_value < next)
+						next = s.st_value;
+					continue;
+				}
+				if (found && s.st_value <= best)
+					continue;
+				best = s.st_value;
+				found = 1;
+				n = elf_strptr(e, sh.sh_link, s.st_name);
+				snprintf(nm, nmlen, "%s", n ? n : "");
+			}
+		}
+	}
+	if (!elf_getphdrnum(e, &np))
+		for (size_t i = 0; i < np; i++) {
+			GElf_Phdr ph;
+			size_t n;
+
+			if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME ||
+			    ph.p_offset > rawlen || ph.p_filesz > rawlen - ph.p_offset ||
+			    trail__ehframe_count(raw + ph.p_offset, ph.p_filesz, &n))
+				continue;
+			for (size_t k = 0; k < n; k++) {
+				uint64_t a = trail__ehframe_start(raw + ph.p_offset, ph.p_vaddr, k);
+
+				if (a < lo)
+					continue;
+				if (a > addr) {
+					if (a < next)
+						next = a;
+					continue;
+				}
+				if (found && a <= best)
+					continue;
+				best = a;
+				found = 1;
+				nm[0] = '\0'; /* unnamed: said by its address */
+			}
+		}
+	if (!found)
+		return -ENOENT;
+	if (!nm[0])
+		snprintf(nm, nmlen, "0x%llx", (unsigned long long)best);
+	*start = best;
+	*end = next;
+	return 0;
+}
+
+static int resolve(const char *path, const char *func, uint64_t off, int is_addr, int trusted,
 		   struct insnloc *out, char *err, size_t errlen);
 
-int insnloc_resolve(const char *path, const char *func, uint64_t off, struct insnloc *out,
-		    char *err, size_t errlen)
+int insnloc_resolve(const char *path, const char *func, uint64_t off, int trusted,
+		    struct insnloc *out, char *err, size_t errlen)
 {
-	return resolve(path, func, off, 0, out, err, errlen);
+	return resolve(path, func, off, 0, trusted, out, err, errlen);
 }
 
 int insnloc_resolve_addr(const char *path, uint64_t addr, struct insnloc *out, char *err,
 			 size_t errlen)
 {
-	return resolve(path, NULL, addr, 1, out, err, errlen);
+	return resolve(path, NULL, addr, 1, 1, out, err, errlen);
 }
 
-static int resolve(const char *path, const char *func, uint64_t off, int is_addr,
+static int resolve(const char *path, const char *func, uint64_t off, int is_addr, int trusted,
 		   struct insnloc *out, char *err, size_t errlen)
 {
 	struct elf_file f;
 	GElf_Sym s;
 	GElf_Phdr ph;
 	const uint8_t *code;
-	uint64_t at, cur, prev, size;
+	uint64_t at, cur, prev, size, end_hint = 0;
 	char why[160];
 	int r = elf_open(&f, path), n;
 
@@ -165,19 +250,42 @@ static int resolve(const char *path, const char *func, uint64_t off, int is_addr
 		}
 		at = is_addr ? off : off - ph.p_offset + ph.p_vaddr;
 		if (find_func(f.e, NULL, at, &s, out->func, sizeof(out->func))) {
-			/* no symbol: the instruction itself, decoded where it is */
-			s.st_value = at;
+			/* no sized symbol covers it: decoded from the nearest
+			 * function start known (no jump then: the function's
+			 * bounds are not known) */
+			uint64_t lo = ph.p_vaddr, hi = ph.p_vaddr + ph.p_filesz;
+
 			s.st_size = 0;
+			if (nearest_start(f.e, f.raw, f.rawlen, at, lo, &s.st_value, &hi, out->func,
+					  sizeof(out->func))) {
+				if (!trusted) {
+					r = -EINVAL;
+					snprintf(err, errlen,
+						 "0x%llx cannot be checked as an instruction boundary: "
+						 "no function of %s is known to start before it (no "
+						 "symbol, no unwind table entry)",
+						 (unsigned long long)at, path);
+					goto out;
+				}
+				/* (an address its object's notes give: the
+				 * instruction itself) */
+				s.st_value = at;
+			} else if (hi > at && hi - s.st_value < ph.p_vaddr + ph.p_filesz - s.st_value) {
+				end_hint = hi;
+			}
 		}
 	}
 	if ((r = exec_seg(f.e, at, 0, &ph))) {
 		snprintf(err, errlen, "0x%llx is not in %s's code", (unsigned long long)at, path);
 		goto out;
 	}
-	/* the bytes from the function's start to its end (or the segment's) */
+	/* the bytes from the function's start to its end (or the next
+	 * function's start, or the segment's end) */
 	size = ph.p_vaddr + ph.p_filesz - s.st_value;
 	if (s.st_size && s.st_size < size)
 		size = s.st_size;
+	if (end_hint && end_hint - s.st_value < size)
+		size = end_hint - s.st_value;
 	if (s.st_value < ph.p_vaddr || ph.p_offset + (s.st_value - ph.p_vaddr) + size > f.rawlen) {
 		r = -EINVAL;
 		snprintf(err, errlen, "%s: truncated file", path);

@@ -4,7 +4,8 @@
  * file: FUNC+OFFS (bytes past a function's symbol) or PATH:OFFSET (a file
  * offset, as uprobe_events takes it). The address must start an
  * instruction of its function (decoded from the function's start by the
- * arch layer's decoder: else the nearest boundaries are named) that can
+ * arch layer's decoder, the start from a symbol or the unwind table:
+ * else the nearest boundaries are named) that can
  * run elsewhere (src/arch trail_arch_trap_check: else why not).
  */
 #ifndef TRAIL_TOOLS_INSNLOC_H
@@ -27,11 +28,16 @@ struct insnloc {
 };
 
 /* func: FUNC of FUNC+OFFS (off bytes past it), or NULL for a file offset
- * off. 0, or -ENOENT (no such function: err says so), -EINVAL (err: not
- * an instruction boundary, an instruction that cannot be probed, not in
- * code), -ENOTSUP (another architecture), -errno (the file). */
-int insnloc_resolve(const char *path, const char *func, uint64_t off, struct insnloc *out,
-		    char *err, size_t errlen);
+ * off. An offset no sized symbol covers is decoded from the nearest
+ * function start known (any function symbol, the unwind table's
+ * .eh_frame_hdr); with none before it, refused unless trusted (an
+ * address the object's own notes give: a USDT probe's). 0, or -ENOENT
+ * (no such function: err says so), -EINVAL (err: not an instruction
+ * boundary, one that cannot be checked, an instruction that cannot be
+ * probed, not in code), -ENOTSUP (another architecture), -errno (the
+ * file). */
+int insnloc_resolve(const char *path, const char *func, uint64_t off, int trusted,
+		    struct insnloc *out, char *err, size_t errlen);
 
 /* The same for the instruction at a link-time address of path (a source
  * line's, from DWARF). */

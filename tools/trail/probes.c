@@ -564,7 +564,9 @@ static int line_target(struct ptarget *t, const struct probe_def *d, struct insn
 }
 
 /* Where a probe at an instruction goes (insnloc.c): c's object and
- * function named by path, pt's address set. 0 or -errno with e. */
+ * function named by path, pt's address set. 0, or an entry probe: 1 (c
+ * names the function: compiled as one), 2 (an unnamed function's: pt's
+ * entry_addr set), or -errno with e. */
 static int insn_target(struct ptarget *t, const struct probe_def *d, struct probe_def *c,
 		       struct probe_target *pt, char **objname, char **symname,
 		       struct probe_err *e)
@@ -580,8 +582,8 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 	for (int i = 0; i < t->nobjs && !path && !d->lined; i++) {
 		if (!obj_is(&t->objs[i], d->obj))
 			continue;
-		r = insnloc_resolve(t->objs[i].path, d->fileoff ? NULL : d->sym, d->offset, &l, err,
-				    sizeof(err));
+		r = insnloc_resolve(t->objs[i].path, d->fileoff ? NULL : d->sym, d->offset, d->usdt,
+				    &l, err, sizeof(err));
 		if (r != -ENOENT) {
 			path = t->objs[i].path;
 			dw = r ? NULL : pobj_dwarf(&t->objs[i]);
@@ -589,7 +591,8 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 	}
 	if (!path && !d->lined && d->obj && strchr(d->obj, '/')) { /* not loaded (yet): the file */
 		path = d->obj;
-		r = insnloc_resolve(path, d->fileoff ? NULL : d->sym, d->offset, &l, err, sizeof(err));
+		r = insnloc_resolve(path, d->fileoff ? NULL : d->sym, d->offset, d->usdt, &l, err,
+				    sizeof(err));
 	}
 	if (!path || r) {
 		if (!err[0])
@@ -619,6 +622,26 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 		pobj_scan(o);
 		for (size_t k = 0; k < o->fs.n; k++) {
 			const struct fsite *s = &o->fs.sites[k];
+
+			/* a function's first byte, or its patchable entry: the
+			 * entry hook is there, so an entry probe (the same
+			 * records as the probe by name); one without a name
+			 * is found by its address (TRAIL_PROBE_F_ADDR) */
+			if (!s->plt && funcscan_usable(s) && (l.addr == s->func || l.addr == s->addr)) {
+				c->fileoff = 0;
+				c->offset = 0;
+				c->obj = *objname = strdup(path);
+				if (!*objname)
+					return -ENOMEM;
+				if (*s->symbol) {
+					c->sym = *symname = strdup(s->symbol);
+					return *symname ? 1 : -ENOMEM;
+				}
+				pt->entry_addr = s->addr;
+				pt->objpath = path;
+				pt->dw = dw;
+				return 2;
+			}
 			uint64_t end = s->addr + (s->reloc > FUNCSCAN_SITE_BYTES && !s->trap
 							  ? s->reloc : FUNCSCAN_SITE_BYTES);
 
@@ -802,9 +825,9 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 		}
 		pt.src = src;
 	} else if (at_insn(t, d) && (r = insn_target(t, d, &c, &pt, &objname, &symname, e)) != 1) {
-		if (r)
+		if (r < 0)
 			return r;
-		sc.objpath = pt.objpath;
+		sc.objpath = pt.objpath; /* (2: an unnamed function's entry) */
 	} else if (t->nobjs) {
 		struct pobj *o = NULL;
 		const struct fsite *s = NULL;
@@ -905,6 +928,7 @@ int ptarget_usdt_compile(struct ptarget *t, const char *obj, const struct usdt_p
 	}
 	free(text);
 	d->sema = p->sema;
+	d->usdt = 1;
 	r = ptarget_compile(t, d, NULL, line, &res, e);
 	free(res);
 	if (r)
