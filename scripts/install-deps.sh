@@ -11,7 +11,7 @@
 set -eu
 pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev libdw-dev libcapstone-dev systemtap-sdt-dev binutils procps util-linux)
 if [ "${1:-}" = "--bench" ]; then
-	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq)
+	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq redis-server redis-tools nginx wrk)
 fi
 if [ "${1:-}" = "--sanitizers" ] || [ "${2:-}" = "--sanitizers" ]; then
 	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium redis-server redis-tools)

@@ -114,16 +114,32 @@ static int patch(struct hsite *h, uintptr_t target)
 
 /* A library call (FSITE_PLT): its GOT slot holds the stub's address, one
  * aligned store that threads calling meanwhile see or not; a slot that
- * RELRO made read-only is writable for that store only. */
+ * RELRO made read-only is writable for the stores of one pass only. */
+static uintptr_t got_open; /* the RELRO page left writable, or 0 (under
+			     * the control lock) */
+
+/* The RELRO page made writable by got_store read-only again: at the end of
+ * each pass over an object's slots (hook_obj, ftracer_leave), so that
+ * their stores to one page (hundreds of library calls) pay one mprotect
+ * pair, not one each. */
+static void got_close(void)
+{
+	if (got_open)
+		mprotect((void *)got_open, 4096, PROT_READ);
+	got_open = 0;
+}
+
 static int got_store(uintptr_t slot, uintptr_t v, int relro)
 {
 	uintptr_t page = slot & ~(uintptr_t)4095;
 
-	if (relro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE))
-		return -1;
+	if (relro && page != got_open) {
+		got_close();
+		if (mprotect((void *)page, 4096, PROT_READ | PROT_WRITE))
+			return -1;
+		got_open = page;
+	}
 	__atomic_store_n((uintptr_t *)slot, v, __ATOMIC_RELEASE);
-	if (relro)
-		mprotect((void *)page, 4096, PROT_READ);
 	return 0;
 }
 
@@ -246,7 +262,17 @@ static int batch_flush(struct batch *b)
  * functions hooked, or the error of a live batch that failed (-EBUSY,
  * -ETIMEDOUT: see fstep.c).
  */
+static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b);
+
 static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
+{
+	int r = hook_obj_slots(s, ps, o, live, b);
+
+	got_close();
+	return r;
+}
+
+static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
 {
 	int any_l = 0, any_g = 0, n = 0, r, nolib = 0;
 	int tracer = !!(__atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED) & (1u << s));
@@ -460,16 +486,40 @@ static void ftracer_stop(unsigned s)
  * original bytes while the program runs (a patched site is one jump
  * instruction, so the breakpoint-first poke applies). Under the control
  * lock, after the grace period (no thread records for s any more). */
-static void ftracer_leave(unsigned s)
+/* Put back the jumps of sites which[0 .. n) (n <= 64), breakpoint first.
+ * *restore: -1 not known yet, 0 not possible (a thread blocks SIGTRAP:
+ * the sites then stay hooked, for no session: their calls go through the
+ * stub and return at once, and the next session to want them finds them
+ * patched), 1 possible. */
+static void restore_sites(struct hsite *const *which, size_t n, int *restore)
 {
 	struct trail_arch_poke batch[64];
-	struct hsite *which[64];
+
+	for (size_t k = 0; k < n; k++) {
+		batch[k].addr = which[k]->addr;
+		memcpy(batch[k].bytes, which[k]->orig, sizeof(which[k]->orig));
+	}
+	if (*restore < 0)
+		*restore = !trail__step_check();
+	if (*restore && !trail_arch_poke_live(batch, n))
+		for (size_t k = 0; k < n; k++)
+			which[k]->patched = 0;
+}
+
+static void ftracer_leave(unsigned s)
+{
+	struct hsite *which[64], **all;
 	struct htable *t = trail__htab;
-	size_t n = 0, cap = t ? t->cap : 0;
+	size_t n = 0, nall = 0, cap = t ? t->cap : 0;
 	int restore = -1; /* not known yet */
 
 	trail__fhook_clear(s);
-
+	/* the jumps to put back, in address order: a batch then shares its
+	 * pages (made writable once each: poke.c), where the table's hash
+	 * order scattered them (a mprotect pair per site); in table order
+	 * if there is no room for the list */
+	all = cap ? mmap(NULL, cap * sizeof(*all), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
 	for (size_t i = 0; i <= cap; i++) {
 		struct hsite *h = i < cap ? &t->slot[i] : NULL;
 
@@ -489,25 +539,33 @@ static void ftracer_leave(unsigned s)
 				if (!trail_arch_poke_bytes(&p, 1))
 					h->patched = 0;
 			} else if (!h->mask && !h->pmask && h->patched) {
-				batch[n].addr = h->addr;
-				memcpy(batch[n].bytes, h->orig, sizeof(h->orig));
-				which[n++] = h;
+				if (all != MAP_FAILED)
+					all[nall++] = h;
+				else
+					which[n++] = h;
 			}
 		}
 		if (n == 64 || (!h && n)) {
-			/* restoring goes breakpoint first too: not while a thread
-			 * blocks SIGTRAP (one that started to after the attach).
-			 * The sites then stay hooked, for no session: their calls
-			 * go through the stub and return at once, and the next
-			 * session to want them finds them patched. */
-			if (restore < 0)
-				restore = !trail__step_check();
-			if (restore && !trail_arch_poke_live(batch, n))
-				for (size_t k = 0; k < n; k++)
-					which[k]->patched = 0;
+			restore_sites(which, n, &restore);
 			n = 0;
 		}
 	}
+	if (all != MAP_FAILED) {
+		/* Shell sort by address (no qsort here: it may allocate, and
+		 * this runs in the control signal handler) */
+		for (size_t gap = nall / 2; gap; gap /= 2)
+			for (size_t i = gap; i < nall; i++)
+				for (size_t j = i; j >= gap && all[j - gap]->addr > all[j]->addr; j -= gap) {
+					struct hsite *x = all[j];
+
+					all[j] = all[j - gap];
+					all[j - gap] = x;
+				}
+		for (size_t i = 0; i < nall; i += 64)
+			restore_sites(all + i, nall - i < 64 ? nall - i : 64, &restore);
+		munmap(all, cap * sizeof(*all));
+	}
+	got_close();
 	for (unsigned i = 0; i < trail__nobjs; i++)
 		trail__objs[i].published &= ~(1u << s);
 	trail__fprobe_insn_leave(s);

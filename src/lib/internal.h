@@ -96,6 +96,9 @@ struct psess {
 	int cli_fd;
 	uint64_t cli_start;
 	int detaching; /* a thread waits for the grace period of its detach */
+	int leaving;   /* a thread is detaching it (atomic: read without the
+			* control lock by a repeated request, which then
+			* returns at once instead of waiting for the lock) */
 	/* a private copy of the session's spec (the arena is shared), in
 	 * pages of its own, kept for the slot's next session (a reader late
 	 * on a freed slot still reads memory) and grown when one needs more */

@@ -628,6 +628,7 @@ static void sess_unmap(unsigned s)
 	ps->base = NULL;
 	ps->hdr = NULL;
 	ps->detaching = 0; /* a forked child's copy: the parent's thread waits */
+	__atomic_store_n(&ps->leaving, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ps->gen, ps->gen + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&ps->state, PS_FREE, __ATOMIC_RELEASE);
 }
@@ -648,6 +649,7 @@ static int sess_detach(unsigned s, void *uc)
 
 	if (ps->detaching)
 		return -EAGAIN;
+	__atomic_store_n(&ps->leaving, 1, __ATOMIC_RELAXED);
 	if (ps->state == PS_ACTIVE) {
 		const struct trail_source *src;
 
@@ -663,8 +665,10 @@ static int sess_detach(unsigned s, void *uc)
 	quiet = grace_wait(uc);
 	ctl_lock(NULL, uc);
 	ps->detaching = 0;
-	if (!quiet)
+	if (!quiet) {
+		__atomic_store_n(&ps->leaving, 0, __ATOMIC_RELAXED);
 		return -EAGAIN;
+	}
 	{
 		const struct trail_source *src;
 
@@ -717,6 +721,15 @@ static void ctl_command(siginfo_t *si, void *uc)
 				sess_attach(&j, uc);
 			ctl_unlock(NULL);
 			return;
+		}
+		if (cmd == TRAIL_CTL_DETACH) {
+			/* a repeat while another thread detaches that session
+			 * (putting back thousands of functions, say): nothing
+			 * to add, and spinning for the lock would only take
+			 * the CPU it needs; the recorder asks again if need be */
+			s = find_slot(si->si_pid, fd);
+			if (s >= 0 && __atomic_load_n(&trail__sess[s].leaving, __ATOMIC_RELAXED))
+				return;
 		}
 		ctl_lock(NULL, uc);
 		reap_orphans(uc);

@@ -307,7 +307,8 @@ void trail_recorder_detach(struct trail_recorder *R)
 			}
 			if (!round) /* leaving unpatches: threads made since */
 				open_signals(R, (pid_t)pr->pid, sig, 0, t);
-			if (round % 5 == 0)
+			/* every 50 ms; every 250 once taken (it is at work) */
+			if (round % (st == TRAIL_PS_DETACH_PENDING ? 25 : 5) == 0)
 				send_cmd(R, (pid_t)pr->pid, sig, TRAIL_CTL_DETACH);
 			waiting++;
 			pending += st == TRAIL_PS_DETACH_PENDING;

@@ -484,6 +484,7 @@ attach_to_threads_that_block_signals() {
 	# created with everything blocked 1.5 s in, while recorded
 	"$BLOCKER" late >b2.out & bp=$!
 	$TRAIL record -q -o b2.dat -p function -l blocked_work -P $bp & rp=$!
+	wait_for "grep -q trail-arena /proc/$bp/maps" || die "never attached"
 	wait_for "grep -q ready b2.out" || die "blocker never ready"
 	sleep 1
 	kill -INT $rp; wait $rp

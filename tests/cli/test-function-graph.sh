@@ -395,6 +395,7 @@ attach_then_dlopen() {
 	wait_for "[ -e $TRAIL_REGISTRY/$pid ]" || die "never registered"
 	before=$(dl_state_bytes $pid || true)
 	$TRAIL record -q -p function_graph -l 'inner_*' -l plug_entry --allow-unknown -o at.dat -P $pid & rp=$!
+	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
 	sleep 1
 	kill -INT $rp; wait $rp
 	sleep 0.2

@@ -183,6 +183,48 @@ int trail_arch_poke_bytes(const struct trail_arch_poke *p, size_t n)
 	return r;
 }
 
+/* The pages of a batch's sites made writable (or back), each once, runs
+ * of adjacent ones in one call: a mprotect per site split the text's
+ * mapping and merged it again every time (thousands of functions patched
+ * and unpatched while a server waits in its signal handler). Only pages
+ * sites touch are changed, all of them code. Batches of more than 64
+ * sites go site by site. */
+static int prot_sites(const struct trail_arch_poke *p, size_t n, int writable)
+{
+	uintptr_t pg[128], page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	size_t np = 0;
+	int r = 0;
+
+	if (n > 64) {
+		for (size_t i = 0; i < n && !r; i++)
+			r = prot(p[i].addr, TRAIL_ARCH_SITE_SIZE, writable);
+		return r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t a = p[i].addr & ~(page - 1);
+
+		pg[np++] = a;
+		if (((p[i].addr + TRAIL_ARCH_SITE_SIZE - 1) & ~(page - 1)) != a)
+			pg[np++] = a + page;
+	}
+	for (size_t i = 1; i < np; i++) /* insertion sort: n is small */
+		for (size_t j = i; j > 0 && pg[j - 1] > pg[j]; j--) {
+			uintptr_t t = pg[j];
+
+			pg[j] = pg[j - 1];
+			pg[j - 1] = t;
+		}
+	for (size_t i = 0; i < np && !r;) {
+		size_t j = i + 1;
+
+		while (j < np && pg[j] <= pg[j - 1] + page)
+			j++;
+		r = prot(pg[i], pg[j - 1] + page - pg[i], writable);
+		i = j;
+	}
+	return r;
+}
+
 static int poke(const struct trail_arch_poke *p, size_t n, int (*step)(void))
 {
 	uint8_t first[64];
@@ -190,9 +232,8 @@ static int poke(const struct trail_arch_poke *p, size_t n, int (*step)(void))
 
 	if (r)
 		return r;
-	for (size_t i = 0; i < n; i++)
-		if ((r = prot(p[i].addr, TRAIL_ARCH_SITE_SIZE, 1)))
-			goto out;
+	if ((r = prot_sites(p, n, 1)))
+		goto out;
 	if (step && n > sizeof(first)) {
 		r = -E2BIG;
 		goto out;
@@ -221,7 +262,6 @@ static int poke(const struct trail_arch_poke *p, size_t n, int (*step)(void))
 		__atomic_store_n((uint8_t *)p[i].addr, p[i].bytes[0], __ATOMIC_RELEASE);
 	serialize();
 out:
-	for (size_t i = 0; i < n; i++)
-		prot(p[i].addr, TRAIL_ARCH_SITE_SIZE, 0);
+	prot_sites(p, n, 0);
 	return r;
 }

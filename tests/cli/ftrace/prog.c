@@ -28,6 +28,9 @@
  *   prog blocked         spin, with one of the threads blocking every signal
  *   prog blockrt         spin, with one of the threads blocking SIGRTMIN+7
  *                        (libtrail's control signal) only
+ *   prog rawblocked      blocked, the mask set by a raw system call (which
+ *   prog rawblockrt      libtrail's interposed pthread_sigmask cannot see);
+ *                        blockrt, likewise
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,6 +173,26 @@ static void *blockrt_main(void *arg)
 	sigemptyset(&one);
 	sigaddset(&one, SIGRTMIN + 7);
 	pthread_sigmask(SIG_BLOCK, &one, NULL);
+	return spin_main(arg);
+}
+
+/* the mask set behind libc's back */
+static void *rawblocked_main(void *arg)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
+	return spin_main(arg);
+}
+
+static void *rawblockrt_main(void *arg)
+{
+	sigset_t one;
+
+	sigemptyset(&one);
+	sigaddset(&one, SIGRTMIN + 7);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &one, NULL, 8);
 	return spin_main(arg);
 }
 
@@ -310,10 +334,15 @@ static int modes(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			pthread_create(&t[i], NULL, spin_main, (void *)"x9");
 		pthread_join(t[0], NULL);
-	} else if (!strcmp(m, "blocked") || !strcmp(m, "blockrt")) {
+	} else if (!strcmp(m, "blocked") || !strcmp(m, "blockrt") || !strcmp(m, "rawblocked") ||
+		   !strcmp(m, "rawblockrt")) {
+		void *(*fn)(void *) = !strcmp(m, "blocked")	 ? blocked_main
+				      : !strcmp(m, "blockrt")	 ? blockrt_main
+				      : !strcmp(m, "rawblocked") ? rawblocked_main
+								 : rawblockrt_main;
 		pthread_t t[2];
 
-		pthread_create(&t[0], NULL, m[5] == 'r' ? blockrt_main : blocked_main, (void *)"x9");
+		pthread_create(&t[0], NULL, fn, (void *)"x9");
 		pthread_create(&t[1], NULL, spin_main, (void *)"x9");
 		pthread_join(t[0], NULL);
 	} else if (!strcmp(m, "short")) {
