@@ -516,10 +516,9 @@ redis_attached_under_load() {
 	rs=$!
 	wait_for "redis-cli -p $port ping 2>/dev/null | grep -q PONG" || die "redis never answered"
 	redis-benchmark -p $port -n 2000000 -c 8 -t set,get -q >bench.txt 2>&1 & bp=$!
-	# (8 cycles: bench/attach-servers.sh runs 20 and times them)
-	for i in $(seq 8); do
+	for i in $(seq 20); do
 		local sel=(-l processCommand -l call -l 'lookupKey*' -l 'dictFind*' -l '*GenericCommand')
-		if [ $i = 1 ] || [ $i = 8 ]; then sel=(); fi
+		if [ $i = 1 ] || [ $i = 20 ]; then sel=(); fi
 		$TRAIL record -q -o r$i.dat -p function_graph "${sel[@]}" -P $rs 2>err.txt & rp=$!
 		wait_for "grep -q trail-arena /proc/$rs/maps" || die "cycle $i: never attached: $(cat err.txt)"
 		sleep 0.2
@@ -530,17 +529,17 @@ redis_attached_under_load() {
 	# (TERM: a background job ignores SIGINT, and the benchmark ran its
 	# 2 M requests to the end)
 	kill -TERM $bp 2>/dev/null; wait $bp 2>/dev/null || true
-	redis-cli -p $port ping | grep -q PONG || die "redis does not answer after 8 cycles"
+	redis-cli -p $port ping | grep -q PONG || die "redis does not answer after 20 cycles"
 	redis-cli -p $port info stats >stats.txt
 	grep -q '^total_error_replies:0' stats.txt || die "failed requests: $(grep error stats.txt)"
 	grep -q 'rejected_connections:0' stats.txt || die "rejected connections"
-	for i in 4 8; do
-		# (the file's accounting: r8 holds every function's calls)
+	for i in 10 20; do
+		# (the file's accounting: r20 holds every function's calls)
 		n=$($TRAIL report -i r$i.dat --stat |
 			sed -n 's|^# entries-in-buffer/entries-written: \([0-9]*\)/.*|\1|p')
 		[ "$n" -gt 100 ] || die "r$i.dat: $n events"
 	done
-	$TRAIL report -q -i r4.dat | grep -q 'processCommand()' || die "no processCommand in r4.dat"
+	$TRAIL report -q -i r10.dat | grep -q 'processCommand()' || die "no processCommand in r10.dat"
 	redis-cli -p $port shutdown nosave >/dev/null 2>&1 || kill $rs
 	wait $rs 2>/dev/null || true
 }
