@@ -92,7 +92,8 @@ for t in "$SRC"/tests/cli/test-*.sh "$SRC"/tests/stress/test-*.sh; do
 	queue "${t#$SRC/tests/}" "$SRC/tests/lib/run-one.sh $BUILD $t"
 done
 
-# JOBS at a time, one of them at most "alone" (those first: the longest),
+# JOBS at a time, one of them at most "alone" (those first: the longest;
+# with one job, all in order),
 # reported in queue order as soon as each and those before it are done
 done_() { [ -e "$TRAIL_TEST_TMP/job.$1/secs" ]; }
 pick() { # the next test to start, or nothing
@@ -100,6 +101,13 @@ pick() { # the next test to start, or nothing
 	for ((k = 0; k < ${#names[@]}; k++)); do
 		[ "${started[$k]}" = 1 ] && [ "${heavy[$k]}" = 1 ] && ! done_ $k && heavy_running=1
 	done
+	# (one at a time: in order)
+	if [ "$JOBS" = 1 ]; then
+		for ((k = 0; k < ${#names[@]}; k++)); do
+			[ "${started[$k]}" = 0 ] && { echo $k; return; }
+		done
+		return
+	fi
 	if [ $heavy_running = 0 ]; then
 		for ((k = 0; k < ${#names[@]}; k++)); do
 			[ "${started[$k]}" = 0 ] && [ "${heavy[$k]}" = 1 ] && { echo $k; return; }
