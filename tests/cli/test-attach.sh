@@ -417,7 +417,18 @@ injection_keeps_every_register() {
 # the tries on the keeper (events: registers checked), half on a program
 # whose functions are patched (-p function_graph).
 injection_survives_sigkill() {
-	local n=$1 i kp d loaded=0 rp
+	local n=$1 i kp d loaded=0 rp w t0
+	# how long a load takes on this build and machine (ASan's is slower):
+	# the kills fall in 0..1.5 times that
+	"$KEEPER" 5 >k.out & kp=$!
+	wait_for "grep -q ready k.out" || die "keeper never ready"
+	t0=$(date +%s%N)
+	$TRAIL record -q -o s.dat -e '*' --allow-unknown -P $kp 2>/dev/null & rp=$!
+	wait_for "grep -q libtrail /proc/$kp/maps" || die "libtrail never loaded"
+	w=$((($(date +%s%N) - t0) / 1000000))
+	stop_rec $rp || true
+	kill -TERM $kp; wait $kp || die "the first keeper: $(cat k.out)"
+	echo "a load took $w ms"
 	for i in $(seq "$n"); do
 		if [ $((i % 2)) = 1 ]; then
 			"$KEEPER" 5 >k.out & kp=$!
@@ -429,8 +440,8 @@ injection_survives_sigkill() {
 				die "no target"
 			$TRAIL record -q -o s.dat -p function_graph -P $kp 2>/dev/null & rp=$!
 		fi
-		d=$((RANDOM % 100))
-		sleep "$(printf '0.%03d' $d)"
+		d=$((RANDOM % (w * 3 / 2 + 1)))
+		sleep "$(printf '%d.%03d' $((d / 1000)) $((d % 1000)))"
 		kill -KILL $rp; wait $rp 2>/dev/null || true
 		sleep 0.05
 		grep -q libtrail /proc/$kp/maps && loaded=$((loaded + 1))
@@ -514,7 +525,9 @@ redis_attached_under_load() {
 	local port=$((20000 + RANDOM % 20000)) rs bp i
 	redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no >redis.log 2>&1 &
 	rs=$!
-	wait_for "redis-cli -p $port ping 2>/dev/null | grep -q PONG" || die "redis never answered"
+	wait_for "redis-cli -p $port ping 2>/dev/null | grep -q PONG" || die "redis never answered: $(tail -3 redis.log)"
+	# (the one that answered is this one: not another on a port in use)
+	kill -0 $rs 2>/dev/null || die "redis-server exited: $(tail -3 redis.log)"
 	redis-benchmark -p $port -n 2000000 -c 8 -t set,get -q >bench.txt 2>&1 & bp=$!
 	for i in $(seq 20); do
 		local sel=(-l processCommand -l call -l 'lookupKey*' -l 'dictFind*' -l '*GenericCommand')
@@ -555,8 +568,8 @@ elif ! grep -qw avx2 /proc/cpuinfo; then
 	t attach_to_threads_that_block_signals attach_to_threads_that_block_signals
 else
 	t injection_keeps_every_register injection_keeps_every_register
-	# 100 tries in the plain build, 40 under the sanitizers (slower)
-	if ldd "$LIBTRAIL" | grep -q libasan; then KILLS=40; else KILLS=100; fi
+	# 100 tries in the plain build, 20 under the sanitizers (slower)
+	if ldd "$LIBTRAIL" | grep -q libasan; then KILLS=20; else KILLS=100; fi
 	t injection_survives_sigkill injection_survives_sigkill $KILLS
 	t stop_signals_wait_for_the_injection stop_signals_wait_for_the_injection
 	t attach_to_threads_that_block_signals attach_to_threads_that_block_signals
