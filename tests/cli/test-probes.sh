@@ -940,18 +940,39 @@ first_calls_counted() {
 	}
 	__attribute__((constructor(101))) static void first(void) { take(2); }
 	__attribute__((constructor)) static void second(void) { take(3); }
+	/* before any constructor, the C library's own included */
+	static void pre(int c, char **v, char **e) { (void)c; (void)v; (void)e; take(5); }
+	__attribute__((section(".preinit_array"), used)) static void (*pre_p)(int, char **, char **) = pre;
+	void lib_take(void);
 	int main(void)
 	{
 		take(4);
+		lib_take();
 		return 0;
 	}
 	C
-	${CC:-cc} -O2 early.c -o early
+	# a library whose constructor runs before the program's
+	cat >earlylib.c <<-'C'
+	#include <stdlib.h>
+	static void take(int n)
+	{
+		for (int i = 0; i < n; i++) {
+			void *volatile p = malloc(128 + i);
+			free(p);
+		}
+	}
+	__attribute__((constructor)) static void libinit(void) { take(6); }
+	void lib_take(void) { take(1); }
+	C
+	${CC:-cc} -O2 -shared -fPIC earlylib.c -o libearly.so
+	${CC:-cc} -O2 early.c -o early -L. -learly -Wl,-rpath,"$PWD"
 	local libc m
 	libc=$(ldd ./early | awk '$1 ~ /^libc\.so/ {print $3}')
 	m=$(libc_offset ./early malloc)
+	# 2 + 3 + 4 + 1 in the program and its library, 5 in .preinit_array,
+	# 6 in the library's constructor: 21
 	$TRAIL record -q --probe "p:lc/malloc $libc:$m" -o e.dat -- ./early
-	$TRAIL report -q -i e.dat --count | grep -q '^ *lc:malloc  *9$' ||
+	$TRAIL report -q -i e.dat --count | grep -q '^ *lc:malloc  *21$' ||
 		die "$($TRAIL report -q -i e.dat --count)"
 }
 t first_calls_counted first_calls_counted
