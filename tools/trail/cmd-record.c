@@ -789,6 +789,59 @@ static int trigger_each(const char *name, const void *blob, size_t size, void *a
 			     size, name);
 }
 
+/* How many -T select provider:name (the event "SYS:EVENT" in name)? */
+static int triggers_on(const struct session *S, const char *name)
+{
+	const char *colon = strchr(name, ':');
+	char prov[256];
+	int n = 0;
+
+	if (!colon || (size_t)(colon - name) >= sizeof(prov))
+		return 0;
+	memcpy(prov, name, (size_t)(colon - name));
+	prov[colon - name] = '\0';
+	for (int i = 0; i < S->ntriggers; i++) {
+		const char *pat = S->triggers[i] + 9;
+
+		n += trail__spec_match1(pat, (size_t)(strchr(pat, ' ') - pat), prov, colon + 1);
+	}
+	return n;
+}
+
+static int crowd_each(const char *name, const void *blob, size_t size, void *arg)
+{
+	int n = triggers_on(arg, name);
+	(void)blob, (void)size;
+
+	if (n <= TRAIL_TRIG_PER_EVENT)
+		return 0;
+	tool_err("-T: %d triggers on %s, at most %d triggers per event", n, name,
+		 TRAIL_TRIG_PER_EVENT);
+	return -1;
+}
+
+/* libtrail keeps TRAIL_TRIG_PER_EVENT triggers an event, and leaves an
+ * event with more off: refused here for the events known (k, the
+ * probes) and those a -T names without a glob (a script's). */
+static int check_crowd(struct session *S, const struct known *k)
+{
+	if (each_event(S, k, "*", 1, crowd_each, S))
+		return -1;
+	for (int i = 0; i < S->ntriggers; i++) {
+		const char *pat = S->triggers[i] + 9;
+		size_t plen = (size_t)(strchr(pat, ' ') - pat);
+		char name[300];
+
+		if (plen < sizeof(name) && memchr(pat, ':', plen) && !memchr(pat, '*', plen) &&
+		    !memchr(pat, '?', plen) && !memchr(pat, '[', plen)) {
+			snprintf(name, sizeof(name), "%.*s", (int)plen, pat);
+			if (crowd_each(name, NULL, 0, S))
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* Every -f and -T against the events they apply to that we know of (k,
  * the probe events): filters and trigger conditions compile for their
  * fields; a trigger's event and its enable/disable_event's exist (when
@@ -801,7 +854,7 @@ static int check_filters(struct session *S, const struct known *k)
 	int known = k->n || S->nprobe_names;
 	uint64_t hist = 0;
 	struct hdefs defs = {0};
-	int r = check_filters1(S, k, known, &hist, &defs);
+	int r = check_crowd(S, k) ? -1 : check_filters1(S, k, known, &hist, &defs);
 
 	if (!r)
 		r = check_links(S, k, defs.d, defs.n, known && !S->allow_unknown && !S->all);
