@@ -166,13 +166,48 @@ pid_errors() {
 registry_must_be_private() {
 	mkdir open; chmod 755 open
 	TRAIL_REGISTRY=$PWD/open expect_rc 1 $TRAIL ps 2>err.txt
-	has err.txt "not a private directory"
+	has err.txt "mode 0755 gives others access"
 	mkdir -p real; chmod 700 real; ln -s real link
 	TRAIL_REGISTRY=$PWD/link expect_rc 1 $TRAIL ps 2>err.txt
 	has err.txt "symbolic link"
 	# libtrail refuses it too: nothing gets written through the link
 	TRAIL_REGISTRY=$PWD/link LD_PRELOAD=$LIBTRAIL "$EXAMPLE" 1 1
 	[ -z "$(ls real)" ] || die "libtrail wrote through a symlinked registry"
+}
+
+# a registry of mode 0755: every command that reads or writes it says
+# which directory, its mode and the one it needs, before anything runs
+# (was "probe: Operation not permitted", or nothing: record -a waited)
+registry_mode_everywhere() {
+	mkdir -p open755; chmod 755 open755
+	local want="trail: registry $PWD/open755: mode 0755 gives others access: it must be mode 0700, owned by you (chmod 700 $PWD/open755)"
+	"$EXAMPLE" --loop 1 >/dev/null &
+	local lp=$!
+	while IFS='|' read -r pre cmd; do
+		[ -n "$cmd" ] || continue
+		rc=0
+		eval "TRAIL_REGISTRY=$PWD/open755 timeout 20 $cmd" >out.txt 2>err.txt || rc=$?
+		[ "$rc" -eq 1 ] || die "$cmd: exit $rc, wanted 1: $(cat err.txt)"
+		[ "$(cat err.txt)" = "${want/trail: /trail: $pre}" ] || die "$cmd: $(cat err.txt)"
+	done <<-EOF
+	probe: |\$TRAIL probe 'p:x/pi parse_int'
+	probe: |\$TRAIL probe -l
+	probe: |\$TRAIL probe -d x/pi
+	probe: |\$TRAIL probe --clear
+	synth: |\$TRAIL synth 'lat u64 x'
+	synth: |\$TRAIL synth -l
+	|\$TRAIL ps
+	|\$TRAIL record -q -e all -o t.dat -- $EXAMPLE
+	|\$TRAIL record -q --probe 'p:x/pi main' -o t.dat -- $EXAMPLE
+	|\$TRAIL record -q -e all -P $lp -o t.dat
+	|\$TRAIL record -q -e all -a -o t.dat
+	|\$TRAIL hist -P $lp -e app:request 'keys=bytes'
+	EOF
+	kill $lp
+	[ ! -e t.dat ] || die "a recording was made"
+	TRAIL_REGISTRY=$PWD/open755 $TRAIL list -- "$EXAMPLE" >out.txt 2>err.txt
+	has err.txt "trail: warning: the kept probe definitions (trail probe) are left out: registry $PWD/open755: mode 0755"
+	has out.txt "app:request"
 }
 
 # Each message names the real problem (reliability issue, items 8 and 9):
@@ -229,5 +264,6 @@ t not_a_trace_file not_a_trace_file
 t file_size_limit_mid_recording file_size_limit_mid_recording
 t pid_errors pid_errors
 t registry_must_be_private registry_must_be_private
+t registry_mode_everywhere registry_mode_everywhere
 t messages_table messages_table
 t stat_and_count_together stat_and_count_together

@@ -418,8 +418,12 @@ static void add_probes(struct listing *L, pid_t pid, const char *path)
 	struct ptarget *t = NULL;
 	char err[512];
 
-	if (probes_read(&all, err, sizeof(err)) ||
-	    (pid ? ptarget_pid(&t, pid, err, sizeof(err))
+	if (probes_read(&all, err, sizeof(err))) {
+		tool_warn("the kept probe definitions (trail probe) are left out: %s", err);
+		probes_free(&all);
+		return;
+	}
+	if ((pid ? ptarget_pid(&t, pid, err, sizeof(err))
 		 : ptarget_program(&t, path, err, sizeof(err)))) {
 		probes_free(&all);
 		ptarget_free(t);

@@ -459,10 +459,10 @@ static int synths_needed(struct session *S)
 	char err[512];
 	int r = synths_read(&l, err, sizeof(err));
 
-	/* (a registry directory that cannot be used is said later, where
-	 * the recording needs it) */
-	if (r == -EINVAL) {
-		tool_err("synth: %s", err);
+	/* (also where a registry directory that cannot be used is said:
+	 * the kept definitions, probes' too, and the processes are there) */
+	if (r) {
+		tool_err("%s%s", r == -EINVAL ? "synth: " : "", err);
 		return -1;
 	}
 	for (int i = 0; i < l.n; i++) {
@@ -1175,7 +1175,7 @@ static int setup_probes(struct session *S, struct ptarget *t, const char *where)
 	char err[512], **kept;
 
 	if ((r = probes_read(&all, err, sizeof(err)))) {
-		tool_err("%s", r == -EINVAL ? err : strerror(-r));
+		tool_err("%s", err);
 		return -1;
 	}
 	for (int i = 0; i < S->nprobes; i++) {
@@ -1337,7 +1337,9 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 		return -1;
 	dfd = trail__registry_open(path, 0);
 	if (dfd < 0 && dfd != -ENOENT) {
-		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
+		char why[1200];
+
+		tool_err("%s", trail__registry_why(path, dfd, why, sizeof(why)));
 		return -1;
 	}
 	if (dfd < 0 || (r = trail__registry_get(dfd, pid, &reg), close(dfd), r)) {
@@ -1352,6 +1354,26 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 		return -1;
 	}
 	*sig = reg.signal;
+	return 0;
+}
+
+/* Can the registry be read (a missing one: yes, nothing registered yet)?
+ * 0, or -1 said */
+static int registry_usable(void)
+{
+	char path[512], why[1200];
+	int fd;
+
+	if (trail__registry_path(path, sizeof(path))) {
+		tool_err("the registry directory's path is too long");
+		return -1;
+	}
+	if ((fd = trail__registry_open(path, 0)) < 0 && fd != -ENOENT) {
+		tool_err("%s", trail__registry_why(path, fd, why, sizeof(why)));
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }
 
@@ -1378,14 +1400,8 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		return -1;
 	}
 	/* a bad registry is said first, whatever the process has */
-	if (trail__registry_path(path, sizeof(path)))
+	if (registry_usable())
 		return -1;
-	if ((r = trail__registry_open(path, 0)) < 0 && r != -ENOENT) {
-		tool_err("registry %s: %s", path, trail__registry_strerror(r));
-		return -1;
-	}
-	if (r >= 0)
-		close(r);
 	injected = !trail_recorder_pid_maps_libtrail(pid);
 	if (!injected && registry_signal(pid, comm, sig))
 		return -1;
@@ -1949,7 +1965,7 @@ static int record(struct session *S, int argc, char **argv)
 	if (S->all) {
 		struct known none = {0};
 
-		if (check_filters(S, &none))
+		if (registry_usable() || check_filters(S, &none))
 			return 1;
 	}
 	/* the filters and triggers go to the spec after the probes (and the

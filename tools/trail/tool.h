@@ -74,11 +74,13 @@ int cmd_list(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* A file of the registry directory (made if create): its path into
- * path (n bytes). 0 or -errno (-ENOENT: no directory, create 0). */
-int tool_registry_file(const char *name, char *path, size_t n, int create);
+ * path (n bytes). 0, or -errno with err (-ENOENT: no directory, create 0). */
+int tool_registry_file(const char *name, char *path, size_t n, int create, char *err,
+		       size_t en);
 /* fn(arg, line, msg, mn) for each line of that file but blank ones and
  * #comments (a missing file: none); fn's non-zero (msg set) stops it:
- * -EINVAL, err naming the line. 0 or -errno. */
+ * -EINVAL, err naming the line. 0, or -errno with err (a registry
+ * directory that cannot be used: its path and why). */
 int tool_registry_read(const char *name, int (*fn)(void *arg, const char *line, char *msg, size_t mn),
 		       void *arg, char *err, size_t en);
 /* Replace that file (mode 0600, written aside, renamed into place) with
