@@ -210,6 +210,73 @@ registry_mode_everywhere() {
 	has out.txt "app:request"
 }
 
+# a write that fails names the output and the cause, exit 1, for every
+# writer: report's layouts, every export format to standard output and
+# to -o (was: exit 1 and nothing said, "Input/output error", "writing
+# (null)"); ctf's files by name with the real errno (was EIO)
+write_errors_named() {
+	$TRAIL record -q -p function_graph -e 'app:*' -o w.dat -- "$EXAMPLE" 2 3 >/dev/null
+	local o
+	for o in "" --summary --stat --count; do
+		expect_rc 1 $TRAIL report $o -i w.dat >/dev/full 2>err.txt
+		[ "$(cat err.txt)" = "trail: report: writing standard output: No space left on device" ] ||
+			die "report $o: $(cat err.txt)"
+	done
+	for o in text perfetto chrome folded flamegraph; do
+		expect_rc 1 $TRAIL export -q -F $o -i w.dat >/dev/full 2>err.txt
+		[ "$(cat err.txt)" = "trail: export: writing standard output: No space left on device" ] ||
+			die "export $o: $(cat err.txt)"
+		expect_rc 1 $TRAIL export -q -F $o -i w.dat -o /dev/full 2>err.txt
+		[ "$(cat err.txt)" = "trail: export: writing /dev/full: No space left on device" ] ||
+			die "export $o -o: $(cat err.txt)"
+		# the same to a file: written whole, and nothing said
+		$TRAIL export -q -F $o -i w.dat -o w.$o 2>err.txt
+		[ -s w.$o ] && [ ! -s err.txt ] && [ ! -e w.$o.part ] || die "export $o to a file: $(cat err.txt)"
+		# a file size limit: the file's errno, the .part removed
+		rm -f w.$o
+		rc=0
+		( ulimit -f 1; trap '' XFSZ; exec $TRAIL export -q -F $o -i w.dat -o w.$o ) 2>err.txt || rc=$?
+		[ $rc -eq 1 ] && [ "$(cat err.txt)" = "trail: export: writing w.$o: File too large" ] ||
+			die "export $o, ulimit -f 1: exit $rc: $(cat err.txt)"
+		[ ! -e w.$o ] && [ ! -e w.$o.part ] || die "export $o left a file"
+	done
+	rc=0
+	( ulimit -f 1; trap '' XFSZ; exec $TRAIL export -q -F ctf -i w.dat -o w.ctf ) 2>err.txt || rc=$?
+	[ $rc -eq 1 ] || die "ctf, ulimit -f 1: exit $rc"
+	grep -Eq "ctf: writing w.ctf/(metadata|stream-[0-9-]+): File too large$" err.txt ||
+		die "ctf, ulimit -f 1: $(cat err.txt)"
+}
+
+# a disk that fills: record's file there before stays when nothing was
+# recorded (not replaced by an empty one); ctf's files named with ENOSPC.
+# A small tmpfs of a mount namespace of our own
+full_disk() {
+	$TRAIL record -q -e 'app:*' -o earlier.dat -- "$EXAMPLE" 1 1 >/dev/null
+	cat >full.sh <<-EOF
+	set -e
+	mkdir -p mnt
+	mount -t tmpfs -o size=64k none mnt
+	cp earlier.dat mnt/t.dat
+	dd if=/dev/zero of=mnt/fill bs=4k 2>/dev/null || true
+	rc=0; $TRAIL record -q -e 'app:*' -o mnt/t.dat -- "$EXAMPLE" 1 1 >/dev/null 2>rec.txt || rc=\$?
+	echo "record \$rc" >rcs.txt
+	cmp -s earlier.dat mnt/t.dat && echo kept >>rcs.txt
+	rm mnt/fill
+	rc=0; $TRAIL export -q -F ctf -i earlier.dat -o mnt/big >/dev/null 2>ctf.txt || rc=\$?
+	dd if=/dev/zero of=mnt/fill bs=4k 2>/dev/null || true
+	rc=0; $TRAIL export -q -F ctf -i earlier.dat -o mnt/c --force 2>ctf.txt || rc=\$?
+	echo "ctf \$rc" >>rcs.txt
+	EOF
+	unshare -rm sh full.sh
+	has rcs.txt "record 1"
+	has rcs.txt "kept"
+	[ "$(cat rec.txt)" = "trail: writing mnt/t.dat: No space left on device; nothing was recorded (the file there before is left as it was)" ] ||
+		die "record: $(cat rec.txt)"
+	has rcs.txt "ctf 1"
+	grep -Eq "ctf: writing mnt/c/(metadata|stream-[0-9-]+): No space left on device$" ctf.txt ||
+		die "ctf: $(cat ctf.txt)"
+}
+
 # Each message names the real problem (reliability issue, items 8 and 9):
 # one row per case, "exit status|text the message must hold|command".
 messages_table() {
@@ -267,3 +334,9 @@ t registry_must_be_private registry_must_be_private
 t registry_mode_everywhere registry_mode_everywhere
 t messages_table messages_table
 t stat_and_count_together stat_and_count_together
+t write_errors_named write_errors_named
+if unshare -rm true 2>/dev/null; then
+	t full_disk full_disk
+else
+	skip full_disk "no user and mount namespace (unshare -rm) for a small tmpfs"
+fi

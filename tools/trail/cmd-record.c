@@ -1466,17 +1466,29 @@ static void restore_signals(void *ctx)
 
 /* ---------------------------------------------------------------- finish */
 
-static int write_failed(struct session *S, int err)
+/* The output failed (err): said, and the file closed unless closed. What
+ * holds events is kept; a file with none would only replace an earlier
+ * recording by an empty one: it goes, the earlier one stays. */
+static void write_failed(struct session *S, int err, int closed)
 {
 	struct trail_recorder_stats st;
+	struct stat sb;
 	char a[32], b[32];
 
 	trail_recorder_stats(S->R, &st);
-	tool_err("%s: %s after %s events; recording stopped, the file keeps the "
-		 "%s written before the error",
-		 S->output, strerror(-err), tool_thousands(st.events, a, sizeof(a)),
-		 tool_human_bytes(st.file_bytes, b, sizeof(b)));
-	return 1;
+	if (closed || st.events) {
+		if (!closed)
+			trail_recorder_close(S->R, 1);
+		tool_err("writing %s: %s after %s events; recording stopped, the file keeps "
+			 "the %s written before the error", S->output, strerror(-err),
+			 tool_thousands(st.events, a, sizeof(a)),
+			 tool_human_bytes(st.file_bytes, b, sizeof(b)));
+		return;
+	}
+	trail_recorder_close(S->R, 0);
+	tool_err("writing %s: %s; nothing was recorded%s", S->output, strerror(-err),
+		 stat(S->output, &sb) == 0 && S_ISREG(sb.st_mode)
+			 ? " (the file there before is left as it was)" : "");
 }
 
 /* The closing line: what the file holds, with the file's own accounting. */
@@ -2099,14 +2111,13 @@ static int record(struct session *S, int argc, char **argv)
 		/* stop the writers, keep what is on disk */
 		trail_recorder_detach(S->R);
 		status_line(S, 1);
-		write_failed(S, trail_recorder_error(S->R));
-		trail_recorder_close(S->R, 1);
+		write_failed(S, trail_recorder_error(S->R), 0);
 	} else {
 		trail_recorder_finish(S->R);
 		status_line(S, 1);
 		r = trail_recorder_close(S->R, 1);
 		if (r)
-			write_failed(S, r);
+			write_failed(S, r, 1);
 		else
 			rc = 0;
 	}
@@ -2117,8 +2128,7 @@ static int record(struct session *S, int argc, char **argv)
 	rc = command_result(S, rc);
 	goto out;
 write_error:
-	write_failed(S, trail_recorder_error(S->R));
-	trail_recorder_close(S->R, 1);
+	write_failed(S, trail_recorder_error(S->R), 0);
 out:
 	return rc;
 }

@@ -88,6 +88,20 @@ int tool_registry_read(const char *name, int (*fn)(void *arg, const char *line, 
  * with err. */
 int tool_registry_replace(const char *name, int (*fn)(void *arg, int i, char *buf, size_t n),
 			  void *arg, char *err, size_t en);
+/* An output stream on fd (wfile.c) that keeps the errno of a failed
+ * write, for report and export to name: name says the output in messages
+ * ("standard output", a path). fd is closed with it unless it is 0-2. */
+struct tool_wfile {
+	FILE *f;
+	int fd, err;
+	const char *name;
+};
+/* 0, or -1 with errno. */
+int tool_wfile_open(struct tool_wfile *w, int fd, const char *name);
+/* Flush and close: 0, or -1 with "trail: CMD: writing NAME: REASON" said
+ * (not for EPIPE: a reader that left, as `| head` does; nor with CMD
+ * NULL, an output given up). */
+int tool_wfile_close(struct tool_wfile *w, const char *cmd);
 int cmd_probe(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_hist(int argc, char **argv);
