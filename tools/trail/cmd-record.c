@@ -789,28 +789,10 @@ static int trigger_each(const char *name, const void *blob, size_t size, void *a
 			     size, name);
 }
 
-/* How many -T select provider:name (the event "SYS:EVENT" in name)? */
-static int triggers_on(const struct session *S, const char *name)
-{
-	const char *colon = strchr(name, ':');
-	char prov[256];
-	int n = 0;
-
-	if (!colon || (size_t)(colon - name) >= sizeof(prov))
-		return 0;
-	memcpy(prov, name, (size_t)(colon - name));
-	prov[colon - name] = '\0';
-	for (int i = 0; i < S->ntriggers; i++) {
-		const char *pat = S->triggers[i] + 9;
-
-		n += trail__spec_match1(pat, (size_t)(strchr(pat, ' ') - pat), prov, colon + 1);
-	}
-	return n;
-}
-
 static int crowd_each(const char *name, const void *blob, size_t size, void *arg)
 {
-	int n = triggers_on(arg, name);
+	const struct session *S = arg;
+	int n = trail__trigger_lines_on(S->triggers, S->ntriggers, name);
 	(void)blob, (void)size;
 
 	if (n <= TRAIL_TRIG_PER_EVENT)
@@ -825,20 +807,14 @@ static int crowd_each(const char *name, const void *blob, size_t size, void *arg
  * probes) and those a -T names without a glob (a script's). */
 static int check_crowd(struct session *S, const struct known *k)
 {
+	char name[300];
+
 	if (each_event(S, k, "*", 1, crowd_each, S))
 		return -1;
-	for (int i = 0; i < S->ntriggers; i++) {
-		const char *pat = S->triggers[i] + 9;
-		size_t plen = (size_t)(strchr(pat, ' ') - pat);
-		char name[300];
-
-		if (plen < sizeof(name) && memchr(pat, ':', plen) && !memchr(pat, '*', plen) &&
-		    !memchr(pat, '?', plen) && !memchr(pat, '[', plen)) {
-			snprintf(name, sizeof(name), "%.*s", (int)plen, pat);
-			if (crowd_each(name, NULL, 0, S))
-				return -1;
-		}
-	}
+	for (int i = 0; i < S->ntriggers; i++)
+		if (trail__trigger_line_event(S->triggers[i], name, sizeof(name)) &&
+		    crowd_each(name, NULL, 0, S))
+			return -1;
 	return 0;
 }
 
@@ -1357,26 +1333,6 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 	return 0;
 }
 
-/* Can the registry be read (a missing one: yes, nothing registered yet)?
- * 0, or -1 said */
-static int registry_usable(void)
-{
-	char path[512], why[1200];
-	int fd;
-
-	if (trail__registry_path(path, sizeof(path))) {
-		tool_err("the registry directory's path is too long");
-		return -1;
-	}
-	if ((fd = trail__registry_open(path, 0)) < 0 && fd != -ENOENT) {
-		tool_err("%s", trail__registry_why(path, fd, why, sizeof(why)));
-		return -1;
-	}
-	if (fd >= 0)
-		close(fd);
-	return 0;
-}
-
 /* The checks a user deserves a clear message for, before anything starts. */
 static int check_pid(struct session *S, pid_t pid, int *sig)
 {
@@ -1400,7 +1356,7 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		return -1;
 	}
 	/* a bad registry is said first, whatever the process has */
-	if (registry_usable())
+	if (tool_registry_usable())
 		return -1;
 	injected = !trail_recorder_pid_maps_libtrail(pid);
 	if (!injected && registry_signal(pid, comm, sig))
@@ -1977,7 +1933,7 @@ static int record(struct session *S, int argc, char **argv)
 	if (S->all) {
 		struct known none = {0};
 
-		if (registry_usable() || check_filters(S, &none))
+		if (tool_registry_usable() || check_filters(S, &none))
 			return 1;
 	}
 	/* the filters and triggers go to the spec after the probes (and the

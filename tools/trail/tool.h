@@ -77,6 +77,9 @@ int cmd_export(int argc, char **argv);
  * path (n bytes). 0, or -errno with err (-ENOENT: no directory, create 0). */
 int tool_registry_file(const char *name, char *path, size_t n, int create, char *err,
 		       size_t en);
+/* Can the registry directory be read (a missing one can: nothing
+ * registered yet)? 0, or -1 with its path and why said. */
+int tool_registry_usable(void);
 /* fn(arg, line, msg, mn) for each line of that file but blank ones and
  * #comments (a missing file: none); fn's non-zero (msg set) stops it:
  * -EINVAL, err naming the line. 0, or -errno with err (a registry

@@ -321,6 +321,24 @@ int tool_registry_file(const char *name, char *path, size_t n, int create, char 
 	return 0;
 }
 
+int tool_registry_usable(void)
+{
+	char path[512], why[1200];
+	int fd;
+
+	if (trail__registry_path(path, sizeof(path))) {
+		tool_err("the registry directory's path is too long");
+		return -1;
+	}
+	if ((fd = trail__registry_open(path, 0)) < 0 && fd != -ENOENT) {
+		tool_err("%s", trail__registry_why(path, fd, why, sizeof(why)));
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 int tool_registry_replace(const char *name, int (*fn)(void *arg, int i, char *buf, size_t n),
 			  void *arg, char *err, size_t en)
 {
