@@ -1820,6 +1820,16 @@ static int record(struct session *S, int argc, char **argv)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
 		return usage_err("%s", "-l, -n and -g select functions for a tracer: give -p function or -p function_graph");
+	for (int i = 0; S->objtrace && !S->tracer && i < S->ntriggers; i++) {
+		struct trail_trigger t;
+		struct trail_filter_err fe;
+
+		if (!trail_trigger_parse(S->trig_args[i] + S->trig_off[i], &t, &fe) &&
+		    t.cmd == TRAIL_TRIG_OBJTRACE)
+			return usage_err("-T '%s': objtrace follows objects into the function "
+					 "tracer's entries: give -p function or -p function_graph",
+					 S->trig_args[i]);
+	}
 	if (S->nest >= 0 && !S->tracer)
 		return usage_err("%s", "--nest limits a tracer: give -p function or -p function_graph");
 	if (S->no_libcall && !S->tracer)
