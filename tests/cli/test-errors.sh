@@ -240,6 +240,20 @@ write_errors_named() {
 			die "export $o, ulimit -f 1: exit $rc: $(cat err.txt)"
 		[ ! -e w.$o ] && [ ! -e w.$o.part ] || die "export $o left a file"
 	done
+	# the other commands' standard output (was exit 0, nothing said)
+	while IFS='|' read -r cmd; do
+		rc=0
+		eval "$cmd" >/dev/full 2>err.txt || rc=$?
+		[ $rc -eq 1 ] && [ "$(cat err.txt)" = "trail: writing standard output: No space left on device" ] ||
+			die "$cmd: exit $rc: $(cat err.txt)"
+	done <<-'EOF'
+	$TRAIL list "$EXAMPLE"
+	$TRAIL list -F "$EXAMPLE"
+	$TRAIL list -f "$EXAMPLE"
+	$TRAIL hist -i w.dat -e app:request keys=fd
+	$TRAIL version
+	$TRAIL list --help
+	EOF
 	rc=0
 	( ulimit -f 1; trap '' XFSZ; exec $TRAIL export -q -F ctf -i w.dat -o w.ctf ) 2>err.txt || rc=$?
 	[ $rc -eq 1 ] || die "ctf, ulimit -f 1: exit $rc"
@@ -266,6 +280,12 @@ full_disk() {
 	dd if=/dev/zero of=mnt/fill bs=4k 2>/dev/null || true
 	rc=0; $TRAIL export -q -F ctf -i earlier.dat -o mnt/c --force 2>ctf.txt || rc=\$?
 	echo "ctf \$rc" >>rcs.txt
+	rm mnt/fill
+	cp earlier.dat mnt/t.dat
+	mount -o remount,ro mnt
+	rc=0; $TRAIL record -q -e 'app:*' -o mnt/t.dat -- "$EXAMPLE" 1 1 >/dev/null 2>ro.txt || rc=\$?
+	echo "ro \$rc" >>rcs.txt
+	cmp -s earlier.dat mnt/t.dat && echo "ro kept" >>rcs.txt
 	EOF
 	unshare -rm sh full.sh
 	has rcs.txt "record 1"
@@ -275,6 +295,10 @@ full_disk() {
 	has rcs.txt "ctf 1"
 	grep -Eq "ctf: writing mnt/c/(metadata|stream-[0-9-]+): No space left on device$" ctf.txt ||
 		die "ctf: $(cat ctf.txt)"
+	# a directory that cannot be written: said before anything runs
+	has rcs.txt "ro 1"
+	has rcs.txt "ro kept"
+	[ "$(cat ro.txt)" = "trail: cannot write mnt/t.dat: Read-only file system" ] || die "ro: $(cat ro.txt)"
 }
 
 # Each message names the real problem (reliability issue, items 8 and 9):

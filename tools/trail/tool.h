@@ -98,12 +98,13 @@ struct tool_wfile {
 	FILE *f;
 	int fd, err;
 	const char *name;
+	FILE *orig; /* (main's: the stdout it stands for) */
 };
 /* 0, or -1 with errno. */
 int tool_wfile_open(struct tool_wfile *w, int fd, const char *name);
 /* Flush and close: 0, or -1 with "trail: CMD: writing NAME: REASON" said
- * (not for EPIPE: a reader that left, as `| head` does; nor with CMD
- * NULL, an output given up). */
+ * ("trail: writing ..." with CMD ""; not for EPIPE: a reader that left,
+ * as `| head` does; nor with CMD NULL, an output given up). */
 int tool_wfile_close(struct tool_wfile *w, const char *cmd);
 int cmd_probe(int argc, char **argv);
 int cmd_synth(int argc, char **argv);

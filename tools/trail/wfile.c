@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wfile.c - the output streams of report and export: a stdio stream on a
- * file descriptor that keeps why a write failed. stdio keeps only an
+ * wfile.c - the output streams of report and export, and trail's
+ * standard output: a stdio stream on a file descriptor that keeps why a
+ * write failed. stdio keeps only an
  * error flag, and by the time the outputs (src/export) see it the errno
  * of the failed write(2) is gone; the tools name the cause and the output
  * ("writing standard output: No space left on device").
@@ -57,7 +58,8 @@ int tool_wfile_open(struct tool_wfile *w, int fd, const char *name)
 	w->f = fopencookie(w, "w", io);
 	if (!w->f)
 		return -1;
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	/* (a terminal gets its lines as stdio gives them: live views) */
+	setvbuf(w->f, NULL, isatty(fd) ? _IOLBF : _IOFBF, 1 << 20);
 	return 0;
 }
 
@@ -75,6 +77,6 @@ int tool_wfile_close(struct tool_wfile *w, const char *cmd)
 		w->err = EIO;
 	/* a reader that went away (| head) is no failure to report */
 	if (cmd && w->err != EPIPE)
-		tool_err("%s: writing %s: %s", cmd, w->name, strerror(w->err));
+		tool_err("%s%swriting %s: %s", cmd, *cmd ? ": " : "", w->name, strerror(w->err));
 	return -1;
 }
