@@ -260,7 +260,8 @@ struct trail_proc {
 	int32_t tid;         /* FAILED with -EBUSY or -ETIMEDOUT: the thread that
 			      * did not answer while functions were patched */
 	uint32_t refused;    /* events registered after the join left off: the
-			      * session's filter does not compile for them */
+			      * session's filter or a trigger does not compile
+			      * for them, or too many triggers select them */
 };
 #define TRAIL_JOIN_ENV 1u    /* at start-up, from TRAIL_SESSION */
 #define TRAIL_JOIN_ATTACH 2u /* by signal, trail record -P */

@@ -750,7 +750,8 @@ static int tracks(struct pf *p)
 		pids[np++] = src->streams[i]->pid;
 	qsort(pids, np, sizeof(*pids), cmp_u32);
 	qsort(pr, npr, sizeof(*pr), cmp_proc);
-	memcpy(ord, src->streams, n * sizeof(*ord));
+	if (n) /* (a file with no streams has no array: NULL) */
+		memcpy(ord, src->streams, n * sizeof(*ord));
 	qsort(ord, n, sizeof(*ord), cmp_stream);
 	rc = 0;
 	for (size_t i = 0; i < np && !rc; i++) {

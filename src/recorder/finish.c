@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/trigger.h"
 #include "internal.h"
 
 static void write_streams(struct trail_recorder *R)
@@ -161,8 +162,10 @@ void trail_recorder_finish(struct trail_recorder *R)
 		if (refused)
 			rec_warn(R, "process %u (%.16s): %u event%s registered after it joined "
 				 "(a library loaded later) left off: a -f filter or -T trigger "
-				 "does not compile for %s fields", pr->pid, pr->comm, refused,
-				 refused == 1 ? "" : "s", refused == 1 ? "its" : "their");
+				 "does not compile for %s fields, or more than %d -T select %s",
+				 pr->pid, pr->comm, refused, refused == 1 ? "" : "s",
+				 refused == 1 ? "its" : "their", TRAIL_TRIG_PER_EVENT,
+				 refused == 1 ? "it" : "one");
 	}
 	for (uint32_t i = 0; i < n && !R->out.err; i++)
 		if (R->pt[i].announced)

@@ -261,6 +261,37 @@ dwarf_arguments() {
 }
 t dwarf_arguments dwarf_arguments
 
+# an element of a char pointer or array is one char, as perf probe reads
+# it (r->path[5] of "/etc/app.conf": 'a'); a :string of one is refused
+# with perf's reason, caret under it (was: the string at path + 5), and
+# so is one of a value that is no string
+dwarf_char_element() {
+	fresh_registry
+	$TRAIL probe -x "$P" 'p:x/ce handle c=r->path[5] n=r->name[2]:u8' >def.txt
+	has def.txt 'c=+5(+16(%di)):s8 n=+26(%di):u8'
+	expect_rc 7 $TRAIL record -q -e x:ce -o t.dat -- "$P" >/dev/null
+	$TRAIL report -q -i t.dat >r.txt
+	has r.txt 'x:ce: (handle+0x0/0x'
+	has r.txt 'c=97 n=113'
+	while IFS='|' read -r arg msg; do
+		expect_rc 1 $TRAIL probe -x "$P" "p:x/bad handle c=$arg" 2>err.txt
+		has err.txt "Failed to cast into string: $msg"
+		[ "$(caret_col err.txt)" = 17 ] || die "$arg: caret at $(caret_col err.txt): $(cat err.txt)"
+	done <<'T'
+r->path[5]:string|'r->path[5]' (s8) is not a pointer nor array
+r->name[2]:ustring|'r->name[2]' (s8) is not a pointer nor array
+r->id:string|'r->id' (s32) is not a pointer nor array
+r->next:string|'r->next' (x64) is not (unsigned) char * nor a char array
+r->vals:string|'r->vals' (s32[4]) is not (unsigned) char * nor a char array
+T
+	# the pointer and the array themselves are strings
+	$TRAIL probe -x "$P" 'p:x/ok handle p=r->path:string n=r->name:string' >def.txt
+	has def.txt 'p=+0(+16(%di)):string n=+24(%di):string'
+	$TRAIL probe -l >l.txt
+	hasnt l.txt 'x/bad'
+}
+t dwarf_char_element dwarf_char_element
+
 eprobe_on_probe_event() {
 	fresh_registry
 	$TRAIL probe 'p:x/h handle p=+16(%di):x64 id=+0(%di):s32'

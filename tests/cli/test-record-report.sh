@@ -91,6 +91,31 @@ list_program() {
 	has out.txt "hex:1;"
 }
 
+# -F's offsets are the payload's (doc/file-format.md): a string or a
+# sequence is its u16 length at a fixed offset, a field after one is at
+# N plus its bytes ("6+path"), never an unsigned -1
+list_fields_offsets() {
+	$TRAIL list -F "$EXAMPLE" 'app:st*' | grep -v object: >out.txt
+	$TRAIL list -F "$EXAMPLE" app:request | grep -v object: >>out.txt
+	cat >want.txt <<'EOF'
+app:start
+	field:s32 workers;	offset:0;	size:4;	signed:1;
+	field:s32 requests;	offset:4;	size:4;	signed:1;
+app:stats
+	field:__data_loc char[] worker;	offset:0;	size:2;	signed:0;
+	field:u32[4] buckets;	offset:2+worker;	size:16;	signed:0;
+	field:__data_loc u32[] codes;	offset:18+worker;	size:2;	signed:0;	hex:1;
+	field:u64 n;	offset:20+worker+codes;	size:8;	signed:0;
+app:stop
+	field:s32 handled;	offset:0;	size:4;	signed:1;
+app:request
+	field:s32 fd;	offset:0;	size:4;	signed:1;
+	field:__data_loc char[] path;	offset:4;	size:2;	signed:0;
+	field:u64 bytes;	offset:6+path;	size:8;	signed:0;	hex:1;
+EOF
+	diff -u want.txt out.txt
+}
+
 list_running_process() {
 	"$EXAMPLE_LINKED" --loop >/dev/null &
 	pid=$!
@@ -140,6 +165,7 @@ t follows_fork_and_exec follows_fork_and_exec
 t dlopen_dlclose dlopen_dlclose
 t cxx_program cxx_program
 t list_program list_program
+t list_fields_offsets list_fields_offsets
 t list_running_process list_running_process
 t without_libtrail_events_are_off without_libtrail_events_are_off
 
