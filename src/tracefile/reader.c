@@ -70,6 +70,7 @@ struct trail_reader {
 	int fd;    /* kept open to step over holes (SEEK_DATA) */
 	int complete;
 	uint64_t nostream_lost, graph_unhooked;
+	uint64_t gone_streams, gone_lost; /* END: streams not in the file */
 	uint64_t chunk_secs, chunk_events; /* CHUNK sections read, their events */
 	uint64_t damaged_events; /* the END's count minus what was read */
 
@@ -565,6 +566,8 @@ static void sec_end(struct trail_reader *r, uint64_t off, const uint8_t *p, uint
 	r->complete = e.complete == 1;
 	r->nostream_lost = e.nostream_lost;
 	r->graph_unhooked = e.graph_unhooked;
+	r->gone_streams = e.gone_streams;
+	r->gone_lost = e.gone_dropped + e.gone_overwritten;
 	/* what the recorder wrote against what was read: any difference is
 	 * data lost to damage (sections skipped above) */
 	if (e.chunks != r->chunk_secs || e.events != r->chunk_events) {
@@ -1318,6 +1321,13 @@ int trail_reader_complete(const struct trail_reader *r)
 uint64_t trail_reader_nostream_lost(const struct trail_reader *r)
 {
 	return r->nostream_lost;
+}
+
+uint64_t trail_reader_gone_lost(const struct trail_reader *r, uint64_t *streams)
+{
+	if (streams)
+		*streams = r->gone_streams;
+	return r->gone_lost;
 }
 
 uint64_t trail_reader_graph_unhooked(const struct trail_reader *r)
