@@ -34,9 +34,26 @@ static void chunk_map(struct trail_recorder *R, uint32_t i, void *chunk)
 	madvise(chunk, R->m.g.chunk_size, MADV_POPULATE_READ);
 }
 
-/* One chunk's section: h (a private copy) and its `bytes` of records. */
+/* A solo stream's STREAM section (keep.c), from its chunk's header: all
+ * its events are in that chunk. */
+static void write_solo(struct trail_recorder *R, const struct trail_chunk_hdr *h)
+{
+	struct trail_stream st;
+
+	memset(&st, 0, sizeof(st));
+	st.gen = h->stream_gen;
+	st.pid = h->pid;
+	st.tid = h->tid;
+	st.level = h->level;
+	st.chunks = 1;
+	memcpy(st.comm, h->comm, sizeof(st.comm));
+	trail__rec_write_stream_as(R, h->stream, &st);
+}
+
+/* One chunk's section: h (a private copy) and its `bytes` of records;
+ * kept: an adopted chunk or a pack's part (overwrite mode). */
 static void write_one(struct trail_recorder *R, struct trail_chunk_hdr *h, uint32_t bytes,
-		      uint32_t flags)
+		      uint32_t flags, int kept)
 {
 	uint32_t events = TRAIL_COMMIT_EVENTS(h->commit);
 	const struct trail_stream *st = shm_stream(&R->m, h->stream);
@@ -51,6 +68,8 @@ static void write_one(struct trail_recorder *R, struct trail_chunk_hdr *h, uint3
 	h->flags = 0; /* the recorder's business, not the file's */
 	if (tfw_section(&R->out, TRAIL_SEC_CHUNK, &sc, sizeof(sc), h, sizeof(*h) + bytes))
 		return;
+	if (kept && trail__rec_keep_solo(R, h->stream, h->stream_gen))
+		write_solo(R, h);
 	/* (a chunk of an earlier stream of the slot does not make the slot's
 	 * present stream seen: overwrite mode gives slots back) */
 	if (h->stream_gen == __atomic_load_n(&st->gen, __ATOMIC_RELAXED))
@@ -78,7 +97,7 @@ static void write_pack(struct trail_recorder *R, uint32_t bytes, uint32_t flags)
 		}
 		/* (written from the copy: header, then its records) */
 		if (b || TRAIL_COMMIT_EVENTS(h.commit))
-			write_one(R, (struct trail_chunk_hdr *)p, b, flags);
+			write_one(R, (struct trail_chunk_hdr *)p, b, flags, 1);
 		p += sizeof(h) + ((b + 7) & ~7u);
 	}
 }
@@ -111,7 +130,7 @@ static void write_chunk(struct trail_recorder *R, uint32_t i, uint32_t flags)
 	if (h->flags & TRAIL_CHF_PACK)
 		write_pack(R, bytes, flags);
 	else
-		write_one(R, h, bytes, flags);
+		write_one(R, h, bytes, flags, !!(h->flags & TRAIL_CHF_ADOPTED));
 }
 
 static void free_chunk(struct trail_recorder *R, uint64_t *word)
@@ -137,7 +156,7 @@ uint32_t trail__rec_drain(struct trail_recorder *R)
 
 	if (!list && !(list = R->pending = malloc(R->m.g.nchunks * sizeof(*list))))
 		return 0;
-	trail__rec_keep_flush(R); /* (overwrite mode) */
+	trail__rec_keep_prepare(R); /* (overwrite mode) */
 	for (uint32_t i = 0; i < R->m.g.nchunks; i++) {
 		uint64_t *word = shm_cword(&R->m, i);
 		uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
@@ -193,7 +212,7 @@ void trail__rec_copy_chunks(struct trail_recorder *R)
 		R->out.err = -ENOMEM;
 		return;
 	}
-	trail__rec_keep_flush(R);
+	trail__rec_keep_prepare(R);
 	for (uint32_t i = 0; i < R->m.g.nchunks; i++) {
 		uint64_t *word = shm_cword(&R->m, i);
 		uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED);

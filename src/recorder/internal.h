@@ -137,8 +137,13 @@ uint32_t trail__rec_keep_pass(struct trail_recorder *R, int full);
  * word, its parts were overwritten (credited); written: the final drain
  * writes it, its parts are in the file. 1: w is the tracked chunk. */
 int trail__rec_keep_taken(struct trail_recorder *R, uint32_t i, uint64_t w, int written);
-/* the pack being built, published (before the arena is read whole) */
-void trail__rec_keep_flush(struct trail_recorder *R);
+/* before the arena is read whole (the final drain, a snapshot): the pack
+ * being built published, the keeper's records indexed */
+void trail__rec_keep_prepare(struct trail_recorder *R);
+/* a part of an adopted chunk or pack, of stream (slot, gen), met by the
+ * drain: 1 if it is solo, i.e. its STREAM section is to be written from
+ * its own header (every event in the file, one chunk) */
+int trail__rec_keep_solo(const struct trail_recorder *R, uint32_t slot, uint32_t gen);
 /* credit every tracked chunk whose word changed */
 void trail__rec_keep_reconcile(struct trail_recorder *R);
 /* slot is the keeper's (its stream ended, its counters are the keeper's

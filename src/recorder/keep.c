@@ -25,8 +25,17 @@
  * or a slot's dropped/overwritten counters, or, for a record whose every
  * event was overwritten, the "gone" totals of the END section (not one
  * STREAM section per thread that ever ran: the file of a flight recorder
- * stays the size of its buffer). The keeper's memory is bounded by what
- * the arena can hold (a record and a part per chunk or packed chunk).
+ * stays the size of its buffer).
+ *
+ * Memory: most threads that end are "solo": one chunk, in the arena
+ * whole, nothing lost. Their chunk header says all their STREAM section
+ * will say (the drain writes it from there: trail__rec_keep_solo()), so
+ * their record is dropped when the slot goes back, and what remains is a
+ * count per chunk (solo_n, solo_ev) to add to the gone totals if a writer
+ * reclaims the chunk. Records and parts are left only for streams with
+ * several chunks or with losses, and for the few milliseconds a slot is
+ * pending: the recorder's memory stays flat however many threads come
+ * and go.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,6 +49,7 @@
 struct krec {
 	uint32_t slot, gen;
 	uint32_t subs;     /* its parts still in the arena */
+	uint32_t last_sub; /* the part added last */
 	uint8_t retired;   /* the slot is given back (else pending: refs) */
 	uint8_t written;   /* the final drain wrote some of its events */
 	struct trail_stream st; /* the slot's identity and counters, at retirement;
@@ -47,16 +57,27 @@ struct krec {
 	uint32_t next_free;
 };
 
+#define OPEN (NONE - 1) /* ksub.chunk: in the pack being built */
+
 /* One stream's chunk in a tracked chunk (a pack holds many). */
 struct ksub {
 	uint32_t rec, events, next;
+	uint32_t chunk; /* the tracked chunk whose list it is on, or OPEN */
 };
 
 /* A chunk the keeper put back COMPLETE: what its word must still be. */
 struct kchunk {
-	uint64_t word; /* 0: not tracked */
+	uint64_t word;  /* 0: not tracked */
 	uint32_t first; /* its parts (ksub list) */
 	uint32_t bytes; /* records bytes (after the header) */
+	uint32_t solo_n; /* solo streams' parts it holds, and their events */
+	uint64_t solo_ev;
+};
+
+/* (slot, gen) -> record, sorted: which parts a drain meets are solo */
+struct kidx {
+	uint64_t key;
+	uint32_t rec;
 };
 
 /* A chunk taken this pass, to be packed. */
@@ -83,8 +104,10 @@ struct keeper {
 	struct ksrc *src;   /* nchunks */
 	uint32_t nsrc;
 	uint8_t *buf;       /* a pack being built: chunk_size bytes */
-	uint32_t used, events, dest, pfirst;
-	uint64_t pub;
+	uint32_t used, events, dest, pfirst, psolo_n;
+	uint64_t pub, psolo_ev;
+	struct kidx *idx;   /* trail__rec_keep_prepare()'s */
+	uint32_t nidx;
 	uint64_t lost;      /* every event the keeper's records lost */
 	uint64_t gone_streams, gone_dropped, gone_overwritten;
 	int warned; /* out of memory, said once */
@@ -142,6 +165,7 @@ void trail__rec_keep_free(struct trail_recorder *R)
 	free(K->subs);
 	free(K->src);
 	free(K->buf);
+	free(K->idx);
 	free(K);
 	R->keep = NULL;
 }
@@ -199,9 +223,10 @@ static int sub_reserve(struct keeper *K, uint32_t n)
 	return 0;
 }
 
-/* a part of record r, of `events` events, at the head of list *first
- * (sub_reserve() made room) */
-static void sub_add(struct keeper *K, uint32_t *first, uint32_t r, uint32_t events)
+/* a part of record r, of `events` events, at the head of the list *first
+ * of chunk `chunk` (sub_reserve() made room) */
+static void sub_add(struct keeper *K, uint32_t *first, uint32_t chunk, uint32_t r,
+		    uint32_t events)
 {
 	uint32_t s = K->sub_free;
 
@@ -211,9 +236,17 @@ static void sub_add(struct keeper *K, uint32_t *first, uint32_t r, uint32_t even
 	} else {
 		s = K->nsubs++;
 	}
-	K->subs[s] = (struct ksub){r, events, *first};
+	K->subs[s] = (struct ksub){r, events, *first, chunk};
 	*first = s;
 	K->recs[r].subs++;
+	K->recs[r].last_sub = s;
+}
+
+static void sub_del(struct keeper *K, uint32_t s)
+{
+	K->subs[s].next = K->sub_free;
+	K->sub_free = s;
+	K->subs_freed++;
 }
 
 /* Record r has nothing left anywhere: its losses go to the totals. */
@@ -231,6 +264,12 @@ static void chunk_done(struct keeper *K, uint32_t i, int written)
 {
 	uint32_t s = K->ch[i].first;
 
+	if (!written) { /* solo streams: all they had was here */
+		K->gone_streams += K->ch[i].solo_n;
+		K->gone_overwritten += K->ch[i].solo_ev;
+		K->lost += K->ch[i].solo_ev;
+	}
+
 	while (s != NONE) {
 		struct ksub *p = &K->subs[s];
 		struct krec *r = &K->recs[p->rec];
@@ -245,17 +284,10 @@ static void chunk_done(struct keeper *K, uint32_t i, int written)
 			if (!r->subs && r->retired && !r->written)
 				gone(K, p->rec);
 		}
-		p->next = K->sub_free;
-		K->sub_free = s;
-		K->subs_freed++;
+		sub_del(K, s);
 		s = next;
 	}
-	K->ch[i] = (struct kchunk){0, NONE, 0};
-}
-
-static void track(struct keeper *K, uint32_t i, uint64_t word, uint32_t first, uint32_t bytes)
-{
-	K->ch[i] = (struct kchunk){word, first, bytes};
+	K->ch[i] = (struct kchunk){0, NONE, 0, 0, 0};
 }
 
 /* ------------------------------------------------------ drain and finish */
@@ -377,19 +409,51 @@ static void pack_flush(struct trail_recorder *R)
 	h->flags = TRAIL_CHF_ADOPTED | TRAIL_CHF_PACK;
 	memset(h->comm, 0, sizeof(h->comm));
 	word = TRAIL_CS_COMPLETE_WORD(K->pub);
-	track(K, K->dest, word, K->pfirst, K->used);
+	K->ch[K->dest] = (struct kchunk){word, K->pfirst, K->used, K->psolo_n, K->psolo_ev};
+	for (uint32_t p = K->pfirst; p != NONE; p = K->subs[p].next)
+		K->subs[p].chunk = K->dest;
 	/* release: the pack before a reclaimer's or the drain's acquire */
 	__atomic_store_n(shm_cword(&R->m, K->dest), word, __ATOMIC_RELEASE);
 	K->dest = NONE;
-	K->used = K->events = 0;
-	K->pub = 0;
+	K->used = K->events = K->psolo_n = 0;
+	K->pub = K->psolo_ev = 0;
 	K->pfirst = NONE;
 }
 
-void trail__rec_keep_flush(struct trail_recorder *R)
+static int cmp_idx(const void *a, const void *b)
 {
-	if (R->keep)
-		pack_flush(R);
+	const struct kidx *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+void trail__rec_keep_prepare(struct trail_recorder *R)
+{
+	struct keeper *K = R->keep;
+	struct kidx *idx;
+
+	if (!K)
+		return;
+	pack_flush(R);
+	K->nidx = 0;
+	if (!(idx = realloc(K->idx, (K->nrecs ? K->nrecs : 1) * sizeof(*idx)))) {
+		R->out.err = -ENOMEM;
+		return;
+	}
+	K->idx = idx;
+	for (uint32_t r = 0; r < K->nrecs; r++)
+		if (rec_used(K, r))
+			idx[K->nidx++] = (struct kidx){(uint64_t)K->recs[r].slot << 32 | K->recs[r].gen,
+						       r};
+	qsort(idx, K->nidx, sizeof(*idx), cmp_idx);
+}
+
+int trail__rec_keep_solo(const struct trail_recorder *R, uint32_t slot, uint32_t gen)
+{
+	const struct keeper *K = R->keep;
+	struct kidx key = {(uint64_t)slot << 32 | gen, 0};
+
+	return K && !bsearch(&key, K->idx, K->nidx, sizeof(key), cmp_idx);
 }
 
 /* Source s (held READING) into the pack: a chunk of a stream that ended
@@ -421,10 +485,14 @@ static void pack_add(struct trail_recorder *R, const struct ksrc *s)
 
 			events += K->subs[p].events;
 			K->subs[p].next = K->pfirst;
+			K->subs[p].chunk = OPEN;
 			K->pfirst = p;
 			p = next;
 		}
-		K->ch[s->idx] = (struct kchunk){0, NONE, 0};
+		events += (uint32_t)K->ch[s->idx].solo_ev;
+		K->psolo_n += K->ch[s->idx].solo_n;
+		K->psolo_ev += K->ch[s->idx].solo_ev;
+		K->ch[s->idx] = (struct kchunk){0, NONE, 0, 0, 0};
 	} else {
 		memcpy(&copy, h, sizeof(copy));
 		copy.commit = commit;
@@ -432,7 +500,7 @@ static void pack_add(struct trail_recorder *R, const struct ksrc *s)
 		memcpy(K->buf + K->used, &copy, sizeof(copy));
 		memcpy(K->buf + K->used + sizeof(copy), h + 1, bytes);
 		memset(K->buf + K->used + sizeof(copy) + bytes, 0, need - sizeof(copy) - bytes);
-		sub_add(K, &K->pfirst, s->rec, events);
+		sub_add(K, &K->pfirst, OPEN, s->rec, events);
 	}
 	K->used += need;
 	K->events += events;
@@ -456,8 +524,8 @@ static void adopt_in_place(struct trail_recorder *R, uint32_t i, uint64_t word, 
 	if (shm_chunk_commit(&R->m, h, &commit))
 		commit = 0;
 	h->flags = (uint16_t)(TRAIL_CHF_ADOPTED | salvaged);
-	sub_add(K, &first, rec, TRAIL_COMMIT_EVENTS(commit));
-	track(K, i, word, first, TRAIL_COMMIT_BYTES(commit));
+	sub_add(K, &first, i, rec, TRAIL_COMMIT_EVENTS(commit));
+	K->ch[i] = (struct kchunk){word, first, TRAIL_COMMIT_BYTES(commit), 0, 0};
 	/* release: the flag before a reclaimer's acquire CAS */
 	__atomic_store_n(shm_cword(&R->m, i), word, __ATOMIC_RELEASE);
 }
@@ -551,6 +619,29 @@ static void scan_chunk(struct trail_recorder *R, uint32_t i, uint64_t w)
 		adopt_in_place(R, i, TRAIL_CS_COMPLETE_WORD(pub), rec, salvaged);
 }
 
+/* Record r is solo: its one part (added last: nothing was taken from it)
+ * becomes a count of its chunk's, the part and the record are dropped. */
+static void make_solo(struct keeper *K, uint32_t r)
+{
+	uint32_t sub = K->recs[r].last_sub, c = K->subs[sub].chunk, *link;
+
+	link = c == OPEN ? &K->pfirst : &K->ch[c].first;
+	while (*link != NONE && *link != sub)
+		link = &K->subs[*link].next;
+	if (*link == NONE)
+		return; /* (cannot be: then the record stays) */
+	*link = K->subs[sub].next;
+	if (c == OPEN) {
+		K->psolo_n++;
+		K->psolo_ev += K->subs[sub].events;
+	} else {
+		K->ch[c].solo_n++;
+		K->ch[c].solo_ev += K->subs[sub].events;
+	}
+	sub_del(K, sub);
+	rec_del(K, r);
+}
+
 /* Slot s's stream is all adopted and no reclaimer holds it: its counters
  * go into its record, the slot back to the session. */
 static void retire(struct trail_recorder *R, uint32_t s)
@@ -578,6 +669,8 @@ static void retire(struct trail_recorder *R, uint32_t s)
 	K->slot_rec[s] = NONE;
 	if (!kr->subs)
 		gone(K, r);
+	else if (kr->subs == 1 && !kr->st.dropped && !kr->st.overwritten && kr->st.chunks == 1)
+		make_solo(K, r);
 }
 
 /* chunks a writer could take now (FREE) or reclaim (COMPLETE), up to 2 */
