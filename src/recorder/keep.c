@@ -71,6 +71,7 @@ struct kchunk {
 	uint32_t first; /* its parts (ksub list) */
 	uint32_t bytes; /* records bytes (after the header) */
 	uint32_t solo_n; /* solo streams' parts it holds, and their events */
+	uint32_t pack;   /* a pack (else a chunk adopted where it was) */
 	uint64_t solo_ev;
 };
 
@@ -84,9 +85,10 @@ struct kidx {
 struct ksrc {
 	uint32_t idx;
 	uint64_t pub;
-	uint32_t rec;     /* NEW: its stream's record */
+	uint32_t rec;     /* a stream's chunk: its record */
 	uint32_t salvaged;
-	int tracked;      /* a tracked small chunk (a pack, or adopted) */
+	uint64_t commit;  /* a stream's chunk: its commit word when taken */
+	int tracked;      /* else a pack of ours, left small */
 };
 
 struct keeper {
@@ -287,7 +289,7 @@ static void chunk_done(struct keeper *K, uint32_t i, int written)
 		sub_del(K, s);
 		s = next;
 	}
-	K->ch[i] = (struct kchunk){0, NONE, 0, 0, 0};
+	K->ch[i] = (struct kchunk){0, NONE, 0, 0, 0, 0};
 }
 
 /* ------------------------------------------------------ drain and finish */
@@ -409,7 +411,7 @@ static void pack_flush(struct trail_recorder *R)
 	h->flags = TRAIL_CHF_ADOPTED | TRAIL_CHF_PACK;
 	memset(h->comm, 0, sizeof(h->comm));
 	word = TRAIL_CS_COMPLETE_WORD(K->pub);
-	K->ch[K->dest] = (struct kchunk){word, K->pfirst, K->used, K->psolo_n, K->psolo_ev};
+	K->ch[K->dest] = (struct kchunk){word, K->pfirst, K->used, K->psolo_n, 1, K->psolo_ev};
 	for (uint32_t p = K->pfirst; p != NONE; p = K->subs[p].next)
 		K->subs[p].chunk = K->dest;
 	/* release: the pack before a reclaimer's or the drain's acquire */
@@ -464,15 +466,14 @@ static void pack_add(struct trail_recorder *R, const struct ksrc *s)
 	struct keeper *K = R->keep;
 	struct trail_chunk_hdr *h = shm_chunk(&R->m, s->idx), copy;
 	uint32_t bytes, events = 0, need, p;
-	uint64_t commit = 0;
 
+	/* sizes as the keeper saw them, whatever the chunk says now: no
+	 * writer may make us copy past it (a small one: at most half) */
 	if (s->tracked) {
 		bytes = need = K->ch[s->idx].bytes; /* (ours: 8-byte multiples) */
 	} else {
-		if (shm_chunk_commit(&R->m, h, &commit))
-			commit = 0; /* damaged: kept empty */
-		bytes = TRAIL_COMMIT_BYTES(commit);
-		events = TRAIL_COMMIT_EVENTS(commit);
+		bytes = TRAIL_COMMIT_BYTES(s->commit);
+		events = TRAIL_COMMIT_EVENTS(s->commit);
 		need = (uint32_t)sizeof(copy) + ((bytes + 7) & ~7u);
 	}
 	if (K->used + need > cap_bytes(R))
@@ -492,10 +493,10 @@ static void pack_add(struct trail_recorder *R, const struct ksrc *s)
 		events += (uint32_t)K->ch[s->idx].solo_ev;
 		K->psolo_n += K->ch[s->idx].solo_n;
 		K->psolo_ev += K->ch[s->idx].solo_ev;
-		K->ch[s->idx] = (struct kchunk){0, NONE, 0, 0, 0};
+		K->ch[s->idx] = (struct kchunk){0, NONE, 0, 0, 0, 0};
 	} else {
 		memcpy(&copy, h, sizeof(copy));
-		copy.commit = commit;
+		copy.commit = s->commit;
 		copy.flags = (uint16_t)s->salvaged;
 		memcpy(K->buf + K->used, &copy, sizeof(copy));
 		memcpy(K->buf + K->used + sizeof(copy), h + 1, bytes);
@@ -512,20 +513,18 @@ static void pack_add(struct trail_recorder *R, const struct ksrc *s)
 		free_chunk(R, s->idx);
 }
 
-/* A chunk of a stream that ended (held READING), kept where it is. */
+/* A chunk of a stream that ended (held READING, its commit word as taken),
+ * kept where it is. */
 static void adopt_in_place(struct trail_recorder *R, uint32_t i, uint64_t word, uint32_t rec,
-			   uint32_t salvaged)
+			   uint32_t salvaged, uint64_t commit)
 {
 	struct keeper *K = R->keep;
 	struct trail_chunk_hdr *h = shm_chunk(&R->m, i);
 	uint32_t first = NONE;
-	uint64_t commit;
 
-	if (shm_chunk_commit(&R->m, h, &commit))
-		commit = 0;
 	h->flags = (uint16_t)(TRAIL_CHF_ADOPTED | salvaged);
 	sub_add(K, &first, i, rec, TRAIL_COMMIT_EVENTS(commit));
-	K->ch[i] = (struct kchunk){word, first, TRAIL_COMMIT_BYTES(commit), 0, 0};
+	K->ch[i] = (struct kchunk){word, first, TRAIL_COMMIT_BYTES(commit), 0, 0, 0};
 	/* release: the flag before a reclaimer's acquire CAS */
 	__atomic_store_n(shm_cword(&R->m, i), word, __ATOMIC_RELEASE);
 }
@@ -614,9 +613,9 @@ static void scan_chunk(struct trail_recorder *R, uint32_t i, uint64_t w)
 	if (shm_chunk_commit(&R->m, h, &commit))
 		commit = 0;
 	if (is_small(R, TRAIL_COMMIT_BYTES(commit)))
-		K->src[K->nsrc++] = (struct ksrc){i, pub, rec, salvaged, 0};
+		K->src[K->nsrc++] = (struct ksrc){i, pub, rec, salvaged, commit, 0};
 	else
-		adopt_in_place(R, i, TRAIL_CS_COMPLETE_WORD(pub), rec, salvaged);
+		adopt_in_place(R, i, TRAIL_CS_COMPLETE_WORD(pub), rec, salvaged, commit);
 }
 
 /* Record r is solo: its one part (added last: nothing was taken from it)
@@ -722,10 +721,9 @@ uint32_t trail__rec_keep_pass(struct trail_recorder *R, int full)
 		uint64_t w = __atomic_load_n(shm_cword(&R->m, i), __ATOMIC_ACQUIRE);
 
 		if (K->ch[i].word) {
-			/* (a small tracked chunk is a pack: one adopted in
-			 * place is more than half full) */
-			if (w == K->ch[i].word && is_small(R, K->ch[i].bytes))
-				K->src[K->nsrc++] = (struct ksrc){i, TRAIL_CS_PUB(w), NONE, 0, 1};
+			if (w == K->ch[i].word && K->ch[i].pack && is_small(R, K->ch[i].bytes))
+				K->src[K->nsrc++] =
+					(struct ksrc){i, TRAIL_CS_PUB(w), NONE, 0, 0, 1};
 			continue;
 		}
 		scan_chunk(R, i, w);
