@@ -317,6 +317,9 @@ static void env(FILE *f, struct ctf *c)
 	if (trail_reader_nostream_lost(r))
 		fprintf(f, "\tlost_without_stream = %llu;\n",
 			(unsigned long long)trail_reader_nostream_lost(r));
+	if (trail_reader_gone_lost(r, NULL))
+		fprintf(f, "\toverwritten_of_threads_gone = %llu;\n",
+			(unsigned long long)trail_reader_gone_lost(r, NULL));
 	fprintf(f, "};\n\n");
 }
 

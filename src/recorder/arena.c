@@ -372,7 +372,8 @@ static int arena_create(struct trail_recorder *R)
 	R->slot_written = calloc(g->max_streams, 1);
 	R->chunk_mapped = calloc(g->nchunks / 8 + 1, 1);
 	if (!R->chunkbuf || !R->event_done || !R->stream_seen || !R->pt || !R->slot_lost ||
-	    !R->slot_gen || !R->slot_written || !R->chunk_mapped) {
+	    !R->slot_gen || !R->slot_written || !R->chunk_mapped ||
+	    (R->o.overwrite && trail__rec_keep_init(R))) {
 		rec_err(R, "out of memory");
 		return -ENOMEM;
 	}
@@ -430,6 +431,7 @@ void trail_recorder_free(struct trail_recorder *R)
 	free(R->slot_gen);
 	free(R->slot_written);
 	free(R->chunk_mapped);
+	trail__rec_keep_free(R);
 	free(R->pending);
 	if (R->m.base)
 		munmap(R->m.base, R->m.g.size);

@@ -178,6 +178,62 @@ thread_churn_reuses_stream_slots() {
 }
 t thread_churn_reuses_stream_slots thread_churn_reuses_stream_slots
 
+overwrite_thread_churn_keeps_all() {
+	# the flight recorder, 1500 threads of 10 events each, a buffer that
+	# holds them all (512 KiB of 4 KiB chunks: 128 chunks, 1024 stream
+	# slots): every event kept, none overwritten, none without a stream
+	$TRAIL record -q --overwrite -b 512K --chunk-size 4K -e 'churn:*' -o ow.dat -- \
+		"$BUILD/tests/cli/churn" 1500 10 10
+	$TRAIL report -i ow.dat --stat >stat.txt
+	has stat.txt "entries-in-buffer/entries-written: 15000/15000"
+	hasnt stat.txt "with no stream"
+	hasnt stat.txt "overwritten"
+	[ "$($TRAIL report -q -i ow.dat | wc -l)" -eq 15000 ] || die "events missing"
+}
+t overwrite_thread_churn_keeps_all overwrite_thread_churn_keeps_all
+
+overwrite_thread_churn_keeps_newest() {
+	# 3000 threads x 10 events (30,000 records of 12 bytes, with a chunk
+	# header per thread ~540 KiB) through a 256 KiB flight recorder: the
+	# newest threads are kept whole, at least half of what the buffer
+	# holds (256 KiB / 18.4 bytes an event: 14,247 events), and the
+	# accounting is exact: kept + overwritten = 30,000
+	$TRAIL record -q --overwrite -b 256K --chunk-size 4K -e 'churn:*' -o ow.dat -- \
+		"$BUILD/tests/cli/churn" 3000 10 10
+	$TRAIL report -i ow.dat --stat >stat.txt
+	$TRAIL report -q -i ow.dat >ev.txt
+	hasnt stat.txt "with no stream"
+	local kept gone
+	kept=$(wc -l <ev.txt)
+	has stat.txt "entries-in-buffer/entries-written: $kept/30000"
+	[ "$kept" -ge 7124 ] || die "kept $kept events, less than half the buffer"
+	gone=$(sed -n 's/^# \([0-9]*\) events of \([0-9]*\) threads that ended were all overwritten.*/\1/p' stat.txt)
+	[ "$((kept + gone))" -eq 30000 ] || die "kept $kept + overwritten $gone != 30000"
+	# per stream: every thread listed has its 10 events in the file
+	awk '$1 == "#" && $5 ~ /^[0-9]+\/[0-9]+$/ && $5 != "10/10" { print; bad = 1 } END { exit bad }' \
+		stat.txt || die "a thread kept in part"
+	# the threads kept are the newest, whole: 2999 down to some n, with
+	# at most 2 % missing in between (a thread's chunk a writer reclaimed
+	# just before the recorder packed it, while older ones were packed)
+	sed -n 's/.*thread=\([0-9]*\) i=.*/\1/p' ev.txt | sort -n | uniq -c >threads.txt
+	awk '$1 != 10 { exit 1 } { n++; if (NR == 1) lo = $2; hi = $2 }
+		END { exit !(hi == 2999 && (hi - lo + 1 - n) * 50 <= n) }' threads.txt ||
+		die "not the newest threads whole: $(head -3 threads.txt) ... $(tail -3 threads.txt)"
+}
+t overwrite_thread_churn_keeps_newest overwrite_thread_churn_keeps_newest
+
+overwrite_process_churn() {
+	# processes that end without detaching leave their chunks owned and
+	# their streams live: the flight recorder takes them over, so 40 of
+	# them through a buffer of 16 chunks keep every event
+	$TRAIL record -q --overwrite -b 64K --chunk-size 4K --allow-unknown -e 'app:*' -o op.dat -- \
+		sh -c "for i in \$(seq 40); do '$EXAMPLE' 1 1 || exit 1; done"
+	$TRAIL report -i op.dat --stat >stat.txt
+	has stat.txt "entries-in-buffer/entries-written: 200/200"
+	hasnt stat.txt "with no stream"
+}
+t overwrite_process_churn overwrite_process_churn
+
 status_line_on_a_terminal() {
 	command -v script >/dev/null || die "script(1) missing"
 	script -qec "$TRAIL record -e 'app:*' -o st.dat -- $EXAMPLE 2 20000" /dev/null >tty.txt
