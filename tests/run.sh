@@ -14,6 +14,7 @@ trail_test_env "${1:-build}" || exit 2
 BUILD=$TRAIL_BUILD SRC=$TRAIL_SRC
 TIMEOUT=${TEST_TIMEOUT:-300}
 FILTER=${TEST_FILTER:-}
+EXCLUDE=${TEST_EXCLUDE:-} # scripts left out (check.sh: what a build type cannot change)
 
 pass=0 fail=0 skip=0
 failed_names=()
@@ -22,8 +23,14 @@ run_one() { # name, command...
 	local name=$1; shift
 	local out rc
 	[ -n "$FILTER" ] && ! [[ "$name" =~ $FILTER ]] && return
+	if [ -n "$EXCLUDE" ] && [[ "$name" =~ $EXCLUDE ]]; then
+		echo "# $name: left out (${TEST_EXCLUDE_WHY:-TEST_EXCLUDE})"
+		return
+	fi
 	echo "# $name"
+	local t0=$SECONDS
 	out=$(timeout -k 10 "$TIMEOUT" "$@" 2>"$TRAIL_TEST_TMP/stderr.$$"); rc=$?
+	echo "# $name: $((SECONDS - t0)) s"
 	local lines_ok lines_fail lines_skip
 	lines_ok=$(grep -c '^ok - ' <<<"$out")
 	lines_skip=$(grep -c '^ok - .* # SKIP' <<<"$out")
@@ -53,6 +60,10 @@ for t in "$SRC"/tests/cli/test-*.sh "$SRC"/tests/stress/test-*.sh; do
 done
 
 echo
+if [ -s "$TRAIL_TEST_TMP/times" ]; then
+	echo "# slowest tests (s):"
+	awk '{ printf "#   %6.1f %s\n", $3 - $2, $1 }' "$TRAIL_TEST_TMP/times" | sort -rn -k2 | head -15
+fi
 if [ -s "$TRAIL_TEST_TMP/failed" ]; then
 	echo "failed:"; sed 's/^/  /' "$TRAIL_TEST_TMP/failed"
 fi

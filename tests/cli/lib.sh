@@ -23,13 +23,16 @@ reap_leftovers() { # marker
 }
 
 t() { # name, function
-	local name=$1 mark=$$.$RANDOM.$RANDOM rc=0; shift
+	local name=$1 mark=$$.$RANDOM.$RANDOM rc=0 t0=$EPOCHREALTIME; shift
 	# not "( ... ) || rc=$?": on the left of || bash ignores set -e in the
 	# subshell too, and a failing command in the middle of a test would
 	# not fail it
 	( set -e; export TRAIL_TEST_MARK=$mark; cd "$TMP"; "$@" ) >"$TMP/.log" 2>&1
 	rc=$?
 	reap_leftovers "$mark"
+	# how long it took, where the suite's time goes (tests/run.sh lists
+	# the slow ones)
+	echo "$name $t0 $EPOCHREALTIME" >>"${TRAIL_TEST_TMP:-/tmp}/times"
 	if [ $rc -eq 0 ]; then
 		echo "ok - $name"
 	else

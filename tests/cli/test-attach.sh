@@ -12,13 +12,15 @@ start_loop() { # [env...] -> pid in $lp
 record_for() { # seconds, out, args...
 	local secs=$1 out=$2 pid= n a; shift 2
 	for a in "$@"; do [ "$pid" = next ] && pid=$a; [ "$a" = -P ] && pid=next; done
-	[ -n "$pid" ] && n=$(grep -c trail-arena /proc/$pid/maps || true)
+	# the arenas mapped before (an orphan's among them: the attach drops
+	# it and maps its own, the count unchanged)
+	[ -n "$pid" ] && grep trail-arena /proc/$pid/maps | sort >arenas.before
 	$TRAIL record -q -o "$out" "$@" &
 	local rp=$!
 	# the time counts from the attach (a loaded machine may take a while
 	# to check and inject: a stop signal before it ends the recording)
 	if [ -n "$pid" ]; then
-		wait_for "[ \$(grep -c trail-arena /proc/$pid/maps) -gt $n ] || ! kill -0 $rp 2>/dev/null" ||
+		wait_for "grep trail-arena /proc/$pid/maps | sort | comm -13 arenas.before - | grep -q . || ! kill -0 $rp 2>/dev/null" ||
 			die "trail record -P $pid never attached"
 	fi
 	sleep "$secs"
