@@ -5,11 +5,10 @@
  * limit leave, build the enable spec, create the arena as a sealed memfd
  * (no process can shrink it under the recorder: its mappings never fault
  * with SIGBUS), map it and format its header. Also the recorder object's
- * create/free and its messages (the caller's log callback).
+ * create/free.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,36 +23,6 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
-
-void trail__rec_log(struct trail_recorder *R, enum trail_recorder_level level,
-		    const char *fmt, ...)
-{
-	char buf[1024], *msg = buf;
-	va_list ap;
-	int n;
-
-	if (!R->o.log)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n >= (int)sizeof(buf) && (msg = malloc((size_t)n + 1))) {
-		va_start(ap, fmt);
-		vsnprintf(msg, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-	}
-	R->o.log(R->o.log_ctx, level, msg ? msg : buf);
-	if (msg != buf)
-		free(msg);
-}
-
-const char *trail__rec_bytes(const struct trail_recorder *R, uint64_t v, char *buf, size_t n)
-{
-	if (R->o.fmt_bytes)
-		return R->o.fmt_bytes(v, buf, n);
-	snprintf(buf, n, "%llu B", (unsigned long long)v);
-	return buf;
-}
 
 /*
  * The pages of the chunks writers are about to take, allocated here
