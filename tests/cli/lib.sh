@@ -32,7 +32,7 @@ t() { # name, function
 	reap_leftovers "$mark"
 	# how long it took, where the suite's time goes (tests/run.sh lists
 	# the slow ones)
-	echo "$name $t0 $EPOCHREALTIME" >>"${TRAIL_TEST_TMP:-/tmp}/times"
+	echo "$name $t0 $EPOCHREALTIME" >>"${TRAIL_TIMES:-${TRAIL_TEST_TMP:-/tmp}/times}"
 	if [ $rc -eq 0 ]; then
 		echo "ok - $name"
 	else
