@@ -79,6 +79,32 @@ wait_for() {
 	return 1
 }
 
+# Stop background recorders as Ctrl-C does, bounded: each is sent SIGINT
+# once it catches it (a background job starts with SIGINT ignored, until
+# trail's handler is in), up to 30 s; then waited for, up to 30 s more
+# (SIGKILL and a failure past that). The status is the last one's.
+running() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+stop_rec() { # pid...
+	local p rc=0 i m
+	for p in "$@"; do
+		for i in $(seq 300); do
+			running "$p" || break
+			# SigCgt's bit 1: SIGINT caught
+			m=$(awk '/^SigCgt/ {print $2}' "/proc/$p/status" 2>/dev/null || true)
+			[ -n "$m" ] && ((0x$m & 2)) && break
+			sleep 0.1
+		done
+		kill -INT "$p" 2>/dev/null || true
+		for i in $(seq 300); do running "$p" || break; sleep 0.1; done
+		if running "$p"; then
+			kill -KILL "$p"
+			die "recorder $p did not stop within 30 s of SIGINT"
+		fi
+	done
+	for p in "$@"; do rc=0; wait "$p" || rc=$?; done
+	return $rc
+}
+
 # damage FILE at OFFSET: its 4 bytes there complemented (a change whatever
 # they held; zeros written over zeros would damage nothing)
 flip4() { # file offset
