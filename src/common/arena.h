@@ -35,6 +35,10 @@
  *     |                    |  salvages committed part)  |   writer CAS -> OWNED
  *     |                    v                            v   (oldest first)
  *     +---- recorder ---- READING <--recorder CAS-------+
+ *                            |
+ *                            +--> COMPLETE: overwrite mode, the recorder keeps
+ *                                 the chunk of a thread that ended (adopted),
+ *                                 or packs several small ones into one
  *
  * A writer owns at most one chunk per (session, nesting level) and fills it
  * with plain stores. After each record it release-stores the chunk header's
@@ -44,6 +48,17 @@
  * tagged with a global publication number (fetch-add), so that overwrite mode
  * can reclaim the oldest publication first: each stream then keeps a
  * contiguous newest suffix of its chunks.
+ *
+ * Overwrite mode, threads that ended: the recorder takes the chunks of
+ * their streams (COMPLETE -> READING), puts back each well-filled one
+ * marked TRAIL_CHF_ADOPTED with the same publication, and copies the
+ * small ones, each with its header, into a pack chunk (TRAIL_CHF_PACK)
+ * published with the newest publication among them; then it gives the
+ * stream slot back. From then on the recorder accounts for those events
+ * itself: a reclaimer credits nothing for an adopted chunk. A reclaimer
+ * holds the victim stream's `refs` from before its CAS until its credit
+ * is added, so a recorder that saw the CAS and then refs == 0 has every
+ * credit in the slot's counter before it reads it.
  *
  * Nothing here is trusted by the recorder: every index and offset read from
  * the arena is checked before use, and records are copied out before they
@@ -56,7 +71,7 @@
 #include <stdint.h>
 
 #define TRAIL_ARENA_MAGIC 0x414e455241525254ull /* "TRRARENA" */
-#define TRAIL_ARENA_VERSION 4u
+#define TRAIL_ARENA_VERSION 5u
 
 #define TRAIL_ARENA_OVERWRITE 0x1u /* flags: flight-recorder mode */
 
@@ -192,9 +207,18 @@ struct trail_chunk_hdr {
 	uint32_t pid;
 	uint32_t tid;
 	uint16_t level; /* nesting level: 0 thread, 1+ signal handlers */
-	uint16_t cpu0;  /* unused, 0 */
+	uint16_t flags; /* TRAIL_CHF_*: 0 from writers, set by the recorder */
 	char comm[16];  /* thread name when the chunk was taken */
 };
+/* chunk header flags (overwrite mode, set by the recorder only) */
+#define TRAIL_CHF_ADOPTED 0x1u  /* its stream ended: the recorder counts its
+				 * events if it is overwritten, not the slot */
+#define TRAIL_CHF_PACK 0x2u     /* records: chunks of streams that ended, each
+				 * a chunk header and its committed records,
+				 * at 8-byte aligned offsets; stream is
+				 * TRAIL_PACK_STREAM, commit sums them */
+#define TRAIL_CHF_SALVAGED 0x4u /* (in a pack) taken from a dead writer */
+#define TRAIL_PACK_STREAM 0xffffffffu
 #define TRAIL_COMMIT_EVENTS(c) ((uint32_t)((c) >> 32))
 #define TRAIL_COMMIT_BYTES(c) ((uint32_t)(c))
 
@@ -231,7 +255,10 @@ struct trail_stream {
 	uint64_t overwritten; /* events in chunks reclaimed (atomic add) */
 	uint64_t chunks;      /* chunks taken, the next chunk's seq */
 	char comm[16];
-	uint8_t pad[64];
+	uint32_t refs; /* overwrite mode: reclaimers between reading a chunk
+			* of this stream and crediting it (arena.md) */
+	uint32_t pad0;
+	uint8_t pad[56];
 };
 
 /* Process slot: one process that joined the session. A process claims its
@@ -260,7 +287,8 @@ struct trail_proc {
 	int32_t tid;         /* FAILED with -EBUSY or -ETIMEDOUT: the thread that
 			      * did not answer while functions were patched */
 	uint32_t refused;    /* events registered after the join left off: the
-			      * session's filter does not compile for them */
+			      * session's filter or a trigger does not compile
+			      * for them, or too many triggers select them */
 };
 #define TRAIL_JOIN_ENV 1u    /* at start-up, from TRAIL_SESSION */
 #define TRAIL_JOIN_ATTACH 2u /* by signal, trail record -P */

@@ -305,8 +305,8 @@ static int x_primary(struct xparse *x)
 	if (at == x->end)
 		return fail(x->e, at, "Missing operand");
 	if (t[at] == '(') {
-		if (++x->depth > 8)
-			return fail(x->e, at, "Too many subexpressions (3 max)");
+		if (++x->depth > TRAIL_HIST_PARENS)
+			return fail(x->e, at, "Too many subexpressions (8 max)");
 		x->i++;
 		if (x_sum(x))
 			return -1;

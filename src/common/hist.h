@@ -48,6 +48,8 @@
 #define TRAIL_HIST_MAX_PARAMS 16    /* an action's */
 #define TRAIL_HIST_VAR_NAME 32
 #define TRAIL_HIST_EXPR_DEPTH 16    /* an expression's evaluation stack */
+#define TRAIL_HIST_PARENS 8         /* parentheses nested in an expression
+				     * (the kernel: 3 subexpressions) */
 
 enum trail_hist_mod {
 	TRAIL_HM_NONE,

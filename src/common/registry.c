@@ -50,18 +50,26 @@ int trail__registry_open(const char *path, int create)
 	return fd;
 }
 
-const char *trail__registry_strerror(int err)
+char *trail__registry_why(const char *path, int err, char *buf, size_t n)
 {
-	switch (err) {
-	case -ELOOP:
-		return "a symbolic link (refused: the registry must be a private directory)";
-	case -ENOTDIR:
-		return "not a directory";
-	case -EPERM:
-		return "not a private directory of yours (mode 0700, owned by you)";
-	default:
-		return strerror(-err);
-	}
+	struct stat st;
+
+	if (err == -EPERM && lstat(path, &st) == 0 && st.st_uid != geteuid())
+		snprintf(buf, n, "registry %s: owned by uid %u, not by you (uid %u): it must be "
+			 "a directory of yours, mode 0700", path, (unsigned)st.st_uid,
+			 (unsigned)geteuid());
+	else if (err == -EPERM && lstat(path, &st) == 0)
+		snprintf(buf, n, "registry %s: mode %04o gives others access: it must be mode "
+			 "0700, owned by you (chmod 700 %s)", path, (unsigned)(st.st_mode & 07777),
+			 path);
+	else if (err == -ELOOP)
+		snprintf(buf, n, "registry %s: a symbolic link (refused: it must be a directory "
+			 "of yours, mode 0700)", path);
+	else if (err == -ENOTDIR)
+		snprintf(buf, n, "registry %s: not a directory", path);
+	else
+		snprintf(buf, n, "registry %s: %s", path, strerror(-err));
+	return buf;
 }
 
 static char *name_of(char *buf, pid_t pid, const char *suffix)

@@ -35,8 +35,10 @@ int trail__registry_path(char *buf, size_t n);
 /* Open (creating if asked) and vet the directory. Returns a directory fd
  * or -errno (-EPERM: wrong owner or mode; -ELOOP: a symlink). */
 int trail__registry_open(const char *path, int create);
-/* What trail__registry_open()'s error means, for a message. */
-const char *trail__registry_strerror(int err);
+/* trail__registry_open(path)'s error err said in full into buf (n bytes:
+ * the directory, and for a refused one its mode or owner against what it
+ * needs); returns buf. */
+char *trail__registry_why(const char *path, int err, char *buf, size_t n);
 
 /* Write or remove this process's entry. Async-signal-safe. */
 int trail__registry_put(int dirfd, const struct trail_reg *r);

@@ -251,3 +251,38 @@ int trail_trigger_spec_line(const char *v, size_t len, char *buf, size_t *plen,
 	*plen = (size_t)(sp - v);
 	return trail_trigger_parse(buf, t, &e);
 }
+
+int trail__trigger_lines_on(char *const *lines, int n, const char *event)
+{
+	const char *colon = strchr(event, ':');
+	char prov[256];
+	int k = 0;
+
+	if (!colon || (size_t)(colon - event) >= sizeof(prov))
+		return 0;
+	memcpy(prov, event, (size_t)(colon - event));
+	prov[colon - event] = '\0';
+	for (int i = 0; i < n; i++) {
+		const char *pat = lines[i] + 9, *sp = strchr(pat, ' ');
+
+		if (!strncmp(lines[i], "@trigger ", 9) && sp)
+			k += trail__spec_match1(pat, (size_t)(sp - pat), prov, colon + 1);
+	}
+	return k;
+}
+
+int trail__trigger_line_event(const char *line, char *buf, size_t n)
+{
+	const char *pat = line + 9, *sp;
+	size_t len;
+
+	if (strncmp(line, "@trigger ", 9) || !(sp = strchr(pat, ' ')))
+		return 0;
+	len = (size_t)(sp - pat);
+	if (len >= n || !memchr(pat, ':', len) || memchr(pat, '*', len) || memchr(pat, '?', len) ||
+	    memchr(pat, '[', len))
+		return 0;
+	memcpy(buf, pat, len);
+	buf[len] = '\0';
+	return 1;
+}

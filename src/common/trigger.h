@@ -78,6 +78,14 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 int trail_trigger_spec_line(const char *v, size_t len, char *buf, size_t *plen,
 			    struct trail_trigger *t);
 
+/* Of n "@trigger PATTERN TEXT" spec lines, how many select event
+ * ("SYS:EVENT")? (TRAIL_TRIG_PER_EVENT of them an event, libtrail keeps.) */
+int trail__trigger_lines_on(char *const *lines, int n, const char *event);
+
+/* The event a "@trigger PATTERN TEXT" line names without a glob
+ * ("SYS:EVENT") into buf (n bytes): 1, else 0. */
+int trail__trigger_line_event(const char *line, char *buf, size_t n);
+
 /* "[SYS:EVENT:]TRIGGER": the length of the SYS:EVENT part (0: none, the
  * text starts with a command name); the trigger starts after it and ':'.
  * "NAME:TRIGGER" (one word, then a command): NAME's length, a synthetic

@@ -570,7 +570,7 @@ static void other_data(struct chrome *c, const struct trail_export_src *src)
 	struct trail_reader *r = src->reader;
 	const char *const *msgs;
 	size_t n = trail_reader_errors(r, &msgs);
-	uint64_t lost = trail_reader_nostream_lost(r);
+	uint64_t lost = trail_reader_nostream_lost(r) + trail_reader_gone_lost(r, NULL);
 
 	for (size_t i = 0; i < src->nstreams; i++)
 		lost += src->streams[i]->dropped + src->streams[i]->overwritten;
@@ -589,6 +589,7 @@ static void other_data(struct chrome *c, const struct trail_export_src *src)
 	num(j, "streams", src->nstreams);
 	num(j, "lost_events", lost);
 	num(j, "lost_events_no_stream", trail_reader_nostream_lost(r));
+	num(j, "overwritten_events_of_threads_gone", trail_reader_gone_lost(r, NULL));
 	num(j, "damaged_events", trail_reader_damaged_events(r));
 	num(j, "exits_without_entry", c->nostart);
 	json_lit(j, ",\"damage\":[");

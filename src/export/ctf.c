@@ -317,6 +317,9 @@ static void env(FILE *f, struct ctf *c)
 	if (trail_reader_nostream_lost(r))
 		fprintf(f, "\tlost_without_stream = %llu;\n",
 			(unsigned long long)trail_reader_nostream_lost(r));
+	if (trail_reader_gone_lost(r, NULL))
+		fprintf(f, "\toverwritten_of_threads_gone = %llu;\n",
+			(unsigned long long)trail_reader_gone_lost(r, NULL));
 	fprintf(f, "};\n\n");
 }
 
@@ -379,10 +382,31 @@ static void uuid_str(const uint8_t *u, char *s)
 	}
 }
 
+/* n bytes of buf to fd: 0, or the errno of the write that failed */
+static int put_all(int fd, const void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t w = write(fd, (const char *)buf + done, n - done);
+
+		if (w > 0)
+			done += (size_t)w;
+		else if (w < 0 && errno != EINTR)
+			return errno;
+		else if (!w)
+			return EIO;
+	}
+	return 0;
+}
+
+/* The metadata is made in memory and written with write(2): a failed
+ * write's errno (a full disk) is said, not stdio's bare error flag. */
 static int write_metadata(struct ctf *c)
 {
 	struct trail_reader *r = c->src->reader;
-	char uu[40], (*names)[NAME_MAX_LEN];
+	char uu[40], (*names)[NAME_MAX_LEN], *text = NULL;
+	size_t len = 0;
 	uint64_t wall;
 	FILE *f;
 	int fd, err;
@@ -390,13 +414,9 @@ static int write_metadata(struct ctf *c)
 	names = malloc(2 * TRAIL_META_MAX_FIELDS * sizeof(*names));
 	if (!names)
 		return -ENOMEM;
-	fd = openat(c->dirfd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		err = errno;
-		if (fd >= 0)
-			close(fd);
+	if (!(f = open_memstream(&text, &len))) {
 		free(names);
-		return fail(c, err, "cannot write", "metadata");
+		return -ENOMEM;
 	}
 	uuid_str(c->uuid, uu);
 	fputs(metadata_head, f);
@@ -417,9 +437,20 @@ static int write_metadata(struct ctf *c)
 	if (c->graph)
 		graph_classes(f, c);
 	free(names);
-	err = ferror(f) ? EIO : 0;
-	if (fclose(f) && !err)
-		err = errno ? errno : EIO;
+	if (ferror(f) | fclose(f)) {
+		free(text);
+		return -ENOMEM;
+	}
+	fd = openat(c->dirfd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		err = errno;
+		free(text);
+		return fail(c, err, "cannot write", "metadata");
+	}
+	err = put_all(fd, text, len);
+	free(text);
+	if (close(fd) && !err && errno != EINTR)
+		err = errno;
 	return err ? fail(c, err, "writing", "metadata") : 0;
 }
 
@@ -545,7 +576,6 @@ static void stream_file(const struct cstream *s, char *name, size_t n)
 static int flush(struct ctf *c, struct cstream *s, int drop)
 {
 	char name[64];
-	size_t done = 0;
 	int fd, err = 0;
 
 	if (s->pkt != NO_PACKET)
@@ -556,16 +586,7 @@ static int flush(struct ctf *c, struct cstream *s, int drop)
 			    O_WRONLY | O_CREAT | O_CLOEXEC | (s->written ? O_APPEND : O_TRUNC), 0666);
 		if (fd < 0)
 			return fail(c, errno, "cannot write", name);
-		while (done < s->len && !err) {
-			ssize_t w = write(fd, s->buf + done, s->len - done);
-
-			if (w > 0)
-				done += (size_t)w;
-			else if (w < 0 && errno != EINTR)
-				err = errno;
-			else if (!w)
-				err = EIO;
-		}
+		err = put_all(fd, s->buf, s->len);
 		if (close(fd) && !err)
 			err = errno;
 		if (err)

@@ -22,7 +22,9 @@
  *                        its fields as debug annotations of their type
  *   LOST record          an instant "LOST n events" with lost=n
  *   damage, events lost  instants on a "trail" track
- *   with no stream
+ *   with no stream, or
+ *   of threads overwritten
+ *   entirely
  *
  * Compactness: a function_graph trace is mostly begin/end pairs, so those
  * packets are small. All packets are one sequence (trusted_packet_sequence_id
@@ -750,7 +752,8 @@ static int tracks(struct pf *p)
 		pids[np++] = src->streams[i]->pid;
 	qsort(pids, np, sizeof(*pids), cmp_u32);
 	qsort(pr, npr, sizeof(*pr), cmp_proc);
-	memcpy(ord, src->streams, n * sizeof(*ord));
+	if (n) /* (a file with no streams has no array: NULL) */
+		memcpy(ord, src->streams, n * sizeof(*ord));
 	qsort(ord, n, sizeof(*ord), cmp_stream);
 	rc = 0;
 	for (size_t i = 0; i < np && !rc; i++) {
@@ -1167,11 +1170,12 @@ static int pf_end(void *ctx, const struct trail_export_src *src)
 {
 	struct pf *p = ctx;
 	uint64_t nostream = trail_reader_nostream_lost(src->reader);
+	uint64_t gone = trail_reader_gone_lost(src->reader, NULL);
 	int rc = p->err;
 
 	while (!rc && p->nheap)
 		rc = write_pending(p, p->heap[0]);
-	if (!rc && (nostream || p->ndamage))
+	if (!rc && (nostream || gone || p->ndamage))
 		rc = trail_track(p);
 	for (size_t i = 0; i < p->ndamage && !rc; i++) {
 		damage_instant(p, p->damage[i] ? p->damage[i] : "(out of memory)");
@@ -1189,6 +1193,12 @@ static int pf_end(void *ctx, const struct trail_export_src *src)
 
 		lost_body(p, UUID_TRAIL, nostream,
 			  " (no stream: stream table full, or nested too deep)");
+		rc = pkt_close(p, m);
+	}
+	if (!rc && gone) {
+		size_t m = pkt_open(p, &p->max_ns);
+
+		lost_body(p, UUID_TRAIL, gone, " (overwritten: threads that ended, all their events)");
 		rc = pkt_close(p, m);
 	}
 	if (!rc)

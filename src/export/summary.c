@@ -344,8 +344,9 @@ static int sum_end(void *ctx, const struct trail_export_src *src)
 
 	(void)src;
 	if (!s->any && !s->events.n && !s->fcalls.n) {
+		/* (the caller names the file, as for every output's reason) */
 		snprintf(s->src->err, s->src->errlen,
-			 "%s: nothing to summarize (no calls or events shown)", s->src->path);
+			 "nothing to summarize (no calls or events shown)");
 		return -ENODATA;
 	}
 	if (s->any) {

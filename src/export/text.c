@@ -46,7 +46,8 @@ static void header(FILE *f, const struct trail_export_src *src, size_t max_strea
 	const struct trail_rstream *const *st = src->streams;
 	size_t n = src->nstreams;
 	uint64_t in = 0, lost = 0, nostream = trail_reader_nostream_lost(r);
-	uint64_t damaged = trail_reader_damaged_events(r);
+	uint64_t damaged = trail_reader_damaged_events(r), gone_streams;
+	uint64_t gone = trail_reader_gone_lost(r, &gone_streams);
 	const char *v;
 
 	fprintf(f, "cpus=%u\n", h->ncpus);
@@ -82,7 +83,7 @@ static void header(FILE *f, const struct trail_export_src *src, size_t max_strea
 		in += st[i]->in_file;
 		lost += st[i]->dropped + st[i]->overwritten;
 	}
-	lost += nostream;
+	lost += nostream + gone;
 	fprintf(f, "# entries-in-buffer/entries-written: %llu/%llu   #P:%u\n",
 		(unsigned long long)in, (unsigned long long)(in + lost + damaged), h->ncpus);
 	if (damaged)
@@ -95,6 +96,10 @@ static void header(FILE *f, const struct trail_export_src *src, size_t max_strea
 	if (nostream)
 		fprintf(f, "# LOST %llu EVENTS with no stream (stream table full, or nested > 4 deep)\n",
 			(unsigned long long)nostream);
+	if (gone)
+		fprintf(f, "# %llu events of %llu threads that ended were all overwritten "
+			"(those threads are not listed)\n",
+			(unsigned long long)gone, (unsigned long long)gone_streams);
 	fprintf(f, "#\n# %-26s %6s %6s  %-35s %s\n", "TASK-PID/TID", "STREAM", "LEVEL",
 		"entries-in-buffer/entries-written", "lost");
 	for (size_t i = 0; i < n; i++) {

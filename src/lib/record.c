@@ -94,7 +94,8 @@ static int claim_stream(struct psess *ps, struct wctx *c, struct writer *w,
 						 __ATOMIC_ACQUIRE,
 						 __ATOMIC_RELAXED))
 			continue;
-		st->gen++;
+		/* atomic: reclaimers compare it (reclaim_chunk) */
+		__atomic_store_n(&st->gen, st->gen + 1, __ATOMIC_RELAXED);
 		st->pid = (uint32_t)trail__pid;
 		st->tid = (uint32_t)w->tid;
 		st->level = depth;
@@ -111,13 +112,20 @@ static int claim_stream(struct psess *ps, struct wctx *c, struct writer *w,
 	return 0;
 }
 
-/* Overwrite mode: take the oldest published chunk, crediting its events to
- * its stream as lost. Oldest-first keeps a contiguous suffix per stream. */
+/*
+ * Overwrite mode: take the oldest published chunk, crediting its events to
+ * its stream as lost. Oldest-first keeps a contiguous suffix per stream.
+ * The victim's stream is read before the CAS and its refs held until the
+ * credit is in (arena.md: a recorder retiring that stream waits for it);
+ * a chunk the recorder adopted is credited by the recorder, not here.
+ */
 static int reclaim_chunk(struct psess *ps, uint64_t word, uint32_t *idx)
 {
 	for (int tries = 0; tries < 4; tries++) {
 		uint64_t best_w = 0, best_pub = UINT64_MAX;
-		uint32_t best = UINT32_MAX;
+		uint32_t best = UINT32_MAX, s, gen, *refs = NULL;
+		struct trail_chunk_hdr *v;
+		int won;
 
 		for (uint32_t j = 0; j < ps->nchunks; j++) {
 			uint64_t w = __atomic_load_n(&ps->ctab[j], __ATOMIC_RELAXED);
@@ -131,19 +139,30 @@ static int reclaim_chunk(struct psess *ps, uint64_t word, uint32_t *idx)
 		}
 		if (best == UINT32_MAX)
 			return 0;
-		if (__atomic_compare_exchange_n(&ps->ctab[best], &best_w, word, 0,
-						__ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED)) {
-			struct trail_chunk_hdr *v = (struct trail_chunk_hdr *)
-				(ps->base + ps->g.chunks_off +
-				 (uint64_t)best * ps->chunk_size);
-			uint32_t ev = TRAIL_COMMIT_EVENTS(
-				__atomic_load_n(&v->commit, __ATOMIC_RELAXED));
-
-			if (v->stream < ps->max_streams &&
-			    ps->streams[v->stream].gen == v->stream_gen)
-				__atomic_fetch_add(&ps->streams[v->stream].overwritten,
-						   ev, __ATOMIC_RELAXED);
+		v = (struct trail_chunk_hdr *)(ps->base + ps->g.chunks_off +
+					       (uint64_t)best * ps->chunk_size);
+		/* (atomic: the chunk may be changing hands meanwhile; the CAS
+		 * below then fails) */
+		s = __atomic_load_n(&v->stream, __ATOMIC_RELAXED);
+		gen = __atomic_load_n(&v->stream_gen, __ATOMIC_RELAXED);
+		if (s < ps->max_streams) {
+			refs = &ps->streams[s].refs;
+			__atomic_fetch_add(refs, 1, __ATOMIC_SEQ_CST);
+		}
+		/* acquire: the publisher's records and header; release: our
+		 * refs before a recorder that sees the chunk gone reads them */
+		won = __atomic_compare_exchange_n(&ps->ctab[best], &best_w, word, 0,
+						  __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		if (won && refs && !(v->flags & TRAIL_CHF_ADOPTED) && v->stream == s &&
+		    v->stream_gen == gen &&
+		    __atomic_load_n(&ps->streams[s].gen, __ATOMIC_RELAXED) == gen)
+			__atomic_fetch_add(&ps->streams[s].overwritten,
+					   TRAIL_COMMIT_EVENTS(__atomic_load_n(&v->commit,
+									       __ATOMIC_RELAXED)),
+					   __ATOMIC_RELAXED);
+		if (refs) /* release: the credit before the recorder's acquire */
+			__atomic_fetch_sub(refs, 1, __ATOMIC_RELEASE);
+		if (won) {
 			*idx = best;
 			return 1;
 		}
@@ -295,15 +314,16 @@ int trail__next_chunk(struct psess *ps, struct wctx *c, struct writer *w,
 					(uint64_t)idx * ps->chunk_size);
 	chunk_populate(ps, idx, ch);
 	__atomic_store_n(&ch->commit, 0, __ATOMIC_RELAXED);
-	ch->stream = c->stream - 1;
-	ch->stream_gen = st->gen;
+	/* atomic: a reclaimer may read them before its CAS (reclaim_chunk) */
+	__atomic_store_n(&ch->stream, c->stream - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ch->stream_gen, st->gen, __ATOMIC_RELAXED);
 	ch->seq = seq;
 	ch->base_ts = ts;
 	ch->lost_before = c->pending_lost;
 	ch->pid = (uint32_t)trail__pid;
 	ch->tid = (uint32_t)w->tid;
 	ch->level = (uint16_t)depth;
-	ch->cpu0 = 0;
+	ch->flags = 0;
 	prctl(PR_GET_NAME, ch->comm, 0, 0, 0);
 	c->pending_lost = 0;
 	c->data = (uint8_t *)(ch + 1);

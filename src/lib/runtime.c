@@ -1082,8 +1082,21 @@ void trail__init(void)
 	pthread_once(&init_once, do_init);
 }
 
-__attribute__((constructor(101))) static void trail_ctor(void)
+/*
+ * libtrail is marked DF_1_INITFIRST (-z initfirst): started with the
+ * program (LD_PRELOAD), its constructors run before any other object's
+ * initialization, the executable's .preinit_array and the C library's
+ * own included, so that a session joins, and its probes and hooks are in,
+ * before any code of the program or of its libraries runs. The C library
+ * has then not set environ yet: the environment the loader passes to
+ * every constructor is the same.
+ */
+__attribute__((constructor(101))) static void trail_ctor(int argc, char **argv, char **envp)
 {
+	(void)argc;
+	(void)argv;
+	if (!environ && envp)
+		environ = envp;
 	trail__self_enter(); /* (a session joins here: its probes are in) */
 	trail__init();
 	/* an unmodified executable's entries are decoded when a session

@@ -373,6 +373,18 @@ static int compile_dwarf(struct cc *cc, const char *fetch, const char *type,
 				 err[0] ? err : "Invalid fetch argument");
 		return ret == -ENOENT ? -ENOENT : -EINVAL;
 	}
+	/* perf's cast: a string is read from a pointer to char or a char
+	 * array; an element of one is one char (r->path[5]), not a string
+	 * at its address, and anything else is no string at all */
+	if (type && strstr(type, "string") && !fa->nderef && strcmp(dv.type, "string")) {
+		trail__probe_err(cc->e, c->fixed ? c->pos : c2.pos,
+				 "Failed to cast into string: '%.*s' (%s) is %s", fa->namelen,
+				 fetch + fa->name, dv.type,
+				 !strcmp(dv.type, "x64") || strchr(dv.type, '[')
+					 ? "not (unsigned) char * nor a char array"
+					 : "not a pointer nor array");
+		return -EINVAL;
+	}
 	rf = dv.fetch;
 	rn = strlen(rf);
 	if (!strcmp(dv.type, "string") && (fa->nderef || (type && !strstr(type, "string"))) &&

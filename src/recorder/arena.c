@@ -5,11 +5,10 @@
  * limit leave, build the enable spec, create the arena as a sealed memfd
  * (no process can shrink it under the recorder: its mappings never fault
  * with SIGBUS), map it and format its header. Also the recorder object's
- * create/free and its messages (the caller's log callback).
+ * create/free.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,36 +23,6 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
-
-void trail__rec_log(struct trail_recorder *R, enum trail_recorder_level level,
-		    const char *fmt, ...)
-{
-	char buf[1024], *msg = buf;
-	va_list ap;
-	int n;
-
-	if (!R->o.log)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n >= (int)sizeof(buf) && (msg = malloc((size_t)n + 1))) {
-		va_start(ap, fmt);
-		vsnprintf(msg, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-	}
-	R->o.log(R->o.log_ctx, level, msg ? msg : buf);
-	if (msg != buf)
-		free(msg);
-}
-
-const char *trail__rec_bytes(const struct trail_recorder *R, uint64_t v, char *buf, size_t n)
-{
-	if (R->o.fmt_bytes)
-		return R->o.fmt_bytes(v, buf, n);
-	snprintf(buf, n, "%llu B", (unsigned long long)v);
-	return buf;
-}
 
 /*
  * The pages of the chunks writers are about to take, allocated here
@@ -372,7 +341,8 @@ static int arena_create(struct trail_recorder *R)
 	R->slot_written = calloc(g->max_streams, 1);
 	R->chunk_mapped = calloc(g->nchunks / 8 + 1, 1);
 	if (!R->chunkbuf || !R->event_done || !R->stream_seen || !R->pt || !R->slot_lost ||
-	    !R->slot_gen || !R->slot_written || !R->chunk_mapped) {
+	    !R->slot_gen || !R->slot_written || !R->chunk_mapped ||
+	    (R->o.overwrite && trail__rec_keep_init(R))) {
 		rec_err(R, "out of memory");
 		return -ENOMEM;
 	}
@@ -430,6 +400,7 @@ void trail_recorder_free(struct trail_recorder *R)
 	free(R->slot_gen);
 	free(R->slot_written);
 	free(R->chunk_mapped);
+	trail__rec_keep_free(R);
 	free(R->pending);
 	if (R->m.base)
 		munmap(R->m.base, R->m.g.size);

@@ -2,8 +2,9 @@
 /*
  * drain.c - the consumer of the arena's chunk protocol (arena.h draws the
  * state machine): take published chunks (COMPLETE -> READING), copy each
- * to private memory, check its header and append it to the trace file,
- * give it back (-> FREE); take the committed part of chunks still OWNED
+ * to private memory, check its header and append it to the trace file
+ * (a pack of the keeper's, keep.c, as the chunks it holds), give it back
+ * (-> FREE); take the committed part of chunks still OWNED
  * by processes that died or do not answer (salvage); give the stream
  * slots of exited threads back. trail_recorder_poll() is one pass of the
  * recording loop around these.
@@ -33,13 +34,80 @@ static void chunk_map(struct trail_recorder *R, uint32_t i, void *chunk)
 	madvise(chunk, R->m.g.chunk_size, MADV_POPULATE_READ);
 }
 
+/* A solo stream's STREAM section (keep.c), from its chunk's header: all
+ * its events are in that chunk. */
+static void write_solo(struct trail_recorder *R, const struct trail_chunk_hdr *h)
+{
+	struct trail_stream st;
+
+	memset(&st, 0, sizeof(st));
+	st.gen = h->stream_gen;
+	st.pid = h->pid;
+	st.tid = h->tid;
+	st.level = h->level;
+	st.chunks = 1;
+	memcpy(st.comm, h->comm, sizeof(st.comm));
+	trail__rec_write_stream_as(R, h->stream, &st);
+}
+
+/* One chunk's section: h (a private copy) and its `bytes` of records;
+ * kept: an adopted chunk or a pack's part (overwrite mode). */
+static void write_one(struct trail_recorder *R, struct trail_chunk_hdr *h, uint32_t bytes,
+		      uint32_t flags, int kept)
+{
+	uint32_t events = TRAIL_COMMIT_EVENTS(h->commit);
+	const struct trail_stream *st = shm_stream(&R->m, h->stream);
+	struct trail_sec_chunk sc = {flags, 0};
+
+	if (!st) { /* the copy's: it cannot change now */
+		R->bad_chunks++;
+		return;
+	}
+	if (h->flags & TRAIL_CHF_SALVAGED)
+		sc.flags |= TRAIL_CHUNK_SALVAGED;
+	h->flags = 0; /* the recorder's business, not the file's */
+	if (tfw_section(&R->out, TRAIL_SEC_CHUNK, &sc, sizeof(sc), h, sizeof(*h) + bytes))
+		return;
+	if (kept && trail__rec_keep_solo(R, h->stream, h->stream_gen))
+		write_solo(R, h);
+	/* (a chunk of an earlier stream of the slot does not make the slot's
+	 * present stream seen: overwrite mode gives slots back) */
+	if (h->stream_gen == __atomic_load_n(&st->gen, __ATOMIC_RELAXED))
+		R->stream_seen[h->stream] = 1;
+	R->ev_total += events;
+	R->bytes += bytes;
+	R->chunks++;
+}
+
+/* A pack's chunks (keep.c), each a header and its records, from the copy
+ * in R->chunkbuf: each its own section, as if drained one by one. */
+static void write_pack(struct trail_recorder *R, uint32_t bytes, uint32_t flags)
+{
+	uint8_t *p = R->chunkbuf + sizeof(struct trail_chunk_hdr), *end = p + bytes;
+	struct trail_chunk_hdr h;
+
+	while ((size_t)(end - p) >= sizeof(h) && !R->out.err) {
+		uint32_t b;
+
+		memcpy(&h, p, sizeof(h));
+		b = TRAIL_COMMIT_BYTES(h.commit);
+		if (b > (size_t)(end - p) - sizeof(h) || TRAIL_COMMIT_EVENTS(h.commit) > b / 4) {
+			R->bad_chunks++;
+			return;
+		}
+		/* (written from the copy: header, then its records) */
+		if (b || TRAIL_COMMIT_EVENTS(h.commit))
+			write_one(R, (struct trail_chunk_hdr *)p, b, flags, 1);
+		p += sizeof(h) + ((b + 7) & ~7u);
+	}
+}
+
 /* Copy chunk i out of the arena (we hold it READING, or salvage it), check
  * its header and append it. */
 static void write_chunk(struct trail_recorder *R, uint32_t i, uint32_t flags)
 {
 	struct trail_chunk_hdr *src = shm_chunk(&R->m, i);
 	struct trail_chunk_hdr *h = (struct trail_chunk_hdr *)R->chunkbuf;
-	struct trail_sec_chunk sc = {flags, 0};
 	const void *recs;
 	uint64_t commit;
 	uint32_t bytes, events;
@@ -59,16 +127,10 @@ static void write_chunk(struct trail_recorder *R, uint32_t i, uint32_t flags)
 	memcpy(h, src, sizeof(*h));
 	h->commit = commit; /* what we read, not what it may be now */
 	memcpy(h + 1, recs, bytes);
-	if (!shm_stream(&R->m, h->stream)) { /* the copy's: it cannot change now */
-		R->bad_chunks++;
-		return;
-	}
-	if (tfw_section(&R->out, TRAIL_SEC_CHUNK, &sc, sizeof(sc), h, sizeof(*h) + bytes))
-		return;
-	R->stream_seen[h->stream] = 1;
-	R->ev_total += events;
-	R->bytes += bytes;
-	R->chunks++;
+	if (h->flags & TRAIL_CHF_PACK)
+		write_pack(R, bytes, flags);
+	else
+		write_one(R, h, bytes, flags, !!(h->flags & TRAIL_CHF_ADOPTED));
 }
 
 static void free_chunk(struct trail_recorder *R, uint64_t *word)
@@ -94,18 +156,22 @@ uint32_t trail__rec_drain(struct trail_recorder *R)
 
 	if (!list && !(list = R->pending = malloc(R->m.g.nchunks * sizeof(*list))))
 		return 0;
+	trail__rec_keep_prepare(R); /* (overwrite mode) */
 	for (uint32_t i = 0; i < R->m.g.nchunks; i++) {
 		uint64_t *word = shm_cword(&R->m, i);
 		uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 
 		if (TRAIL_CS_STATE(w) != TRAIL_CS_FREE && i > R->high)
 			R->high = i;
-		if (TRAIL_CS_STATE(w) != TRAIL_CS_COMPLETE)
+		if (TRAIL_CS_STATE(w) != TRAIL_CS_COMPLETE) {
+			trail__rec_keep_taken(R, i, w, 0); /* (overwrite mode) */
 			continue;
+		}
 		/* acquire: pairs with the writer's release publishing it */
 		if (__atomic_compare_exchange_n(word, &w, TRAIL_CS_READING, 0,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+						__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
 			list[n++] = (struct pending){i, TRAIL_CS_PUB(w)};
+		trail__rec_keep_taken(R, i, w, 0);
 	}
 	if (!n)
 		return 0;
@@ -115,6 +181,8 @@ uint32_t trail__rec_drain(struct trail_recorder *R)
 	for (uint32_t k = 0; k < n; k++) {
 		if (!R->out.err)
 			write_chunk(R, list[k].idx, 0);
+		/* a chunk the keeper tracks: its streams' events are in the file */
+		trail__rec_keep_taken(R, list[k].idx, TRAIL_CS_COMPLETE_WORD(list[k].pub), 1);
 		free_chunk(R, shm_cword(&R->m, list[k].idx));
 		if (list[k].idx < lowest)
 			lowest = list[k].idx;
@@ -144,25 +212,32 @@ void trail__rec_copy_chunks(struct trail_recorder *R)
 		R->out.err = -ENOMEM;
 		return;
 	}
+	trail__rec_keep_prepare(R);
 	for (uint32_t i = 0; i < R->m.g.nchunks; i++) {
 		uint64_t *word = shm_cword(&R->m, i);
 		uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED);
 
-		if (TRAIL_CS_STATE(w) != TRAIL_CS_COMPLETE)
+		/* (a chunk the keeper tracks that changed: overwritten) */
+		if (TRAIL_CS_STATE(w) != TRAIL_CS_COMPLETE) {
+			trail__rec_keep_taken(R, i, w, 0);
 			continue;
+		}
 		if (__atomic_compare_exchange_n(word, &w, TRAIL_CS_READING, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED)) {
+						__ATOMIC_ACQUIRE)) {
 			was[i] = w;
 			list[n++] = (struct pending){i, TRAIL_CS_PUB(w)};
 		}
+		trail__rec_keep_taken(R, i, w, 0);
 	}
 	qsort(list, n, sizeof(*list), cmp_pub);
-	for (uint32_t k = 0; k < n; k++) {
+	for (uint32_t k = 0; k < n; k++)
 		if (!R->out.err)
 			write_chunk(R, list[k].idx, 0);
+	/* the keeper's streams, while their chunks are held: exact */
+	trail__rec_keep_streams(R, 0);
+	for (uint32_t k = 0; k < n; k++)
 		/* release: our reads are done before a writer may take it */
 		__atomic_store_n(shm_cword(&R->m, list[k].idx), was[list[k].idx], __ATOMIC_RELEASE);
-	}
 	for (uint32_t i = 0; i < R->m.g.nchunks && !R->out.err; i++)
 		if (TRAIL_CS_STATE(__atomic_load_n(shm_cword(&R->m, i), __ATOMIC_ACQUIRE)) ==
 		    TRAIL_CS_OWNED)
@@ -195,10 +270,7 @@ void trail__rec_salvage(struct trail_recorder *R, uint32_t p, int steal)
 			continue;
 		if (!R->out.err)
 			write_chunk(R, i, TRAIL_CHUNK_SALVAGED);
-		if (R->o.overwrite)
-			__atomic_store_n(word, TRAIL_CS_COMPLETE_WORD(0), __ATOMIC_RELEASE);
-		else
-			free_chunk(R, word);
+		free_chunk(R, word); /* (written: not to be drained again) */
 	}
 }
 
@@ -206,8 +278,9 @@ void trail__rec_salvage(struct trail_recorder *R, uint32_t p, int steal)
  * Discard mode: give the slots of threads that exited (and of dead
  * processes) back to the session, after writing their final accounting.
  * Their chunks still in the arena carry (slot, generation), and a new
- * owner gets a new generation, so nothing is mixed up. Not in overwrite
- * mode, where reclaimers may still credit an old slot.
+ * owner gets a new generation, so nothing is mixed up. Overwrite mode's
+ * slots go back through the keeper (keep.c), which takes their
+ * accounting over since reclaimers may still overwrite their chunks.
  */
 void trail__rec_recycle_streams(struct trail_recorder *R, int dead_proc)
 {

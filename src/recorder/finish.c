@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/trigger.h"
 #include "internal.h"
 
 static void write_streams(struct trail_recorder *R)
@@ -23,6 +24,8 @@ static void write_streams(struct trail_recorder *R)
 		if (state != TRAIL_SS_LIVE && state != TRAIL_SS_EXITED)
 			continue;
 		if (!R->stream_seen[i] && !st->dropped && !st->overwritten)
+			continue;
+		if (trail__rec_keep_holds(R, i)) /* written by the keeper */
 			continue;
 		trail__rec_write_stream(R, i);
 	}
@@ -43,6 +46,7 @@ static void write_end(struct trail_recorder *R)
 	end.complete = 1;
 	end.procs_refused = shm_procs_refused(&R->m);
 	end.graph_unhooked = __atomic_load_n(&hdr->graph_unhooked, __ATOMIC_RELAXED);
+	trail__rec_keep_gone(R, &end.gone_streams, &end.gone_dropped, &end.gone_overwritten);
 	tfw_section(&R->out, TRAIL_SEC_END, &end, sizeof(end), NULL, 0);
 }
 
@@ -152,8 +156,9 @@ void trail_recorder_finish(struct trail_recorder *R)
 	for (uint32_t i = 0; i < n; i++)
 		if (!R->out.err && (R->pt[i].dead || R->pt[i].stuck))
 			trail__rec_salvage(R, i, R->pt[i].dead);
-	if (!R->out.err && R->o.overwrite)
-		trail__rec_drain(R);
+	/* overwrite mode: what writers reclaimed of the keeper's chunks
+	 * before the drain took the rest */
+	trail__rec_keep_reconcile(R);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trail_proc *pr = shm_proc(&R->m, i);
 		uint32_t refused = __atomic_load_n(&pr->refused, __ATOMIC_RELAXED);
@@ -161,8 +166,10 @@ void trail_recorder_finish(struct trail_recorder *R)
 		if (refused)
 			rec_warn(R, "process %u (%.16s): %u event%s registered after it joined "
 				 "(a library loaded later) left off: a -f filter or -T trigger "
-				 "does not compile for %s fields", pr->pid, pr->comm, refused,
-				 refused == 1 ? "" : "s", refused == 1 ? "its" : "their");
+				 "does not compile for %s fields, or more than %d -T select %s",
+				 pr->pid, pr->comm, refused, refused == 1 ? "" : "s",
+				 refused == 1 ? "its" : "their", TRAIL_TRIG_PER_EVENT,
+				 refused == 1 ? "it" : "one");
 	}
 	for (uint32_t i = 0; i < n && !R->out.err; i++)
 		if (R->pt[i].announced)
@@ -172,6 +179,7 @@ void trail_recorder_finish(struct trail_recorder *R)
 	trail__rec_write_modules(R);
 	trail__rec_write_hists(R);
 	write_streams(R);
+	trail__rec_keep_streams(R, 1);
 	trail__rec_add_sync(R);
 	trail__rec_write_clock(R);
 	write_end(R);
@@ -184,12 +192,15 @@ int trail_recorder_error(const struct trail_recorder *R)
 
 void trail_recorder_stats(const struct trail_recorder *R, struct trail_recorder_stats *st)
 {
+	uint64_t gs, gd, go;
+
 	memset(st, 0, sizeof(*st));
 	st->events = R->ev_total;
 	st->bytes = R->bytes;
 	st->chunks = R->chunks;
 	st->bad_chunks = R->bad_chunks;
-	st->lost = R->lost_written +
+	trail__rec_keep_gone(R, &gs, &gd, &go);
+	st->lost = R->lost_written + gd + go +
 		   __atomic_load_n(&shm_hdr(&R->m)->nostream_lost, __ATOMIC_RELAXED);
 	st->file_bytes = R->out.off;
 	st->procs = shm_nprocs(&R->m);
@@ -199,10 +210,11 @@ void trail_recorder_stats(const struct trail_recorder *R, struct trail_recorder_
 }
 
 /* Events lost so far, counted as the file will count them: the STREAM
- * sections written, the slots not written yet, the stream table's refusals. */
+ * sections written, the slots not written yet, the keeper's streams, the
+ * stream table's refusals. */
 uint64_t trail_recorder_live_lost(const struct trail_recorder *R)
 {
-	uint64_t lost = R->lost_written +
+	uint64_t lost = R->lost_written + trail__rec_keep_lost(R) +
 			__atomic_load_n(&shm_hdr(&R->m)->nostream_lost, __ATOMIC_RELAXED);
 
 	for (uint32_t i = 0; i < R->m.g.max_streams; i++) {

@@ -14,6 +14,7 @@
  *   ptrace.c  what inject.c and threads.c share
  *   proxy.c   requests to another user's processes (a root recorder)
  *   finish.c  the end: last drain, final sections, statistics
+ *   keep.c    overwrite mode: the chunks and slots of streams that ended
  *
  * Every read of the arena goes through shm.h.
  */
@@ -96,6 +97,7 @@ struct trail_recorder {
 	uint32_t user_events;   /* events enabled other than the tracer's own */
 	uint64_t last_procs, last_sync, last_recycle, last_threads; /* trail_recorder_poll()'s periods */
 	uint32_t snaps_asked, nsnaps; /* snapshot triggers: requests seen, files */
+	struct keeper *keep;          /* overwrite mode (keep.c), else NULL */
 };
 
 /* arena.c: messages through the caller's log callback */
@@ -127,6 +129,9 @@ void trail__rec_write_events(struct trail_recorder *R);
 void trail__rec_write_modules(struct trail_recorder *R);
 void trail__rec_write_proc(struct trail_recorder *R, uint32_t i, uint32_t state);
 void trail__rec_write_stream(struct trail_recorder *R, uint32_t i);
+/* slot i's STREAM section from st (a copy: identity and counters) */
+void trail__rec_write_stream_as(struct trail_recorder *R, uint32_t i,
+				const struct trail_stream *st);
 
 /* drain.c */
 uint32_t trail__rec_drain(struct trail_recorder *R);
@@ -135,6 +140,39 @@ uint32_t trail__rec_drain(struct trail_recorder *R);
 void trail__rec_populate_ahead(struct trail_recorder *R);
 void trail__rec_salvage(struct trail_recorder *R, uint32_t p, int steal);
 void trail__rec_recycle_streams(struct trail_recorder *R, int dead_proc);
+
+/* keep.c: overwrite mode's streams that ended (its opening comment) */
+int trail__rec_keep_init(struct trail_recorder *R);
+void trail__rec_keep_free(struct trail_recorder *R);
+/* a pass: credit what writers reclaimed, adopt and pack the chunks of
+ * streams that ended; full: also give their slots back. The number of
+ * chunks it took. */
+uint32_t trail__rec_keep_pass(struct trail_recorder *R, int full);
+/* The drain or a snapshot sees chunk i with word w (and holds it READING
+ * if it took it): if the keeper tracks the chunk and w is no longer its
+ * word, its parts were overwritten (credited); written: the final drain
+ * writes it, its parts are in the file. 1: w is the tracked chunk. */
+int trail__rec_keep_taken(struct trail_recorder *R, uint32_t i, uint64_t w, int written);
+/* before the arena is read whole (the final drain, a snapshot): the pack
+ * being built published, the keeper's records indexed */
+void trail__rec_keep_prepare(struct trail_recorder *R);
+/* a part of an adopted chunk or pack, of stream (slot, gen), met by the
+ * drain: 1 if it is solo, i.e. its STREAM section is to be written from
+ * its own header (every event in the file, one chunk) */
+int trail__rec_keep_solo(const struct trail_recorder *R, uint32_t slot, uint32_t gen);
+/* credit every tracked chunk whose word changed */
+void trail__rec_keep_reconcile(struct trail_recorder *R);
+/* slot is the keeper's (its stream ended, its counters are the keeper's
+ * to write) */
+int trail__rec_keep_holds(const struct trail_recorder *R, uint32_t slot);
+/* STREAM sections of the keeper's streams: final, those with events in
+ * the file; else (a snapshot) those with events in the arena */
+void trail__rec_keep_streams(struct trail_recorder *R, int final);
+/* events lost by the keeper's streams so far; the totals of streams with
+ * nothing left (the END section's gone_*) */
+uint64_t trail__rec_keep_lost(const struct trail_recorder *R);
+void trail__rec_keep_gone(const struct trail_recorder *R, uint64_t *streams, uint64_t *dropped,
+			  uint64_t *overwritten);
 
 /* attach.c */
 void trail__rec_check_procs(struct trail_recorder *R);

@@ -2,10 +2,12 @@
 /*
  * loop.c - one pass of the recorder's loop, above the pieces it paces:
  * the drain (drain.c) as often as the CLI calls, streams of exited
- * threads recycled every 20 ms, processes checked (and with -a new ones
- * attached, attach.c) and new events described every 100 ms, threads
- * that block what live patching needs opened every 500 ms, a clock
- * sync point 100 ms in and then every second.
+ * threads recycled every 20 ms (overwrite mode: the keeper, keep.c, packs
+ * their chunks at each pass and gives their slots back every 20 ms),
+ * processes checked (and with -a new ones attached, attach.c) and new
+ * events described every 100 ms, threads that block what live patching
+ * needs opened every 500 ms, a clock sync point 100 ms in and then every
+ * second.
  */
 #include <time.h>
 
@@ -13,13 +15,21 @@
 
 uint32_t trail_recorder_poll(struct trail_recorder *R, uint64_t now, int all_new)
 {
-	uint32_t n = R->o.overwrite ? 0 : trail__rec_drain(R);
+	uint32_t n;
+
+	/* overwrite mode: nothing drained until the end; the keeper adopts
+	 * the chunks of threads that ended, and every 20 ms (full) gives
+	 * their slots back */
+	if (R->o.overwrite)
+		n = trail__rec_keep_pass(R, now - R->last_recycle > 20000000ull);
+	else
+		n = trail__rec_drain(R);
 
 	trail__rec_populate_ahead(R);
 	trail__rec_snapshots(R);
 
 	if (now - R->last_recycle > 20000000ull) {
-		trail__rec_recycle_streams(R, -1);
+		trail__rec_recycle_streams(R, -1); /* (discard mode) */
 		R->last_recycle = now;
 	}
 	if (now - R->last_procs > 100000000ull) {

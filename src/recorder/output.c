@@ -313,11 +313,18 @@ void trail__rec_write_stream(struct trail_recorder *R, uint32_t i)
 {
 	const struct trail_stream *src = shm_stream(&R->m, i);
 	struct trail_stream st;
-	struct trail_sec_stream ss;
 
 	if (!src)
 		return;
 	memcpy(&st, src, sizeof(st));
+	trail__rec_write_stream_as(R, i, &st);
+}
+
+void trail__rec_write_stream_as(struct trail_recorder *R, uint32_t i, const struct trail_stream *s)
+{
+	struct trail_stream st = *s;
+	struct trail_sec_stream ss;
+
 	memset(&ss, 0, sizeof(ss));
 	ss.idx = i;
 	ss.gen = st.gen;

@@ -192,6 +192,11 @@ struct trail_sec_end {
 	uint64_t procs_refused; /* processes that could not join: table full */
 	uint64_t graph_unhooked; /* function_graph calls not hooked: a thread's
 				  * shadow stack was full (16384 frames) */
+	/* overwrite mode: threads that ended and whose every event was
+	 * overwritten (or dropped) before the end; no STREAM section each */
+	uint64_t gone_streams;
+	uint64_t gone_dropped;
+	uint64_t gone_overwritten;
 };
 
 #endif /* TRAIL_TRACEFILE_LAYOUT_H */

@@ -70,6 +70,7 @@ struct trail_reader {
 	int fd;    /* kept open to step over holes (SEEK_DATA) */
 	int complete;
 	uint64_t nostream_lost, graph_unhooked;
+	uint64_t gone_streams, gone_lost; /* END: streams not in the file */
 	uint64_t chunk_secs, chunk_events; /* CHUNK sections read, their events */
 	uint64_t damaged_events; /* the END's count minus what was read */
 
@@ -92,6 +93,8 @@ struct trail_reader {
 
 	struct trail_rstream **streams;
 	size_t nstreams, streams_cap;
+	uint32_t *shash; /* (idx, gen) -> position in streams + 1, 0: none */
+	size_t shash_cap; /* a power of two, > 2 x nstreams; 0: to build */
 
 	struct rchunk *chunks;
 	size_t nchunks, chunks_cap;
@@ -157,22 +160,64 @@ static const char *sec_name(uint32_t type)
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
 }
 
+/* The streams by (idx, gen): a flight recorder's file may hold a stream
+ * per thread its buffer kept, a hundred thousand and more. */
+static size_t shash_at(uint32_t idx, uint32_t gen, size_t cap)
+{
+	return (size_t)((((uint64_t)idx << 32 | gen) * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static int shash_build(struct trail_reader *r, size_t cap)
+{
+	uint32_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	free(r->shash);
+	r->shash = h;
+	r->shash_cap = cap;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		size_t k = shash_at(r->streams[i]->idx, r->streams[i]->gen, cap);
+
+		while (h[k])
+			k = (k + 1) & (cap - 1);
+		h[k] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+/* Stream (idx, gen), made if new; *pos: its place in r->streams. */
 static struct trail_rstream *stream_get(struct trail_reader *r, uint32_t idx,
-					uint32_t gen)
+					uint32_t gen, size_t *pos)
 {
 	struct trail_rstream *st;
+	size_t k;
 
-	for (size_t i = r->nstreams; i-- > 0;)
-		if (r->streams[i]->idx == idx && r->streams[i]->gen == gen)
-			return r->streams[i];
-	if (grow((void **)&r->streams, &r->streams_cap, r->nstreams + 1,
-		 sizeof(*r->streams)))
+	if ((r->nstreams + 1) * 2 > r->shash_cap) {
+		size_t cap = r->shash_cap ? r->shash_cap : 64;
+
+		while (cap < (r->nstreams + 1) * 2)
+			cap *= 2;
+		if (shash_build(r, cap))
+			return NULL;
+	}
+	for (k = shash_at(idx, gen, r->shash_cap); r->shash[k]; k = (k + 1) & (r->shash_cap - 1)) {
+		st = r->streams[r->shash[k] - 1];
+		if (st->idx == idx && st->gen == gen) {
+			*pos = r->shash[k] - 1;
+			return st;
+		}
+	}
+	if (r->nstreams >= UINT32_MAX - 1 ||
+	    grow((void **)&r->streams, &r->streams_cap, r->nstreams + 1, sizeof(*r->streams)))
 		return NULL;
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
 	st->idx = idx;
 	st->gen = gen;
+	*pos = r->nstreams;
+	r->shash[k] = (uint32_t)r->nstreams + 1;
 	r->streams[r->nstreams++] = st;
 	return st;
 }
@@ -292,11 +337,12 @@ static int sec_stream(struct trail_reader *r, const uint8_t *p, uint64_t len)
 {
 	struct trail_sec_stream ss;
 	struct trail_rstream *st;
+	size_t pos;
 
 	if (len < sizeof(ss))
 		return -1;
 	memcpy(&ss, p, sizeof(ss));
-	st = stream_get(r, ss.idx, ss.gen);
+	st = stream_get(r, ss.idx, ss.gen, &pos);
 	if (!st)
 		return -1;
 	st->pid = ss.pid;
@@ -317,6 +363,7 @@ static int sec_chunk(struct trail_reader *r, uint64_t off, const uint8_t *p,
 	struct trail_chunk_hdr h;
 	struct trail_rstream *st;
 	struct rchunk *c;
+	size_t pos;
 
 	*why = "too short for a chunk header";
 	if (len < sizeof(sc) + sizeof(h))
@@ -330,7 +377,7 @@ static int sec_chunk(struct trail_reader *r, uint64_t off, const uint8_t *p,
 	if (TRAIL_COMMIT_EVENTS(h.commit) > TRAIL_COMMIT_BYTES(h.commit) / 4)
 		return -1;
 	*why = "out of memory";
-	st = stream_get(r, h.stream, h.stream_gen);
+	st = stream_get(r, h.stream, h.stream_gen, &pos);
 	if (!st)
 		return -1;
 	if (!st->pid) { /* until a STREAM section says better */
@@ -350,10 +397,7 @@ static int sec_chunk(struct trail_reader *r, uint64_t off, const uint8_t *p,
 	c->seq = h.seq;
 	c->flags = sc.flags;
 	r->chunk_events += c->events;
-	c->stream = UINT32_MAX;
-	for (size_t i = 0; i < r->nstreams; i++)
-		if (r->streams[i] == st)
-			c->stream = (uint32_t)i;
+	c->stream = (uint32_t)pos;
 	return 0;
 }
 
@@ -565,6 +609,8 @@ static void sec_end(struct trail_reader *r, uint64_t off, const uint8_t *p, uint
 	r->complete = e.complete == 1;
 	r->nostream_lost = e.nostream_lost;
 	r->graph_unhooked = e.graph_unhooked;
+	r->gone_streams = e.gone_streams;
+	r->gone_lost = e.gone_dropped + e.gone_overwritten;
 	/* what the recorder wrote against what was read: any difference is
 	 * data lost to damage (sections skipped above) */
 	if (e.chunks != r->chunk_secs || e.events != r->chunk_events) {
@@ -837,6 +883,7 @@ static int build_cursors(struct trail_reader *r)
 		r->streams[s]->order = (uint32_t)s;
 	if (r->nstreams)
 		qsort(r->streams, r->nstreams, sizeof(*r->streams), cmp_stream);
+	r->shash_cap = 0; /* (positions moved: built again if ever needed) */
 	for (size_t s = 0; s < r->nstreams; s++)
 		remap[r->streams[s]->order] = (uint32_t)s;
 	for (size_t i = 0; i < r->nchunks; i++)
@@ -1243,6 +1290,7 @@ void trail_reader_close(struct trail_reader *r)
 	for (size_t s = 0; s < r->nstreams; s++)
 		free(r->streams[s]);
 	free(r->streams);
+	free(r->shash);
 	free(r->chunks);
 	free(r->mods);
 	for (size_t i = 0; i < r->nsymtabs; i++)
@@ -1318,6 +1366,13 @@ int trail_reader_complete(const struct trail_reader *r)
 uint64_t trail_reader_nostream_lost(const struct trail_reader *r)
 {
 	return r->nostream_lost;
+}
+
+uint64_t trail_reader_gone_lost(const struct trail_reader *r, uint64_t *streams)
+{
+	if (streams)
+		*streams = r->gone_streams;
+	return r->gone_lost;
 }
 
 uint64_t trail_reader_graph_unhooked(const struct trail_reader *r)

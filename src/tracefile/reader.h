@@ -111,6 +111,10 @@ uint32_t trail_reader_event_ids(const struct trail_reader *r);
 const char *trail_reader_info(const struct trail_reader *r, const char *key);
 int trail_reader_complete(const struct trail_reader *r);
 uint64_t trail_reader_nostream_lost(const struct trail_reader *r);
+/* Overwrite mode: events of threads that ended and had every event
+ * overwritten (or dropped) before the end, which the file lists no stream
+ * for (END); *streams: how many threads (may be NULL). */
+uint64_t trail_reader_gone_lost(const struct trail_reader *r, uint64_t *streams);
 /* function_graph calls left unhooked (shadow stack full), from END */
 uint64_t trail_reader_graph_unhooked(const struct trail_reader *r);
 /* Events the END section counts that could not be read (damage). */

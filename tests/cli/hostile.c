@@ -3,7 +3,11 @@
  * hostile.c - a traced process that attacks the session arena it was
  * given, to check that the recorder trusts nothing in shared memory.
  *
- *   hostile MODE     MODE: ctab chunks streams events header random truncate
+ *   hostile MODE [threads]   MODE: ctab chunks streams events header random truncate
+ *
+ * (threads: its events come from threads of 100 events each that end,
+ * as a flight recorder's keeper sees them: chunks adopted, packed, slots
+ * given back, before and after the attack.)
  *
  * It records 2000 events, waits for the recorder to drain them, finds the arena in its own mappings
  * (/memfd:trail-arena), scribbles on the part MODE names with seeded random
@@ -13,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,10 +70,27 @@ static uint8_t *find_arena(size_t *len)
 	return base;
 }
 
+static int threads;
+
+static void *run(void *arg)
+{
+	int from = (int)(intptr_t)arg;
+
+	for (int i = from; i < from + 100; i++)
+		trail(hostile, ev, i, "some text to fill chunks with");
+	return NULL;
+}
+
 static void events(int from, int n)
 {
-	for (int i = from; i < from + n; i++)
-		trail(hostile, ev, i, "some text to fill chunks with");
+	for (int i = from; i < from + n; i += threads ? 100 : 1) {
+		pthread_t th;
+
+		if (!threads)
+			trail(hostile, ev, i, "some text to fill chunks with");
+		else if (!pthread_create(&th, NULL, run, (void *)(intptr_t)i))
+			pthread_join(th, NULL);
+	}
 }
 
 int main(int argc, char **argv)
@@ -78,6 +100,7 @@ int main(int argc, char **argv)
 	uint8_t *base;
 	size_t len = 0;
 
+	threads = argc > 2 && !strcmp(argv[2], "threads");
 	events(0, 2000);
 	/* let the recorder drain those (and copy the event descriptions):
 	 * what it already has must survive what follows */

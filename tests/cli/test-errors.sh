@@ -169,13 +169,139 @@ pid_errors() {
 registry_must_be_private() {
 	mkdir open; chmod 755 open
 	TRAIL_REGISTRY=$PWD/open expect_rc 1 $TRAIL ps 2>err.txt
-	has err.txt "not a private directory"
+	has err.txt "mode 0755 gives others access"
 	mkdir -p real; chmod 700 real; ln -s real link
 	TRAIL_REGISTRY=$PWD/link expect_rc 1 $TRAIL ps 2>err.txt
 	has err.txt "symbolic link"
 	# libtrail refuses it too: nothing gets written through the link
 	TRAIL_REGISTRY=$PWD/link LD_PRELOAD=$LIBTRAIL "$EXAMPLE" 1 1
 	[ -z "$(ls real)" ] || die "libtrail wrote through a symlinked registry"
+}
+
+# a registry of mode 0755: every command that reads or writes it says
+# which directory, its mode and the one it needs, before anything runs
+# (was "probe: Operation not permitted", or nothing: record -a waited)
+registry_mode_everywhere() {
+	mkdir -p open755; chmod 755 open755
+	local want="trail: registry $PWD/open755: mode 0755 gives others access: it must be mode 0700, owned by you (chmod 700 $PWD/open755)"
+	"$EXAMPLE" --loop 1 >/dev/null &
+	local lp=$!
+	while IFS='|' read -r pre cmd; do
+		[ -n "$cmd" ] || continue
+		rc=0
+		eval "TRAIL_REGISTRY=$PWD/open755 timeout 20 $cmd" >out.txt 2>err.txt || rc=$?
+		[ "$rc" -eq 1 ] || die "$cmd: exit $rc, wanted 1: $(cat err.txt)"
+		[ "$(cat err.txt)" = "${want/trail: /trail: $pre}" ] || die "$cmd: $(cat err.txt)"
+	done <<-EOF
+	probe: |\$TRAIL probe 'p:x/pi parse_int'
+	probe: |\$TRAIL probe -l
+	probe: |\$TRAIL probe -d x/pi
+	probe: |\$TRAIL probe --clear
+	synth: |\$TRAIL synth 'lat u64 x'
+	synth: |\$TRAIL synth -l
+	|\$TRAIL ps
+	|\$TRAIL record -q -e all -o t.dat -- $EXAMPLE
+	|\$TRAIL record -q --probe 'p:x/pi main' -o t.dat -- $EXAMPLE
+	|\$TRAIL record -q -e all -P $lp -o t.dat
+	|\$TRAIL record -q -e all -a -o t.dat
+	|\$TRAIL hist -P $lp -e app:request 'keys=bytes'
+	EOF
+	kill $lp
+	[ ! -e t.dat ] || die "a recording was made"
+	TRAIL_REGISTRY=$PWD/open755 $TRAIL list -- "$EXAMPLE" >out.txt 2>err.txt
+	has err.txt "trail: warning: the kept probe definitions (trail probe) are left out: registry $PWD/open755: mode 0755"
+	has out.txt "app:request"
+}
+
+# a write that fails names the output and the cause, exit 1, for every
+# writer: report's layouts, every export format to standard output and
+# to -o (was: exit 1 and nothing said, "Input/output error", "writing
+# (null)"); ctf's files by name with the real errno (was EIO)
+write_errors_named() {
+	$TRAIL record -q -p function_graph -e 'app:*' -o w.dat -- "$EXAMPLE" 2 3 >/dev/null
+	local o
+	for o in "" --summary --stat --count; do
+		expect_rc 1 $TRAIL report $o -i w.dat >/dev/full 2>err.txt
+		[ "$(cat err.txt)" = "trail: report: writing standard output: No space left on device" ] ||
+			die "report $o: $(cat err.txt)"
+	done
+	for o in text perfetto chrome folded flamegraph; do
+		expect_rc 1 $TRAIL export -q -F $o -i w.dat >/dev/full 2>err.txt
+		[ "$(cat err.txt)" = "trail: export: writing standard output: No space left on device" ] ||
+			die "export $o: $(cat err.txt)"
+		expect_rc 1 $TRAIL export -q -F $o -i w.dat -o /dev/full 2>err.txt
+		[ "$(cat err.txt)" = "trail: export: writing /dev/full: No space left on device" ] ||
+			die "export $o -o: $(cat err.txt)"
+		# the same to a file: written whole, and nothing said
+		$TRAIL export -q -F $o -i w.dat -o w.$o 2>err.txt
+		[ -s w.$o ] && [ ! -s err.txt ] && [ ! -e w.$o.part ] || die "export $o to a file: $(cat err.txt)"
+		# a file size limit: the file's errno, the .part removed
+		rm -f w.$o
+		rc=0
+		( ulimit -f 1; trap '' XFSZ; exec $TRAIL export -q -F $o -i w.dat -o w.$o ) 2>err.txt || rc=$?
+		[ $rc -eq 1 ] && [ "$(cat err.txt)" = "trail: export: writing w.$o: File too large" ] ||
+			die "export $o, ulimit -f 1: exit $rc: $(cat err.txt)"
+		[ ! -e w.$o ] && [ ! -e w.$o.part ] || die "export $o left a file"
+	done
+	# the other commands' standard output (was exit 0, nothing said)
+	while IFS='|' read -r cmd; do
+		rc=0
+		eval "$cmd" >/dev/full 2>err.txt || rc=$?
+		[ $rc -eq 1 ] && [ "$(cat err.txt)" = "trail: writing standard output: No space left on device" ] ||
+			die "$cmd: exit $rc: $(cat err.txt)"
+	done <<-'EOF'
+	$TRAIL list "$EXAMPLE"
+	$TRAIL list -F "$EXAMPLE"
+	$TRAIL list -f "$EXAMPLE"
+	$TRAIL hist -i w.dat -e app:request keys=fd
+	$TRAIL version
+	$TRAIL list --help
+	EOF
+	rc=0
+	( ulimit -f 1; trap '' XFSZ; exec $TRAIL export -q -F ctf -i w.dat -o w.ctf ) 2>err.txt || rc=$?
+	[ $rc -eq 1 ] || die "ctf, ulimit -f 1: exit $rc"
+	grep -Eq "ctf: writing w.ctf/(metadata|stream-[0-9-]+): File too large$" err.txt ||
+		die "ctf, ulimit -f 1: $(cat err.txt)"
+}
+
+# a disk that fills: record's file there before stays when nothing was
+# recorded (not replaced by an empty one); ctf's files named with ENOSPC.
+# A small tmpfs of a mount namespace of our own
+full_disk() {
+	$TRAIL record -q -e 'app:*' -o earlier.dat -- "$EXAMPLE" 1 1 >/dev/null
+	cat >full.sh <<-EOF
+	set -e
+	mkdir -p mnt
+	mount -t tmpfs -o size=64k none mnt
+	cp earlier.dat mnt/t.dat
+	dd if=/dev/zero of=mnt/fill bs=4k 2>/dev/null || true
+	rc=0; $TRAIL record -q -e 'app:*' -o mnt/t.dat -- "$EXAMPLE" 1 1 >/dev/null 2>rec.txt || rc=\$?
+	echo "record \$rc" >rcs.txt
+	cmp -s earlier.dat mnt/t.dat && echo kept >>rcs.txt
+	rm mnt/fill
+	rc=0; $TRAIL export -q -F ctf -i earlier.dat -o mnt/big >/dev/null 2>ctf.txt || rc=\$?
+	dd if=/dev/zero of=mnt/fill bs=4k 2>/dev/null || true
+	rc=0; $TRAIL export -q -F ctf -i earlier.dat -o mnt/c --force 2>ctf.txt || rc=\$?
+	echo "ctf \$rc" >>rcs.txt
+	rm mnt/fill
+	cp earlier.dat mnt/t.dat
+	mount -o remount,ro mnt
+	rc=0; $TRAIL record -q -e 'app:*' -o mnt/t.dat -- "$EXAMPLE" 1 1 >/dev/null 2>ro.txt || rc=\$?
+	echo "ro \$rc" >>rcs.txt
+	cmp -s earlier.dat mnt/t.dat && echo "ro kept" >>rcs.txt
+	EOF
+	unshare -rm sh full.sh
+	has rcs.txt "record 1"
+	has rcs.txt "kept"
+	[ "$(cat rec.txt)" = "trail: writing mnt/t.dat: No space left on device; nothing was recorded (the file there before is left as it was)" ] ||
+		die "record: $(cat rec.txt)"
+	has rcs.txt "ctf 1"
+	grep -Eq "ctf: writing mnt/c/(metadata|stream-[0-9-]+): No space left on device$" ctf.txt ||
+		die "ctf: $(cat ctf.txt)"
+	# a directory that cannot be written: said before anything runs
+	has rcs.txt "ro 1"
+	has rcs.txt "ro kept"
+	[ "$(cat ro.txt)" = "trail: cannot write mnt/t.dat: Read-only file system" ] || die "ro: $(cat ro.txt)"
 }
 
 # Each message names the real problem (reliability issue, items 8 and 9):
@@ -232,5 +358,12 @@ t not_a_trace_file not_a_trace_file
 t file_size_limit_mid_recording file_size_limit_mid_recording
 t pid_errors pid_errors
 t registry_must_be_private registry_must_be_private
+t registry_mode_everywhere registry_mode_everywhere
 t messages_table messages_table
 t stat_and_count_together stat_and_count_together
+t write_errors_named write_errors_named
+if unshare -rm true 2>/dev/null; then
+	t full_disk full_disk
+else
+	skip full_disk "no user and mount namespace (unshare -rm) for a small tmpfs"
+fi

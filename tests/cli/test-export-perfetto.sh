@@ -546,6 +546,22 @@ damaged_input() {
 	[ -z "$(comm -23 got.txt <(cut -d' ' -f1,3- all.txt | sort))" ] || die "events invented"
 }
 
+# a trace with no thread recorded, and a file cut at 100 bytes (its
+# header only): nothing to copy the threads from (memcpy was passed NULL,
+# which UBSan stops the ASan suite on); a trace that decodes, exit 0 and 1
+no_threads() {
+	$TRAIL record -q --allow-unknown -e 'nope:*' -o nt-none.dat -- true 2>/dev/null
+	$TRAIL export -q --format perfetto -i nt-none.dat -o nt-none.pftrace
+	decode nt-none.pftrace >nt-none.txt
+	has nt-none.txt 'process_name: "true"'
+	hasnt nt-none.txt "thread"
+	$TRAIL record -q -e 'app:*' -o nt-ex.dat -- "$EXAMPLE" 1 1
+	head -c 100 nt-ex.dat >nt-cut100.dat
+	expect_rc 1 $TRAIL export -q --format perfetto -i nt-cut100.dat -o nt-cut.pftrace 2>nt-err.txt
+	has nt-err.txt "file truncated"
+	decode nt-cut.pftrace >/dev/null
+}
+
 if ! command -v protoc >/dev/null || ! command -v python3 >/dev/null; then
 	skip perfetto "protoc or python3 missing (scripts/install-deps.sh)"
 	exit 0
@@ -564,3 +580,4 @@ t compact compact
 t names_not_utf8 names_not_utf8
 t bad_output bad_output
 t damaged_input damaged_input
+t no_threads no_threads

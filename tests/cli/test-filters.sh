@@ -260,3 +260,17 @@ x:h:objtrace:add|Missing FIELD|16|2
 T
 }
 t objtrace_trigger objtrace_trigger
+
+# objtrace without a function tracer: no entry ever checks the objects, so
+# it would do nothing; refused before anything runs (was accepted)
+objtrace_needs_tracer() {
+	rm -rf reg; mkdir -m 700 reg
+	rm -f on.dat
+	for trig in 'x:h:objtrace:add:r,0:u32' 'objtrace:remove:r'; do
+		expect_rc 2 $TRAIL record -q -o on.dat -e x:h --probe 'p:x/h handle r=$arg1:x64' \
+			-T "$trig" -- "$P" 1 >/dev/null 2>err.txt
+		has err.txt "trail record: -T '$trig': objtrace follows objects into the function tracer's entries: give -p function or -p function_graph"
+		[ ! -e on.dat ] || die "'$trig': a recording was made"
+	done
+}
+t objtrace_needs_tracer objtrace_needs_tracer

@@ -151,6 +151,31 @@ T
 }
 t hist_errors hist_errors
 
+# the limits doc/filters-triggers.md gives, at their edges: parentheses 8
+# deep, 64 operands and operators, 24 fields
+hist_expression_limits() {
+	fresh_registry
+	expect_rc 7 $TRAIL record -q -o p.dat --probe 'p:x/pi parse_int v=$arg1:s32' -- "$P" 1 >/dev/null
+	local open close ops fields i
+	open=$(printf '(%.0s' $(seq 8)); close=$(printf ')%.0s' $(seq 8))
+	$TRAIL hist -i p.dat -e x:pi "keys=v:x=${open}v${close}" >/dev/null
+	expect_rc 1 $TRAIL hist -i p.dat -e x:pi "keys=v:x=(${open}v${close})" >/dev/null 2>err.txt
+	has err.txt "Too many subexpressions (8 max)"
+	ops=v; for i in $(seq 31); do ops="$ops+1"; done # 63
+	$TRAIL hist -i p.dat -e x:pi "keys=v:x=$ops" >/dev/null
+	expect_rc 1 $TRAIL hist -i p.dat -e x:pi "keys=v:x=$ops+1" >/dev/null 2>err.txt
+	has err.txt "Expression too long"
+	fields=v; for i in $(seq 23); do fields="$fields+v"; done # 24
+	$TRAIL hist -i p.dat -e x:pi "keys=v:x=$fields" >/dev/null
+	expect_rc 1 $TRAIL hist -i p.dat -e x:pi "keys=v:x=$fields+v" >/dev/null 2>err.txt
+	has err.txt "Too many fields in expressions and actions (Max = 24)"
+	tr '\n' ' ' <"$SRC/doc/filters-triggers.md" >doc.txt
+	for msg in "parentheses 8 deep" "64 operands and operators" "(Max = 24)" "(8 max)"; do
+		grep -qF "$msg" doc.txt || die "doc/filters-triggers.md lacks '$msg'"
+	done
+}
+t hist_expression_limits hist_expression_limits
+
 # hist triggers keep their histogram in the processes, written into the
 # file at the end: trail hist -i shows it without a spec, and picks it
 # for the same spec; its entries equal those made from the records (a

@@ -28,7 +28,22 @@ sealed() {
 	[ "$($TRAIL report -q -i h.dat | wc -l)" -eq 3000 ] || die "events lost"
 }
 
+# the flight recorder, whose keeper takes over the chunks and slots of
+# threads that end (src/recorder/keep.c), attacked while it does: no
+# crash, no hang, a readable file (nothing is drained before the end, so
+# what survives is not checked)
+survives_overwrite() { # mode
+	local rc=0
+	timeout 60 $TRAIL record -q --overwrite --chunk-size 4K -b 256K -e 'hostile:*' -o h.dat -- \
+		"$HOSTILE" "$1" threads >out.txt 2>err.txt || rc=$?
+	[ "$rc" -eq 0 ] || die "trail record exit $rc: $(cat err.txt)"
+	rc=0
+	timeout 60 $TRAIL report -i h.dat >rep.txt 2>rerr.txt || rc=$?
+	[ "$rc" -le 1 ] || die "trail report exit $rc: $(tail -5 rerr.txt)"
+}
+
 for m in ctab chunks streams events header random; do
 	t "hostile_$m" survives "$m"
+	t "hostile_overwrite_$m" survives_overwrite "$m"
 done
 t arena_is_sealed sealed

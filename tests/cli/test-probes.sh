@@ -261,6 +261,37 @@ dwarf_arguments() {
 }
 t dwarf_arguments dwarf_arguments
 
+# an element of a char pointer or array is one char, as perf probe reads
+# it (r->path[5] of "/etc/app.conf": 'a'); a :string of one is refused
+# with perf's reason, caret under it (was: the string at path + 5), and
+# so is one of a value that is no string
+dwarf_char_element() {
+	fresh_registry
+	$TRAIL probe -x "$P" 'p:x/ce handle c=r->path[5] n=r->name[2]:u8' >def.txt
+	has def.txt 'c=+5(+16(%di)):s8 n=+26(%di):u8'
+	expect_rc 7 $TRAIL record -q -e x:ce -o t.dat -- "$P" >/dev/null
+	$TRAIL report -q -i t.dat >r.txt
+	has r.txt 'x:ce: (handle+0x0/0x'
+	has r.txt 'c=97 n=113'
+	while IFS='|' read -r arg msg; do
+		expect_rc 1 $TRAIL probe -x "$P" "p:x/bad handle c=$arg" 2>err.txt
+		has err.txt "Failed to cast into string: $msg"
+		[ "$(caret_col err.txt)" = 17 ] || die "$arg: caret at $(caret_col err.txt): $(cat err.txt)"
+	done <<'T'
+r->path[5]:string|'r->path[5]' (s8) is not a pointer nor array
+r->name[2]:ustring|'r->name[2]' (s8) is not a pointer nor array
+r->id:string|'r->id' (s32) is not a pointer nor array
+r->next:string|'r->next' (x64) is not (unsigned) char * nor a char array
+r->vals:string|'r->vals' (s32[4]) is not (unsigned) char * nor a char array
+T
+	# the pointer and the array themselves are strings
+	$TRAIL probe -x "$P" 'p:x/ok handle p=r->path:string n=r->name:string' >def.txt
+	has def.txt 'p=+0(+16(%di)):string n=+24(%di):string'
+	$TRAIL probe -l >l.txt
+	hasnt l.txt 'x/bad'
+}
+t dwarf_char_element dwarf_char_element
+
 eprobe_on_probe_event() {
 	fresh_registry
 	$TRAIL probe 'p:x/h handle p=+16(%di):x64 id=+0(%di):s32'
@@ -940,18 +971,39 @@ first_calls_counted() {
 	}
 	__attribute__((constructor(101))) static void first(void) { take(2); }
 	__attribute__((constructor)) static void second(void) { take(3); }
+	/* before any constructor, the C library's own included */
+	static void pre(int c, char **v, char **e) { (void)c; (void)v; (void)e; take(5); }
+	__attribute__((section(".preinit_array"), used)) static void (*pre_p)(int, char **, char **) = pre;
+	void lib_take(void);
 	int main(void)
 	{
 		take(4);
+		lib_take();
 		return 0;
 	}
 	C
-	${CC:-cc} -O2 early.c -o early
+	# a library whose constructor runs before the program's
+	cat >earlylib.c <<-'C'
+	#include <stdlib.h>
+	static void take(int n)
+	{
+		for (int i = 0; i < n; i++) {
+			void *volatile p = malloc(128 + i);
+			free(p);
+		}
+	}
+	__attribute__((constructor)) static void libinit(void) { take(6); }
+	void lib_take(void) { take(1); }
+	C
+	${CC:-cc} -O2 -shared -fPIC earlylib.c -o libearly.so
+	${CC:-cc} -O2 early.c -o early -L. -learly -Wl,-rpath,"$PWD"
 	local libc m
 	libc=$(ldd ./early | awk '$1 ~ /^libc\.so/ {print $3}')
 	m=$(libc_offset ./early malloc)
+	# 2 + 3 + 4 + 1 in the program and its library, 5 in .preinit_array,
+	# 6 in the library's constructor: 21
 	$TRAIL record -q --probe "p:lc/malloc $libc:$m" -o e.dat -- ./early
-	$TRAIL report -q -i e.dat --count | grep -q '^ *lc:malloc  *9$' ||
+	$TRAIL report -q -i e.dat --count | grep -q '^ *lc:malloc  *21$' ||
 		die "$($TRAIL report -q -i e.dat --count)"
 }
 t first_calls_counted first_calls_counted

@@ -91,6 +91,31 @@ list_program() {
 	has out.txt "hex:1;"
 }
 
+# -F's offsets are the payload's (doc/file-format.md): a string or a
+# sequence is its u16 length at a fixed offset, a field after one is at
+# N plus its bytes ("6+path"), never an unsigned -1
+list_fields_offsets() {
+	$TRAIL list -F "$EXAMPLE" 'app:st*' | grep -v object: >out.txt
+	$TRAIL list -F "$EXAMPLE" app:request | grep -v object: >>out.txt
+	cat >want.txt <<'EOF'
+app:start
+	field:s32 workers;	offset:0;	size:4;	signed:1;
+	field:s32 requests;	offset:4;	size:4;	signed:1;
+app:stats
+	field:__data_loc char[] worker;	offset:0;	size:2;	signed:0;
+	field:u32[4] buckets;	offset:2+worker;	size:16;	signed:0;
+	field:__data_loc u32[] codes;	offset:18+worker;	size:2;	signed:0;	hex:1;
+	field:u64 n;	offset:20+worker+codes;	size:8;	signed:0;
+app:stop
+	field:s32 handled;	offset:0;	size:4;	signed:1;
+app:request
+	field:s32 fd;	offset:0;	size:4;	signed:1;
+	field:__data_loc char[] path;	offset:4;	size:2;	signed:0;
+	field:u64 bytes;	offset:6+path;	size:8;	signed:0;	hex:1;
+EOF
+	diff -u want.txt out.txt
+}
+
 list_running_process() {
 	"$EXAMPLE_LINKED" --loop >/dev/null &
 	pid=$!
@@ -140,6 +165,7 @@ t follows_fork_and_exec follows_fork_and_exec
 t dlopen_dlclose dlopen_dlclose
 t cxx_program cxx_program
 t list_program list_program
+t list_fields_offsets list_fields_offsets
 t list_running_process list_running_process
 t without_libtrail_events_are_off without_libtrail_events_are_off
 
@@ -151,6 +177,62 @@ thread_churn_reuses_stream_slots() {
 	[ "$($TRAIL report -q -i ch.dat | wc -l)" -eq 30000 ] || die "events missing"
 }
 t thread_churn_reuses_stream_slots thread_churn_reuses_stream_slots
+
+overwrite_thread_churn_keeps_all() {
+	# the flight recorder, 1500 threads of 10 events each, a buffer that
+	# holds them all (512 KiB of 4 KiB chunks: 128 chunks, 1024 stream
+	# slots): every event kept, none overwritten, none without a stream
+	$TRAIL record -q --overwrite -b 512K --chunk-size 4K -e 'churn:*' -o ow.dat -- \
+		"$BUILD/tests/cli/churn" 1500 10 10
+	$TRAIL report -i ow.dat --stat >stat.txt
+	has stat.txt "entries-in-buffer/entries-written: 15000/15000"
+	hasnt stat.txt "with no stream"
+	hasnt stat.txt "overwritten"
+	[ "$($TRAIL report -q -i ow.dat | wc -l)" -eq 15000 ] || die "events missing"
+}
+t overwrite_thread_churn_keeps_all overwrite_thread_churn_keeps_all
+
+overwrite_thread_churn_keeps_newest() {
+	# 3000 threads x 10 events (30,000 records of 12 bytes, with a chunk
+	# header per thread ~540 KiB) through a 256 KiB flight recorder: the
+	# newest threads are kept whole, at least half of what the buffer
+	# holds (256 KiB / 18.4 bytes an event: 14,247 events), and the
+	# accounting is exact: kept + overwritten = 30,000
+	$TRAIL record -q --overwrite -b 256K --chunk-size 4K -e 'churn:*' -o ow.dat -- \
+		"$BUILD/tests/cli/churn" 3000 10 10
+	$TRAIL report -i ow.dat --stat >stat.txt
+	$TRAIL report -q -i ow.dat >ev.txt
+	hasnt stat.txt "with no stream"
+	local kept gone
+	kept=$(wc -l <ev.txt)
+	has stat.txt "entries-in-buffer/entries-written: $kept/30000"
+	[ "$kept" -ge 7124 ] || die "kept $kept events, less than half the buffer"
+	gone=$(sed -n 's/^# \([0-9]*\) events of \([0-9]*\) threads that ended were all overwritten.*/\1/p' stat.txt)
+	[ "$((kept + gone))" -eq 30000 ] || die "kept $kept + overwritten $gone != 30000"
+	# per stream: every thread listed has its 10 events in the file
+	awk '$1 == "#" && $5 ~ /^[0-9]+\/[0-9]+$/ && $5 != "10/10" { print; bad = 1 } END { exit bad }' \
+		stat.txt || die "a thread kept in part"
+	# the threads kept are the newest, whole: 2999 down to some n, with
+	# at most 2 % missing in between (a thread's chunk a writer reclaimed
+	# just before the recorder packed it, while older ones were packed)
+	sed -n 's/.*thread=\([0-9]*\) i=.*/\1/p' ev.txt | sort -n | uniq -c >threads.txt
+	awk '$1 != 10 { exit 1 } { n++; if (NR == 1) lo = $2; hi = $2 }
+		END { exit !(hi == 2999 && (hi - lo + 1 - n) * 50 <= n) }' threads.txt ||
+		die "not the newest threads whole: $(head -3 threads.txt) ... $(tail -3 threads.txt)"
+}
+t overwrite_thread_churn_keeps_newest overwrite_thread_churn_keeps_newest
+
+overwrite_process_churn() {
+	# processes that end without detaching leave their chunks owned and
+	# their streams live: the flight recorder takes them over, so 40 of
+	# them through a buffer of 16 chunks keep every event
+	$TRAIL record -q --overwrite -b 64K --chunk-size 4K --allow-unknown -e 'app:*' -o op.dat -- \
+		sh -c "for i in \$(seq 40); do '$EXAMPLE' 1 1 || exit 1; done"
+	$TRAIL report -i op.dat --stat >stat.txt
+	has stat.txt "entries-in-buffer/entries-written: 200/200"
+	hasnt stat.txt "with no stream"
+}
+t overwrite_process_churn overwrite_process_churn
 
 status_line_on_a_terminal() {
 	command -v script >/dev/null || die "script(1) missing"

@@ -138,7 +138,7 @@ trigger_errors() {
 		[ "$caret" = "$col" ] || die "'$trig': caret at $caret, want $col: $(cat err.txt)"
 		[ ! -e t.dat ] || die "'$trig': a file was written"
 	done <<'T'
-2|snapshots|Unknown trigger command|0
+2|snapshots|Unknown trigger command (traceon, traceoff, snapshot, stacktrace, enable_event, disable_event, hist, objtrace)|0
 2|traceoff:0|Invalid count|9
 2|app:request:traceoff:x|Invalid count|21
 2|enable_event:app|Missing SYS:EVENT|13
@@ -153,3 +153,30 @@ T
 	has err.txt 'applies to the -e before it'
 }
 t trigger_errors trigger_errors
+
+# more -T on one event than libtrail keeps (8): refused before anything
+# runs, the event named (libtrail would leave the event off); a program's
+# events, a glob's, and a script's (its events unknown: the -T's name)
+too_many_triggers() {
+	fresh_registry
+	rm -f t.dat
+	local -a nine=() many=() eight=()
+	for i in $(seq 9); do nine+=(-T "traceon:$i"); done
+	for i in $(seq 1000); do many+=(-T "app:request:traceon:$i"); done
+	for i in $(seq 8); do eight+=(-T "app:request:traceon:$i"); done
+	expect_rc 1 $TRAIL record -q -e app:request "${nine[@]}" -o t.dat -- "$EX" >/dev/null 2>err.txt
+	has err.txt 'trail: -T: 9 triggers on app:request, at most 8 triggers per event'
+	expect_rc 1 $TRAIL record -q -e 'app:*' -T 'app:*:traceon' -T 'app:re*:traceoff' \
+		"${eight[@]/request/re[p]ly}" -o t.dat -- "$EX" >/dev/null 2>err.txt
+	has err.txt 'trail: -T: 10 triggers on app:reply, at most 8'
+	printf '#!/bin/sh\nexec %s\n' "$EX" >run.sh
+	chmod +x run.sh
+	expect_rc 1 $TRAIL record -q -e app:request "${many[@]}" -o t.dat -- ./run.sh >/dev/null 2>err.txt
+	has err.txt 'trail: -T: 1000 triggers on app:request, at most 8 triggers per event'
+	hasnt err.txt 'nothing was recorded'
+	[ ! -e t.dat ] || die "a file was written"
+	$TRAIL record -q -e app:request "${eight[@]}" -o t.dat -- ./run.sh >/dev/null 2>err.txt
+	[ ! -s err.txt ] || die "8 triggers: $(cat err.txt)"
+	$TRAIL report -q -i t.dat | grep -q 'app:request:' || die "8 triggers: no app:request"
+}
+t too_many_triggers too_many_triggers

@@ -304,7 +304,7 @@ size_t tw_chunk(struct tw *w, const struct chunk_desc *c, const struct rb *r)
 	put32(p + 44, c->pid);                     /* pid */
 	put32(p + 48, c->tid);                     /* tid */
 	put16(p + 52, 0);                          /* level */
-	put16(p + 54, 0);                          /* cpu0 */
+	put16(p + 54, 0);                          /* flags */
 	put_comm(p + 56, c->comm ? c->comm : "");     /* comm */
 	memcpy(p + 72, r->b, r->len);
 	w->chunks++;

@@ -11,7 +11,8 @@
  *   discard mode      a full arena drops and counts; freed chunks resume
  *                     with lost_before; an oversized record drops
  *   overwrite mode    the oldest publication is reclaimed, its events
- *                     credited to its own stream
+ *                     credited to its own stream (not if the recorder
+ *                     adopted the chunk)
  *   nesting           a signal handler inside a write: depth 1, its own
  *                     stream; levels 2 and 3; deeper is counted
  *   deferred write    the hook before the next outermost write only, at
@@ -738,6 +739,51 @@ TEST(overwrite_reclaims_oldest)
 	fake_close(&f);
 }
 
+/*
+ * A chunk the recorder adopted (its thread ended; the recorder's keeper
+ * accounts for it, keep.c) is reclaimed like any other, oldest first, but
+ * credits nothing to the slot; an ordinary one still credits its stream.
+ * Either way the reclaimer leaves the victim stream's refs as it found it.
+ */
+TEST(overwrite_adopted_chunk_not_credited)
+{
+	enum { NA = 50, NB = 60, M = 3000, NCH = 4 };
+	static struct tev e;
+	struct wr_thread a, b;
+	struct cinfo c[NCH];
+	struct trail_stream *sa, *sb;
+	uint64_t w;
+	struct fake f;
+
+	fake_open(&f, 3, 4096, NCH, 1);
+	seq_event(&e, &f, 5);
+	wr_thread_run(&a, &f, &e, NA);
+	wr_thread_run(&b, &f, &e, NB);
+	CHECK(a.stream < f.g.max_streams && b.stream < f.g.max_streams);
+	if (a.stream >= f.g.max_streams || b.stream >= f.g.max_streams)
+		return;
+	sa = &f.ps->streams[a.stream];
+	sb = &f.ps->streams[b.stream];
+	CHECK_EQ(stream_chunks(&f, a.stream, c, NCH), 1);
+	/* the recorder adopts a's chunk: taken, marked, put back as it was */
+	w = c[0].word;
+	CHECK(__atomic_compare_exchange_n(&f.ps->ctab[c[0].idx], &w, TRAIL_CS_READING, 0,
+					  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+	c[0].h->flags = TRAIL_CHF_ADOPTED;
+	__atomic_store_n(&f.ps->ctab[c[0].idx], c[0].word, __ATOMIC_RELEASE);
+
+	for (uint64_t i = 0; i < M; i++)
+		write_seq(&e, i);
+	CHECK_EQ(stream_chunks(&f, a.stream, c, NCH), 0);
+	CHECK_EQ(stream_chunks(&f, b.stream, c, NCH), 0);
+	CHECK_EQ(sa->overwritten, 0); /* the recorder's to count */
+	CHECK_EQ(sb->overwritten, NB);
+	CHECK_EQ(sa->refs, 0);
+	CHECK_EQ(sb->refs, 0);
+	CHECK_EQ(f.ps->streams[my_stream(&f, 0)].refs, 0);
+	fake_close(&f);
+}
+
 /* -------------------------------------------------------------- nesting */
 
 /*
@@ -1349,6 +1395,7 @@ TEST(stress_overwrite)
 
 TEST_MAIN(CHECK_T(one_thread_in_order), CHECK_T(mask_selects_sessions),
 	  CHECK_T(discard_drops_then_resumes), CHECK_T(overwrite_reclaims_oldest),
+	  CHECK_T(overwrite_adopted_chunk_not_credited),
 	  CHECK_T(nested_writer_own_stream), CHECK_T(defer_hook_once),
 	  CHECK_T(writer_reused_after_exit), CHECK_T(orphan_turns_event_off),
 	  CHECK_T(stress_discard), CHECK_T(stress_overwrite))

@@ -173,9 +173,9 @@ int cmd_export(int argc, char **argv)
 	struct viewopt vo;
 	struct opt_parser op;
 	char *err = NULL, *part = NULL;
-	FILE *f = NULL;
+	struct tool_wfile w = {0};
 	size_t errlen, nerr;
-	int c, force = 0, count = 0, quiet = 0, rc = 1, run, direct = 0;
+	int c, force = 0, count = 0, quiet = 0, rc = 1, run;
 	struct stat st;
 
 	viewopt_init(&vo);
@@ -276,32 +276,31 @@ int cmd_export(int argc, char **argv)
 		 * to replace (a rename would put a file in its place) */
 		int fd = open(outpath, O_WRONLY | O_CLOEXEC);
 
-		if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd < 0 || tool_wfile_open(&w, fd, outpath)) {
 			tool_err("export: cannot write %s: %s", outpath, strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			goto out;
 		}
-		eo.out = f;
-		direct = 1;
 	} else if (outpath) {
 		int fd;
 
 		if (check_file_out(outpath, force) || asprintf(&part, "%s.part", outpath) < 0)
 			goto out;
 		fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd < 0 || tool_wfile_open(&w, fd, outpath)) {
 			tool_err("export: cannot write %s: %s", part, strerror(errno));
-			if (fd >= 0)
+			if (fd >= 0) {
 				close(fd);
+				unlink(part);
+			}
 			goto out;
 		}
-		eo.out = f;
-	} else {
-		eo.out = stdout;
+	} else if (tool_wfile_open(&w, 1, "standard output")) {
+		tool_err("export: %s", strerror(errno));
+		goto out;
 	}
-	if (eo.out)
-		setvbuf(eo.out, NULL, _IOFBF, 1 << 20);
+	eo.out = w.f;
 	eo.count = count;
 	eo.title = title;
 	out = fmt->create(&eo);
@@ -314,38 +313,25 @@ int cmd_export(int argc, char **argv)
 	run = trail_export_run(r, path, &vo.v, out, err, errlen);
 	viewopt_progress_done(&vo);
 	rc = 0;
-	if (run < 0) {
-		if (!viewopt_filter_failed(&vo, "export") && !(eo.out == stdout && ferror(stdout)))
+	/* a write that failed is said once, by the stream that saw its cause
+	 * (the output's own message would only echo it) */
+	if (w.f && tool_wfile_close(&w, "export")) {
+		rc = 1;
+		run = -EIO;
+	} else if (run < 0) {
+		if (!viewopt_filter_failed(&vo, "export"))
 			tool_err("%s: %s", path, err);
 		rc = 1;
 	}
-	if (f && (fflush(f) || ferror(f))) {
-		if (!rc)
-			tool_err("export: writing %s: %s", part, strerror(errno ? errno : EIO));
+	/* an export that failed leaves nothing; a damaged input leaves what
+	 * could be read */
+	if (part && run < 0) {
+		unlink(part);
+	} else if (part && rename(part, outpath)) {
+		tool_err("export: cannot rename %s to %s: %s", part, outpath, strerror(errno));
+		unlink(part);
 		rc = 1;
-		run = -EIO;
 	}
-	if (f) {
-		if (fclose(f) && run >= 0) {
-			tool_err("export: writing %s: %s", part, strerror(errno));
-			run = -EIO;
-			rc = 1;
-		}
-		f = NULL;
-		/* an export that failed leaves nothing; a damaged input
-		 * leaves what could be read */
-		if (direct)
-			;
-		else if (run < 0)
-			unlink(part);
-		else if (rename(part, outpath)) {
-			tool_err("export: cannot rename %s to %s: %s", part, outpath, strerror(errno));
-			unlink(part);
-			rc = 1;
-		}
-	}
-	if (eo.out == stdout && (fflush(stdout) || ferror(stdout)))
-		rc = 1;
 	nerr = viewopt_damage(path, r);
 	if (nerr) {
 		tool_err("%s: exported what could be read; the file is damaged where said above",
@@ -353,9 +339,9 @@ int cmd_export(int argc, char **argv)
 		rc = 1;
 	}
 out:
-	if (f) {
-		fclose(f);
-		if (!direct)
+	if (w.f) {
+		tool_wfile_close(&w, NULL); /* (failed already, and said) */
+		if (part)
 			unlink(part);
 	}
 	trail_output_free(out);

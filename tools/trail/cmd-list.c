@@ -114,33 +114,40 @@ static int cmp_entry(const void *a, const void *b)
 	return c ? c : strcmp(x->object, y->object);
 }
 
+/*
+ * -F: the fields in the kernel's `format` syntax, at the offsets of
+ * trail's own payload (doc/file-format.md), not the kernel's: a string or
+ * a sequence is its u16 length (count) with its bytes right after it, so
+ * it is "offset:N; size:2;" (the kernel's __data_loc is a 32-bit
+ * len << 16 | offset word, the data at the record's end), and a field
+ * after one is at N plus the bytes of those before it:
+ * "offset:6+path;" (6 bytes, then path's).
+ */
 static void print_fields(const struct entry *e)
 {
 	struct trail_meta m;
 	const char *why;
 	uint32_t off = 0;
+	char vars[512] = ""; /* "+path+codes": the variable fields so far */
+	size_t vl = 0;
 
 	if (!e->blob || trail__meta_parse(e->blob, e->size, &m, &why))
 		return;
 	printf("\tobject: %s\n", e->object);
 	for (uint32_t i = 0; i < m.nfields; i++) {
 		const struct trail_field *f = &m.fields[i];
+		int var = f->kind == TRAIL_FK_STRING || f->kind == TRAIL_FK_SEQ;
+		unsigned size = var ? 2 : f->kind == TRAIL_FK_ARRAY ? (unsigned)f->size * f->count
+								  : f->size;
 		char tb[64];
 		const char *t = trail__field_type(f, tb, sizeof(tb));
 
-		if (f->kind == TRAIL_FK_STRING || f->kind == TRAIL_FK_SEQ)
-			printf("\tfield:__data_loc %s %s;\tsigned:%d;\n", t, f->name,
-			       !!(f->flags & TRAIL_FF_SIGNED));
-		else
-			printf("\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;%s\n", t,
-			       f->name, off,
-			       f->kind == TRAIL_FK_ARRAY ? (unsigned)f->size * f->count : f->size,
-			       !!(f->flags & TRAIL_FF_SIGNED),
-			       (f->flags & TRAIL_FF_HEX) ? "\thex:1;" : "");
-		if (f->kind == TRAIL_FK_STRING || f->kind == TRAIL_FK_SEQ)
-			off = 0xffffffff; /* later offsets depend on the data */
-		else if (off != 0xffffffff)
-			off += f->kind == TRAIL_FK_ARRAY ? (unsigned)f->size * f->count : f->size;
+		printf("\tfield:%s%s %s;\toffset:%u%s;\tsize:%u;\tsigned:%d;%s\n",
+		       var ? "__data_loc " : "", t, f->name, off, vars, size,
+		       !!(f->flags & TRAIL_FF_SIGNED), (f->flags & TRAIL_FF_HEX) ? "\thex:1;" : "");
+		off += size;
+		if (var && vl < sizeof(vars))
+			vl += (size_t)snprintf(vars + vl, sizeof(vars) - vl, "+%s", f->name);
 	}
 }
 
@@ -418,8 +425,12 @@ static void add_probes(struct listing *L, pid_t pid, const char *path)
 	struct ptarget *t = NULL;
 	char err[512];
 
-	if (probes_read(&all, err, sizeof(err)) ||
-	    (pid ? ptarget_pid(&t, pid, err, sizeof(err))
+	if (probes_read(&all, err, sizeof(err))) {
+		tool_warn("the kept probe definitions (trail probe) are left out: %s", err);
+		probes_free(&all);
+		return;
+	}
+	if ((pid ? ptarget_pid(&t, pid, err, sizeof(err))
 		 : ptarget_program(&t, path, err, sizeof(err)))) {
 		probes_free(&all);
 		ptarget_free(t);

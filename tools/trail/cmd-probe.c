@@ -245,7 +245,7 @@ int cmd_probe(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((r = probes_read(&l, err, sizeof(err)))) {
-		tool_err("probe: %s", r == -EINVAL ? err : strerror(-r));
+		tool_err("probe: %s", err);
 		return 1;
 	}
 	if (exec && ptarget_object(&t, exec, err, sizeof(err))) {

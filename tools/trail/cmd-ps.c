@@ -50,7 +50,9 @@ int cmd_ps(int argc, char **argv)
 	if (dfd == -ENOENT)
 		return 0;
 	if (dfd < 0) {
-		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
+		char why[1200];
+
+		tool_err("%s", trail__registry_why(path, dfd, why, sizeof(why)));
 		return 1;
 	}
 	dir = fdopendir(dfd);

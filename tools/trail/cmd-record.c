@@ -478,10 +478,10 @@ static int synths_needed(struct session *S)
 	char err[512];
 	int r = synths_read(&l, err, sizeof(err));
 
-	/* (a registry directory that cannot be used is said later, where
-	 * the recording needs it) */
-	if (r == -EINVAL) {
-		tool_err("synth: %s", err);
+	/* (also where a registry directory that cannot be used is said:
+	 * the kept definitions, probes' too, and the processes are there) */
+	if (r) {
+		tool_err("%s%s", r == -EINVAL ? "synth: " : "", err);
 		return -1;
 	}
 	for (int i = 0; i < l.n; i++) {
@@ -808,6 +808,35 @@ static int trigger_each(const char *name, const void *blob, size_t size, void *a
 			     size, name);
 }
 
+static int crowd_each(const char *name, const void *blob, size_t size, void *arg)
+{
+	const struct session *S = arg;
+	int n = trail__trigger_lines_on(S->triggers, S->ntriggers, name);
+	(void)blob, (void)size;
+
+	if (n <= TRAIL_TRIG_PER_EVENT)
+		return 0;
+	tool_err("-T: %d triggers on %s, at most %d triggers per event", n, name,
+		 TRAIL_TRIG_PER_EVENT);
+	return -1;
+}
+
+/* libtrail keeps TRAIL_TRIG_PER_EVENT triggers an event, and leaves an
+ * event with more off: refused here for the events known (k, the
+ * probes) and those a -T names without a glob (a script's). */
+static int check_crowd(struct session *S, const struct known *k)
+{
+	char name[300];
+
+	if (each_event(S, k, "*", 1, crowd_each, S))
+		return -1;
+	for (int i = 0; i < S->ntriggers; i++)
+		if (trail__trigger_line_event(S->triggers[i], name, sizeof(name)) &&
+		    crowd_each(name, NULL, 0, S))
+			return -1;
+	return 0;
+}
+
 /* Every -f and -T against the events they apply to that we know of (k,
  * the probe events): filters and trigger conditions compile for their
  * fields; a trigger's event and its enable/disable_event's exist (when
@@ -820,7 +849,7 @@ static int check_filters(struct session *S, const struct known *k)
 	int known = k->n || S->nprobe_names;
 	uint64_t hist = 0;
 	struct hdefs defs = {0};
-	int r = check_filters1(S, k, known, &hist, &defs);
+	int r = check_crowd(S, k) ? -1 : check_filters1(S, k, known, &hist, &defs);
 
 	if (!r)
 		r = check_links(S, k, defs.d, defs.n, known && !S->allow_unknown && !S->all);
@@ -1141,7 +1170,7 @@ static int setup_probes(struct session *S, struct ptarget *t, const char *where)
 	char err[512], **kept;
 
 	if ((r = probes_read(&all, err, sizeof(err)))) {
-		tool_err("%s", r == -EINVAL ? err : strerror(-r));
+		tool_err("%s", err);
 		return -1;
 	}
 	for (int i = 0; i < S->nprobes; i++) {
@@ -1348,7 +1377,9 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 		return -1;
 	dfd = trail__registry_open(path, 0);
 	if (dfd < 0 && dfd != -ENOENT) {
-		tool_err("registry %s: %s", path, trail__registry_strerror(dfd));
+		char why[1200];
+
+		tool_err("%s", trail__registry_why(path, dfd, why, sizeof(why)));
 		return -1;
 	}
 	/* a process that has just started may map libtrail before its
@@ -1404,14 +1435,8 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 	}
 	other = st.st_uid != geteuid();
 	/* a bad registry is said first, whatever the process has */
-	if (trail__registry_path(path, sizeof(path)))
+	if (tool_registry_usable())
 		return -1;
-	if ((r = trail__registry_open(path, 0)) < 0 && r != -ENOENT) {
-		tool_err("registry %s: %s", path, trail__registry_strerror(r));
-		return -1;
-	}
-	if (r >= 0)
-		close(r);
 	injected = !trail_recorder_pid_maps_libtrail(pid);
 	if (!injected && (r = other ? others_signal(pid, comm, sig) : registry_signal(pid, comm, sig)))
 		return r;
@@ -1494,17 +1519,29 @@ static void restore_signals(void *ctx)
 
 /* ---------------------------------------------------------------- finish */
 
-static int write_failed(struct session *S, int err)
+/* The output failed (err): said, and the file closed unless closed. What
+ * holds events is kept; a file with none would only replace an earlier
+ * recording by an empty one: it goes, the earlier one stays. */
+static void write_failed(struct session *S, int err, int closed)
 {
 	struct trail_recorder_stats st;
+	struct stat sb;
 	char a[32], b[32];
 
 	trail_recorder_stats(S->R, &st);
-	tool_err("%s: %s after %s events; recording stopped, the file keeps the "
-		 "%s written before the error",
-		 S->output, strerror(-err), tool_thousands(st.events, a, sizeof(a)),
-		 tool_human_bytes(st.file_bytes, b, sizeof(b)));
-	return 1;
+	if (closed || st.events) {
+		if (!closed)
+			trail_recorder_close(S->R, 1);
+		tool_err("writing %s: %s after %s events; recording stopped, the file keeps "
+			 "the %s written before the error", S->output, strerror(-err),
+			 tool_thousands(st.events, a, sizeof(a)),
+			 tool_human_bytes(st.file_bytes, b, sizeof(b)));
+		return;
+	}
+	trail_recorder_close(S->R, 0);
+	tool_err("writing %s: %s; nothing was recorded%s", S->output, strerror(-err),
+		 stat(S->output, &sb) == 0 && S_ISREG(sb.st_mode)
+			 ? " (the file there before is left as it was)" : "");
 }
 
 /* The closing line: what the file holds, with the file's own accounting. */
@@ -1888,6 +1925,16 @@ static int record(struct session *S, int argc, char **argv)
 		return usage_err("%s", "no events selected: give -e EVENT (e.g. -e 'app:*' or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
 		return usage_err("%s", "-l, -n and -g select functions for a tracer: give -p function or -p function_graph");
+	for (int i = 0; S->objtrace && !S->tracer && i < S->ntriggers; i++) {
+		struct trail_trigger t;
+		struct trail_filter_err fe;
+
+		if (!trail_trigger_parse(S->trig_args[i] + S->trig_off[i], &t, &fe) &&
+		    t.cmd == TRAIL_TRIG_OBJTRACE)
+			return usage_err("-T '%s': objtrace follows objects into the function "
+					 "tracer's entries: give -p function or -p function_graph",
+					 S->trig_args[i]);
+	}
 	if (S->nest >= 0 && !S->tracer)
 		return usage_err("%s", "--nest limits a tracer: give -p function or -p function_graph");
 	if (S->no_libcall && !S->tracer)
@@ -2023,7 +2070,7 @@ static int record(struct session *S, int argc, char **argv)
 	if (S->all) {
 		struct known none = {0};
 
-		if (check_filters(S, &none))
+		if (tool_registry_usable() || check_filters(S, &none))
 			return 1;
 	}
 	/* the filters and triggers go to the spec after the probes (and the
@@ -2152,8 +2199,7 @@ static int record(struct session *S, int argc, char **argv)
 		/* stop the writers, keep what is on disk */
 		trail_recorder_detach(S->R);
 		status_line(S, 1);
-		write_failed(S, trail_recorder_error(S->R));
-		trail_recorder_close(S->R, 1);
+		write_failed(S, trail_recorder_error(S->R), 0);
 	} else {
 		int failed;
 
@@ -2164,7 +2210,7 @@ static int record(struct session *S, int argc, char **argv)
 		failed = nothing_recorded(S, libtrail);
 		r = trail_recorder_close(S->R, !failed);
 		if (r)
-			write_failed(S, r);
+			write_failed(S, r, 1);
 		else if (failed)
 			rc = 1;
 		else {
@@ -2175,8 +2221,7 @@ static int record(struct session *S, int argc, char **argv)
 	rc = command_result(S, rc);
 	goto out;
 write_error:
-	write_failed(S, trail_recorder_error(S->R));
-	trail_recorder_close(S->R, 1);
+	write_failed(S, trail_recorder_error(S->R), 0);
 out:
 	return rc;
 }

@@ -64,9 +64,10 @@ int cmd_report(int argc, char **argv)
 	struct trail_reader *r;
 	struct trail_text_opts topts = {.sz = sizeof(topts), .out = stdout};
 	struct trail_output *out;
-	char *err, *obuf;
+	struct tool_wfile w;
+	char *err;
 	size_t errlen;
-	int c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, count = 0;
+	int run = 0, c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, count = 0;
 	int abstime = 0, summary = 0, by = -1, sort = -1;
 	size_t nerr;
 	struct opt_parser op;
@@ -182,9 +183,14 @@ int cmd_report(int argc, char **argv)
 		viewopt_free(&vo);
 		return 1;
 	}
-	obuf = malloc(1 << 20);
-	if (obuf)
-		setvbuf(stdout, obuf, _IOFBF, 1 << 20);
+	if (tool_wfile_open(&w, 1, "standard output")) {
+		tool_err("report: %s", strerror(errno));
+		trail_reader_close(r);
+		free(err);
+		viewopt_free(&vo);
+		return 1;
+	}
+	topts.out = w.f;
 	topts.ns_ts = ns_ts;
 	topts.quiet = quiet;
 	topts.stat = stat_only;
@@ -192,7 +198,7 @@ int cmd_report(int argc, char **argv)
 	topts.graph_abstime = abstime || ns_ts;
 	if (summary) {
 		struct trail_summary_opts so = {
-			.sz = sizeof(so), .out = stdout, .by = by < 0 ? 0 : by,
+			.sz = sizeof(so), .out = w.f, .by = by < 0 ? 0 : by,
 			.sort = sort < 0 ? TRAIL_SUMMARY_SORT_TOTAL : sort,
 		};
 
@@ -207,14 +213,16 @@ int cmd_report(int argc, char **argv)
 	if (!out) {
 		tool_err("report: %s", strerror(errno));
 		rc = 1;
-	} else if (trail_export_run(r, path, &vo.v, out, err, errlen) < 0) {
-		/* a write error on stdout is the exit status alone, as for any
-		 * filter writing to a closed or full output */
-		if (!viewopt_filter_failed(&vo, "report") && !ferror(stdout))
-			tool_err("%s: %s", path, err);
+	} else if ((run = trail_export_run(r, path, &vo.v, out, err, errlen)) < 0) {
 		rc = 1;
 	}
 	viewopt_progress_done(&vo);
+	/* a failed write is said by the stream that saw its cause (the
+	 * output's message would only echo it) */
+	if (tool_wfile_close(&w, "report"))
+		rc = 1;
+	else if (run < 0 && !viewopt_filter_failed(&vo, "report"))
+		tool_err("%s: %s", path, err);
 	viewopt_free(&vo);
 	trail_output_free(out);
 	free(err);
@@ -228,7 +236,5 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 	}
 	trail_reader_close(r);
-	if (ferror(stdout))
-		rc = 1;
-	return rc; /* obuf stays: stdout may still flush through it at exit */
+	return rc;
 }

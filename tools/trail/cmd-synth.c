@@ -133,7 +133,7 @@ int cmd_synth(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((r = synths_read(&l, err, sizeof(err)))) {
-		tool_err("synth: %s", r == -EINVAL ? err : strerror(-r));
+		tool_err("synth: %s", err);
 		return 1;
 	}
 	if (do_list) {

@@ -26,6 +26,23 @@ static const char main_help[] =
 	"\n"
 	"'trail COMMAND --help' describes each command.\n";
 
+/* Standard output through a tool_wfile: what the commands print (list,
+ * hist, probe -l, ...) reaches it, or the exit status says not and why
+ * (a full disk is no success; stdio alone keeps no errno). */
+static struct tool_wfile out;
+
+static int out_done(int rc)
+{
+	FILE *f = stdout;
+
+	if (f != out.f)
+		return rc;
+	stdout = out.orig;
+	if (tool_wfile_close(&out, ""))
+		return rc ? rc : 1;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -42,6 +59,10 @@ int main(int argc, char **argv)
 		{"hist", cmd_hist},
 	};
 
+	/* (glibc's stdout is a variable to set, its manual says) */
+	out.orig = stdout;
+	if (!tool_wfile_open(&out, 1, "standard output"))
+		stdout = out.f;
 	if (argc < 2) {
 		fputs(main_help, stderr);
 		return EXIT_USAGE;
@@ -49,23 +70,23 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		fputs(main_help, stdout);
-		return 0;
+		return out_done(0);
 	}
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
 			fputs("Usage: trail version\n\nPrint trail's version.\n", stdout);
-			return 0;
+			return out_done(0);
 		}
 		if (argc > 2) {
 			tool_usage_err("version", "unexpected argument '%s'", argv[2]);
 			return EXIT_USAGE;
 		}
 		printf("trail %s\n", TRAIL_VERSION);
-		return 0;
+		return out_done(0);
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+			return out_done(cmds[i].fn(argc - 1, argv + 1));
 	fprintf(stderr, "trail: unknown command '%s'\n%s", argv[1], main_help);
 	return EXIT_USAGE;
 }

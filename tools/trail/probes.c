@@ -28,7 +28,9 @@
 
 int probes_file(char *path, size_t n, int create)
 {
-	return tool_registry_file("dynamic_events", path, n, create);
+	char err[1200];
+
+	return tool_registry_file("dynamic_events", path, n, create, err, sizeof(err));
 }
 
 int probes_add(struct probe_list *l, struct probe_def *d)

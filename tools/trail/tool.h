@@ -79,11 +79,16 @@ int cmd_list(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* A file of the registry directory (made if create): its path into
- * path (n bytes). 0 or -errno (-ENOENT: no directory, create 0). */
-int tool_registry_file(const char *name, char *path, size_t n, int create);
+ * path (n bytes). 0, or -errno with err (-ENOENT: no directory, create 0). */
+int tool_registry_file(const char *name, char *path, size_t n, int create, char *err,
+		       size_t en);
+/* Can the registry directory be read (a missing one can: nothing
+ * registered yet)? 0, or -1 with its path and why said. */
+int tool_registry_usable(void);
 /* fn(arg, line, msg, mn) for each line of that file but blank ones and
  * #comments (a missing file: none); fn's non-zero (msg set) stops it:
- * -EINVAL, err naming the line. 0 or -errno. */
+ * -EINVAL, err naming the line. 0, or -errno with err (a registry
+ * directory that cannot be used: its path and why). */
 int tool_registry_read(const char *name, int (*fn)(void *arg, const char *line, char *msg, size_t mn),
 		       void *arg, char *err, size_t en);
 /* Replace that file (mode 0600, written aside, renamed into place) with
@@ -91,6 +96,21 @@ int tool_registry_read(const char *name, int (*fn)(void *arg, const char *line, 
  * with err. */
 int tool_registry_replace(const char *name, int (*fn)(void *arg, int i, char *buf, size_t n),
 			  void *arg, char *err, size_t en);
+/* An output stream on fd (wfile.c) that keeps the errno of a failed
+ * write, for report and export to name: name says the output in messages
+ * ("standard output", a path). fd is closed with it unless it is 0-2. */
+struct tool_wfile {
+	FILE *f;
+	int fd, err;
+	const char *name;
+	FILE *orig; /* (main's: the stdout it stands for) */
+};
+/* 0, or -1 with errno. */
+int tool_wfile_open(struct tool_wfile *w, int fd, const char *name);
+/* Flush and close: 0, or -1 with "trail: CMD: writing NAME: REASON" said
+ * ("trail: writing ..." with CMD ""; not for EPIPE: a reader that left,
+ * as `| head` does; nor with CMD NULL, an output given up). */
+int tool_wfile_close(struct tool_wfile *w, const char *cmd);
 int cmd_probe(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_hist(int argc, char **argv);

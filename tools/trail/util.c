@@ -300,20 +300,45 @@ char *tool_find_file(const char *name, int need_exec, const char **why)
 	return NULL;
 }
 
-int tool_registry_file(const char *name, char *path, size_t n, int create)
+int tool_registry_file(const char *name, char *path, size_t n, int create, char *err,
+		       size_t en)
 {
 	char dir[512];
 	int fd;
 
-	if (trail__registry_path(dir, sizeof(dir)))
+	if (trail__registry_path(dir, sizeof(dir))) {
+		snprintf(err, en, "the registry directory's path is too long");
 		return -ENAMETOOLONG;
+	}
 	fd = trail__registry_open(dir, create);
-	if (fd < 0 && !(fd == -ENOENT && !create))
+	if (fd < 0 && !(fd == -ENOENT && !create)) {
+		trail__registry_why(dir, fd, err, en);
 		return fd;
+	}
 	if (fd >= 0)
 		close(fd);
-	if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n)
+	if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n) {
+		snprintf(err, en, "registry %s: its path is too long", dir);
 		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+int tool_registry_usable(void)
+{
+	char path[512], why[1200];
+	int fd;
+
+	if (trail__registry_path(path, sizeof(path))) {
+		tool_err("the registry directory's path is too long");
+		return -1;
+	}
+	if ((fd = trail__registry_open(path, 0)) < 0 && fd != -ENOENT) {
+		tool_err("%s", trail__registry_why(path, fd, why, sizeof(why)));
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }
 
@@ -325,10 +350,8 @@ int tool_registry_replace(const char *name, int (*fn)(void *arg, int i, char *bu
 	FILE *f;
 	int fd;
 
-	if (tool_registry_file(name, path, sizeof(path), 1)) {
-		snprintf(err, en, "no registry directory for %s", name);
+	if (tool_registry_file(name, path, sizeof(path), 1, err, en))
 		return -EIO;
-	}
 	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
@@ -362,10 +385,15 @@ int tool_registry_read(const char *name, int (*fn)(void *arg, const char *line, 
 	int lineno = 0, r;
 	FILE *f;
 
-	if ((r = tool_registry_file(name, path, sizeof(path), 0)))
+	if ((r = tool_registry_file(name, path, sizeof(path), 0, err, en)))
 		return r == -ENOENT ? 0 : r;
-	if (!(f = fopen(path, "r")))
-		return errno == ENOENT ? 0 : -errno;
+	if (!(f = fopen(path, "r"))) {
+		if (errno == ENOENT)
+			return 0;
+		r = -errno;
+		snprintf(err, en, "%s: %s", path, strerror(-r));
+		return r;
+	}
 	while (getline(&line, &cap, f) >= 0) {
 		lineno++;
 		line[strcspn(line, "\n")] = '\0';
