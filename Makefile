@@ -48,6 +48,7 @@ bench: deps all
 	bench/real.sh $(BUILD)
 	bench/probe.sh $(BUILD)
 	bench/attach.sh $(BUILD)
+	bench/fork.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

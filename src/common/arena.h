@@ -118,7 +118,7 @@ struct trail_arena_hdr {
 	/* Shared counters, each group on its own cache line. */
 	__attribute__((aligned(TRAIL_CACHELINE))) uint64_t publish_seq;
 	uint32_t alloc_hint;
-	uint32_t stream_hint;
+	uint32_t stream_hint; /* unused: streams are taken first fit */
 	uint32_t nfree; /* FREE chunks (a hint: writers skip scanning at 0) */
 	__attribute__((aligned(TRAIL_CACHELINE))) uint32_t nprocs;
 	uint32_t nevents;

@@ -95,9 +95,12 @@ int trail__registry_put(int dirfd, const struct trail_reg *r)
 	p = stpcpy(p, "\nsignal ");
 	p = trail__utoa(p, (uint64_t)(r->signal > 0 ? r->signal : 0));
 	*p++ = '\n';
-	unlinkat(dirfd, tmp, 0);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) { /* left by a process killed here */
+		unlinkat(dirfd, tmp, 0);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+	}
 	if (fd < 0)
 		return -errno;
 	w = trail__write_full(fd, text, (size_t)(p - text));

@@ -74,18 +74,23 @@ void trail__ctx_close(struct psess *ps, struct wctx *c)
 	}
 }
 
+/*
+ * First fit: the slots ever taken stay a prefix of the table, ended by
+ * the first one never taken (FREE, generation 0), and the recorder's
+ * scans for exited threads and dead processes stop there
+ * (trail__rec_recycle_streams) instead of reading every slot, 6 MB with
+ * the default buffer, for each process a forking program ends. A claim
+ * reads the slots in use before a free one: once per thread and level.
+ */
 static int claim_stream(struct psess *ps, struct wctx *c, struct writer *w,
 			unsigned depth)
 {
 	uint32_t n = ps->max_streams;
-	uint32_t i = __atomic_load_n(&ps->hdr->stream_hint, __ATOMIC_RELAXED);
 
-	for (uint32_t tries = 0; tries < n; tries++, i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct trail_stream *st;
 		uint32_t free_state = TRAIL_SS_FREE;
 
-		if (i >= n)
-			i = 0;
 		st = &ps->streams[i];
 		if (__atomic_load_n(&st->state, __ATOMIC_RELAXED) != TRAIL_SS_FREE)
 			continue;
@@ -105,7 +110,6 @@ static int claim_stream(struct psess *ps, struct wctx *c, struct writer *w,
 		st->chunks = 0;
 		prctl(PR_GET_NAME, st->comm, 0, 0, 0);
 		__atomic_store_n(&st->state, TRAIL_SS_LIVE, __ATOMIC_RELEASE);
-		__atomic_store_n(&ps->hdr->stream_hint, i + 1, __ATOMIC_RELAXED);
 		c->stream = i + 1;
 		return 1;
 	}
@@ -247,7 +251,11 @@ static int wait_chunk(struct psess *ps, struct wctx *c, uint64_t word, uint32_t 
  * the enabled event from 22 ns to 16 and a function_graph call from
  * 42 ns to 35.5 in the same A/B run). Kernels before 5.14
  * refuse the call: the pages then come by faults as before. A forked
- * child has no page tables for the shared arena: it starts over.
+ * child has no page tables for the shared arena: it starts over, and its
+ * first chunk's pages come by faults, as many as it fills: a child that
+ * writes a record or two and exits would map 16 pages for them (64 KiB
+ * of page tables made and torn down at each fork, ~50 us here); one
+ * that takes a second chunk writes enough for the call to pay.
  */
 static void chunk_populate(struct psess *ps, uint32_t idx, void *chunk)
 {
@@ -259,6 +267,7 @@ static void chunk_populate(struct psess *ps, uint32_t idx, void *chunk)
 		for (uint32_t i = 0; i <= ps->nchunks / 64; i++)
 			__atomic_store_n(&b[i], 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&ps->populated_pid, trail__pid, __ATOMIC_RELAXED);
+		return;
 	}
 	if (__atomic_load_n(&b[idx >> 6], __ATOMIC_RELAXED) & bit)
 		return;

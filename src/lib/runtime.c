@@ -76,6 +76,7 @@ static int registry_fd = -1;
 static struct evrt *events;     /* all registered events */
 static struct dso *dsos;
 static sigset_t fork_saved_mask;
+static int exiting; /* exit() has begun (on_exiting) */
 
 /* ------------------------------------------------------------------ lock */
 
@@ -292,6 +293,58 @@ static void copy_comm(char *dst)
 	prctl(PR_GET_NAME, dst, 0, 0, 0);
 }
 
+/* This process's start time (/proc/PID/stat, which the recorder checks
+ * liveness against), read once per process: a forked child's process
+ * slots and its registry entry share one read, ~80 us in a VM. Handler
+ * safe; two racing first reads store the same value. */
+static uint64_t start_time;
+static pid_t start_pid;
+
+static void self_start_set(uint64_t st)
+{
+	__atomic_store_n(&start_time, st, __ATOMIC_RELAXED);
+	__atomic_store_n(&start_pid, trail__pid, __ATOMIC_RELEASE);
+}
+
+static uint64_t self_start(void)
+{
+	if (__atomic_load_n(&start_pid, __ATOMIC_ACQUIRE) != trail__pid) {
+		uint64_t st = 0;
+
+		trail__proc_stat(trail__pid, &st, NULL, NULL);
+		self_start_set(st);
+	}
+	return __atomic_load_n(&start_time, __ATOMIC_RELAXED);
+}
+
+/*
+ * A forked child's start time without /proc: the kernel stamps a new
+ * process with CLOCK_BOOTTIME, which /proc shows in clock ticks, between
+ * the forking thread's reading before fork() and the child's after it.
+ * When both readings fall in the same tick, that tick is the start time
+ * (checked against /proc in 211 forks of 211); when a tick boundary lies
+ * between them, the child reads /proc as any process does.
+ */
+static __thread uint64_t fork_boot_ns __attribute__((tls_model("initial-exec")));
+static uint64_t tick_ns; /* ns per clock tick (sysconf(_SC_CLK_TCK)), 0: unknown */
+
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void fork_start_time(void)
+{
+	uint64_t t0 = fork_boot_ns, t1 = tick_ns ? boot_ns() : 0;
+
+	if (t0 && t1 && t0 / tick_ns == t1 / tick_ns)
+		self_start_set(t0 / tick_ns);
+}
+
 /* Claim a process slot in an arena for this process: its index, or
  * -ENOSPC. The pid goes last: a recorder seeing it knows the process took
  * its request (the state says how the join ended). */
@@ -299,14 +352,12 @@ static int proc_claim_in(struct trail_arena_hdr *h, struct trail_proc *procs,
 			 const struct trail_arena_geom *g, unsigned s, uint32_t how)
 {
 	struct trail_proc *pr;
-	uint64_t st = 0;
-	pid_t ppid = 0;
+	uint64_t st = self_start();
 	uint32_t i = __atomic_fetch_add(&h->nprocs, 1, __ATOMIC_RELAXED);
 
 	if (i >= g->max_procs)
 		return -ENOSPC;
 	pr = &procs[i];
-	trail__proc_stat(trail__pid, &st, NULL, &ppid);
 	/* joining again after exec: the slots of the image this one replaced
 	 * (same process, same start) can never answer a detach */
 	for (uint32_t k = 0; how == TRAIL_JOIN_ENV && k < i; k++) {
@@ -318,7 +369,7 @@ static int proc_claim_in(struct trail_arena_hdr *h, struct trail_proc *procs,
 			__atomic_compare_exchange_n(&old->state, &ost, TRAIL_PS_EXECED, 0,
 						    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	}
-	pr->ppid = (uint32_t)ppid;
+	pr->ppid = (uint32_t)getppid();
 	pr->start_time = st;
 	pr->slot = s;
 	pr->how = how;
@@ -853,6 +904,35 @@ trail__register(struct trail_event **start, struct trail_event **stop)
 	trail__self_leave();
 }
 
+/*
+ * exit() runs every object's destructors, and each unregisters its events
+ * as dlclose needs: unhooked, then a grace period (membarrier) before
+ * their descriptors are freed. At exit, with no other thread recording,
+ * the wait and the freeing are work for nothing, ~7% of the life of a
+ * forked child that ends in exit() (bench/fork.sh). An exit handler says
+ * that exit began: registered at the first fork, after main began, it
+ * runs before the loader's destructors (registered before main), in the
+ * process and in its children.
+ */
+static struct dso *retired; /* unregistered at exit, not freed */
+
+static void on_exiting(void)
+{
+	__atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
+}
+
+/* Does a thread other than this one own a writer (it recorded, and has
+ * not exited)? Not in a forked child: its writers are all free. */
+static int others_recording(void)
+{
+	struct writer *self = trail__tls_w;
+
+	for (struct writer *w = __atomic_load_n(&trail__writers, __ATOMIC_ACQUIRE); w; w = w->next)
+		if (w != self && __atomic_load_n(&w->in_use, __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
 __attribute__((visibility("default"))) void
 trail__unregister(struct trail_event **start, struct trail_event **stop)
 {
@@ -886,7 +966,12 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 		}
 	}
 	ctl_unlock(&saved);
-	if (d) {
+	if (d && __atomic_load_n(&exiting, __ATOMIC_RELAXED) && !others_recording()) {
+		/* at exit, kept (and reachable, for leak checkers): nobody
+		 * else records, nothing to wait for */
+		d->next = retired;
+		retired = d;
+	} else if (d) {
 		/* no writer may still hold one of these descriptors */
 		for (int i = 0; i < 3 && !grace_wait(NULL); i++)
 			;
@@ -912,16 +997,21 @@ static void registry_announce(void)
 	}
 	r.pid = trail__pid;
 	r.signal = ctl_signal;
-	trail__proc_stat(trail__pid, &r.start, NULL, NULL);
+	r.start = self_start();
 	trail__registry_put(registry_fd, &r);
 }
 
 static void fork_prepare(void)
 {
+	static int exit_hooked;
+
+	if (!__atomic_exchange_n(&exit_hooked, 1, __ATOMIC_RELAXED))
+		atexit(on_exiting);
 	/* a deferred write goes to the parent's stream; the child must not
 	 * write it again */
 	trail__defer_flush_self();
 	ctl_lock(&fork_saved_mask, NULL);
+	fork_boot_ns = tick_ns ? boot_ns() : 0;
 }
 
 static void fork_parent(void)
@@ -934,6 +1024,7 @@ static void fork_child(void)
 	const struct trail_source *src;
 
 	trail__pid = getpid();
+	fork_start_time();
 	trail__writers_forked();
 	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
 		struct psess *ps = &trail__sess[s];
@@ -1067,6 +1158,12 @@ static void do_init(void)
 	if (trail__writers_init()) {
 		disabled = 1;
 		return;
+	}
+	{
+		long hz = sysconf(_SC_CLK_TCK);
+
+		if (hz > 0 && 1000000000L % hz == 0)
+			tick_ns = (uint64_t)(1000000000L / hz);
 	}
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,

@@ -290,6 +290,11 @@ void trail__rec_recycle_streams(struct trail_recorder *R, int dead_proc)
 		struct trail_stream *st = shm_stream(&R->m, i);
 		uint32_t state = __atomic_load_n(&st->state, __ATOMIC_ACQUIRE);
 
+		/* the end of the slots ever taken (first fit, record.c's
+		 * claim_stream): one taken since is new, nothing to give back
+		 * yet; finish() still reads them all */
+		if (state == TRAIL_SS_FREE && !__atomic_load_n(&st->gen, __ATOMIC_RELAXED))
+			break;
 		if (state != TRAIL_SS_EXITED &&
 		    !(state == TRAIL_SS_LIVE && dead_proc >= 0 &&
 		      __atomic_load_n(&st->proc, __ATOMIC_RELAXED) == (uint32_t)dead_proc))

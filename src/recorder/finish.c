@@ -222,6 +222,8 @@ uint64_t trail_recorder_live_lost(const struct trail_recorder *R)
 		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 		uint32_t gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
 
+		if (st == TRAIL_SS_FREE && !gen)
+			break; /* never taken, nor any after it (drain.c) */
 		if (st != TRAIL_SS_LIVE && st != TRAIL_SS_EXITED)
 			continue;
 		if (R->slot_written[i] && R->slot_gen[i] == gen)
