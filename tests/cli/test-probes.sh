@@ -895,6 +895,19 @@ PY
 # and /proc/self/exe while it patches, its mallocs) is not the program's:
 # a probe on libc's open, openat and malloc counts the program's calls
 # only, launched (jump or breakpoint) or attached to.
+# lc:malloc's count in a --count listing is N: exactly in the plain build;
+# with a sanitized libtrail, whose runtime calls the C library's malloc in
+# the program's threads too (one more, once), at least N
+malloc_count() { # file N
+	local n
+	n=$(awk '$1 == "lc:malloc" { print $2 }' "$1")
+	if ldd "$LIBTRAIL" | grep -q libasan; then
+		[ "${n:-0}" -ge "$2" ]
+	else
+		[ "${n:-0}" = "$2" ]
+	fi
+}
+
 own_calls_not_recorded() {
 	fresh_registry
 	cat >calls.c <<-'C'
@@ -932,7 +945,7 @@ own_calls_not_recorded() {
 		$TRAIL report -q -i c$j.dat --count >c.txt
 		grep -q '^ *lc:open  *5$' c.txt || die "jump=$j: $(cat c.txt)"
 		grep -q '^ *lc:openat  *2$' c.txt || die "jump=$j: $(cat c.txt)"
-		grep -q '^ *lc:malloc  *3$' c.txt || die "jump=$j: $(cat c.txt)"
+		malloc_count c.txt 3 || die "jump=$j: $(cat c.txt)"
 	done
 	# attached: libtrail joins, patches, reads its objects meanwhile
 	rm -f go
@@ -950,7 +963,7 @@ own_calls_not_recorded() {
 	$TRAIL report -q -i a.dat --count >c.txt
 	grep -q '^ *lc:open  *5$' c.txt || die "attached: $(cat c.txt)"
 	grep -q '^ *lc:openat  *2$' c.txt || die "attached: $(cat c.txt)"
-	grep -q '^ *lc:malloc  *3$' c.txt || die "attached: $(cat c.txt)"
+	malloc_count c.txt 3 || die "attached: $(cat c.txt)"
 }
 t own_calls_not_recorded own_calls_not_recorded
 
@@ -1003,7 +1016,7 @@ first_calls_counted() {
 	# 2 + 3 + 4 + 1 in the program and its library, 5 in .preinit_array,
 	# 6 in the library's constructor: 21
 	$TRAIL record -q --probe "p:lc/malloc $libc:$m" -o e.dat -- ./early
-	$TRAIL report -q -i e.dat --count | grep -q '^ *lc:malloc  *21$' ||
-		die "$($TRAIL report -q -i e.dat --count)"
+	$TRAIL report -q -i e.dat --count >c.txt
+	malloc_count c.txt 21 || die "$(cat c.txt)"
 }
 t first_calls_counted first_calls_counted
