@@ -134,8 +134,7 @@ record_running() { # pid args...
 	r=$!
 	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached: $*"
 	sleep 0.3
-	kill -INT $r
-	wait $r
+	stop_rec $r
 	wait_for "! grep -q trail-arena /proc/$pid/maps" || die "never detached: $*"
 }
 

@@ -96,8 +96,9 @@ attach_then_code_restored() {
 	fi
 	# and hooking again works (the sites are plain nops again)
 	$TRAIL record -q -p function $NOSAN -l hash -o b.dat -P $pid & rp=$!
+	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
 	sleep 0.3
-	kill -INT $rp; wait $rp
+	stop_rec $rp
 	kill $pid; wait $pid 2>/dev/null || true
 	[ "$($TRAIL report -q -i b.dat | grep -c 'hash <-lookup')" -gt 100 ] || die "no calls the second time"
 }
@@ -112,8 +113,9 @@ attach_multithreaded() {
 	before=$(site_bytes $pid hash || true)
 	for round in 1 2 3; do
 		$TRAIL record -q -b 4M -p function_graph -l hash -l lookup -o m.dat -P $pid & rp=$!
+		wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
 		sleep 0.3
-		kill -INT $rp; wait $rp
+		stop_rec $rp
 		kill -0 $pid || die "the process died (round $round)"
 		$TRAIL report -i m.dat --stat >stat.txt
 		[ "$(grep -c '^# ftrace-prog' stat.txt)" -ge 3 ] || die "not every thread traced: $(cat stat.txt)"
@@ -197,8 +199,9 @@ per_thread_selection() {
 	t1=$(echo "$tids" | sed -n 1p)
 	t3=$(echo "$tids" | sed -n 3p)
 	$TRAIL record -q -b 4M -p function -l hash --tid "$t1,$t3" -o t.dat -P $pid & rp=$!
+	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
 	sleep 0.5
-	kill -INT $rp; wait $rp
+	stop_rec $rp
 	# the threads that recorded: the streams --stat lists (a thread gets
 	# one with its first record; reading the whole trace, 20 M records,
 	# took minutes)
