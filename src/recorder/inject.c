@@ -228,14 +228,16 @@ static int find_libc_once(pid_t pid, struct libc *c, char *err, size_t errlen, i
 }
 
 /* A program that has just started may have the dynamic loader mapped
- * and its C library not yet: a second for it to come. */
+ * and its C library not yet: a second for it to come. One caught in an
+ * exec or an exit may show neither for a moment (a process started and
+ * attached at once, under load, was called static): 50 ms in any case. */
 static int find_libc(pid_t pid, struct libc *c, char *err, size_t errlen)
 {
 	int loader, r;
 
 	for (int tries = 0;; tries++) {
 		r = find_libc_once(pid, c, err, errlen, &loader);
-		if (r != -ENOENT || c->dlopen || !loader || tries == 100)
+		if (r != -ENOENT || c->dlopen || (!loader && tries >= 5) || tries == 100)
 			return r;
 		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	}

@@ -141,7 +141,7 @@ select_thresh() {
 	open=$(grep -c '() {$' th.txt || true)
 	close=$(grep -c '} /\*' th.txt || true)
 	[ "$open" = "$close" ] || die "$open { for $close }"
-	awk -F'|' '/ us / { split($1, a, " "); v = a[2] == "+" || a[2] == "!" || a[2] == "#" ? a[3] : a[2];
+	awk -F'|' '/ us / { split($1, a, " "); v = a[2] ~ /^[0-9.]+$/ ? a[2] : a[3]; # (after a marker: + ! # * @ $)
 		if (v + 0 < 2) { print "short call shown: " $0; exit 1 } }' th.txt
 	# more calls without the threshold than with it
 	[ "$(wc -l <th.txt)" -lt "$($TRAIL report -q -i "$TMP/g.dat" | wc -l)" ] || die "nothing hidden"
