@@ -26,10 +26,12 @@ tally "$logs/plain"
 echo "== tests under ASan+UBSan"
 if { [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false; } >/dev/null &&
    ninja -C build-asan >/dev/null; then
-	# test-header.sh builds users' programs with the system's compilers,
-	# nothing of the build: run once, in the plain stage
+	# run once, in the plain stage: test-header.sh builds users' programs
+	# with the system's compilers (nothing of the build), test-layers.sh
+	# reads the call graph of the objects, test-usage-doc.sh compares the
+	# docs with --help (the same in every build)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		TEST_EXCLUDE='cli/test-header.sh' TEST_EXCLUDE_WHY='uses nothing of the build: run in the plain stage' \
+		TEST_EXCLUDE='cli/test-(header|layers|usage-doc).sh' TEST_EXCLUDE_WHY='the same in every build: run in the plain stage' \
 		tests/run.sh build-asan | tee "$logs/asan"
 	tally "$logs/asan"
 else
