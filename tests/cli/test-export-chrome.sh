@@ -80,13 +80,18 @@ def nest(doc):
         fail("%d B, %d E" % (n["B"], n["E"]))
     return n
 
+NAMES = {}  # id(doc) -> names(doc): read once a document, not once an event
+
 def names(doc):  # (pid, tid) -> thread_name, pid -> process_name
+    if id(doc) in NAMES:
+        return NAMES[id(doc)]
     th, pr = {}, {}
     for e in doc["traceEvents"]:
         if e["ph"] == "M" and e["name"] == "thread_name":
             th[(e["pid"], e["tid"])] = e["args"]["name"]
         if e["ph"] == "M" and e["name"] == "process_name":
             pr[e["pid"]] = e["args"]["name"]
+    NAMES[id(doc)] = (th, pr)
     return th, pr
 
 def track_named(doc, e):
