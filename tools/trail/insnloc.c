@@ -76,10 +76,10 @@ int insnloc_file_addr(const char *path, uint64_t off, uint64_t *addr)
 	return r;
 }
 
-/* A function symbol: named name, or (name NULL) the one covering addr;
- * .symtab first, then .dynsym. */
-static int find_func(Elf *e, const char *name, uint64_t addr, GElf_Sym *out, char *nm,
-		     size_t nmlen)
+/* Each defined function symbol of e, .symtab's then .dynsym's, with its
+ * name ("" when it has none), until fn returns nonzero (returned). */
+static int each_func_sym(Elf *e, int (*fn)(const GElf_Sym *s, const char *name, void *ctx),
+			 void *ctx)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		Elf_Scn *scn = NULL;
@@ -93,23 +93,81 @@ static int find_func(Elf *e, const char *name, uint64_t addr, GElf_Sym *out, cha
 			    !(d = elf_getdata(scn, NULL)))
 				continue;
 			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-				GElf_Sym s;
+				GElf_Sym sym;
 				const char *n;
+				int r;
 
-				if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-				    s.st_shndx == SHN_UNDEF ||
-				    !(n = elf_strptr(e, sh.sh_link, s.st_name)) || !*n)
+				if (!gelf_getsym(d, (int)i, &sym) ||
+				    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
 					continue;
-				if (name ? strcmp(n, name) != 0
-					 : !(addr >= s.st_value && addr - s.st_value < s.st_size))
-					continue;
-				*out = s;
-				snprintf(nm, nmlen, "%s", n);
-				return 0;
+				n = elf_strptr(e, sh.sh_link, sym.st_name);
+				if ((r = fn(&sym, n ? n : "", ctx)))
+					return r;
 			}
 		}
 	}
-	return -ENOENT;
+	return 0;
+}
+
+struct func_want {
+	const char *name; /* or NULL: the one covering addr */
+	uint64_t addr;
+	GElf_Sym *out;
+	char *nm;
+	size_t nmlen;
+};
+
+static int func_match(const GElf_Sym *s, const char *n, void *ctx)
+{
+	struct func_want *w = ctx;
+
+	if (!*n || (w->name ? strcmp(n, w->name) != 0
+			    : !(w->addr >= s->st_value && w->addr - s->st_value < s->st_size)))
+		return 0;
+	*w->out = *s;
+	snprintf(w->nm, w->nmlen, "%s", n);
+	return 1;
+}
+
+/* A function symbol: named name, or (name NULL) the one covering addr;
+ * .symtab first, then .dynsym. */
+static int find_func(Elf *e, const char *name, uint64_t addr, GElf_Sym *out, char *nm,
+		     size_t nmlen)
+{
+	struct func_want w = {name, addr, out, nm, nmlen};
+
+	return each_func_sym(e, func_match, &w) ? 0 : -ENOENT;
+}
+
+/* nearest_start's walk: the highest start at or before addr, the lowest
+ * after it, within the segment from lo */
+struct near {
+	uint64_t addr, lo, best, next;
+	int found;
+	char *nm;
+	size_t nmlen;
+};
+
+static void near_take(struct near *w, uint64_t a, const char *name)
+{
+	if (a < w->lo)
+		return;
+	if (a > w->addr) {
+		if (a < w->next)
+			w->next = a;
+		return;
+	}
+	if (w->found && a <= w->best)
+		return;
+	w->best = a;
+	w->found = 1;
+	snprintf(w->nm, w->nmlen, "%s", name);
+}
+
+static int near_sym(const GElf_Sym *s, const char *n, void *ctx)
+{
+	near_take(ctx, s->st_value, n);
+	return 0;
 }
 
 /*
@@ -125,42 +183,10 @@ static int find_func(Elf *e, const char *name, uint64_t addr, GElf_Sym *out, cha
 static int nearest_start(Elf *e, const uint8_t *raw, size_t rawlen, uint64_t addr, uint64_t lo,
 			 uint64_t *start, uint64_t *end, char *nm, size_t nmlen)
 {
-	uint64_t best = 0, next = *end;
-	int found = 0;
+	struct near w = {.addr = addr, .lo = lo, .next = *end, .nm = nm, .nmlen = nmlen};
 	size_t np;
 
-	for (int pass = 0; pass < 2; pass++) {
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(e, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *d;
-
-			if (!gelf_getshdr(scn, &sh) ||
-			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize ||
-			    !(d = elf_getdata(scn, NULL)))
-				continue;
-			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-				GElf_Sym s;
-				const char *n;
-
-				if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-				    s.st_shndx == SHN_UNDEF || s.st_value < lo)
-					continue;
-				if (s.st_value > addr) {
-					if (s.st_value < next)
-						next = s.st_value;
-					continue;
-				}
-				if (found && s.st_value <= best)
-					continue;
-				best = s.st_value;
-				found = 1;
-				n = elf_strptr(e, sh.sh_link, s.st_name);
-				snprintf(nm, nmlen, "%s", n ? n : "");
-			}
-		}
-	}
+	each_func_sym(e, near_sym, &w);
 	if (!elf_getphdrnum(e, &np))
 		for (size_t i = 0; i < np; i++) {
 			GElf_Phdr ph;
@@ -170,29 +196,16 @@ static int nearest_start(Elf *e, const uint8_t *raw, size_t rawlen, uint64_t add
 			    ph.p_offset > rawlen || ph.p_filesz > rawlen - ph.p_offset ||
 			    trail__ehframe_count(raw + ph.p_offset, ph.p_filesz, &n))
 				continue;
-			for (size_t k = 0; k < n; k++) {
-				uint64_t a = trail__ehframe_start(raw + ph.p_offset, ph.p_vaddr, k);
-
-				if (a < lo)
-					continue;
-				if (a > addr) {
-					if (a < next)
-						next = a;
-					continue;
-				}
-				if (found && a <= best)
-					continue;
-				best = a;
-				found = 1;
-				nm[0] = '\0'; /* unnamed: said by its address */
-			}
+			/* (unnamed: said by its address) */
+			for (size_t k = 0; k < n; k++)
+				near_take(&w, trail__ehframe_start(raw + ph.p_offset, ph.p_vaddr, k), "");
 		}
-	if (!found)
+	if (!w.found)
 		return -ENOENT;
 	if (!nm[0])
-		snprintf(nm, nmlen, "0x%llx", (unsigned long long)best);
-	*start = best;
-	*end = next;
+		snprintf(nm, nmlen, "0x%llx", (unsigned long long)w.best);
+	*start = w.best;
+	*end = w.next;
 	return 0;
 }
 
