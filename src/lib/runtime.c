@@ -404,12 +404,19 @@ static void proc_state(struct psess *ps, uint32_t state, int32_t result)
 	proc_set(&ps->procs[ps->proc_idx], state, result);
 }
 
+/* (atomic loads: ctl_command asks once without the control lock, while
+ * another thread may be filling or freeing a slot; the answer is a hint
+ * there, asked again under the lock) */
 static int find_slot(pid_t cli, int fd)
 {
-	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
-		if (trail__sess[s].state != PS_FREE &&
-		    trail__sess[s].cli_pid == cli && trail__sess[s].cli_fd == fd)
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++) {
+		struct psess *ps = &trail__sess[s];
+
+		if (__atomic_load_n(&ps->state, __ATOMIC_ACQUIRE) != PS_FREE &&
+		    __atomic_load_n(&ps->cli_pid, __ATOMIC_RELAXED) == cli &&
+		    __atomic_load_n(&ps->cli_fd, __ATOMIC_RELAXED) == fd)
 			return (int)s;
+	}
 	return -1;
 }
 
@@ -592,8 +599,8 @@ static int sess_attach(struct join *j, void *uc)
 	ps->overwrite = !!(ps->hdr->flags & TRAIL_ARENA_OVERWRITE);
 	ps->block_us = ps->overwrite ? 0 : ps->hdr->block_us; /* overwrite never waits */
 	ps->session_id = ps->hdr->session_id;
-	ps->cli_pid = j->cli;
-	ps->cli_fd = j->fd;
+	__atomic_store_n(&ps->cli_pid, j->cli, __ATOMIC_RELAXED); /* (find_slot) */
+	__atomic_store_n(&ps->cli_fd, j->fd, __ATOMIC_RELAXED);
 	ps->cli_start = j->cli_start;
 	ps->orphaned = 0;
 	/* a private, bounded copy of the spec: the arena is shared */
@@ -1123,6 +1130,10 @@ static void install_signal(void)
 	sa.sa_sigaction = ctl_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
+	/* (the kernel blocks it during the handler anyway; TSan, which runs
+	 * the handler later, blocks only sa_mask: without it a second request
+	 * ran inside the first, which held the control lock, and spun) */
+	sigaddset(&sa.sa_mask, sig);
 #if defined(__SANITIZE_THREAD__)
 	/* TSan must deliver it: the kernel may pick a thread TSan has not
 	 * set up yet, where an instrumented handler crashes TSan */

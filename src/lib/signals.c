@@ -76,7 +76,10 @@ int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 /* SIGSEGV and SIGBUS always reach wrapper once probes read memory */
 static uint32_t guarded; /* bits: signal numbers */
 
-static int is_guarded(int sig)
+/* (uninstrumented as all wrapper runs: under TSan the kernel may run it in
+ * a thread TSan has not set up yet, where TSan's own handler, which wrapper
+ * calls, copes but an instrumented function entry crashes) */
+UNINSTRUMENTED static int is_guarded(int sig)
 {
 	return (sig == SIGSEGV || sig == SIGBUS) &&
 	       (__atomic_load_n(&guarded, __ATOMIC_ACQUIRE) >> sig & 1);
@@ -313,7 +316,16 @@ uint32_t trail__sig_level_at(uintptr_t sp)
 /* the set to pass on: without SIGTRAP and the control signal */
 UNINSTRUMENTED static const sigset_t *open_trap(int how, const sigset_t *set, sigset_t *tmp)
 {
+#if defined(__SANITIZE_THREAD__)
+	/* TSan blocks every signal through here while it runs a deferred
+	 * handler, and keeps one saved mask a thread: a control signal let in
+	 * then ran a second handler inside the first, and the thread kept
+	 * every signal blocked for good. Under TSan a program blocking the
+	 * control signal delays an attach (the recorder asks again). */
+	int ctl = 0;
+#else
 	int ctl = __atomic_load_n(&trail__ctl_sig, __ATOMIC_RELAXED);
+#endif
 
 	if (!set || how == SIG_UNBLOCK ||
 	    (!set_has(set, SIGTRAP) && (ctl <= 0 || !set_has(set, ctl))))

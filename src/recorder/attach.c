@@ -221,6 +221,13 @@ int trail_recorder_attach(struct trail_recorder *R, const int *sigs)
 				break;
 			if (!k && t % 50 == 0 && exited(pid))
 				break;
+			/* asked again every 0.5 s: a signal can be lost on the
+			 * way (TSan defers it to the thread the kernel chose,
+			 * and drops it if that thread ends first); a repeat of
+			 * a request already taken is ignored */
+			if (!k && t && t % 500 == 0 &&
+			    send_cmd(R, pid, sigs[i], TRAIL_CTL_ATTACH) == -ESRCH)
+				break;
 			nanosleep(&ts, NULL);
 		}
 		if (!pr && !k && exited(pid)) {

@@ -12,13 +12,15 @@ LIBTRAIL=$BUILD/libtrail.so.1
 
 # processes a test left running (it failed before killing them): found by
 # the marker every process it started inherits, and killed
+# (one grep reads every environment, NUL-separated entries as lines: two
+# processes a process took ~1 s a test on a loaded 2-CPU machine)
 reap_leftovers() { # marker
-	local p
-	for p in /proc/[0-9]*; do
-		[ "${p#/proc/}" != "$$" ] || continue
-		if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "TRAIL_TEST_MARK=$1"; then
-			kill -9 "${p#/proc/}" 2>/dev/null || true
-		fi
+	local f p
+	for f in $(grep -lzx "TRAIL_TEST_MARK=$1" /proc/[0-9]*/environ 2>/dev/null); do
+		p=${f#/proc/}
+		p=${p%/environ}
+		[ "$p" != "$$" ] || continue
+		kill -9 "$p" 2>/dev/null || true
 	done
 }
 
@@ -83,7 +85,9 @@ wait_for() {
 # once it catches it (a background job starts with SIGINT ignored, until
 # trail's handler is in), up to 30 s; then waited for, up to 30 s more
 # (SIGKILL and a failure past that). The status is the last one's.
-running() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+# (one read of its status: "kill -0, then no zombie's state" said
+# "running" for a process reaped between the two, whose status was gone)
+running() { local s; s=$(grep '^State:' "/proc/$1/status" 2>/dev/null) && [[ $s != *Z* ]]; }
 stop_rec() { # pid...
 	local p rc=0 i m
 	for p in "$@"; do

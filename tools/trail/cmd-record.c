@@ -1383,8 +1383,9 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 		return -1;
 	}
 	/* a process that has just started may map libtrail before its
-	 * constructor writes the entry: a second to do it */
-	for (int tries = 0; dfd >= 0 && tries < 100 && trail__registry_get(dfd, pid, &reg) == -ENOENT &&
+	 * constructor writes the entry: 3 s to do it (a loaded machine took
+	 * more than 1) */
+	for (int tries = 0; dfd >= 0 && tries < 300 && trail__registry_get(dfd, pid, &reg) == -ENOENT &&
 			    !gone(pid); tries++) {
 		struct timespec ts = {0, 10000000};
 

@@ -9,7 +9,9 @@
 
 extern const char trail__arch_safe_begin[], trail__arch_safe_fault[];
 
-int trail_arch_fault_fixup(void *ucv)
+/* (called by the signal wrapper first thing: no sanitizer's code, which
+ * may run in a thread a sanitizer has not set up yet) */
+__attribute__((no_sanitize("thread", "address", "undefined"))) int trail_arch_fault_fixup(void *ucv)
 {
 	ucontext_t *uc = ucv;
 	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
