@@ -12,8 +12,8 @@ LIBTRAIL=$BUILD/libtrail.so.1
 
 # processes a test left running (it failed before killing them): found by
 # the marker every process it started inherits, and killed
-# (one grep reads every environment, NUL-separated entries as lines: two
-# processes a process took ~1 s a test on a loaded 2-CPU machine)
+# (one grep reads every environment, NUL-separated entries as lines; a tr
+# and a grep for each process took ~1 s a test on a loaded 2-CPU machine)
 reap_leftovers() { # marker
 	local f p
 	for f in $(grep -lzx "TRAIL_TEST_MARK=$1" /proc/[0-9]*/environ 2>/dev/null); do
