@@ -242,6 +242,8 @@ struct trail_arch_reloc {
 /* The decoder made ready (its first use allocates, through libc's qsort
  * too: not in a signal handler). 0, or -ENOTSUP without one. */
 int trail_arch_decoder_init(void);
+/* An address in the decoder's library (NULL without one) */
+const void *trail_arch_decoder_code(void);
 
 /* The length of the instruction at code (n bytes readable, at address
  * at), or -EINVAL if it is not one; -ENOTSUP without a decoder. */

@@ -294,6 +294,11 @@ extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *o
 HIDDEN int trail__sigaction_sanitizer(int sig, const struct sigaction *act,
 				      struct sigaction *oact);
 
+/* ------------------------------------------------------------ inherit.c */
+/* The code segments of the objects holding these addresses copied by
+ * every later fork (their pages mapped in the child from the start) */
+HIDDEN void trail__inherit_code(const void *const *in_objects, unsigned n, unsigned npopulate);
+
 /* ------------------------------------------------------------- fstep.c */
 /* writing code other threads may be running */
 struct trail_arch_poke;

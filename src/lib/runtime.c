@@ -915,8 +915,11 @@ trail__register(struct trail_event **start, struct trail_event **stop)
  * exit() runs every object's destructors, and each unregisters its events
  * as dlclose needs: unhooked, then a grace period (membarrier) before
  * their descriptors are freed. At exit, with no other thread recording,
- * the wait and the freeing are work for nothing, ~7% of the life of a
- * forked child that ends in exit() (bench/fork.sh). An exit handler says
+ * all of it is work for nothing (the control lock taken and the signal
+ * blocked once per object, the wait, the freeing: ~15% of the life of a
+ * forked child that ends in exit(), bench/fork.sh): the events stay
+ * registered, and their descriptors mapped until the end. With another
+ * thread recording, they are unhooked but not freed. An exit handler says
  * that exit began: registered at the first fork, after main began, it
  * runs before the loader's destructors (registered before main), in the
  * process and in its children.
@@ -953,6 +956,11 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 	/* exit() called inside a deferred write (a traced call): written
 	 * while the events are still there (destructors run at exit) */
 	trail__defer_flush_self();
+	if (__atomic_load_n(&exiting, __ATOMIC_RELAXED) && !others_recording()) {
+		/* exit() runs, no other thread records (above) */
+		trail__self_leave();
+		return;
+	}
 	ctl_lock(&saved, NULL);
 	for (pd = &dsos; *pd; pd = &(*pd)->next)
 		if ((*pd)->start == start) {
@@ -990,6 +998,8 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 
 /* ------------------------------------------------------- fork, thread exit */
 
+static void fork_child(void);
+
 static void registry_announce(void)
 {
 	char path[512];
@@ -1010,10 +1020,18 @@ static void registry_announce(void)
 
 static void fork_prepare(void)
 {
-	static int exit_hooked;
+	static int first_done;
 
-	if (!__atomic_exchange_n(&exit_hooked, 1, __ATOMIC_RELAXED))
+	if (!__atomic_exchange_n(&first_done, 1, __ATOMIC_RELAXED)) {
+		/* what a child runs of libtrail (all of it), and of its
+		 * decoder's and the C library's code (what the parent has
+		 * run), mapped in it from the start (inherit.c) */
+		const void *code[] = {(const void *)fork_child, trail_arch_decoder_code(),
+				      (const void *)getppid};
+
 		atexit(on_exiting);
+		trail__inherit_code(code, 3, 1);
+	}
 	/* a deferred write goes to the parent's stream; the child must not
 	 * write it again */
 	trail__defer_flush_self();

@@ -6,8 +6,14 @@
  *                     records as "child" then execs "forker exec"; the parent
  *                     waits and records once more
  *   forker exec       records proc:hello as "exec" (a new program image)
+ *   forker smaps      forks a child that records once and exits, then
+ *                     prints what /proc/self/smaps says of the mapping
+ *                     holding libtrail's code: "size=KB rss=KB anon=KB"
  */
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,9 +24,43 @@ TRAIL_EVENT(proc, hello,
 	TRAIL_ARGS(const char *, who, int, n),
 	TRAIL_FIELDS(trail_field_string(who) trail_field_int(n)))
 
+static int smaps(void)
+{
+	void *code = dlsym(RTLD_DEFAULT, "trail__register");
+	char line[512];
+	unsigned long lo, hi, kb, size = 0, rss = 0, anon = 0;
+	int in = 0;
+	FILE *f;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		trail(proc, hello, "child", 0);
+		exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	if (!code || !(f = fopen("/proc/self/smaps", "r")))
+		return 1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, ' ') - line > 8)
+			in = (uintptr_t)code >= lo && (uintptr_t)code < hi;
+		else if (in && sscanf(line, "Size: %lu kB", &kb) == 1)
+			size = kb;
+		else if (in && sscanf(line, "Rss: %lu kB", &kb) == 1)
+			rss = kb;
+		else if (in && sscanf(line, "Anonymous: %lu kB", &kb) == 1)
+			anon = kb;
+	}
+	fclose(f);
+	printf("size=%lu rss=%lu anon=%lu\n", size, rss, anon);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	pid_t pid;
+
+	if (argc > 1 && !strcmp(argv[1], "smaps"))
+		return smaps();
 
 	if (argc > 1 && !strcmp(argv[1], "exec")) {
 		for (int i = 0; i < 3; i++)

@@ -51,6 +51,19 @@ follows_fork_and_exec() {
 	has stat.txt "entries-in-buffer/entries-written: 8/8"
 }
 
+# a forked child runs libtrail's code without faulting it in again: at
+# the first fork the mapping got a private page (so fork copies its page
+# table entries) and all of it was mapped (src/lib/inherit.c)
+fork_inherits_code() {
+	$TRAIL record -q -e 'proc:*' -o f.dat -- "$BUILD/tests/cli/forker" smaps >out.txt
+	set -- $(sed 's/[a-z]*=//g' out.txt)
+	[ $# = 3 ] && [ "$1" -gt 0 ] || die "forker smaps: $(cat out.txt)"
+	[ "$3" -ge 4 ] || die "libtrail's code has no private page after a fork (a kernel refusing forced writes to /proc/self/mem?): $(cat out.txt)"
+	[ "$2" = "$1" ] || die "libtrail's code not all mapped after a fork: $(cat out.txt)"
+	$TRAIL report -q -i f.dat >rep.txt
+	[ "$(grep -c 'who="child"' rep.txt)" = 1 ] || die "the child's event: $(cat rep.txt)"
+}
+
 dlopen_dlclose() {
 	$TRAIL record -q --allow-unknown -e 'plugin:*' -e 'host:*' -o d.dat -- \
 		"$BUILD/tests/cli/dlopener" "$BUILD/tests/cli/plugin.so"
@@ -162,6 +175,7 @@ clock_choice() {
 }
 t clock_choice clock_choice
 t follows_fork_and_exec follows_fork_and_exec
+t fork_inherits_code fork_inherits_code
 t dlopen_dlclose dlopen_dlclose
 t cxx_program cxx_program
 t list_program list_program

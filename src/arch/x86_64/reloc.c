@@ -129,6 +129,11 @@ int trail_arch_decoder_init(void)
 	return decoder();
 }
 
+const void *trail_arch_decoder_code(void)
+{
+	return (const void *)cs_disasm_iter;
+}
+
 int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at)
 {
 	int r = decoder();
