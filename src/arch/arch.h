@@ -239,8 +239,21 @@ struct trail_arch_reloc {
 	uint8_t code[TRAIL_ARCH_RELOC_CODE];     /* the copy, for its address */
 };
 
-/* The decoder made ready (its first use allocates, through libc's qsort
- * too: not in a signal handler). 0, or -ENOTSUP without one. */
+/*
+ * The instruction decoder (Capstone) is not linked into libtrail: its
+ * library costs every process that loads it ~10 ms at exec (1.3 MiB of
+ * relocated data) and every fork a share of the page table, and only
+ * function hooks on unmodified code need it. src/arch/x86_64/decoder.c
+ * hands its entry points over from a constructor: in libtrail-decoder.so,
+ * loaded when a session asks for such hooks (or injected by the recorder
+ * before an attach), and linked whole into the tools and the tests.
+ */
+struct trail_arch_decoder_ops; /* the decoder's entry points (x86_64/decoder.h) */
+/* From the constructor of the decoder's library (exported by libtrail):
+ * the decoder is made ready at once (it allocates: not in a signal
+ * handler). */
+void trail_arch_decoder_register(const struct trail_arch_decoder_ops *ops);
+/* 0 if the decoder is ready, -ENOTSUP without one. */
 int trail_arch_decoder_init(void);
 /* An address in the decoder's library (NULL without one) */
 const void *trail_arch_decoder_code(void);

@@ -584,31 +584,6 @@ static const char *sec_name(const ElfW(Shdr) *sh, uint64_t i, const struct buf *
 	return nm;
 }
 
-int trail__fobj_exe_unmodified(void)
-{
-	struct buf shdrs = {0}, shstr = {0};
-	struct stat st;
-	uint64_t shnum;
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), r = 0;
-
-	if (fd < 0)
-		return 0;
-	if (!sections(fd, &st, &shdrs, &shstr, &shnum)) {
-		const ElfW(Shdr) *sh = shdrs.p;
-
-		r = 1;
-		for (uint64_t i = 1; i < shnum && r; i++) {
-			const char *nm = sec_name(sh, i, &shstr);
-
-			r = !(nm && !strcmp(nm, SITES_SECTION));
-		}
-	}
-	bfree(&shdrs);
-	bfree(&shstr);
-	close(fd);
-	return r;
-}
-
 int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		     const struct dl_phdr_info *info)
 {

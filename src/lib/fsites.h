@@ -70,10 +70,6 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		     const struct dl_phdr_info *info);
 void trail__fobj_free(struct fobj *o);
 
-/* Is the executable built without patchable entries (its functions need
- * the instruction decoder)? 1 or 0. */
-int trail__fobj_exe_unmodified(void);
-
 /* The site at addr, or NULL. */
 const struct fsite *trail__fobj_find(const struct fobj *o, uintptr_t addr);
 

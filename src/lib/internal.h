@@ -186,6 +186,9 @@ extern struct writer *trail__writers HIDDEN; /* every writer, never freed */
 HIDDEN int trail__writers_init(void);
 HIDDEN struct writer *trail__writer_get(void);
 HIDDEN void trail__writers_forked(void);
+/* The calling thread's writer given back as at thread exit (exit(): the
+ * main thread's key destructor does not run) */
+HIDDEN void trail__writer_exit_self(void);
 HIDDEN void trail__defer_flush_self(void);
 HIDDEN void trail__sess_check_orphan(struct psess *ps);
 HIDDEN void trail__ctx_publish(struct psess *ps, struct wctx *c);

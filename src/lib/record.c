@@ -437,6 +437,22 @@ static void writer_dtor(void *arg)
 	__atomic_store_n(&w->in_use, 0, __ATOMIC_RELEASE);
 }
 
+/* At exit() the main thread's key destructor does not run: its streams
+ * end here, so that the flight recorder's keeper takes their chunks at
+ * its next pass, not when it notices the process died (every 100 ms:
+ * processes that come and go faster would hold every chunk meanwhile). An
+ * event written later (a destructor run after libtrail's) takes a new
+ * writer. */
+void trail__writer_exit_self(void)
+{
+	struct writer *w = trail__tls_w;
+
+	if (!w)
+		return;
+	pthread_setspecific(writer_key, NULL);
+	writer_dtor(w);
+}
+
 /* In a forked child (one thread): every writer's contexts are the
  * parent's chunks and streams, forgotten; the other threads' writers are
  * free again. */

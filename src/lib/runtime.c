@@ -30,8 +30,10 @@
  * rounds (live patching, fstep.c) from its wait: the holder may be
  * waiting for it.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
@@ -1092,6 +1094,48 @@ static int parse_int(const char *s, const char **end)
 	return (int)v;
 }
 
+/* Does a spec (len bytes of the arena's, not NUL-terminated) hook
+ * functions: a tracer, or probes? */
+static int spec_hooks_code(const char *spec, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		const char *l = spec + i, *nl = memchr(l, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - l) : len - i;
+
+		if ((n > 8 && !memcmp(l, "@tracer ", 8)) || (n > 7 && !memcmp(l, "@probe ", 7)))
+			return 1;
+		i += n + 1;
+	}
+	return 0;
+}
+
+/*
+ * The instruction decoder, for function hooks on unmodified code: the
+ * library beside libtrail's own file, whose constructor hands Capstone
+ * over (src/arch/arch.h). dlopen is not for the control signal handler:
+ * a session from the environment loads it here, before the control lock;
+ * an attach finds it loaded by the recorder (which injects it first).
+ */
+static void decoder_load(void)
+{
+	char path[PATH_MAX];
+	Dl_info di;
+	const char *slash;
+
+	if (!trail_arch_decoder_init())
+		return;
+	if (!dladdr((const void *)decoder_load, &di) || !di.dli_fname ||
+	    !(slash = strrchr(di.dli_fname, '/')) ||
+	    (size_t)(slash - di.dli_fname) + sizeof("/libtrail-decoder.so") > sizeof(path))
+		snprintf(path, sizeof(path), "libtrail-decoder.so");
+	else
+		snprintf(path, sizeof(path), "%.*s/libtrail-decoder.so",
+			 (int)(slash - di.dli_fname), di.dli_fname);
+	if (!dlopen(path, RTLD_NOW | RTLD_LOCAL))
+		fprintf(stderr, "trail: pid %d: no instruction decoder (%s): functions "
+			"without patchable entries cannot be hooked\n", (int)trail__pid, dlerror());
+}
+
 static void join_from_env(void)
 {
 	const char *e = getenv("TRAIL_SESSION"), *p;
@@ -1111,6 +1155,9 @@ static void join_from_env(void)
 			sigset_t saved;
 
 			r = join_open(pid, fd, TRAIL_JOIN_ENV, &j);
+			if (!r && spec_hooks_code((const char *)j.base + j.g.spec_off,
+						  (size_t)j.g.spec_len))
+				decoder_load();
 			/* the control signal blocked: a recorder may already be
 			 * attaching (trail record -a sees our registry entry) */
 			ctl_lock(&saved, NULL);
@@ -1225,17 +1272,13 @@ __attribute__((constructor(101))) static void trail_ctor(int argc, char **argv, 
 		environ = envp;
 	trail__self_enter(); /* (a session joins here: its probes are in) */
 	trail__init();
-	/* an unmodified executable's entries are decoded when a session
-	 * joins, maybe in the control signal handler: the decoder's first
-	 * use (which allocates) happens here (~0.15 ms) */
-	if (trail__fobj_exe_unmodified())
-		trail_arch_decoder_init();
 	trail__self_leave();
 }
 
 __attribute__((destructor)) static void trail_dtor(void)
 {
 	trail__self_enter();
+	trail__writer_exit_self();
 	if (registry_fd >= 0 && trail__pid == getpid())
 		trail__registry_del(registry_fd, trail__pid);
 	trail__self_leave();

@@ -47,6 +47,11 @@ int trail_recorder_pid_catches(pid_t pid, int sig)
 
 int trail_recorder_pid_maps_libtrail(pid_t pid)
 {
+	return trail_recorder_pid_maps(pid, "/libtrail.so");
+}
+
+int trail_recorder_pid_maps(pid_t pid, const char *name)
+{
 	char path[64], *buf;
 	int found = 0;
 	ssize_t n;
@@ -57,7 +62,7 @@ int trail_recorder_pid_maps_libtrail(pid_t pid)
 		return 0;
 	n = trail__read_file(path, buf, 1 << 22);
 	if (n > 0)
-		found = strstr(buf, "/libtrail.so") != NULL;
+		found = strstr(buf, name) != NULL;
 	free(buf);
 	return found;
 }

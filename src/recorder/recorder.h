@@ -228,5 +228,7 @@ int trail_recorder_hist_control(struct trail_recorder *R, int what);
  * before attaching; detaching asks them too.) */
 int trail_recorder_pid_catches(pid_t pid, int sig);
 int trail_recorder_pid_maps_libtrail(pid_t pid);
+/* Does pid map a file whose path contains name? */
+int trail_recorder_pid_maps(pid_t pid, const char *name);
 
 #endif /* TRAIL_RECORDER_RECORDER_H */

@@ -293,6 +293,32 @@ attach_by_injection() {
 	kill $sp
 }
 
+# The instruction decoder (libtrail-decoder.so, Capstone) is mapped only
+# where functions are hooked: not by a program recording events, loaded
+# by the recorder into a running one before a function tracer attaches.
+attach_loads_decoder() {
+	local U=$BUILD/tests/cli/ftrace-prog-noflag
+	# (the shell joins the session: its maps, while it records)
+	$TRAIL record -q --allow-unknown -e 'app:*' -o e.dat -- sh -c 'cat /proc/$$/maps' >m.txt
+	grep -q trail-arena m.txt || die "the shell did not join: $(cat m.txt)"
+	hasnt m.txt libcapstone
+	env LD_PRELOAD=$LIBTRAIL "$U" spin >/dev/null &
+	local sp=$! rp
+	wait_for "[ -e $TRAIL_REGISTRY/$sp ]" || die "never registered"
+	! grep -q -e libcapstone -e libtrail-decoder /proc/$sp/maps ||
+		die "the decoder is mapped without a session: $(grep -e capstone -e decoder /proc/$sp/maps)"
+	$TRAIL record -o j.dat -p function -l lookup -P $sp 2>err.txt &
+	rp=$!
+	wait_for "grep -q 'attached to process' err.txt" || die "no attach: $(cat err.txt)"
+	sleep 0.3
+	stop_rec $rp
+	has err.txt "libtrail-decoder.so into process $sp"
+	has err.txt "1 function hooked"
+	grep -q libcapstone /proc/$sp/maps || die "Capstone not mapped after the attach"
+	$TRAIL report -q -i j.dat | grep -q 'lookup <-' || die "no calls: $($TRAIL report -q -i j.dat | tail -2)"
+	kill $sp
+}
+
 # What cannot be loaded into: a process another tracer holds, a static
 # program (no dlopen); nothing of it is changed.
 injection_refused() {
@@ -323,8 +349,10 @@ injection_refused() {
 }
 if ldd "$LIBTRAIL" | grep -q libtsan; then
 	skip attach_by_injection "TSan's background thread blocks SIGTRAP: no live patching under TSan (as concurrent_attaches_function)"
+	skip attach_loads_decoder "TSan's background thread blocks SIGTRAP: no live patching under TSan (as concurrent_attaches_function)"
 else
 	t attach_by_injection attach_by_injection
+	t attach_loads_decoder attach_loads_decoder
 fi
 t injection_refused injection_refused
 
@@ -594,6 +622,7 @@ root_attaches_to_another_user() {
 	chmod 755 "$pub"
 	cp "$BUILD/tests/cli/ftrace-prog-noflag" "$pub/prog"
 	cp -L "$LIBTRAIL" "$pub/libtrail.so.1"
+	cp -L "$BUILD/libtrail-decoder.so" "$pub/"
 	chmod 755 "$pub"/*
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$pub/prog" spin >/dev/null &
 	wait_for "pgrep -u nobody -f '$pub/prog spin' >/dev/null" || die "no process of nobody"

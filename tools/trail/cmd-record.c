@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1410,6 +1411,27 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 	return 0;
 }
 
+/* Recorders load libraries into processes one at a time (two attaching
+ * to the same process at once would meet each other's ptrace): a lock on
+ * a file of the registry, waited for 20 s at most (an injection gives up
+ * after 5). Its descriptor, or -1 (then unlocked). */
+static int inject_lock(void)
+{
+	char path[512];
+	int dfd, fd;
+
+	if (trail__registry_path(path, sizeof(path)) || (dfd = trail__registry_open(path, 1)) < 0)
+		return -1;
+	fd = openat(dfd, ".inject", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	close(dfd);
+	for (int i = 0; fd >= 0 && i < 2000 && flock(fd, LOCK_EX | LOCK_NB); i++) {
+		struct timespec ts = {0, 10000000};
+
+		nanosleep(&ts, NULL);
+	}
+	return fd;
+}
+
 /* The checks a user deserves a clear message for, before anything starts:
  * 0, -1 (said), or -2: the process exited meanwhile (not said: the
  * caller goes on with the others) */
@@ -1418,7 +1440,7 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 	char path[512], comm[64] = "?";
 	struct stat st;
 	struct known k = {0};
-	int r, injected, other;
+	int r, injected, other, decoder, lock;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (pid <= 0 || stat(path, &st) < 0)
@@ -1470,9 +1492,18 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		return -1;
 	}
 	/* not started with libtrail: loaded now, through ptrace (inject.c),
-	 * once everything asked of the process is known to be there */
-	if (injected) {
-		const char *lib = tool_libtrail_path();
+	 * once everything asked of the process is known to be there; and
+	 * hooking functions, the instruction decoder (which libtrail cannot
+	 * load in its control signal's handler), libtrail with it */
+	decoder = (S->tracer || S->nprobes || S->nusdt) &&
+		  !trail_recorder_pid_maps(pid, "/libtrail-decoder.so");
+	if (decoder && !tool_decoder_path()) {
+		fprintf(stderr, "trail: no libtrail-decoder.so beside libtrail.so.1: functions of "
+			"process %d (%s) without patchable entries are not hooked\n", (int)pid, comm);
+		decoder = 0;
+	}
+	if (injected || decoder) {
+		const char *lib = decoder ? tool_decoder_path() : tool_libtrail_path();
 		char err[512] = "";
 
 		if (!lib) {
@@ -1491,10 +1522,23 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		sigaddset(&hold, SIGHUP);
 		sigaddset(&hold, SIGINT);
 		sigprocmask(SIG_BLOCK, &hold, &was);
-		r = trail_recorder_inject(pid, lib, err, sizeof(err));
+		lock = inject_lock();
+		/* (another recorder may have loaded it meanwhile) */
+		if (!trail_recorder_pid_maps(pid, decoder ? "/libtrail-decoder.so" : "/libtrail.so"))
+			r = trail_recorder_inject(pid, lib, err, sizeof(err));
+		else
+			r = 0;
+		if (lock >= 0)
+			close(lock);
 		sigprocmask(SIG_SETMASK, &was, NULL);
 		if (r == -ESRCH || (r && gone(pid)))
 			return -2;
+		if (r && !injected) {
+			fprintf(stderr, "trail: %s: functions of process %d (%s) without "
+				"patchable entries are not hooked\n",
+				err[0] ? err : strerror(-r), (int)pid, comm);
+			return 0;
+		}
 		if (r == -EIO && other)
 			tool_err("%s (can uid %u read %s?)", err, (unsigned)st.st_uid, lib);
 		else if (r && err[0])

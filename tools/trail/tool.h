@@ -51,6 +51,8 @@ const char *tool_thousands(uint64_t v, char *buf, size_t n);
 /* Where libtrail.so.1 is: $TRAIL_LIBRARY, next to the trail binary
  * (../lib*), the build tree, the install dir. NULL if not found. */
 const char *tool_libtrail_path(void);
+/* libtrail-decoder.so beside it (src/arch/arch.h), or NULL */
+const char *tool_decoder_path(void);
 /* trail__clock_choose(want), auto's measured answer kept for this boot in
  * the user's registry directory (file "clock": BOOT_ID tsc|mono), so that
  * recorders started at once on a loaded machine agree (a process can only

@@ -255,6 +255,17 @@ const char *tool_libtrail_path(void)
 	return NULL;
 }
 
+const char *tool_decoder_path(void)
+{
+	static char path[PATH_MAX];
+	const char *lib = tool_libtrail_path(), *slash = lib ? strrchr(lib, '/') : NULL;
+
+	if (!slash || snprintf(path, sizeof(path), "%.*s/libtrail-decoder.so",
+			       (int)(slash - lib), lib) >= (int)sizeof(path))
+		return NULL;
+	return usable(path) ? path : NULL;
+}
+
 /* Why a path found by name cannot be used (NULL: it can). */
 static const char *unusable(const char *p, int need_exec)
 {

@@ -31,14 +31,15 @@
  * 32-bit), with the map from each displaced instruction to its place in
  * the copy, for threads found inside the displaced bytes by a live patch.
  *
- * Capstone's handle is opened once, its memory taken from an mmap'd pool
+ * Capstone's entry points come from decoder.c's constructor (libtrail
+ * does not link Capstone: arch.h). Its handle is opened then, its memory
+ * taken from an mmap'd pool
  * (this may run in the control signal handler, where malloc cannot):
  * CS_OPT_MEM points capstone at the pool for cs_open, cs_malloc and one
  * first decode (which makes the handle's instruction cache, 17 KiB), and
  * back at libc's allocator at once; decoding after that allocates
  * nothing. Callers serialize (the control lock).
  */
-#include <capstone/capstone.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@
 #include <sys/mman.h>
 
 #include "../arch.h"
+#include "decoder.h"
 
 /* ------------------------------------------------------------ capstone */
 
@@ -57,6 +59,7 @@ static size_t pool_used;
 static csh cs;
 static cs_insn *insn;
 static int cs_state; /* 0 not tried, 1 open, -1 failed */
+static const struct trail_arch_decoder_ops *ops; /* decoder.c's */
 
 static void *pool_alloc(size_t n)
 {
@@ -95,33 +98,44 @@ static int decode(const uint8_t *code, size_t n, uintptr_t at)
 {
 	uint64_t a = at;
 
-	return cs_disasm_iter(cs, &code, &n, &a, insn) ? 0 : -EINVAL;
+	return ops->disasm_iter(cs, &code, &n, &a, insn) ? 0 : -EINVAL;
 }
 
 static int decoder(void)
 {
 	cs_opt_mem ours = {pool_alloc, pool_calloc, pool_realloc, pool_free, vsnprintf};
 	cs_opt_mem libc = {malloc, calloc, realloc, free, vsnprintf};
+	int st = __atomic_load_n(&cs_state, __ATOMIC_ACQUIRE);
 
-	if (cs_state)
-		return cs_state > 0 ? 0 : -ENOTSUP;
-	cs_state = -1;
+	if (st || !ops)
+		return st > 0 ? 0 : -ENOTSUP;
+	__atomic_store_n(&cs_state, -1, __ATOMIC_RELAXED);
 	pool = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (pool == MAP_FAILED) {
 		pool = NULL;
 		return -ENOMEM;
 	}
 	/* the program may use capstone too: ours only for these two calls */
-	cs_option(0, CS_OPT_MEM, (size_t)&ours);
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
-		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-		insn = cs_malloc(cs);
+	ops->option(0, CS_OPT_MEM, (size_t)&ours);
+	if (ops->open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
+		ops->option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+		insn = ops->insn_alloc(cs);
 		/* the first decode makes the handle's instruction cache */
 		if (insn && !decode((const uint8_t *)"\x90", 1, 0))
-			cs_state = 1;
+			__atomic_store_n(&cs_state, 1, __ATOMIC_RELEASE);
 	}
-	cs_option(0, CS_OPT_MEM, (size_t)&libc);
+	ops->option(0, CS_OPT_MEM, (size_t)&libc);
 	return cs_state > 0 ? 0 : -ENOTSUP;
+}
+
+__attribute__((visibility("default"))) void
+trail_arch_decoder_register(const struct trail_arch_decoder_ops *o)
+{
+	if (__atomic_load_n(&cs_state, __ATOMIC_ACQUIRE) > 0)
+		return; /* (the tools' own, and a library's loaded besides) */
+	ops = o;
+	cs_state = 0;
+	decoder();
 }
 
 int trail_arch_decoder_init(void)
@@ -131,7 +145,8 @@ int trail_arch_decoder_init(void)
 
 const void *trail_arch_decoder_code(void)
 {
-	return (const void *)cs_disasm_iter;
+	return __atomic_load_n(&cs_state, __ATOMIC_ACQUIRE) > 0 ? (const void *)ops->disasm_iter
+							       : NULL;
 }
 
 int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at)
