@@ -327,6 +327,8 @@ void trail__fhook_forked_frames(void)
 {
 	struct gstack *g = gstk;
 
+	if (g) /* its header and the frames the child returns through */
+		trail__prefault(g, offsetof(struct gstack, f) + (g->depth + 1) * sizeof(g->f[0]));
 	for (uint32_t i = 0; g && i < g->depth; i++) {
 		uint32_t m = g->f[i].mask & ~__atomic_load_n(&thresh_sessions, __ATOMIC_RELAXED);
 		uint64_t func = g->f[i].func;

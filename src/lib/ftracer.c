@@ -580,6 +580,7 @@ static void ftracer_leave(unsigned s)
  * but the recorder names addresses per process. */
 static void ftracer_forked(unsigned s, struct psess *ps)
 {
+	trail__prefault(trail__objs, trail__nobjs * sizeof(trail__objs[0]));
 	trail__fhook_forked();
 	for (unsigned i = 0; i < trail__nobjs; i++)
 		if (trail__objs[i].published & (1u << s)) {

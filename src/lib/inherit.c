@@ -23,38 +23,84 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../common/util.h"
 #include "internal.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
-static void inherit_segment(int mem, uintptr_t lo, uintptr_t hi, int populate)
+/*
+ * After a fork, the pages a child is about to write (libtrail's fork-path
+ * variables, its thread's writer and shadow stack, the arena's pages of
+ * its process slot and first chunk) are write-protected, or not mapped at
+ * all (the shared arena): MADV_POPULATE_WRITE takes each in one system
+ * call (~1 us) where a write would take a fault (15-35 us here).
+ */
+void trail__prefault(const void *p, size_t n)
+{
+	static uintptr_t pg;
+	uintptr_t lo, hi;
+
+	if (!pg)
+		pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	lo = (uintptr_t)p & ~(pg - 1);
+	hi = ((uintptr_t)p + n + pg - 1) & ~(pg - 1);
+	if (p && n)
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+}
+
+/* One byte written in each mapping of [lo, hi) (patching may have split
+ * the segment in several: each needs its own private page), then all of
+ * it mapped if populate. maps: /proc/self/maps. */
+static void inherit_segment(int mem, const char *maps, uintptr_t lo, uintptr_t hi, int populate)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	unsigned char b;
 
 	lo &= ~(uintptr_t)(pg - 1);
 	hi = (hi + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
 	if (hi <= lo)
 		return;
-	b = *(volatile const unsigned char *)lo;
-	if (pwrite(mem, &b, 1, (off_t)lo) != 1)
-		return;
+	for (const char *l = maps; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		char *end;
+		uintptr_t a = (uintptr_t)strtoull(l, &end, 16), b;
+		unsigned char byte;
+
+		if (*end != '-')
+			continue;
+		b = (uintptr_t)strtoull(end + 1, NULL, 16);
+		if (b <= lo || a >= hi)
+			continue;
+		if (a < lo)
+			a = lo;
+		byte = *(volatile const unsigned char *)a;
+		if (pwrite(mem, &byte, 1, (off_t)a) != 1)
+			return;
+	}
 	if (populate)
 		madvise((void *)lo, hi - lo, MADV_POPULATE_READ);
 }
 
 void trail__inherit_code(const void *const *in_objects, unsigned n, unsigned npopulate)
 {
-	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	size_t cap = 1u << 20;
+	char *maps = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ssize_t len;
+	int mem;
 
-	if (mem < 0)
+	if (maps == MAP_FAILED)
 		return;
-	for (unsigned i = 0; i < n; i++) {
+	len = trail__read_file("/proc/self/maps", maps, cap);
+	mem = len > 0 ? open("/proc/self/mem", O_RDWR | O_CLOEXEC) : -1;
+	for (unsigned i = 0; mem >= 0 && i < n; i++) {
 		Dl_info di;
 		const ElfW(Ehdr) *eh;
 		const ElfW(Phdr) *ph;
@@ -73,8 +119,10 @@ void trail__inherit_code(const void *const *in_objects, unsigned n, unsigned npo
 			}
 		for (unsigned k = 0; have_bias && k < eh->e_phnum; k++)
 			if (ph[k].p_type == PT_LOAD && (ph[k].p_flags & PF_X))
-				inherit_segment(mem, bias + ph[k].p_vaddr,
+				inherit_segment(mem, maps, bias + ph[k].p_vaddr,
 						bias + ph[k].p_vaddr + ph[k].p_memsz, i < npopulate);
 	}
-	close(mem);
+	if (mem >= 0)
+		close(mem);
+	munmap(maps, cap);
 }

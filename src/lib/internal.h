@@ -301,6 +301,8 @@ HIDDEN int trail__sigaction_sanitizer(int sig, const struct sigaction *act,
 /* The code segments of the objects holding these addresses copied by
  * every later fork (their pages mapped in the child from the start) */
 HIDDEN void trail__inherit_code(const void *const *in_objects, unsigned n, unsigned npopulate);
+/* [p, p + n)'s pages made writable now, not by a fault each (after fork) */
+HIDDEN void trail__prefault(const void *p, size_t n);
 
 /* ------------------------------------------------------------- fstep.c */
 /* writing code other threads may be running */

@@ -264,6 +264,9 @@ static void chunk_populate(struct psess *ps, uint32_t idx, void *chunk)
 	if (!b)
 		return;
 	if (__atomic_load_n(&ps->populated_pid, __ATOMIC_RELAXED) != trail__pid) {
+		/* (the bitmap, and the page the chunk's header goes on) */
+		trail__prefault(b, (ps->nchunks / 64 + 1) * sizeof(*b));
+		trail__prefault(chunk, 1);
 		for (uint32_t i = 0; i <= ps->nchunks / 64; i++)
 			__atomic_store_n(&b[i], 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&ps->populated_pid, trail__pid, __ATOMIC_RELAXED);
@@ -460,6 +463,8 @@ void trail__writers_forked(void)
 {
 	struct writer *self = trail__tls_w;
 
+	if (self)
+		trail__prefault(self, sizeof(*self));
 	for (struct writer *w = trail__writers; w; w = w->next) {
 		for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
 			for (unsigned d = 0; d < TRAIL_MAX_DEPTH; d++) {

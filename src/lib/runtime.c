@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -355,11 +356,16 @@ static int proc_claim_in(struct trail_arena_hdr *h, struct trail_proc *procs,
 {
 	struct trail_proc *pr;
 	uint64_t st = self_start();
-	uint32_t i = __atomic_fetch_add(&h->nprocs, 1, __ATOMIC_RELAXED);
+	uint32_t i;
 
+	if (how == TRAIL_JOIN_FORK)
+		trail__prefault(&h->nprocs, sizeof(h->nprocs));
+	i = __atomic_fetch_add(&h->nprocs, 1, __ATOMIC_RELAXED);
 	if (i >= g->max_procs)
 		return -ENOSPC;
 	pr = &procs[i];
+	if (how == TRAIL_JOIN_FORK)
+		trail__prefault(pr, sizeof(*pr));
 	/* joining again after exec: the slots of the image this one replaced
 	 * (same process, same start) can never answer a detach */
 	for (uint32_t k = 0; how == TRAIL_JOIN_ENV && k < i; k++) {
@@ -1025,14 +1031,17 @@ static void fork_prepare(void)
 	static int first_done;
 
 	if (!__atomic_exchange_n(&first_done, 1, __ATOMIC_RELAXED)) {
-		/* what a child runs of libtrail (all of it), and of its
-		 * decoder's and the C library's code (what the parent has
-		 * run), mapped in it from the start (inherit.c) */
-		const void *code[] = {(const void *)fork_child, trail_arch_decoder_code(),
-				      (const void *)getppid};
+		/* what a child runs of libtrail and of the loader (all of
+		 * it: the loader's exit path, which the parent has not run
+		 * yet), and of its decoder's and the C library's code (what
+		 * the parent has run), mapped in it from the start
+		 * (inherit.c) */
+		const void *code[] = {(const void *)fork_child,
+				      (const void *)getauxval(AT_BASE),
+				      trail_arch_decoder_code(), (const void *)getppid};
 
 		atexit(on_exiting);
-		trail__inherit_code(code, 3, 1);
+		trail__inherit_code(code, 4, 2);
 	}
 	/* a deferred write goes to the parent's stream; the child must not
 	 * write it again */
@@ -1043,6 +1052,7 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+	trail__prefault(&ctl_lock_word, sizeof(ctl_lock_word));
 	ctl_unlock(&fork_saved_mask);
 }
 
@@ -1050,6 +1060,8 @@ static void fork_child(void)
 {
 	const struct trail_source *src;
 
+	/* (the fork path's variables: one page, the control lock's too) */
+	trail__prefault(&trail__pid, sizeof(trail__pid));
 	trail__pid = getpid();
 	fork_start_time();
 	trail__writers_forked();
