@@ -1,24 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * inherit.c - libtrail's code mapped in a forked child from its first
- * instruction.
+ * inherit.c - what a forked child of a traced program touches first,
+ * mapped in it from the start.
  *
  * fork() copies the page table entries of a mapping only if the mapping
  * holds private (anonymous) pages; a library's code, never written, is
  * left for the child to fault in again, one fault-around window (64 KiB)
- * at a time. A child of a traced program runs libtrail's fork, record and
- * exit paths and the decoder library's destructor: three to five such
- * faults, at ~35 µs each on a paravirtualized machine where a whole
- * fork+exit of a small program costs ~0.9 ms (bench/fork.sh).
+ * at a time, and so are the pages of a shared mapping (the arena); the
+ * private pages the parent wrote are shared write-protected, and the
+ * child's first write to each takes a fault. On a paravirtualized machine
+ * a fault costs 15-35 us, where a whole fork+exit of a small program
+ * costs ~0.9 ms: a traced child took 53 of them, an untraced one 26
+ * (bench/fork.sh, `perf record -e page-faults -d`).
  *
- * One byte of the object's code segment written with its own value through
- * /proc/self/mem (the kernel's forced write, as a debugger's breakpoint)
- * gives the mapping a private page, hence an anon_vma, and
- * MADV_POPULATE_READ maps all of its pages: from then on every fork copies
- * them to the child (~0.1 µs a page). The cost is one 4 KiB private page
- * per object. A kernel that refuses forced writes
- * (proc_mem.force_override=never) or lacks MADV_POPULATE_READ (before
- * 5.14) leaves things as they were.
+ * Code: at the first fork, one byte of each mapping of the code segments
+ * of libtrail, the loader (its exit path, which the parent has not run
+ * yet), the decoder and the C library, written with its own value through
+ * /proc/self/mem (the kernel's forced write, as a debugger's breakpoint),
+ * gives the mapping a private page, hence an anon_vma, so that every fork
+ * copies its page table (~0.1 us a page); libtrail's and the loader's
+ * read-only segments are also mapped whole (MADV_POPULATE_READ), the
+ * others keep what the parent has run. The cost is one 4 KiB private page
+ * per mapping. A kernel that refuses forced writes
+ * (proc_mem.force_override=never) or lacks MADV_POPULATE_* (before 5.14)
+ * leaves things as they were.
+ *
+ * Data: the child's first writes (trail__prefault() from the fork path:
+ * its variables, the writer, the shadow stack, the process slot, the
+ * chunk's header) each take one MADV_POPULATE_WRITE call instead.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -38,13 +47,7 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-/*
- * After a fork, the pages a child is about to write (libtrail's fork-path
- * variables, its thread's writer and shadow stack, the arena's pages of
- * its process slot and first chunk) are write-protected, or not mapped at
- * all (the shared arena): MADV_POPULATE_WRITE takes each in one system
- * call (~1 us) where a write would take a fault (15-35 us here).
- */
+/* (see above: ~1 us a page, where a write would take a fault) */
 void trail__prefault(const void *p, size_t n)
 {
 	static uintptr_t pg;
@@ -117,8 +120,11 @@ void trail__inherit_code(const void *const *in_objects, unsigned n, unsigned npo
 				have_bias = 1;
 				break;
 			}
+		/* code; and of the objects populated, their other read-only
+		 * segments (a child's lazy binding reads their symbol hash) */
 		for (unsigned k = 0; have_bias && k < eh->e_phnum; k++)
-			if (ph[k].p_type == PT_LOAD && (ph[k].p_flags & PF_X))
+			if (ph[k].p_type == PT_LOAD && !(ph[k].p_flags & PF_W) &&
+			    ((ph[k].p_flags & PF_X) || i < npopulate))
 				inherit_segment(mem, maps, bias + ph[k].p_vaddr,
 						bias + ph[k].p_vaddr + ph[k].p_memsz, i < npopulate);
 	}
