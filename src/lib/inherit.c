@@ -25,9 +25,9 @@
  * (proc_mem.force_override=never) or lacks MADV_POPULATE_* (before 5.14)
  * leaves things as they were.
  *
- * Data: the child's first writes (trail__prefault() from the fork path:
- * its variables, the writer, the shadow stack, the process slot, the
- * chunk's header) each take one MADV_POPULATE_WRITE call instead.
+ * Data: the child's first writes (its fork-path variables, the writer, the
+ * shadow stack, the process slot, the chunk's header) each take one
+ * MADV_POPULATE_WRITE call instead (trail__prefault(), record.c).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -43,23 +43,6 @@
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-/* (see above: ~1 us a page, where a write would take a fault) */
-void trail__prefault(const void *p, size_t n)
-{
-	static uintptr_t pg;
-	uintptr_t lo, hi;
-
-	if (!pg)
-		pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-	lo = (uintptr_t)p & ~(pg - 1);
-	hi = ((uintptr_t)p + n + pg - 1) & ~(pg - 1);
-	if (p && n)
-		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-}
 
 /* One byte written in each mapping of [lo, hi) (patching may have split
  * the segment in several: each needs its own private page), then all of

@@ -186,6 +186,9 @@ extern struct writer *trail__writers HIDDEN; /* every writer, never freed */
 HIDDEN int trail__writers_init(void);
 HIDDEN struct writer *trail__writer_get(void);
 HIDDEN void trail__writers_forked(void);
+/* [p, p + n)'s pages made writable now, one system call, not a fault
+ * each (a forked child's first writes: inherit.c) */
+HIDDEN void trail__prefault(const void *p, size_t n);
 /* The calling thread's writer given back as at thread exit (exit(): the
  * main thread's key destructor does not run) */
 HIDDEN void trail__writer_exit_self(void);
@@ -301,8 +304,6 @@ HIDDEN int trail__sigaction_sanitizer(int sig, const struct sigaction *act,
 /* The code segments of the objects holding these addresses copied by
  * every later fork (their pages mapped in the child from the start) */
 HIDDEN void trail__inherit_code(const void *const *in_objects, unsigned n, unsigned npopulate);
-/* [p, p + n)'s pages made writable now, not by a fault each (after fork) */
-HIDDEN void trail__prefault(const void *p, size_t n);
 
 /* ------------------------------------------------------------- fstep.c */
 /* writing code other threads may be running */

@@ -257,6 +257,20 @@ static int wait_chunk(struct psess *ps, struct wctx *c, uint64_t word, uint32_t 
  * of page tables made and torn down at each fork, ~50 us here); one
  * that takes a second chunk writes enough for the call to pay.
  */
+void trail__prefault(const void *p, size_t n)
+{
+	static uintptr_t pg;
+	uintptr_t lo, hi;
+
+	if (!p || !n)
+		return;
+	if (!pg)
+		pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	lo = (uintptr_t)p & ~(pg - 1);
+	hi = ((uintptr_t)p + n + pg - 1) & ~(pg - 1);
+	madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+}
+
 static void chunk_populate(struct psess *ps, uint32_t idx, void *chunk)
 {
 	uint64_t *b = ps->populated, bit = 1ull << (idx & 63);

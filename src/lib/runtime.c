@@ -1046,6 +1046,15 @@ static void fork_prepare(void)
 	/* a deferred write goes to the parent's stream; the child must not
 	 * write it again */
 	trail__defer_flush_self();
+	/* a thread forking with a session on and no writer yet: its writer
+	 * made here, once, not in every child (a mapping of its own there,
+	 * ~140 us of a child's first event: bench/fork.sh) */
+	if (!trail__tls_w)
+		for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+			if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE) {
+				trail__writer_get();
+				break;
+			}
 	ctl_lock(&fork_saved_mask, NULL);
 	fork_boot_ns = tick_ns ? boot_ns() : 0;
 }
