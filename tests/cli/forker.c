@@ -8,9 +8,12 @@
  *   forker exec       records proc:hello as "exec" (a new program image)
  *   forker smaps      forks a child that records once and exits, then
  *                     prints what /proc/self/smaps says of the mapping
- *                     holding libtrail's code: "size=KB rss=KB anon=KB"
+ *                     holding libtrail's code: "size=KB rss=KB anon=KB
+ *                     force=1" (force=0: the kernel refuses forced writes
+ *                     to /proc/self/mem, tried on forker's own code)
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +34,15 @@ static int smaps(void)
 	unsigned long lo, hi, kb, size = 0, rss = 0, anon = 0;
 	int in = 0;
 	FILE *f;
-	pid_t pid = fork();
+	int force = 0, mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	unsigned char b = *(volatile const unsigned char *)(uintptr_t)smaps;
+	pid_t pid;
+
+	if (mem >= 0) {
+		force = pwrite(mem, &b, 1, (off_t)(uintptr_t)smaps) == 1;
+		close(mem);
+	}
+	pid = fork();
 
 	if (pid == 0) {
 		trail(proc, hello, "child", 0);
@@ -51,7 +62,7 @@ static int smaps(void)
 			anon = kb;
 	}
 	fclose(f);
-	printf("size=%lu rss=%lu anon=%lu\n", size, rss, anon);
+	printf("size=%lu rss=%lu anon=%lu force=%d\n", size, rss, anon, force);
 	return 0;
 }
 

@@ -57,9 +57,13 @@ follows_fork_and_exec() {
 fork_inherits_code() {
 	$TRAIL record -q -e 'proc:*' -o f.dat -- "$BUILD/tests/cli/forker" smaps >out.txt
 	set -- $(sed 's/[a-z]*=//g' out.txt)
-	[ $# = 3 ] && [ "$1" -gt 0 ] || die "forker smaps: $(cat out.txt)"
-	[ "$3" -ge 4 ] || die "libtrail's code has no private page after a fork (a kernel refusing forced writes to /proc/self/mem?): $(cat out.txt)"
-	[ "$2" = "$1" ] || die "libtrail's code not all mapped after a fork: $(cat out.txt)"
+	[ $# = 4 ] && [ "$1" -gt 0 ] || die "forker smaps: $(cat out.txt)"
+	if [ "$4" = 1 ]; then
+		[ "$3" -ge 4 ] || die "libtrail's code has no private page after a fork: $(cat out.txt)"
+		[ "$2" = "$1" ] || die "libtrail's code not all mapped after a fork: $(cat out.txt)"
+	else
+		echo "(this kernel refuses forced writes to /proc/self/mem: libtrail's code is left to fault in, not checked)"
+	fi
 	$TRAIL report -q -i f.dat >rep.txt
 	[ "$(grep -c 'who="child"' rep.txt)" = 1 ] || die "the child's event: $(cat rep.txt)"
 }
