@@ -29,7 +29,6 @@
  * shadow stack, the process slot, the chunk's header) each take one
  * MADV_POPULATE_WRITE call instead (trail__prefault(), record.c).
  */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdlib.h>
@@ -75,43 +74,63 @@ static void inherit_segment(int mem, const char *maps, uintptr_t lo, uintptr_t h
 		madvise((void *)lo, hi - lo, MADV_POPULATE_READ);
 }
 
+struct inherit {
+	const void *const *in; /* addresses in the objects wanted */
+	unsigned n, npopulate;
+	int mem;
+	const char *maps;
+};
+
+/* dl_iterate_phdr: an object holding one of the addresses (the loader's
+ * own bias and program headers, as fobjs.c finds objects) */
+static int inherit_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct inherit *h = arg;
+	unsigned i;
+
+	(void)size;
+	for (i = 0; i < h->n; i++) {
+		uintptr_t a = (uintptr_t)h->in[i];
+		int k;
+
+		for (k = 0; a && k < info->dlpi_phnum; k++) {
+			const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+			uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+			if (ph->p_type == PT_LOAD && a >= lo && a - lo < ph->p_memsz)
+				break;
+		}
+		if (a && k < info->dlpi_phnum)
+			break;
+	}
+	if (i == h->n)
+		return 0;
+	/* code; and of the objects populated, their other read-only segments
+	 * (a child's lazy binding reads their symbol hash) */
+	for (int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && !(ph->p_flags & PF_W) &&
+		    ((ph->p_flags & PF_X) || i < h->npopulate))
+			inherit_segment(h->mem, h->maps, lo, lo + ph->p_memsz, i < h->npopulate);
+	}
+	return 0;
+}
+
 void trail__inherit_code(const void *const *in_objects, unsigned n, unsigned npopulate)
 {
 	size_t cap = 1u << 20;
 	char *maps = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ssize_t len;
-	int mem;
+	struct inherit h = {.in = in_objects, .n = n, .npopulate = npopulate, .mem = -1, .maps = maps};
 
 	if (maps == MAP_FAILED)
 		return;
-	len = trail__read_file("/proc/self/maps", maps, cap);
-	mem = len > 0 ? open("/proc/self/mem", O_RDWR | O_CLOEXEC) : -1;
-	for (unsigned i = 0; mem >= 0 && i < n; i++) {
-		Dl_info di;
-		const ElfW(Ehdr) *eh;
-		const ElfW(Phdr) *ph;
-		uintptr_t bias = 0;
-		int have_bias = 0;
-
-		if (!in_objects[i] || !dladdr(in_objects[i], &di) || !di.dli_fbase)
-			continue;
-		eh = di.dli_fbase;
-		ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
-		for (unsigned k = 0; k < eh->e_phnum; k++)
-			if (ph[k].p_type == PT_LOAD && ph[k].p_offset == 0) {
-				bias = (uintptr_t)eh - ph[k].p_vaddr;
-				have_bias = 1;
-				break;
-			}
-		/* code; and of the objects populated, their other read-only
-		 * segments (a child's lazy binding reads their symbol hash) */
-		for (unsigned k = 0; have_bias && k < eh->e_phnum; k++)
-			if (ph[k].p_type == PT_LOAD && !(ph[k].p_flags & PF_W) &&
-			    ((ph[k].p_flags & PF_X) || i < npopulate))
-				inherit_segment(mem, maps, bias + ph[k].p_vaddr,
-						bias + ph[k].p_vaddr + ph[k].p_memsz, i < npopulate);
+	if (trail__read_file("/proc/self/maps", maps, cap) > 0)
+		h.mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (h.mem >= 0) {
+		dl_iterate_phdr(inherit_object, &h);
+		close(h.mem);
 	}
-	if (mem >= 0)
-		close(mem);
 	munmap(maps, cap);
 }

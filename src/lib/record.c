@@ -243,20 +243,7 @@ static int wait_chunk(struct psess *ps, struct wctx *c, uint64_t word, uint32_t 
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-/*
- * The first time this process takes a chunk, its pages are mapped with one
- * system call instead of a page fault each: in some virtual machines a
- * fault costs 23 us, 16 of them per 64 KiB chunk, against 3 us a page
- * populated (measured on the VM of doc/performance.md, where this took
- * the enabled event from 22 ns to 16 and a function_graph call from
- * 42 ns to 35.5 in the same A/B run). Kernels before 5.14
- * refuse the call: the pages then come by faults as before. A forked
- * child has no page tables for the shared arena: it starts over, and its
- * first chunk's pages come by faults, as many as it fills: a child that
- * writes a record or two and exits would map 16 pages for them (64 KiB
- * of page tables made and torn down at each fork, ~50 us here); one
- * that takes a second chunk writes enough for the call to pay.
- */
+/* (internal.h; a forked child's first writes: inherit.c) */
 void trail__prefault(const void *p, size_t n)
 {
 	static uintptr_t pg;
@@ -271,6 +258,20 @@ void trail__prefault(const void *p, size_t n)
 	madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 }
 
+/*
+ * The first time this process takes a chunk, its pages are mapped with one
+ * system call instead of a page fault each: in some virtual machines a
+ * fault costs 23 us, 16 of them per 64 KiB chunk, against 3 us a page
+ * populated (measured on the VM of doc/performance.md, where this took
+ * the enabled event from 22 ns to 16 and a function_graph call from
+ * 42 ns to 35.5 in the same A/B run). Kernels before 5.14
+ * refuse the call: the pages then come by faults as before. A forked
+ * child has no page tables for the shared arena: it starts over, and its
+ * first chunk's pages come by faults, as many as it fills: a child that
+ * writes a record or two and exits would map 16 pages for them (64 KiB
+ * of page tables made and torn down at each fork, ~50 us here); one
+ * that takes a second chunk writes enough for the call to pay.
+ */
 static void chunk_populate(struct psess *ps, uint32_t idx, void *chunk)
 {
 	uint64_t *b = ps->populated, bit = 1ull << (idx & 63);
@@ -289,7 +290,7 @@ static void chunk_populate(struct psess *ps, uint32_t idx, void *chunk)
 	if (__atomic_load_n(&b[idx >> 6], __ATOMIC_RELAXED) & bit)
 		return;
 	__atomic_fetch_or(&b[idx >> 6], bit, __ATOMIC_RELAXED);
-	madvise(chunk, ps->chunk_size, MADV_POPULATE_WRITE);
+	trail__prefault(chunk, ps->chunk_size);
 }
 
 int trail__paused(struct psess *ps)
