@@ -246,13 +246,15 @@ static int wait_chunk(struct psess *ps, struct wctx *c, uint64_t word, uint32_t 
 /* (internal.h; a forked child's first writes: inherit.c) */
 void trail__prefault(const void *p, size_t n)
 {
-	static uintptr_t pg;
-	uintptr_t lo, hi;
+	static uintptr_t page; /* (any thread may be first: atomic) */
+	uintptr_t lo, hi, pg = __atomic_load_n(&page, __ATOMIC_RELAXED);
 
 	if (!p || !n)
 		return;
-	if (!pg)
+	if (!pg) {
 		pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+		__atomic_store_n(&page, pg, __ATOMIC_RELAXED);
+	}
 	lo = (uintptr_t)p & ~(pg - 1);
 	hi = ((uintptr_t)p + n + pg - 1) & ~(pg - 1);
 	madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
