@@ -6,7 +6,8 @@
 #   suite needs: clang and its runtimes, libFuzzer included, for
 #   scripts/fuzz.sh, the viewers the export tests read trail's output
 #   with: babeltrace2, protoc, jq, xmllint, headless Chromium; redis-server
-#   and redis-benchmark, a real server the attach tests attach to. make check
+#   and redis-benchmark, a real server the attach tests attach to; sqlite3,
+#   an unmodified library test-libfuncs.sh traces. make check
 #   and CI use it)
 set -eu
 pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev libdw-dev libcapstone-dev systemtap-sdt-dev binutils procps util-linux)
@@ -14,7 +15,7 @@ if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq redis-server redis-tools nginx wrk)
 fi
 if [ "${1:-}" = "--sanitizers" ] || [ "${2:-}" = "--sanitizers" ]; then
-	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium redis-server redis-tools)
+	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium redis-server redis-tools sqlite3)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -133,6 +133,8 @@ struct trail_arena_hdr {
 			  * drop their records */
 	uint32_t snapshots; /* snapshot triggers fired (the recorder writes a
 			     * snapshot when it changes) */
+	uint32_t trap_hooks; /* functions hooked through a breakpoint (a trap
+			      * per call), over the processes */
 
 	/* Histograms kept in the processes (hist triggers): the area's
 	 * place (geometry, after the chunks), the copies a table has (one

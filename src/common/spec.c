@@ -110,6 +110,32 @@ int trail__spec_match(const char *spec, const char *provider, const char *name)
 	return 0;
 }
 
+int trail__obj_glob(const char *pat, size_t plen, const char *obj)
+{
+	const char *b;
+
+	if (!obj)
+		return 0;
+	b = strrchr(obj, '/');
+	b = b ? b + 1 : obj;
+	if (trail__glob(pat, plen, b, strlen(b)))
+		return 1;
+	for (const char *d = strchr(b, '.'); d; d = strchr(d + 1, '.'))
+		if (d > b && trail__glob(pat, plen, b, (size_t)(d - b)))
+			return 1;
+	return 0;
+}
+
+int trail__func_glob(const char *pat, size_t plen, const char *name, const char *obj)
+{
+	const char *at = memrchr(pat, '@', plen);
+
+	if (!at)
+		return trail__glob(pat, plen, name, strlen(name));
+	return trail__glob(pat, (size_t)(at - pat), name, strlen(name)) &&
+	       trail__obj_glob(at + 1, plen - (size_t)(at + 1 - pat), obj);
+}
+
 size_t trail__glob_check(const char *pat, size_t len, const char **why)
 {
 	for (size_t i = 0; i < len; i++) {

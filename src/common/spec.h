@@ -27,6 +27,17 @@
 /* Glob match of a whole string; pattern and string not NUL-terminated. */
 int trail__glob(const char *pat, size_t plen, const char *s, size_t slen);
 
+/*
+ * A function pattern (-l, -n, -g): FUNC or FUNC@OBJECT, each part a glob.
+ * OBJECT matches the object's file name (a path's last component), whole
+ * or up to one of its dots: libsqlite3.so.0 and libsqlite3 match
+ * libsqlite3.so.0.8.6, python3 matches python3.11. obj may be a path or
+ * NULL (no object: only FUNC patterns match).
+ */
+int trail__func_glob(const char *pat, size_t plen, const char *name, const char *obj);
+/* ... the OBJECT part alone: does it match obj (a path or a file name)? */
+int trail__obj_glob(const char *pat, size_t plen, const char *obj);
+
 /* Does one pattern (plen bytes) select provider:name? */
 int trail__spec_match1(const char *pat, size_t plen, const char *provider,
 		       const char *name);

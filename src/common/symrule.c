@@ -146,8 +146,25 @@ int trail__symrule_crt(const char *name)
 		"_start", "_init", "_fini", "deregister_tm_clones", "register_tm_clones",
 		"__do_global_dtors_aux", "frame_dummy", "__libc_csu_init", "__libc_csu_fini",
 		"_dl_relocate_static_pie",
+		/* and the C library's functions that return twice, or on
+		 * another stack, or save the return address they were called
+		 * with (a hook's, once hooked): setjmp's jmp_buf would send
+		 * longjmp to the hook; vfork's child would return through the
+		 * parent's frame */
+		"setjmp", "_setjmp", "__sigsetjmp", "sigsetjmp", "__setjmp",
+		"__sigsetjmp_cancel", "longjmp", "_longjmp", "siglongjmp", "__longjmp",
+		"__longjmp_chk", "____longjmp_chk", "__libc_longjmp", "__libc_siglongjmp",
+		"vfork", "__vfork", "__libc_vfork", "clone", "__clone", "__clone3",
+		"__clone_internal", "getcontext", "setcontext", "swapcontext", "makecontext",
+		"__start_context", "__push___start_context", "__restore_rt",
+		/* and, as for library calls (pltscan.c), what runs the
+		 * program and takes it down */
+		"__libc_start_main", "__libc_start_call_main", "__cxa_finalize",
 	};
 
+	/* the unwinder reads its own frame's return address (a hook's) */
+	if (!strncmp(name, "_Unwind_", 8))
+		return 1;
 	for (size_t i = 0; i < sizeof(crt) / sizeof(crt[0]); i++)
 		if (!strcmp(name, crt[i]))
 			return 1;

@@ -75,8 +75,10 @@ int trail__symrule_before(const struct trail_symrule_ent *a,
 size_t trail__symrule_table(struct trail_symrule_ent *v, size_t n);
 
 /* Is name one of the functions the crt files put in every program
- * (_start, frame_dummy...)? They run before main or never return: never
- * a site of unmodified code. */
+ * (_start, frame_dummy...), one of the C library's that return twice or
+ * on another stack (setjmp, vfork, clone, swapcontext...) or start and
+ * end the program (__libc_start_main, __cxa_finalize), or the unwinder's
+ * (_Unwind_*)? Never a site of unmodified code. */
 int trail__symrule_crt(const char *name);
 
 /* Does the table entry at value with this span (0: unsized) cover addr? */

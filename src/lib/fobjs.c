@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,6 +42,18 @@ static int is_self(const struct dl_phdr_info *info)
 	return 0;
 }
 
+/* The objects whose code trail itself runs while it patches: the dynamic
+ * loader, the instruction decoder and its Capstone. */
+static int is_tool(const struct dl_phdr_info *info)
+{
+	const char *b = strrchr(info->dlpi_name, '/');
+
+	b = b ? b + 1 : info->dlpi_name;
+	return (*info->dlpi_name && info->dlpi_addr == getauxval(AT_BASE)) ||
+	       !strncmp(b, "ld-linux", 8) || !strncmp(b, "libtrail-decoder", 16) ||
+	       !strncmp(b, "libcapstone", 11);
+}
+
 /* The object dl_iterate_phdr reports, if we know it (same bias, same name). */
 static struct hobj *obj_known(const struct dl_phdr_info *info)
 {
@@ -64,8 +77,8 @@ static int discover_one(struct dl_phdr_info *info, size_t size, void *arg)
 		o->seen = 1;
 		return 0;
 	}
-	if (trail__nobjs == MAX_OBJS || is_self(info) || !strncmp(path, "linux-vdso", 10) ||
-	    !strncmp(path, "linux-gate", 10))
+	if (trail__nobjs == MAX_OBJS || is_self(info) || is_tool(info) ||
+	    !strncmp(path, "linux-vdso", 10) || !strncmp(path, "linux-gate", 10))
 		return 0;
 	if (!*path) { /* the executable */
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -134,6 +147,44 @@ static uintptr_t plt_target(const struct hobj *o, const struct fsite *f)
 	return trail__plt_resolve(nm, nm + strlen(nm) + 1);
 }
 
+/* The copy of the instructions site k of unmodified code displaces, made
+ * the first time the site is hooked (its entry decoded then: fsites.c):
+ * 0, or -1 when it cannot be made (out of reach, an entry nothing can
+ * enter). The stub area is writable again for it until trail__fobjs_seal. */
+static int make_copy(struct hobj *o, uint32_t k)
+{
+	const struct fsite *f = &o->fo.sites[k];
+	uint8_t *copy = (uint8_t *)o->relocs[k].at;
+
+	if (o->relocs[k].len)
+		return 0;
+	if (!copy || trail__fobj_check(&o->fo, k))
+		return -1;
+	if (!o->unsealed) {
+		if (mprotect(o->stubs, o->stubs_len, PROT_READ | PROT_WRITE | PROT_EXEC))
+			return -1;
+		o->unsealed = 1;
+	}
+	if (trail_arch_reloc_make((const uint8_t *)f->addr, FSITE_LEN(f), f->addr,
+				  (uintptr_t)copy, &o->relocs[k])) {
+		o->relocs[k].len = 0;
+		o->relocs[k].at = (uintptr_t)copy;
+		return -1;
+	}
+	memcpy(copy, o->relocs[k].code, o->relocs[k].copy_len);
+	return 0;
+}
+
+void trail__fobjs_seal(void)
+{
+	for (unsigned i = 0; i < trail__nobjs; i++) {
+		struct hobj *o = &trail__objs[i];
+
+		if (o->unsealed && !mprotect(o->stubs, o->stubs_len, PROT_READ | PROT_EXEC))
+			o->unsealed = 0;
+	}
+}
+
 uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k)
 {
 	if (!o->stubs) {
@@ -173,43 +224,30 @@ uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k)
 				if (to)
 					trail_arch_far_jump(copy, to);
 			} else if (f->flags & FSITE_RELOC) {
-				uint8_t *copy = a + stubs + (size_t)j++ * TRAIL_ARCH_RELOC_CODE;
-
 				/* the entry is as the program has it: nothing is
-				 * patched before its object's stubs exist */
-				body = (uintptr_t)copy;
-				if (trail_arch_reloc_make((const uint8_t *)f->addr, FSITE_LEN(f),
-							  f->addr, body, &o->relocs[i]))
-					o->relocs[i].len = 0;
-				else
-					memcpy(copy, o->relocs[i].code, o->relocs[i].copy_len);
+				 * patched before its copy exists (make_copy) */
+				body = (uintptr_t)(a + stubs + (size_t)j++ * TRAIL_ARCH_RELOC_CODE);
+				o->relocs[i].at = body;
 			}
 			trail_arch_site_stub(a, i, f->addr, body, !!(f->flags & FSITE_RELOC));
 		}
-		if (mprotect(a, o->stubs_len, PROT_READ | PROT_EXEC)) {
-			munmap(a, o->stubs_len);
-			if (o->relocs)
-				munmap(o->relocs, o->relocs_len);
-			o->relocs = NULL;
-			return 0;
-		}
 		o->stubs = a;
+		o->unsealed = 1;
 	}
-	if ((o->fo.sites[k].flags & (FSITE_RELOC | FSITE_PLT)) && !o->relocs[k].len)
-		return 0; /* its copy could not be made (out of reach), its
-			   * library function not found */
+	if ((o->fo.sites[k].flags & FSITE_RELOC) && make_copy(o, k))
+		return 0;
+	if ((o->fo.sites[k].flags & FSITE_PLT) && !o->relocs[k].len)
+		return 0; /* its library function not found */
 	return trail_arch_stub_at(o->stubs, k);
 }
 
 static struct hobj *site_of(uintptr_t addr, uint32_t *k);
 
-int trail__fobjs_plt_redundant(struct hobj *o, uint32_t k)
+struct hobj *trail__fobjs_plt_dest(struct hobj *o, uint32_t k, uint32_t *j)
 {
 	uintptr_t to = plt_target(o, &o->fo.sites[k]);
-	uint32_t j;
-	struct hobj *d = to ? site_of(to, &j) : NULL;
 
-	return d && !(d->fo.sites[j].flags & FSITE_PLT);
+	return to ? site_of(to, j) : NULL;
 }
 
 /* the object and site index of the site at addr, or NULL */

@@ -32,6 +32,7 @@ struct hobj {
 	uint32_t published; /* sessions whose module table has it */
 	uint32_t modslot[TRAIL_MAX_SESSIONS]; /* its slot there */
 	uint32_t seen;    /* rescan: still loaded */
+	int unsealed;     /* stubs writable (copies being made) */
 };
 
 extern struct hobj trail__objs[MAX_OBJS] HIDDEN;
@@ -45,12 +46,14 @@ HIDDEN int trail__fobjs_discover(void);
  * that named them); each new one is passed to hook_new (NULL: none). */
 HIDDEN int trail__fobjs_sync(void (*hook_new)(struct hobj *o));
 /* Where site k of o jumps: its stub (the stub area is made at the first
- * call), or 0. */
+ * call; a site of unmodified code is decoded and its copy made at its
+ * first), or 0. The stub areas written to stay writable until
+ * trail__fobjs_seal(), at the end of a pass of hooks. */
 HIDDEN uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k);
-/* Does library call k of o (FSITE_PLT) go to a function with a site of
- * its own (a library with patchable entries)? That one's hook records the
- * call: the PLT's is not used. */
-HIDDEN int trail__fobjs_plt_redundant(struct hobj *o, uint32_t k);
+HIDDEN void trail__fobjs_seal(void);
+/* The object and site (*j) library call k of o (FSITE_PLT) goes to, when
+ * that function has a site of its own; else NULL. */
+HIDDEN struct hobj *trail__fobjs_plt_dest(struct hobj *o, uint32_t k, uint32_t *j);
 /* o named in session s's module table (once). */
 HIDDEN void trail__fobjs_publish(struct psess *ps, unsigned s, struct hobj *o);
 /* Follow dlopen/dlclose, passing new objects to hook_new, until stopped. */

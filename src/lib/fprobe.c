@@ -1278,9 +1278,17 @@ static struct isite *isite_get(const struct hobj *o, uintptr_t addr, unsigned jl
 	 * such a probe: a definition made for another build) */
 	for (uint32_t k = 0; k < o->fo.nsites; k++) {
 		const struct fsite *f = &o->fo.sites[k];
-		uintptr_t end = f->addr + ((f->flags & FSITE_TRAP) ? 1
-					   : FSITE_LEN(f) > TRAIL_ARCH_SITE_SIZE ? FSITE_LEN(f)
-										 : TRAIL_ARCH_SITE_SIZE);
+		uintptr_t end;
+
+		/* (unmodified code: what its entry's hook would take is known
+		 * once decoded) */
+		if ((f->flags & FSITE_LAZY) && addr >= f->addr &&
+		    addr < f->addr + TRAIL_ARCH_RELOC_MAXLEN)
+			trail__fobj_check((struct fobj *)&o->fo, k);
+		end = f->addr + ((f->flags & FSITE_REFUSED) ? 0
+				 : (f->flags & FSITE_TRAP) ? 1
+				 : FSITE_LEN(f) > TRAIL_ARCH_SITE_SIZE ? FSITE_LEN(f)
+								 : TRAIL_ARCH_SITE_SIZE);
 
 		if (addr >= f->addr && addr < end)
 			return NULL;

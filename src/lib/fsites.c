@@ -176,15 +176,14 @@ static struct fsite *site_add(struct fobj *o, uintptr_t addr, const char *nm, si
 }
 
 /*
- * Unmodified code: an executable built without patchable entries gets a
- * site at each function its symbols name whose entry src/arch can
- * displace (reloc.c: whole instructions moved into a copy, a jump
- * written over them), else whose first instruction can run from a copy
- * (a breakpoint then replaces it: FSITE_TRAP); the others are counted in
- * skipped. The flags of such a site say FSITE_RELOC and the bytes
- * displaced.
+ * Unmodified code: an object built without patchable entries gets a
+ * candidate site at each function its symbols name (FSITE_LAZY): when it
+ * is first hooked, trail__fobj_check() decodes its entry, to be
+ * displaced (reloc.c: whole instructions moved into a copy, a jump
+ * written over them: FSITE_RELOC and the bytes displaced), else entered
+ * through a breakpoint on its first instruction (FSITE_TRAP), else
+ * refused (counted in skipped).
  */
-#define LEN_TRAP 0x80u /* in lens[]: the length is the first instruction's */
 
 /* src/arch's jump table reader: the object's own loaded bytes (ctx its
  * dl_phdr_info), nothing outside its segments */
@@ -196,74 +195,121 @@ static int table_read(void *ctx, uintptr_t addr, void *buf, size_t n)
 	return 0;
 }
 
+#define SUB_NAME_MAX 24 /* "sub_" + 16 hex digits + NUL */
+
+/* an unnamed function's name: sub_<its address in the file> */
+static size_t sub_name(char *out, uintptr_t vaddr)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[16];
+	size_t n = 0, len = 4;
+
+	memcpy(out, "sub_", 4);
+	do {
+		tmp[n++] = hex[vaddr & 15];
+		vaddr >>= 4;
+	} while (vaddr);
+	while (n)
+		out[len++] = tmp[--n];
+	out[len] = '\0';
+	return len;
+}
+
 static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		       const struct trail_symrule_ent *fs, size_t nfs, const char *strs,
 		       size_t strs_len, int unnamed)
 {
 	size_t names_need = 1, nkeep = 0;
-	uint8_t *lens;
 	struct buf tmp;
-	char why[8];
 
 	tmp.len = nfs ? nfs : 1;
 	if (!(tmp.p = amap(tmp.len)))
 		return -ENOMEM;
-	lens = tmp.p;
-	trail_arch_table_reader(table_read, (void *)info);
+	/* (keep[i]: 1 + the bytes of padding after the function, at most 255) */
 	for (size_t i = 0; i < nfs; i++) {
 		const char *nm = strs + fs[i].name;
-		unsigned len = 0;
-
+		uint8_t *keep = (uint8_t *)tmp.p + i;
 		/* up to the next symbol: the padding after a short function */
 		size_t room = i + 1 < nfs && fs[i + 1].value > fs[i].value
 				      ? fs[i + 1].value - fs[i].value : fs[i].size;
 
-		lens[i] = 0;
+		*keep = 0;
 		if (!fs[i].size || (!*nm && !unnamed) || trail__symrule_crt(nm) ||
 		    !in_segment(info, fs[i].value, fs[i].size, PF_X | PF_R))
 			continue;
 		if (room < fs[i].size || !in_segment(info, fs[i].value, room, PF_X | PF_R))
 			room = fs[i].size;
-		if (!trail_arch_reloc_check((const uint8_t *)fs[i].value, fs[i].size, room,
-					    fs[i].value, &len, why, sizeof(why))) {
-			lens[i] = (uint8_t)len;
-		} else if (!trail_arch_trap_check((const uint8_t *)fs[i].value, fs[i].size,
-						  fs[i].value, &len, why, sizeof(why))) {
-			lens[i] = (uint8_t)(len | LEN_TRAP);
-		} else {
-			o->skipped++;
-			continue;
-		}
+		room -= fs[i].size;
+		*keep = (uint8_t)(1 + (room < 254 ? room : 254));
 		nkeep++;
-		names_need += strnlen(nm, strs_len - fs[i].name) + 1;
+		names_need += *nm ? strnlen(nm, strs_len - fs[i].name) + 1 : SUB_NAME_MAX;
 	}
-	trail_arch_table_reader(NULL, NULL);
 	if (sites_alloc(o, nkeep, names_need)) {
 		bfree(&tmp);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nfs; i++) {
 		const char *nm = strs + fs[i].name;
+		uint8_t keep = ((const uint8_t *)tmp.p)[i];
+		char sub[SUB_NAME_MAX];
 		struct fsite *f;
 
-		if (!lens[i])
+		if (!keep)
 			continue;
-		f = site_add(o, fs[i].value, nm, strnlen(nm, strs_len - fs[i].name));
-		f->flags = FSITE_RELOC | (lens[i] & ~LEN_TRAP) | (lens[i] & LEN_TRAP ? FSITE_TRAP : 0);
+		if (*nm)
+			f = site_add(o, fs[i].value, nm, strnlen(nm, strs_len - fs[i].name));
+		else
+			f = site_add(o, fs[i].value, sub, sub_name(sub, fs[i].value - o->base));
+		f->flags = FSITE_RELOC | FSITE_LAZY | (uint32_t)(keep - 1) << 16;
+		f->size = fs[i].size;
 		if (!o->lo || f->addr < o->lo)
 			o->lo = f->addr;
-		if (f->addr + FSITE_LEN(f) > o->hi)
-			o->hi = f->addr + FSITE_LEN(f);
+		if (f->addr + TRAIL_ARCH_SITE_SIZE > o->hi)
+			o->hi = f->addr + TRAIL_ARCH_SITE_SIZE;
 	}
+	o->unmod = 1;
 	bfree(&tmp);
 	return 0;
 }
 
+int trail__fobj_check(struct fobj *o, uint32_t k)
+{
+	struct fsite *f = &o->sites[k];
+	struct dl_phdr_info info;
+	unsigned len = 0;
+	uint32_t flags;
+	char why[8];
+
+	if (f->flags & FSITE_REFUSED)
+		return -1;
+	if (!(f->flags & FSITE_LAZY))
+		return 0;
+	memset(&info, 0, sizeof(info));
+	info.dlpi_addr = o->base;
+	info.dlpi_phdr = o->phdr;
+	info.dlpi_phnum = o->phnum;
+	trail_arch_table_reader(table_read, &info);
+	if (!trail_arch_reloc_check((const uint8_t *)f->addr, f->size, f->size + FSITE_ROOM(f),
+				    f->addr, &len, why, sizeof(why)))
+		flags = FSITE_RELOC | len;
+	else if (!trail_arch_trap_check((const uint8_t *)f->addr, f->size, f->addr, &len, why,
+					sizeof(why)))
+		flags = FSITE_RELOC | FSITE_TRAP | len;
+	else
+		flags = FSITE_REFUSED;
+	trail_arch_table_reader(NULL, NULL);
+	if (flags & FSITE_REFUSED)
+		o->skipped++;
+	else if (f->addr + len > o->hi)
+		o->hi = f->addr + len;
+	f->flags = flags;
+	return flags & FSITE_REFUSED ? -1 : 0;
+}
+
 /*
- * A stripped executable: a site at each function start the unwinder's
- * table gives (src/common/ehframe.h), named by .dynsym where it has the
- * address, else unnamed (listed and reported as an address; traced when
- * no -l narrows the selection).
+ * A stripped object: a site at each function start the unwinder's table
+ * gives (src/common/ehframe.h), named by .dynsym where it has the
+ * address, else sub_<address>.
  */
 static int eh_sites(struct fobj *o, const struct dl_phdr_info *info, uintptr_t base,
 		    uintptr_t text_lo, uintptr_t text_hi, const struct buf *dyn,
@@ -486,6 +532,10 @@ static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
 	memset(&nw, 0, sizeof(nw));
 	nw.base = o->base;
 	nw.skipped = o->skipped;
+	nw.phdr = o->phdr;
+	nw.phnum = o->phnum;
+	nw.unmod = o->unmod;
+	nw.lib = o->lib;
 	if (sites_alloc(&nw, o->nsites + c.n, o->names_len + c.names_need)) {
 		r = -ENOMEM;
 		goto out;
@@ -499,6 +549,7 @@ static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
 
 			f = site_add(&nw, g->addr, nm, strlen(nm));
 			f->flags = g->flags;
+			f->size = g->size; /* (and got: one field) */
 		} else {
 			const ElfW(Sym) *sy = dynsym.p;
 			uint32_t k = c.sym[b];
@@ -638,14 +689,19 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			symtab = !pass;
 		}
 	r = 0;
-	if (!sites_size && info && !*info->dlpi_name && syms.p && symtab) {
-		/* an executable without patchable entries: its functions'
+	if (info) {
+		o->phdr = info->dlpi_phdr;
+		o->phnum = (uint16_t)info->dlpi_phnum;
+		o->lib = !!*info->dlpi_name;
+	}
+	if (!sites_size && info && syms.p && symtab) {
+		/* an object without patchable entries: its functions'
 		 * entries, displaced */
 		if (!(r = sym_table(&syms, &strs, base, 1, &fs, &fs_len, &nfs)))
 			r = reloc_sites(o, info, fs, nfs, strs.p, strs.len, 0);
 		goto out;
 	}
-	if (!sites_size && info && !*info->dlpi_name) {
+	if (!sites_size && info) {
 		/* ... stripped: its functions' starts from .eh_frame_hdr */
 		r = eh_sites(o, info, base, text_lo, text_hi, &syms, &strs);
 		goto out;

@@ -14,6 +14,15 @@
  * lies in an executable segment of the object, its bytes are still an
  * unpatched site, and (when the object has symbols) a symbol names it.
  *
+ * An object without patchable entries (unmodified code: the executable
+ * or a library as a distribution ships it) gets a site per function its
+ * .symtab names, or (stripped) per function start of its unwinder's
+ * table, named by .dynsym where it has the address, else sub_<address>
+ * (its address in the file's own numbering: the same in every run). Such
+ * a site is only a candidate until it is first hooked: its entry is
+ * decoded then (trail__fobj_check), so that start-up pays for the
+ * functions a session selects, not for every function of every library.
+ *
  * The executable also gets a site per library call (FSITE_PLT): each
  * entry of its PLT, named after the function it imports.
  *
@@ -32,7 +41,10 @@ struct fsite {
 	uint32_t name;    /* offset of its function's name in fobj.names */
 	uint32_t flags;   /* FSITE_RELOC [| FSITE_TRAP] | bytes displaced,
 			   * FSITE_PLT, or 0 */
-	uintptr_t got;    /* FSITE_PLT: the GOT slot its entry jumps through */
+	union {
+		uintptr_t got;  /* FSITE_PLT: the GOT slot its entry jumps through */
+		uintptr_t size; /* FSITE_LAZY: the function's size */
+	};
 };
 
 /* a function entry of unmodified code: its first instructions (the low
@@ -49,6 +61,14 @@ struct fsite {
 #define FSITE_PLT 0x400u
 /* ... whose slot is in the RELRO segment: read-only once relocated */
 #define FSITE_RELRO 0x800u
+/* unmodified code whose entry is not decoded yet (FSITE_RELOC set, no
+ * length): trail__fobj_check() decodes it when it is first hooked. The
+ * bytes after its size that are still its own (padding up to the next
+ * function, at most 255) are in FSITE_ROOM. */
+#define FSITE_LAZY 0x1000u
+/* ... decoded: nothing can enter it (counted in fobj.skipped) */
+#define FSITE_REFUSED 0x2000u
+#define FSITE_ROOM(f) (((f)->flags >> 16) & 0xffu)
 
 struct fobj {
 	uintptr_t base;   /* load bias */
@@ -60,6 +80,13 @@ struct fobj {
 	size_t names_len;
 	void *mem;        /* the mapping holding sites and names */
 	size_t mem_len;
+	const void *phdr; /* its program headers (dl_phdr_info's), for */
+	uint16_t phnum;   /* trail__fobj_check() */
+	uint8_t unmod;    /* its functions are unmodified code (no patchable
+			   * entries): sites named by symbols, else by the
+			   * unwinder's table and called sub_<address> */
+	uint8_t lib;      /* a shared library, not the executable (with
+			   * unmod: hooked only where an -l or -g names it) */
 };
 
 struct dl_phdr_info;
@@ -69,6 +96,11 @@ struct dl_phdr_info;
 int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		     const struct dl_phdr_info *info);
 void trail__fobj_free(struct fobj *o);
+
+/* Site k of unmodified code decoded (FSITE_LAZY: once): 0 when its entry
+ * can be hooked (flags then say how), -1 when it cannot (FSITE_REFUSED,
+ * counted in skipped). Other sites: 0. Async-signal-safe. */
+int trail__fobj_check(struct fobj *o, uint32_t k);
 
 /* The site at addr, or NULL. */
 const struct fsite *trail__fobj_find(const struct fobj *o, uintptr_t addr);

@@ -42,6 +42,7 @@ static uint32_t probe_sessions;  /* sessions with probes on functions */
 
 struct sel {
 	const char *name;
+	const char *obj; /* its object's path */
 	int hit;
 };
 
@@ -49,7 +50,7 @@ static int glob_hit(const char *v, size_t len, void *arg)
 {
 	struct sel *s = arg;
 
-	if (trail__glob(v, len, s->name, strlen(s->name)))
+	if (trail__func_glob(v, len, s->name, s->obj))
 		s->hit = 1;
 	return s->hit;
 }
@@ -74,13 +75,17 @@ static int add_tid(const char *v, size_t len, void *arg)
 	return 0;
 }
 
-static int selected(const char *spec, const char *name, int any_l)
+/* Does the spec select function name of object obj? With no -l, every
+ * function of the executable and of the libraries built with patchable
+ * entries is; an unmodified library's (named) only where an -l says so. */
+static int selected(const char *spec, const char *name, const char *obj, int any_l,
+		    int named_only)
 {
-	struct sel s = {name, 0};
+	struct sel s = {name, obj, 0};
 
 	if (!*name) /* a site without a symbol: traced when nothing narrows */
-		return !any_l;
-	if (any_l) {
+		return !any_l && !named_only;
+	if (any_l || named_only) {
 		trail__spec_opts(spec, "l", glob_hit, &s);
 		if (!s.hit)
 			return 0;
@@ -269,7 +274,37 @@ static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, stru
 	int r = hook_obj_slots(s, ps, o, live, b);
 
 	got_close();
+	trail__fobjs_seal();
 	return r;
+}
+
+/* Does session s trace function k of o (its -l, -n, -g)? *root: as a
+ * graph root (-g). */
+static int traces(const struct psess *ps, const struct hobj *o, uint32_t k, int any_l,
+		  int any_g, int *root)
+{
+	struct sel r = {trail__fsite_name(&o->fo, &o->fo.sites[k]), o->path, 0};
+
+	if (any_g)
+		trail__spec_opts(ps->spec, "g", glob_hit, &r);
+	*root = r.hit;
+	/* a graph root is traced even when -l leaves it out */
+	return r.hit || selected(ps->spec, r.name, o->path, any_l, o->fo.unmod && o->fo.lib);
+}
+
+/* Does library call k of o (FSITE_PLT) go to a function session s traces
+ * by its own entry? That one's hook records the call: the PLT's is not
+ * used. */
+static int plt_redundant(const struct psess *ps, struct hobj *o, uint32_t k, int any_l,
+			 int any_g)
+{
+	uint32_t j;
+	struct hobj *d = trail__fobjs_plt_dest(o, k, &j);
+	int root;
+
+	if (!d || (d->fo.sites[j].flags & (FSITE_PLT | FSITE_REFUSED)))
+		return 0;
+	return !(d->fo.unmod && d->fo.lib) || traces(ps, d, j, any_l, any_g, &root);
 }
 
 static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
@@ -283,34 +318,33 @@ static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, int live
 	trail__spec_opts(ps->spec, "nolibcall", has_opt, &nolib);
 	for (uint32_t k = 0; k < o->fo.nsites; k++) {
 		const struct fsite *f = &o->fo.sites[k];
-		struct sel root = {trail__fsite_name(&o->fo, f), 0};
+		const char *name = trail__fsite_name(&o->fo, f);
 		struct hsite *h;
 		uintptr_t target, at;
-		int traced = 0, probed;
+		int traced = 0, probed, root = 0;
 
 		if ((f->flags & FSITE_PLT) && nolib)
 			continue;
-		if (tracer) {
-			if (any_g)
-				trail__spec_opts(ps->spec, "g", glob_hit, &root);
-			/* a graph root is traced even when -l leaves it out */
-			traced = root.hit || selected(ps->spec, root.name, any_l);
-		}
+		if (tracer)
+			traced = traces(ps, o, k, any_l, any_g, &root);
 		/* (a PLT site is a library call, no function of o) */
 		at = (f->flags & FSITE_PLT) ? 0 : f->addr - o->fo.base;
-		probed = probing && trail__fprobe_wants(s, o, root.name, at);
+		probed = probing && trail__fprobe_wants(s, o, name, at);
 		if (!traced && !probed)
+			continue;
+		if ((f->flags & FSITE_PLT) && plt_redundant(ps, o, k, any_l, any_g))
+			continue;
+		/* unmodified code: its entry decoded now (fsites.c) */
+		if ((f->flags & FSITE_RELOC) && trail__fobj_check(&o->fo, k))
 			continue;
 		/* a probe's breakpoint inside its displaced bytes: not hooked */
 		if ((f->flags & FSITE_RELOC) && !(f->flags & FSITE_TRAP) &&
 		    trail__fprobe_insn_in(f->addr, f->addr + (FSITE_LEN(f) > TRAIL_ARCH_SITE_SIZE
 							       ? FSITE_LEN(f) : TRAIL_ARCH_SITE_SIZE)))
 			continue;
-		if ((f->flags & FSITE_PLT) && trail__fobjs_plt_redundant(o, k))
-			continue;
-		h = trail__hinsert(f->addr);
 		target = trail__fobjs_target(o, k);
-		if (!h || !target)
+		h = target ? trail__hinsert(f->addr) : NULL;
+		if (!h)
 			continue;
 		if (!h->patched) {
 			if (f->flags & FSITE_PLT) {
@@ -331,9 +365,11 @@ static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, int live
 			}
 		}
 		if (probed)
-			trail__fprobe_attach(s, h, o, root.name, at);
+			trail__fprobe_attach(s, h, o, name, at);
+		if (f->flags & FSITE_TRAP) /* (for the recorder to say) */
+			__atomic_fetch_add(&ps->hdr->trap_hooks, 1, __ATOMIC_RELAXED);
 		if (traced) {
-			if (root.hit)
+			if (root)
 				__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);
 			__atomic_fetch_or(&h->mask, 1u << s, __ATOMIC_RELEASE);
 		}

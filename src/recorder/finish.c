@@ -234,11 +234,13 @@ uint64_t trail_recorder_live_lost(const struct trail_recorder *R)
 	return lost;
 }
 
-uint32_t trail_recorder_hooked(const struct trail_recorder *R)
+uint32_t trail_recorder_hooked(const struct trail_recorder *R, uint32_t *traps)
 {
 	uint32_t n = shm_nprocs(&R->m), hooked = 0;
 
 	for (uint32_t i = 0; i < n; i++)
 		hooked += shm_proc(&R->m, i)->functions;
+	if (traps)
+		*traps = __atomic_load_n(&shm_hdr(&R->m)->trap_hooks, __ATOMIC_RELAXED);
 	return hooked;
 }

@@ -192,8 +192,9 @@ void trail_recorder_stats(const struct trail_recorder *R, struct trail_recorder_
 /* Events lost so far, counted as the file will count them once finished
  * (walks the stream table: for a status line, not per event). */
 uint64_t trail_recorder_live_lost(const struct trail_recorder *R);
-/* Functions hooked, over every process that joined. */
-uint32_t trail_recorder_hooked(const struct trail_recorder *R);
+/* Functions hooked, over every process that joined; *traps (if not
+ * NULL): how many of them a breakpoint enters. */
+uint32_t trail_recorder_hooked(const struct trail_recorder *R, uint32_t *traps);
 
 /* The histograms the hist triggers keep in the processes, as they stand
  * now: fn(arg, h) for each (the tables made for one trigger merged).

@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/ehframe.h"
 #include "../common/pltscan.h"
 #include "../common/symrule.h"
 
@@ -188,6 +190,96 @@ static int plt_names(Elf *e, struct symtab *t, size_t *names_cap)
 	return c.r;
 }
 
+/* the greatest entry of the first n of t at or below addr: does it cover
+ * addr? *next gets the address of the entry after it (0: none) */
+static int covered(const struct symtab *t, size_t n, uint64_t addr, uint64_t *next)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*next = lo < n ? t->syms[lo].addr : 0;
+	return lo && trail__symrule_covers(t->syms[lo - 1].addr, t->syms[lo - 1].size, addr);
+}
+
+/*
+ * The functions no symbol names (a stripped object's local ones): each
+ * start of the unwinder's table (.eh_frame_hdr) in code that no symbol
+ * covers, named sub_<address>, as libtrail and `trail list -f` name them.
+ */
+static int eh_names(Elf *e, struct symtab *t, size_t *names_cap)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh, hsh = {0};
+	Elf_Data *hd = NULL;
+	uint64_t xlo[64], xhi[64];
+	size_t nx = 0, n = 0, n0 = t->n, cap = t->n;
+	int r = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		size_t si;
+		const char *nm;
+
+		if (!gelf_getshdr(scn, &sh) || elf_getshdrstrndx(e, &si))
+			continue;
+		if ((sh.sh_flags & SHF_EXECINSTR) && sh.sh_type == SHT_PROGBITS && nx < 64) {
+			xlo[nx] = sh.sh_addr;
+			xhi[nx++] = sh.sh_addr + sh.sh_size;
+		}
+		nm = elf_strptr(e, si, sh.sh_name);
+		if (nm && !strcmp(nm, ".eh_frame_hdr") && sh.sh_type == SHT_PROGBITS) {
+			hd = elf_getdata(scn, NULL);
+			hsh = sh;
+		}
+	}
+	if (!hd || !hd->d_buf || trail__ehframe_count(hd->d_buf, hd->d_size, &n) || !n)
+		return 0;
+	for (size_t i = 0; i < n && !r; i++) {
+		uint64_t a = trail__ehframe_start(hd->d_buf, hsh.sh_addr, i), next, end = 0;
+		char name[32];
+		int code = 0;
+
+		for (size_t x = 0; x < nx && !code; x++)
+			if (a >= xlo[x] && a < xhi[x]) {
+				code = 1;
+				end = xhi[x];
+			}
+		if (!code || covered(t, n0, a, &next))
+			continue;
+		if (i + 1 < n) {
+			uint64_t b = trail__ehframe_start(hd->d_buf, hsh.sh_addr, i + 1);
+
+			if (b > a && b < end)
+				end = b;
+		}
+		if (next > a && next < end)
+			end = next;
+		if (t->n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			struct symtab_sym *nv = realloc(t->syms, nc * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			t->syms = nv;
+			cap = nc;
+		}
+		snprintf(name, sizeof(name), "sub_%" PRIx64, a);
+		t->syms[t->n].addr = a;
+		t->syms[t->n].size = end - a;
+		if (!(r = add_name(t, names_cap, name, &t->syms[t->n].name)))
+			t->n++;
+	}
+	if (t->n != n0)
+		qsort(t->syms, t->n, sizeof(*t->syms), sym_cmp);
+	return r;
+}
+
 int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 {
 	Elf *e = NULL;
@@ -282,6 +374,8 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 		t->n++;
 	}
 plt:
+	if (!r)
+		r = eh_names(e, t, &names_cap);
 	if (!r)
 		r = plt_names(e, t, &names_cap);
 out:

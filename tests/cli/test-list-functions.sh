@@ -119,12 +119,12 @@ no_patchable_entries() {
 	$TRAIL list -f ./plain >out.txt
 	[ "$(cat out.txt)" = main ] || die "output: $(cat out.txt)"
 	# stripped as well: its functions from the unwinder's table
-	# (.eh_frame_hdr), shown as addresses; main's, not _start's
+	# (.eh_frame_hdr), named sub_<address>; main's, not _start's
 	strip -o plain-stripped plain
 	$TRAIL list -f ./plain-stripped >out.txt
 	main=$(nm plain | awk '$3 == "main" {print $1}' | sed 's/^0*//')
 	# (its 3 bytes, the padding after them unknown: a breakpoint)
-	[ "$(sed 's/ \[breakpoint\]$//' out.txt)" = "0x$main" ] || die "stripped: $(cat out.txt), main at 0x$main"
+	[ "$(sed 's/ \[breakpoint\]$//' out.txt)" = "sub_$main" ] || die "stripped: $(cat out.txt), main at 0x$main"
 	# a stripped object of no functions at all: said so
 	printf '.globl _start\n_start: hlt\n' >nofunc.s
 	$CC -nostdlib -static -o nofunc nofunc.s && strip nofunc
@@ -148,14 +148,14 @@ no_patchable_entries() {
 	grep -qx main out.txt || die "main: $(cat out.txt)"
 	has err.txt "1 function of this unmodified program cannot be entered through a jump"
 	# a process: Debian's sleep(1), unmodified and stripped: its
-	# functions by address
+	# functions by their addresses (sub_<address>)
 	sleep 30 &
 	pid=$!
 	wait_for "[ \"\$(readlink /proc/$pid/exe)\" = \"\$(readlink -f \"\$(command -v sleep)\")\" ]" ||
 		die "sleep never ran"
 	$TRAIL list -f -P "$pid" >out.txt 2>err.txt
 	kill "$pid"; wait "$pid" 2>/dev/null || true
-	grep -q '^0x[0-9a-f]*$' out.txt || die "sleep: $(head -3 out.txt) $(cat err.txt)"
+	grep -q '^sub_[0-9a-f]*$' out.txt || die "sleep: $(head -3 out.txt) $(cat err.txt)"
 	# nops before the entry (=5,2): there are entries, none can be hooked
 	expect_rc 1 $TRAIL list -f ./before 2>err.txt
 	has err.txt "none of its 1 patchable function entries can be hooked"
@@ -206,7 +206,7 @@ glob_matches_nothing() {
 	expect_rc 1 $TRAIL list -f O2/prog 'nope*' >out.txt 2>err.txt
 	[ ! -s out.txt ] || die "output: $(cat out.txt)"
 	n=$(( 6 + $(plt_calls O2/prog | wc -l) ))
-	has err.txt "no function matches 'nope*' (O2/prog has $n traceable functions)"
+	has err.txt "no function matches 'nope*' (O2/prog has $n traceable functions, its unmodified libraries "
 }
 
 usage() {

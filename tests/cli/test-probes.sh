@@ -750,7 +750,7 @@ path_offset_stripped() {
 	a=0x$(nm plain | awk '$3 == "parse_int" {print $1}')
 	second=$(insn_offsets ./plain parse_int | sed -n '2s/ .*//p')
 	[ "$second" -gt 1 ] || die "parse_int's first instruction is one byte: $(insn_offsets ./plain parse_int)"
-	$TRAIL list -f -- ./stripped | grep -q "^$(printf 0x%x $((a)))" || die "list -f has no $a"
+	$TRAIL list -f -- ./stripped | grep -q "^$(printf sub_%x $((a)))" || die "list -f has no $a"
 	off=$(file_offset ./stripped $((a + 1)))
 	rm -f s.dat
 	expect_rc 1 $TRAIL record -q --probe "p:s/x ./stripped:$off" -o s.dat -- ./stripped 3 >out.txt 2>err.txt

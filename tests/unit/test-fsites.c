@@ -141,15 +141,42 @@ TEST(dlopened_library)
 	CHECK_EQ(system(cmd), 0);
 }
 
+/* A library built without patchable entries (libc): a candidate site per
+ * function, named by .dynsym (or sub_<address>), decoded when asked */
 TEST(object_without_sites)
 {
 	struct want w = {.path = "libc.so"};
 	struct fobj o;
+	const struct fsite *s;
+	uint32_t k, named = 0;
 
 	dl_iterate_phdr(find_obj, &w);
 	CHECK(w.found);
 	CHECK_EQ(trail__fobj_load(&o, w.info.dlpi_name, w.base, &w.info), 0);
-	CHECK_EQ(o.nsites, 0);
+	CHECK(o.nsites > 100);
+	CHECK(o.unmod && o.lib);
+	for (k = 0; k < o.nsites; k++) {
+		const char *nm = trail__fsite_name(&o, &o.sites[k]);
+		char sub[32];
+
+		CHECK((o.sites[k].flags & (FSITE_RELOC | FSITE_LAZY)) == (FSITE_RELOC | FSITE_LAZY));
+		snprintf(sub, sizeof(sub), "sub_%lx", (unsigned long)(o.sites[k].addr - o.base));
+		named += strcmp(nm, sub) != 0;
+		CHECK(strcmp(nm, "setjmp") && strcmp(nm, "vfork")); /* never sites */
+	}
+	CHECK(named > 100);
+	/* a site where dlsym finds getpid, named by it or an alias
+	 * (__getpid); decoded: a jump or a breakpoint */
+	s = trail__fobj_find(&o, (uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
+	CHECK(s && strstr(trail__fsite_name(&o, s), "getpid"));
+	if (s) {
+		k = (uint32_t)(s - o.sites);
+		CHECK_EQ(trail__fobj_check(&o, k), 0);
+		CHECK(!(s->flags & FSITE_LAZY));
+		CHECK(FSITE_LEN(s) >= 1);
+		CHECK((s->flags & FSITE_TRAP) || FSITE_LEN(s) >= 5);
+		CHECK_EQ(trail__fobj_check(&o, k), 0); /* once */
+	}
 	trail__fobj_free(&o);
 }
 

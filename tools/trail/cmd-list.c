@@ -37,12 +37,14 @@ static const struct opt_cmd list_opts = {
 		 "\n"
 		 "With -f, list the functions that can be traced instead, like ftrace's\n"
 		 "available_filter_functions: those with a patchable entry (built with\n"
-		 "-fpatchable-function-entry=5), or an unmodified program's functions\n"
+		 "-fpatchable-function-entry=5), or unmodified code's functions\n"
 		 "(entered through a jump over their first instructions, else a\n"
 		 "breakpoint), one per line, 'NAME' for the program's,\n"
 		 "'NAME [LIBRARY]' for a library's; C++ names demangled; a function\n"
-		 "without a symbol shown as its address. GLOB (*, ?, [set]) filters the\n"
-		 "names.\n",
+		 "without a symbol named sub_<its address in its file>. GLOB (*, ?,\n"
+		 "[set]; FUNC@OBJECT for one object) filters the names; without one,\n"
+		 "an unmodified library's functions are counted, not listed (-l must\n"
+		 "name them to trace them).\n",
 	.in_order = 1,
 	.opts = (const struct opt[]){
 		{'P', "pid", OPT_REQUIRED, "PID", "list those of a running process", 0,
@@ -180,6 +182,8 @@ static int fobject(const char *object, void *arg)
 	int r;
 
 	F->calls++;
+	if (funcscan_tool_object(object))
+		return 0; /* what runs trail itself: never traced */
 	/* the process's own view of its files first (its mount namespace) */
 	if (F->pid)
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)F->pid, object);
@@ -243,7 +247,8 @@ static int plt_in_library(const struct flist *F, const char *symbol)
 	for (size_t i = 0; i < F->n; i++) {
 		const struct fobj *o = &F->o[i];
 
-		if (o->exe)
+		/* (an unmodified library's: only where an -l names it) */
+		if (o->exe || o->fs.reloc)
 			continue;
 		for (size_t k = 0; k < o->fs.n; k++)
 			if (!o->fs.sites[k].plt && funcscan_usable(&o->fs.sites[k]) &&
@@ -254,19 +259,24 @@ static int plt_in_library(const struct flist *F, const char *symbol)
 }
 
 /* Print the traceable functions of the objects, the executable's first.
- * Returns how many were printed; *total gets how many there are. */
+ * Returns how many were printed; *total gets how many there are, *libtotal
+ * how many of them are in unmodified libraries. */
 static size_t print_functions(const struct flist *F, const char *glob,
-			      size_t *total)
+			      size_t *total, size_t *libtotal)
 {
 	size_t shown = 0;
 
-	*total = 0;
+	*total = *libtotal = 0;
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < F->n; i++) {
 			const struct fobj *o = &F->o[i];
 			const char *base = strrchr(o->name, '/');
 
 			if (o->exe != !pass)
+				continue;
+			/* an unmodified library: its functions where a pattern
+			 * names them, as with -l */
+			if (!glob && o->fs.lib && o->fs.reloc)
 				continue;
 			base = base ? base + 1 : o->name;
 			for (size_t k = 0; k < o->fs.n; k++) {
@@ -277,11 +287,13 @@ static size_t print_functions(const struct flist *F, const char *glob,
 				if (!funcscan_usable(s) || (s->plt && plt_in_library(F, s->symbol)))
 					continue;
 				++*total;
+				*libtotal += o->fs.lib && o->fs.reloc;
 				if (!*name) {
 					snprintf(addr, sizeof(addr), "0x%" PRIx64, s->addr);
 					name = addr;
 				}
-				if (glob && !trail__glob(glob, strlen(glob), name, strlen(name)))
+				if (glob && !trail__func_glob(glob, strlen(glob), name, o->name) &&
+				    !trail__func_glob(glob, strlen(glob), s->symbol, o->name))
 					continue;
 				if (o->exe && s->plt)
 					printf("%s [library call]\n", name);
@@ -289,6 +301,8 @@ static size_t print_functions(const struct flist *F, const char *glob,
 					printf("%s [breakpoint]\n", name); /* a trap a call */
 				else if (o->exe)
 					printf("%s\n", name);
+				else if (s->reloc && s->trap)
+					printf("%s [%s] [breakpoint]\n", name, base);
 				else
 					printf("%s [%s]\n", name, base);
 				shown++;
@@ -302,7 +316,7 @@ static int list_functions(pid_t pid, const char *program, const char *what,
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo), .object_cb = fobject};
 	struct flist F = {.pid = pid};
-	size_t raw = 0, total, shown, refused = 0;
+	size_t raw = 0, total, libtotal, shown, refused = 0;
 	char err[512] = "", exe[64];
 	int r, rc = 1;
 
@@ -322,15 +336,17 @@ static int list_functions(pid_t pid, const char *program, const char *what,
 		const struct fobj *o = &F.o[i];
 		size_t unusable = 0;
 
+		if (!glob && o->fs.lib && o->fs.reloc)
+			continue; /* (not listed: the note below) */
 		raw += o->fs.n;
 		for (size_t k = 0; k < o->fs.n; k++)
 			unusable += !funcscan_usable(&o->fs.sites[k]);
-		if (o->fs.traps)
+		if (o->fs.traps && !o->fs.lib)
 			tool_warn("%s: %zu function%s of this unmodified program cannot be "
 				  "entered through a jump: %s through a breakpoint, a trap per call",
 				  o->name, o->fs.traps, o->fs.traps == 1 ? "" : "s",
 				  o->fs.traps == 1 ? "it is traced" : "they are traced");
-		if (o->fs.skipped && o->fs.reloc)
+		if (o->fs.skipped && o->fs.reloc && !o->fs.lib)
 			tool_warn("%s: %zu function%s of this unmodified program cannot be "
 				  "traced (the first, %s)",
 				  o->name, o->fs.skipped, o->fs.skipped == 1 ? "" : "s",
@@ -345,10 +361,23 @@ static int list_functions(pid_t pid, const char *program, const char *what,
 				  o->name, unusable, unusable == 1 ? "y" : "ies",
 				  FUNCSCAN_SITE_BYTES);
 	}
-	shown = print_functions(&F, glob, &total);
-	fflush(stdout);
+	shown = print_functions(&F, glob, &total, &libtotal);
+	/* (the note after the list, if the list could be written) */
+	if (!fflush(stdout) && !ferror(stdout) && !glob) {
+		size_t nlib = 0, nfn = 0;
+
+		for (size_t i = 0; i < F.n; i++)
+			if (F.o[i].fs.lib && F.o[i].fs.reloc) {
+				nlib++;
+				nfn += F.o[i].fs.n;
+			}
+		if (nfn)
+			fprintf(stderr, "(and %zu functions in %zu unmodified librar%s, traced where "
+					"an -l names them: trail list -f PROGRAM 'GLOB[@LIBRARY]')\n",
+				nfn, nlib, nlib == 1 ? "y" : "ies");
+	}
 	for (size_t i = 0; i < F.n; i++)
-		refused += F.o[i].fs.reloc ? F.o[i].fs.skipped : 0;
+		refused += F.o[i].fs.reloc && (glob || !F.o[i].fs.lib) ? F.o[i].fs.skipped : 0;
 	if (!total && !raw && refused) {
 		tool_err("%s: none of its %zu functions can be traced", what, refused);
 	} else if (!total && !raw) {
@@ -361,8 +390,13 @@ static int list_functions(pid_t pid, const char *program, const char *what,
 			 "bytes): build it with -fpatchable-function-entry=5 (gcc or "
 			 "clang), not =N,M", what, raw, FUNCSCAN_SITE_BYTES);
 	} else if (glob && !shown) {
-		tool_err("no function matches '%s' (%s has %zu traceable function%s)",
-			 glob, what, total, total == 1 ? "" : "s");
+		if (libtotal)
+			tool_err("no function matches '%s' (%s has %zu traceable function%s, "
+				 "its unmodified libraries %zu)", glob, what, total - libtotal,
+				 total - libtotal == 1 ? "" : "s", libtotal);
+		else
+			tool_err("no function matches '%s' (%s has %zu traceable function%s)",
+				 glob, what, total, total == 1 ? "" : "s");
 	} else {
 		rc = 0;
 	}

@@ -183,8 +183,8 @@ static const struct opt_cmd record_opts = {
 		 "unmodified program's own functions, and the program's\n"
 		 "calls into shared libraries)\n"
 		 "or function_graph (calls and returns, with durations)", 0, NULL},
-		{'l', "limit-func", OPT_REQUIRED, "GLOB", "trace only these functions (repeatable)", 0, NULL},
-		{'n', "notrace-func", OPT_REQUIRED, "GLOB", "not these (repeatable)", 0, NULL},
+		{'l', "limit-func", OPT_REQUIRED, "GLOB", "trace only these functions, FUNC or FUNC@OBJECT (repeatable; a library's only where named)", 0, NULL},
+		{'n', "notrace-func", OPT_REQUIRED, "GLOB", "not these, FUNC or FUNC@OBJECT (repeatable)", 0, NULL},
 		{'g', "graph-func", OPT_REQUIRED, "GLOB",
 		 "function_graph: only what these call (repeatable)", 0, NULL},
 		{0, "max-graph-depth", OPT_REQUIRED, "N", "function_graph: no deeper than N calls", O_DEPTH, NULL},
@@ -944,7 +944,10 @@ static int fcheck_object(const char *object, void *arg)
 	struct fscan f;
 	char err[256];
 
-	if (funcscan_file(object, &f, err, sizeof(err))) {
+	if (funcscan_tool_object(object))
+		return 0; /* what runs trail itself: never traced */
+	/* names are all a check needs: no entry decoded */
+	if (funcscan_file_opts(object, &f, err, sizeof(err), FUNCSCAN_NAMES)) {
 		funcscan_free(&f);
 		return 0;
 	}
@@ -960,8 +963,8 @@ static int fcheck_object(const char *object, void *arg)
 			continue;
 		for (int i = 0; i < fc->nbase; i++) {
 			const char *pat = S->funcs[i] + 3; /* "@l GLOB" */
-			int raw = trail__glob(pat, strlen(pat), site->symbol, strlen(site->symbol));
-			int dem = trail__glob(pat, strlen(pat), site->name, strlen(site->name));
+			int raw = trail__func_glob(pat, strlen(pat), site->symbol, object);
+			int dem = trail__func_glob(pat, strlen(pat), site->name, object);
 
 			if (!raw && !dem)
 				continue;
@@ -969,9 +972,11 @@ static int fcheck_object(const char *object, void *arg)
 			/* libtrail matches raw symbol names: a C++ function the
 			 * pattern names demangled goes in by its mangled name */
 			if (!raw && strcmp(site->symbol, site->name)) {
+				const char *at = strrchr(pat, '@');
 				char *line = NULL;
 
-				if (asprintf(&line, "@%c %s", S->funcs[i][1], site->symbol) < 0)
+				if (asprintf(&line, "@%c %s%s", S->funcs[i][1], site->symbol,
+					     at ? at : "") < 0)
 					continue;
 				if (strlen(line) + 1 > fc->spec_room) {
 					free(line);
@@ -1032,13 +1037,21 @@ static int check_functions(struct session *S, pid_t pid, const char *where)
 		free(fc.hits);
 		return -1;
 	}
-	for (int i = 0; i < fc.nbase; i++)
-		if (S->funcs[i][1] != 'n' && !fc.hits[i]) {
-			tool_err("no function matches '-%c %s' in %s (%zu functions can be traced: "
-				 "'trail list -f' lists them)",
-				 S->funcs[i][1], S->funcs[i] + 3, where, fc.sites);
-			bad = 1;
-		}
+	for (int i = 0; i < fc.nbase; i++) {
+		const char *pat = S->funcs[i] + 3;
+
+		/* (an -n that matches nothing is harmless, unless it looks
+		 * like an address: unnamed functions have names) */
+		if (fc.hits[i] || (S->funcs[i][1] == 'n' && strncmp(pat, "0x", 2)))
+			continue;
+		tool_err("no function matches '-%c %s' in %s (%zu functions can be traced: "
+			 "'trail list -f' lists them)", S->funcs[i][1], pat, where, fc.sites);
+		if (!strncmp(pat, "0x", 2))
+			fprintf(stderr, "  (a function without a symbol is named sub_<its address "
+					"in its file>, as 'trail list -f' shows: -%c 'sub_%s')\n",
+				S->funcs[i][1], pat + 2);
+		bad = 1;
+	}
 	if (bad)
 		fprintf(stderr, "  (--allow-unknown accepts functions of libraries loaded later%s)\n",
 			pid ? "" : ", and traces what a launcher such as taskset or env executes");
@@ -1594,6 +1607,7 @@ static void summary(struct session *S)
 {
 	struct trail_recorder_stats st;
 	char a[32], b[32], c2[32];
+	uint32_t traps = 0;
 
 	if (S->quiet)
 		return;
@@ -1606,6 +1620,11 @@ static void summary(struct session *S)
 		st.lost && !S->overwrite ? " (buffer full: try a larger -b)" : "");
 	if (st.bad_chunks)
 		tool_warn("%llu malformed chunks were refused", (unsigned long long)st.bad_chunks);
+	if (S->tracer && (trail_recorder_hooked(S->R, &traps), traps))
+		fprintf(stderr, "trail: %u of the functions hooked were entered through a breakpoint "
+				"(nothing can move their entry: a trap per call, a few us each; "
+				"'trail list -f' marks them [breakpoint], -n leaves them out)\n",
+			traps);
 	if (st.procs_refused)
 		tool_warn("%llu processes could not join the session (more than %u)",
 			  (unsigned long long)st.procs_refused, st.max_procs);
@@ -1627,7 +1646,7 @@ static int nothing_recorded(struct session *S, const char *libtrail)
 			 S->cmd[0], libtrail, S->output);
 		return 1;
 	}
-	if (st.user_events || trail_recorder_hooked(S->R) || st.events)
+	if (st.user_events || trail_recorder_hooked(S->R, NULL) || st.events)
 		return 0;
 	/* with --allow-unknown, absent events were asked for: a warning */
 	if (S->allow_unknown) {

@@ -33,6 +33,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdarg.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,7 @@ struct work {
 	size_t strndx;                  /* the names of syms */
 	size_t symidx;                  /* their section */
 	struct strbuf str;
+	int names_only;                 /* FUNCSCAN_NAMES */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -930,13 +932,19 @@ static int reloc_site(struct work *w, struct fscan *out, uint64_t value, uint64_
 	uint64_t base;
 	size_t idx, n;
 	unsigned len, trap = 0;
-	char why[160];
+	char why[160], sub[32];
 	struct fsite *f;
 
+	if (*sn && trail__symrule_crt(sn))
+		return 0; /* (libtrail's fsites.c: never a site) */
 	idx = code_section(w, &at);
 	if (!idx || code_bytes(w, idx, &p, &n, &base) || value - base >= n)
 		return 0;
 	out->entries++; /* a function that might be entered */
+	if (w->names_only && size) {
+		len = 0;
+		goto take;
+	}
 	if (size > n - (value - base))
 		size = n - (value - base);
 	if (room > n - (value - base))
@@ -955,6 +963,7 @@ static int reloc_site(struct work *w, struct fscan *out, uint64_t value, uint64_
 				 *sn ? sn : "(unnamed)", why);
 		return 0;
 	}
+take:
 	f = &out->sites[out->n];
 	f->addr = value;
 	f->func = value;
@@ -963,8 +972,11 @@ static int reloc_site(struct work *w, struct fscan *out, uint64_t value, uint64_
 	f->reloc = (uint8_t)len;
 	f->trap = (uint8_t)trap;
 	out->traps += trap;
-	if (*sn ? add_names(w, sn, &sym_off[out->n], &name_off[out->n])
-		: (sym_off[out->n] = name_off[out->n] = str_add(&w->str, "")) == (size_t)-1)
+	if (!*sn) { /* unnamed: sub_<address>, as libtrail names it */
+		snprintf(sub, sizeof(sub), "sub_%" PRIx64, value);
+		sn = sub;
+	}
+	if (add_names(w, sn, &sym_off[out->n], &name_off[out->n]))
 		return -ENOMEM;
 	out->n++;
 	return 0;
@@ -1223,10 +1235,25 @@ static int add_plt_sites(struct work *w, struct fscan *out)
 	return c.r;
 }
 
-int funcscan_file(const char *path, struct fscan *out, char *err,
-		  size_t errlen)
+int funcscan_tool_object(const char *path)
 {
-	struct work w = {.path = path, .err = err, .errlen = err ? errlen : 0};
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strncmp(b, "ld-linux", 8) || !strncmp(b, "libtrail", 8) ||
+	       !strncmp(b, "libcapstone", 11);
+}
+
+int funcscan_file(const char *path, struct fscan *out, char *err, size_t errlen)
+{
+	return funcscan_file_opts(path, out, err, errlen, 0);
+}
+
+int funcscan_file_opts(const char *path, struct fscan *out, char *err, size_t errlen,
+		       unsigned flags)
+{
+	struct work w = {.path = path, .err = err, .errlen = err ? errlen : 0,
+			 .names_only = !!(flags & FUNCSCAN_NAMES)};
 	int fd = -1, r;
 
 	memset(out, 0, sizeof(*out));
@@ -1258,14 +1285,16 @@ int funcscan_file(const char *path, struct fscan *out, char *err,
 	if ((r = find_sites_sections(&w)))
 		goto out;
 	if (!w.nps) {
-		/* no patchable entries: a program's functions, displaced */
-		if (!w.rel && is_program(&w) && !(r = find_code_sections(&w)) &&
-		    !(r = load_symbols(&w))) {
+		/* no patchable entries: a program's or a library's functions,
+		 * displaced; a program's library calls */
+		if (!w.rel && (w.eh.e_type == ET_EXEC || w.eh.e_type == ET_DYN) &&
+		    !(r = find_code_sections(&w)) && !(r = load_symbols(&w))) {
+			out->lib = !is_program(&w);
 			/* jump tables read from the file's sections */
 			trail_arch_table_reader(elfscan_vaddr_read, w.elf);
 			r = build_reloc_sites(&w, out);
 			trail_arch_table_reader(NULL, NULL);
-			if (!r)
+			if (!r && !out->lib)
 				r = add_plt_sites(&w, out);
 		}
 		goto out;

@@ -81,6 +81,9 @@ struct fscan {
 	 * functions' entries, displaced (src/arch reloc.c); skipped counts
 	 * those that cannot be, the first one's reason here */
 	int reloc;           /* (then entries counts the functions looked at) */
+	int lib;             /* ... of a shared library: traced where an -l or
+			      * -g names them, not by default (libtrail's
+			      * ftracer.c) */
 	size_t traps;        /* of the sites, those entered through a breakpoint */
 	char refused_why[200];
 };
@@ -98,6 +101,16 @@ struct fscan {
  */
 int funcscan_file(const char *path, struct fscan *out, char *err,
 		  size_t errlen);
+/* The same; FUNCSCAN_NAMES: unmodified code's entries are not decoded
+ * (each function is a site, reloc and trap 0, skipped 0): what a check of
+ * -l patterns needs, in a fraction of the time. */
+#define FUNCSCAN_NAMES 1u
+int funcscan_file_opts(const char *path, struct fscan *out, char *err, size_t errlen,
+		       unsigned flags);
+
+/* Is an object of this path one trail never hooks (the dynamic loader,
+ * libtrail, its decoder and Capstone: what runs trail itself)? */
+int funcscan_tool_object(const char *path);
 void funcscan_free(struct fscan *f);
 
 /*

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Functions inside unmodified shared libraries (libtrail's fsites.c and
+# ftracer.c, the tools' funcscan.c): libu and libv built as a distribution
+# builds them (no patchable entries, stripped to .dynsym), called from a
+# program, from each other and through dlopen; exact counts by
+# construction (tests/cli/libfuncs/app.c says how many of each); selection
+# by FUNC, FUNC@OBJECT and sub_<address> names, the same in every run;
+# nothing of a library traced unless an -l names it; an attached process's
+# code in every object put back byte for byte. Then Debian's own sqlite3,
+# its calls inside libsqlite3 counted as the kernel's uprobes count them.
+. "$(dirname "$0")/lib.sh"
+
+CC=${CC:-cc}
+S=$SRC/tests/cli/libfuncs
+N=7
+
+build_fixtures() {
+	$CC -O2 -fPIC -shared -o libu-full.so "$S/u.c" "$S/spin.S"
+	strip --strip-unneeded -o libu.so libu-full.so
+	$CC -O2 -fPIC -shared -o libv.so "$S/v.c" -L. -lu -Wl,-rpath,'$ORIGIN'
+	strip --strip-unneeded libv.so
+	$CC -O2 -fPIC -shared -o libplug.so "$S/plug.c"
+	strip --strip-unneeded libplug.so
+	$CC -O2 -o app "$S/app.c" -L. -lu -lv -Wl,-rpath,'$ORIGIN' -ldl
+	strip -o app-stripped app
+	! readelf -SW libu.so | grep -q '\.symtab' || die "libu.so kept its .symtab"
+	! readelf -SW libu.so | grep -q patchable || die "libu.so has patchable entries"
+	# the static function survived as a function of its own
+	nm libu-full.so | grep -q ' t u_hidden$' || die "u_hidden was inlined: $(nm libu-full.so)"
+}
+
+# how many times the graph shows NAME called (a leaf, or with calls under it)
+calls() { # file name
+	grep -cE " ${2}\(\)( \{|;)\$" "$1" || true
+}
+want() { # file name count
+	[ "$(calls "$1" "$2")" = "$3" ] || die "$2 called $(calls "$1" "$2") times in $1, wanted $3"
+}
+# u_hidden's name once stripped: sub_<its address in libu.so>
+hidden_name() {
+	printf 'sub_%x' "0x$(nm libu-full.so | awk '$3 == "u_hidden" {print $1}')"
+}
+
+# Every call into the libraries, from the program, from libv, from libu
+# itself (a tail call) and from a library opened later.
+lib_counts() {
+	./app $N "$PWD/libplug.so" >plain.txt
+	# (p_* is in a library opened later: --allow-unknown)
+	$TRAIL record --allow-unknown -p function_graph -l 'u_*' -l 'v_*' -l 'p_*' -o c.dat -- \
+		./app $N "$PWD/libplug.so" >out.txt 2>err.txt
+	diff -u plain.txt out.txt
+	$TRAIL report -q -i c.dat >c.txt
+	want c.txt u_add $((3 * N))
+	want c.txt u_hid $N
+	want c.txt u_switch $N
+	want c.txt u_tail $N
+	# a loop head at the entry: each turn enters it (as a patchable entry
+	# would count it): 3 a call
+	want c.txt u_spin $((3 * N))
+	want c.txt v_run 1
+	want c.txt p_work 1
+	want c.txt p_step $N
+	# nested as called: v_run's calls of u_add under it
+	grep -A1 ' v_run() {$' c.txt | grep -q ' u_add();$' || die "u_add not under v_run: $(cat c.txt)"
+	# the loop at u_spin's entry: a breakpoint, said so
+	grep -qE "^trail: [0-9]+ of the functions hooked were entered through a breakpoint" err.txt ||
+		die "traps not said: $(cat err.txt)"
+}
+
+# No -l: the program's functions and its calls into libraries (through
+# its PLT), nothing inside an unmodified library.
+default_selection() {
+	$TRAIL record -q -p function_graph -o d.dat -- ./app $N >/dev/null
+	$TRAIL report -q -i d.dat >d.txt
+	want d.txt u_add $N # the program's own calls, not v_run's or u_tail's
+	want d.txt v_run 1
+	hasnt d.txt "sub_"
+	grep -q ' round_of() {$' d.txt || die "round_of: $(head d.txt)"
+}
+
+# One object, all of it: FUNC@OBJECT, the static function by its stable
+# name; -n takes some out.
+object_glob() {
+	local h
+	h=$(hidden_name)
+	$TRAIL record -q -p function -l '*@libu.so' -n 'u_switch@libu*' -o o.dat -- ./app $N >/dev/null
+	$TRAIL report -q -i o.dat >o.txt
+	[ "$(grep -c ": $h <-u_hid$" o.txt)" = $N ] || die "$h: $(grep -c "$h" o.txt), wanted $N: $(head o.txt)"
+	[ "$(grep -c ': u_add <-' o.txt)" = $((3 * N)) ] || die "u_add: $(grep -c ': u_add <-' o.txt)"
+	hasnt o.txt "u_switch"
+	hasnt o.txt "v_run"
+	# the object's part alone up to a dot: libu matches libu.so
+	$TRAIL record -q -p function -l "$h@libu" -o o2.dat -- ./app $N >/dev/null
+	[ "$($TRAIL report -q -i o2.dat | grep -c ": $h <-")" = $N ] || die "$h@libu"
+}
+
+# An unnamed function's name is its address in its file: two runs of a
+# stripped PIE (loaded elsewhere each time) name it alike, and -l/-n
+# select by it.
+stable_names() {
+	local f
+	$TRAIL list -f ./app-stripped 'sub_*' >l.txt
+	f=$(head -1 l.txt)
+	[ -n "$f" ] || die "no unnamed function in app-stripped"
+	for r in 1 2; do
+		$TRAIL record -q -p function -o s$r.dat -- ./app-stripped $N >/dev/null
+		$TRAIL report -q -i s$r.dat | grep -oE 'sub_[0-9a-f]+' | sort -u >s$r.txt
+	done
+	[ -s s1.txt ] || die "no sub_ name in the report"
+	diff -u s1.txt s2.txt
+	grep -qx "$f" s1.txt || die "$f (list -f) not in the report: $(cat s1.txt)"
+	$TRAIL record -q -p function -n "$f" -o s3.dat -- ./app-stripped $N >/dev/null
+	! $TRAIL report -q -i s3.dat | grep -q ": $f <-" || die "-n $f did not take it out"
+	# an address where a name is wanted: an error that says the name
+	expect_rc 1 $TRAIL record -q -p function -n '0x1139' -o e.dat -- ./app-stripped 1 2>e.txt
+	has e.txt "sub_1139"
+}
+
+list_functions() {
+	$TRAIL list -f ./app 'u_*' >l.txt
+	has l.txt "u_add [libu.so]"
+	has l.txt "u_spin [libu.so] [breakpoint]"
+	has l.txt "u_add [library call]"
+	$TRAIL list -f ./app '*@libv*' >v.txt
+	has v.txt "v_run [libv.so]"
+	hasnt v.txt "u_add"
+	$TRAIL list -f ./app "$(hidden_name)" >h.txt
+	has h.txt "$(hidden_name) [libu.so]"
+	# what runs trail itself is never listed
+	$TRAIL list -f ./app '*' >all.txt
+	hasnt all.txt "[ld-linux"
+	has all.txt "[libc.so.6]"
+	# without a glob, what is traced by default; the libraries said
+	$TRAIL list -f ./app >def.txt 2>err.txt
+	hasnt def.txt "[libu.so]"
+	has err.txt "unmodified libraries, traced where an -l names them"
+}
+
+# the code of every object mapped from a file, a line per file: its
+# executable mappings' bytes (a mapping mprotect split is one), through
+# /proc/PID/mem
+code_hashes() {
+	python3 - "$1" <<'PY'
+import hashlib, sys
+pid = sys.argv[1]
+code = {}
+with open(f"/proc/{pid}/maps") as m, open(f"/proc/{pid}/mem", "rb") as mem:
+    for line in m:
+        f = line.split()
+        if len(f) >= 6 and f[1] == "r-xp" and f[5].startswith("/"):
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            mem.seek(lo)
+            code[f[5]] = code.get(f[5], b"") + mem.read(hi - lo)
+for path in sorted(code):
+    print(path, hashlib.sha256(code[path]).hexdigest())
+PY
+}
+
+# A running process: library functions hooked while attached (libtrail
+# and the decoder injected), every object's code as it was after.
+attach_running() {
+	env -u LD_PRELOAD ./app 3 spin >ready.txt &
+	local sp=$! rp
+	wait_for "grep -q ready ready.txt" || die "never ready"
+	code_hashes $sp >before.txt
+	$TRAIL record -o a.dat -p function -l 'u_*@libu*' -l v_run -P $sp 2>err.txt &
+	rp=$!
+	wait_for "grep -q 'attached to process' err.txt" || die "no attach: $(cat err.txt)"
+	code_hashes $sp >during.txt
+	grep "/libu.so " before.txt >b.txt
+	! grep -qxFf b.txt during.txt || die "libu.so was not patched"
+	sleep 0.3
+	stop_rec $rp
+	kill -0 $sp || die "the process died"
+	# every object there before as it was (libtrail, the decoder and
+	# Capstone came with the attach)
+	code_hashes $sp >after.txt
+	grep -vxFf after.txt before.txt >changed.txt || true
+	[ ! -s changed.txt ] || die "changed after detach: $(cat changed.txt)"
+	kill $sp
+	$TRAIL report -q -i a.dat >a.txt
+	grep -q ': u_add <-v_run$' a.txt || die "no u_add from v_run: $(head -5 a.txt)"
+	grep -q ': u_spin <-' a.txt || die "no u_spin: $(head -5 a.txt)"
+}
+
+# Debian's sqlite3: its work is in libsqlite3.so.0. Three functions
+# counted by trail and, in a run of their own, by the kernel's uprobes.
+sqlite3_uprobes() {
+	local L tr=/sys/kernel/tracing f off
+	L=$(readlink -f "$(ldd /usr/bin/sqlite3 | awk '/libsqlite3/ {print $3}')")
+	cat >q.sql <<'SQL'
+CREATE TABLE t(a INTEGER, b TEXT);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<500) INSERT INTO t SELECT x, 'v'||x FROM c;
+SELECT count(*), sum(a) FROM t WHERE b LIKE 'v1%';
+CREATE INDEX i ON t(b);
+SELECT a FROM t WHERE b = 'v77';
+SQL
+	rm -f db
+	$TRAIL record -q -p function_graph -l sqlite3_step -l sqlite3_prepare_v2 -l sqlite3_finalize \
+		-o q.dat -- sqlite3 db <q.sql >out.txt
+	has out.txt "77"
+	$TRAIL report -q -i q.dat >q.txt
+	for f in sqlite3_step sqlite3_prepare_v2 sqlite3_finalize; do
+		[ "$(calls q.txt $f)" -gt 0 ] || die "no $f: $(head q.txt)"
+	done
+	if ! [ -w $tr/uprobe_events ] || ! grep -q . $tr/available_events 2>/dev/null; then
+		echo "# (no writable tracefs here: the counts are not compared with uprobes)"
+		return 0
+	fi
+	echo >$tr/uprobe_events
+	for f in sqlite3_step sqlite3_prepare_v2 sqlite3_finalize; do
+		off=$(readelf -sW --dyn-syms "$L" | awk -v f=$f '$8 == f && $4 == "FUNC" {print $2; exit}')
+		echo "p:trailtest/$f $L:0x$off" >>$tr/uprobe_events
+	done
+	echo 1 >$tr/events/trailtest/enable
+	rm -f db
+	sqlite3 db <q.sql >/dev/null
+	echo 0 >$tr/events/trailtest/enable
+	cp $tr/uprobe_profile up.txt
+	echo >$tr/uprobe_events
+	for f in sqlite3_step sqlite3_prepare_v2 sqlite3_finalize; do
+		[ "$(awk -v f=$f '$2 == f {print $3}' up.txt)" = "$(calls q.txt $f)" ] ||
+			die "$f: uprobes $(cat up.txt), trail $(calls q.txt $f)"
+	done
+}
+
+t build_fixtures build_fixtures
+t lib_counts lib_counts
+t default_selection default_selection
+t object_glob object_glob
+t stable_names stable_names
+t list_functions list_functions
+t attach_running attach_running
+if command -v sqlite3 >/dev/null && ldd /usr/bin/sqlite3 | grep -q libsqlite3; then
+	t sqlite3_uprobes sqlite3_uprobes
+else
+	skip sqlite3_uprobes "Debian's sqlite3 is not installed (scripts/install-deps.sh --sanitizers installs it)"
+fi
