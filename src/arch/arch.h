@@ -188,6 +188,11 @@ struct trail_arch_poke {
 	uintptr_t addr;
 	uint8_t bytes[TRAIL_ARCH_SITE_SIZE];
 };
+/* trail_arch_text_write for n sites at once (p sorted by address), each
+ * getting its TRAIL_ARCH_SITE_SIZE bytes: the pages of sites close
+ * together made writable once (thousands of functions hooked at start-up
+ * paid a mprotect pair each). 0 or -errno. */
+int trail_arch_text_write_many(const struct trail_arch_poke *p, size_t n);
 int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n);
 
 /*
@@ -268,7 +273,8 @@ int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at);
  * function is that short and padding follows it), or
  * a negative errno with why naming the instruction and the reason:
  * -ENOSPC it ends within them, -ENOTSUP one that cannot run elsewhere,
- * -EXDEV a branch of the function lands in them (or a jump table might),
+ * -EXDEV a branch of the function lands in them past their first byte (or
+ * a jump table might: one to the entry itself meets the jump, a call),
  * -E2BIG too many, -EINVAL not decodable. */
 int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
 			   unsigned *len, char *why, size_t whylen);

@@ -105,18 +105,6 @@ static int single_threaded(void)
 	return p && strtol(p + 9, NULL, 10) == 1;
 }
 
-static int patch(struct hsite *h, uintptr_t target)
-{
-	uint8_t insn[TRAIL_ARCH_SITE_SIZE];
-
-	memcpy(h->orig, (const void *)h->addr, sizeof(h->orig));
-	trail_arch_jump_insn(insn, h->addr, target);
-	if (trail_arch_text_write((void *)h->addr, insn, sizeof(insn)))
-		return -1;
-	h->patched = 1;
-	return 0;
-}
-
 /* A library call (FSITE_PLT): its GOT slot holds the stub's address, one
  * aligned store that threads calling meanwhile see or not; a slot that
  * RELRO made read-only is writable for the stores of one pass only. */
@@ -245,16 +233,53 @@ static void step_self(void *ucv)
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fprobe_insn_inside(ip);
 }
 
-/* Sites waiting to be patched while other threads run, 64 at a time. */
+/* Sites waiting to be patched: while other threads run (live), 64 at a
+ * time, each batch a round of breakpoints and steps; else (no other
+ * thread, or an object no thread can run yet), written directly, up to
+ * 256 at once, the pages of a run of them made writable once. */
+#define BATCH_LIVE 64
+#define BATCH_DIRECT 256
+
 struct batch {
-	struct hsite *h[64];
-	uintptr_t target[64], addrs[64];
+	struct hsite *h[BATCH_DIRECT];
+	uintptr_t target[BATCH_DIRECT], addrs[BATCH_DIRECT];
 	size_t n;
+	int live;
 };
+
+static int patch_direct(struct hsite **hs, size_t n, const uintptr_t *targets)
+{
+	struct trail_arch_poke pk[BATCH_DIRECT] = {{0}};
+	int r;
+
+	if (n > BATCH_DIRECT)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		pk[i].addr = hs[i]->addr;
+		memcpy(hs[i]->orig, (const void *)hs[i]->addr, TRAIL_ARCH_SITE_SIZE);
+		trail_arch_jump_insn(pk[i].bytes, hs[i]->addr, targets[i]);
+	}
+	/* in address order (insertion sort: hsite order is by hash) */
+	for (size_t i = 1; i < n; i++) {
+		struct trail_arch_poke t = pk[i];
+		size_t j = i;
+
+		for (; j > 0 && pk[j - 1].addr > t.addr; j--)
+			pk[j] = pk[j - 1];
+		pk[j] = t;
+	}
+	r = trail_arch_text_write_many(pk, n);
+	if (!r)
+		for (size_t i = 0; i < n; i++)
+			hs[i]->patched = 1;
+	return r;
+}
 
 static int batch_flush(struct batch *b)
 {
-	int r = b->n ? patch_live(b->h, b->n, b->addrs, b->target) : 0;
+	int r = !b->n ? 0
+	      : b->live ? patch_live(b->h, b->n, b->addrs, b->target)
+			: patch_direct(b->h, b->n, b->target);
 
 	b->n = 0;
 	return r;
@@ -262,20 +287,23 @@ static int batch_flush(struct batch *b)
 
 /*
  * Hook in object o what session s selects (under the control lock, room
- * reserved in the table). live: other threads may run o's code, so sites
- * go through b; else they are written directly. Returns the number of
- * functions hooked, or the error of a live batch that failed (-EBUSY,
- * -ETIMEDOUT: see fstep.c).
+ * reserved in the table). b->live: other threads may run o's code, so
+ * sites go through breakpoints; else they are written directly (at the
+ * end of o, for direct batches). Returns the number of functions hooked,
+ * or the error of a live batch that failed (-EBUSY, -ETIMEDOUT: see
+ * fstep.c).
  */
-static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b);
+static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct batch *b);
 
-static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
+static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, struct batch *b)
 {
-	int r = hook_obj_slots(s, ps, o, live, b);
+	int r = hook_obj_slots(s, ps, o, b), f = 0;
 
+	if (!b->live)
+		f = batch_flush(b);
 	got_close();
 	trail__fobjs_seal();
-	return r;
+	return r < 0 ? r : f < 0 ? f : r;
 }
 
 /* Does session s trace function k of o (its -l, -n, -g)? *root: as a
@@ -307,7 +335,7 @@ static int plt_redundant(const struct psess *ps, struct hobj *o, uint32_t k, int
 	return !(d->fo.unmod && d->fo.lib) || traces(ps, d, j, any_l, any_g, &root);
 }
 
-static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, int live, struct batch *b)
+static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct batch *b)
 {
 	int any_l = 0, any_g = 0, n = 0, r, nolib = 0;
 	int tracer = !!(__atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED) & (1u << s));
@@ -353,14 +381,12 @@ static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, int live
 			} else if (f->flags & FSITE_TRAP) {
 				if (patch_trap(h))
 					continue;
-			} else if (!live) {
-				if (patch(h, target))
-					continue;
 			} else {
 				/* the masks set first are harmless until then */
 				b->h[b->n] = h;
 				b->target[b->n++] = target;
-				if (b->n == 64 && (r = batch_flush(b)))
+				if (b->n == (b->live ? BATCH_LIVE : BATCH_DIRECT) &&
+				    (r = batch_flush(b)))
 					return r;
 			}
 		}
@@ -391,8 +417,10 @@ static void hook_new(struct hobj *o)
 	     m; m &= m - 1) {
 		unsigned s = (unsigned)__builtin_ctz(m);
 
+		struct batch b = {.live = 0};
+
 		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE)
-			hook_obj(s, &trail__sess[s], o, 0, NULL);
+			hook_obj(s, &trail__sess[s], o, &b);
 	}
 }
 
@@ -484,9 +512,10 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	if (nprobes)
 		__atomic_fetch_or(&probe_sessions, 1u << s, __ATOMIC_RELEASE);
 	b.n = 0;
+	b.live = live;
 	trail__traps_recheck();
 	for (unsigned i = 0; i < trail__nobjs; i++) {
-		k = hook_obj(s, ps, &trail__objs[i], live, &b);
+		k = hook_obj(s, ps, &trail__objs[i], &b);
 		if (k < 0) {
 			ftracer_leave(s);
 			return k;

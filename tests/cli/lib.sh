@@ -134,11 +134,16 @@ caret_col() { # file
 record_running() { # pid args...
 	local pid=$1 r
 	shift
-	$TRAIL record -q "$@" -P "$pid" &
+	# (attached when the recorder says so: an arena in the process's maps
+	# may be an earlier, killed recorder's)
+	$TRAIL record "$@" -P "$pid" 2>rr.err &
 	r=$!
-	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached: $*"
+	wait_for "grep -q 'attached to process' rr.err" || die "never attached: $* $(cat rr.err)"
 	sleep 0.3
 	stop_rec $r
+	# what -q would have said: the warnings and errors, not the progress
+	grep -vE '^trail: (attached to process|loading .* into process|[0-9,]+ events \()' rr.err >&2 ||
+		true
 	wait_for "! grep -q trail-arena /proc/$pid/maps" || die "never detached: $*"
 }
 

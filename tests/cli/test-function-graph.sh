@@ -308,7 +308,8 @@ no_patchable_entries() {
 	has f.txt countdown
 	has f.txt word_before
 	hasnt f.txt _start
-	has err.txt "1 function of this unmodified program cannot be entered through a jump: it is traced through a breakpoint"
+	# (countdown's loop head is its entry: a jump there all the same)
+	hasnt f.txt "countdown [breakpoint]"
 	# a launcher (stripped: its functions unnamed) has not the program's:
 	# --allow-unknown
 	expect_rc 1 $TRAIL record -p function_graph -l lookup -o g.dat -- env "$P2" 1 2>err.txt

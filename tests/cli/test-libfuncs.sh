@@ -55,14 +55,15 @@ lib_counts() {
 	want c.txt u_switch $N
 	want c.txt u_tail $N
 	# a loop head at the entry: each turn enters it (as a patchable entry
-	# would count it): 3 a call
+	# would count it): 3 a call; one 2 bytes in: a breakpoint, a call each
 	want c.txt u_spin $((3 * N))
+	want c.txt u_mid $N
 	want c.txt v_run 1
 	want c.txt p_work 1
 	want c.txt p_step $N
 	# nested as called: v_run's calls of u_add under it
 	grep -A1 ' v_run() {$' c.txt | grep -q ' u_add();$' || die "u_add not under v_run: $(cat c.txt)"
-	# the loop at u_spin's entry: a breakpoint, said so
+	# u_mid's breakpoint, said so
 	grep -qE "^trail: [0-9]+ of the functions hooked were entered through a breakpoint" err.txt ||
 		die "traps not said: $(cat err.txt)"
 }
@@ -119,7 +120,8 @@ stable_names() {
 list_functions() {
 	$TRAIL list -f ./app 'u_*' >l.txt
 	has l.txt "u_add [libu.so]"
-	has l.txt "u_spin [libu.so] [breakpoint]"
+	has l.txt "u_mid [libu.so] [breakpoint]"
+	grep -qx 'u_spin \[libu.so\]' l.txt || die "u_spin: $(cat l.txt)"
 	has l.txt "u_add [library call]"
 	$TRAIL list -f ./app '*@libv*' >v.txt
 	has v.txt "v_run [libv.so]"

@@ -103,3 +103,35 @@ int trail_arch_text_write(void *addr, const void *src, size_t len)
 		return -errno;
 	return 0;
 }
+
+int trail_arch_text_write_many(const struct trail_arch_poke *p, size_t n)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < n;) {
+		uintptr_t lo = p[i].addr & ~(page - 1), hi;
+		size_t j = i + 1;
+
+		/* a run of sites close together: one mprotect pair for it
+		 * (p is sorted; a gap of more than 16 pages ends the run) */
+		hi = (p[i].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
+		while (j < n && p[j].addr >= p[j - 1].addr && p[j].addr < hi + 16 * page) {
+			uintptr_t e = (p[j].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
+
+			if (e > hi)
+				hi = e;
+			j++;
+		}
+		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
+			return -errno;
+		for (size_t k = i; k < j; k++) {
+			memcpy((void *)p[k].addr, p[k].bytes, TRAIL_ARCH_SITE_SIZE);
+			__builtin___clear_cache((char *)p[k].addr,
+						(char *)p[k].addr + TRAIL_ARCH_SITE_SIZE);
+		}
+		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC) < 0)
+			return -errno;
+		i = j;
+	}
+	return 0;
+}

@@ -453,9 +453,13 @@ int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintpt
 
 	if (r || (r = displaced(code, size, room, fn, &l, why, whylen)))
 		return r;
-	/* the whole function: nothing may branch into what the jump covers */
+	/* the whole function: nothing may branch into what the jump covers,
+	 * past its first byte. A branch to the entry itself (a loop whose
+	 * head is the entry, a self tail call) meets the jump and enters the
+	 * hook again, as a breakpoint there would: a call each time, as with
+	 * a patchable entry */
 	span = l < TRAIL_ARCH_SITE_SIZE ? TRAIL_ARCH_SITE_SIZE : l;
-	if ((r = branch_into(code, size, fn, fn, fn + span,
+	if ((r = branch_into(code, size, fn, fn + 1, fn + span,
 			     "a branch into the first %u bytes, which a jump would replace", span,
 			     why, whylen)))
 		return r;

@@ -18,6 +18,7 @@ int u_hid(int x);
 int u_switch(int k);
 int u_tail(int a);
 long u_spin(long n);
+int u_mid(int n);
 int v_run(int n);
 
 __attribute__((noinline)) static long round_of(int n)
@@ -30,6 +31,7 @@ __attribute__((noinline)) static long round_of(int n)
 		s += u_switch(i % 10);
 		s += u_tail(i);
 		s += u_spin(3);
+		s += u_mid(3);
 	}
 	return s + v_run(n);
 }

@@ -4,8 +4,9 @@
  * distribution builds one (no patchable entries, stripped to .dynsym), so
  * that its functions are entered through their displaced entries. One of
  * each kind: exported, static (unnamed once stripped: sub_<address>), a
- * jump table, a tail call into another exported function, and (u_spin,
- * spin.S) a loop whose head is the entry.
+ * jump table, a tail call into another exported function, and (spin.S)
+ * a loop whose head is the entry, one whose head is inside the bytes a
+ * jump would replace.
  */
 __attribute__((noinline)) static int u_hidden(int x)
 {
