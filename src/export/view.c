@@ -181,19 +181,26 @@ const char *trail__view_symbol(struct trail_viewer *w, uint32_t pid, uint64_t ip
 	return s->name;
 }
 
-static int glob_any(const char *const *pats, size_t n, const char *s)
+static int comm_any(const char *const *pats, size_t n, const char *comm)
 {
-	size_t len = strlen(s);
-
 	for (size_t i = 0; i < n; i++)
-		if (trail__glob(pats[i], strlen(pats[i]), s, len))
+		if (trail__glob(pats[i], strlen(pats[i]), comm, strlen(comm)))
+			return 1;
+	return 0;
+}
+
+/* (obj: the path of the function's object, for FUNC@OBJECT patterns) */
+static int glob_any(const char *const *pats, size_t n, const char *s, const char *obj)
+{
+	for (size_t i = 0; i < n; i++)
+		if (trail__func_glob(pats[i], strlen(pats[i]), s, obj))
 			return 1;
 	return 0;
 }
 
 /* The name a glob sees: a C++ name without its parameter list, as -l at
  * record time matches it. */
-static int name_matches(const char *const *pats, size_t n, const char *name)
+static int name_matches(const char *const *pats, size_t n, const char *name, const char *obj)
 {
 	const char *paren;
 	char buf[512];
@@ -204,10 +211,19 @@ static int name_matches(const char *const *pats, size_t n, const char *name)
 	if (paren && (size_t)(paren - name) < sizeof(buf)) {
 		memcpy(buf, name, (size_t)(paren - name));
 		buf[paren - name] = '\0';
-		if (glob_any(pats, n, buf))
+		if (glob_any(pats, n, buf, obj))
 			return 1;
 	}
-	return glob_any(pats, n, name);
+	return glob_any(pats, n, name, obj);
+}
+
+/* does a pattern of these name an object (FUNC@OBJECT)? */
+static int any_object(const char *const *pats, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strchr(pats[i], '@'))
+			return 1;
+	return 0;
 }
 
 /* ---- output ---- */
@@ -353,13 +369,16 @@ static struct frame *enter(struct trail_viewer *w, struct vstream *s,
 	f->nostart = (uint8_t)nostart;
 	f->shown = 1;
 	if (w->funcsel) {
-		if (v->ngraph && !ingraph && name_matches(v->graph, v->ngraph, name))
+		const char *obj = w->funcsel > 1 ? trail_reader_module(w->r, rec->stream->pid, func,
+								       rec->ts_raw) : NULL;
+
+		if (v->ngraph && !ingraph && name_matches(v->graph, v->ngraph, name, obj))
 			ingraph = 1;
 		if (v->ngraph && !ingraph)
 			f->shown = 0;
-		if (v->nonly && !name_matches(v->only, v->nonly, name))
+		if (v->nonly && !name_matches(v->only, v->nonly, name, obj))
 			f->shown = 0;
-		if (v->nnotrace && name_matches(v->notrace, v->nnotrace, name))
+		if (v->nnotrace && name_matches(v->notrace, v->nnotrace, name, obj))
 			f->shown = 0;
 	}
 	if (v->max_depth && depth >= v->max_depth)
@@ -693,7 +712,7 @@ static int stream_selected(const struct trail_view *v, const struct trail_rstrea
 		if (i == v->npids)
 			return 0;
 	}
-	if (v->ncomms && !glob_any(v->comms, v->ncomms, st->comm))
+	if (v->ncomms && !comm_any(v->comms, v->ncomms, st->comm))
 		return 0;
 	return 1;
 }
@@ -725,7 +744,11 @@ struct trail_viewer *trail__viewer_new(struct trail_reader *r, const struct trai
 	w->ns = n;
 	for (size_t i = 0; i < n; i++)
 		w->s[i].sel = stream_selected(v, streams[i]);
+	/* (2: a pattern names an object, whose path each call looks up) */
 	w->funcsel = v->nonly || v->nnotrace || v->ngraph;
+	if (w->funcsel && (any_object(v->only, v->nonly) || any_object(v->notrace, v->nnotrace) ||
+			   any_object(v->graph, v->ngraph)))
+		w->funcsel = 2;
 	w->filtering = w->funcsel || v->max_depth || v->thresh_ns;
 	return w;
 }

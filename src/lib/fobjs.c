@@ -17,6 +17,7 @@
 
 #include "../arch/arch.h"
 #include "../common/clock.h"
+#include "../common/registry.h"
 #include "fhash.h"
 #include "fplt.h"
 #include "fprobe.h"
@@ -52,6 +53,31 @@ static int is_tool(const struct dl_phdr_info *info)
 	return (*info->dlpi_name && info->dlpi_addr == getauxval(AT_BASE)) ||
 	       !strncmp(b, "ld-linux", 8) || !strncmp(b, "libtrail-decoder", 16) ||
 	       !strncmp(b, "libcapstone", 11);
+}
+
+/* The directory of the decoded entries' cache (fsites.h): the registry,
+ * opened once; -1 without one */
+static int cache_fd = -2;
+
+static int cache_dir(void)
+{
+	char path[512];
+
+	if (cache_fd == -2) {
+		cache_fd = -1;
+		if (!trail__registry_path(path, sizeof(path)))
+			cache_fd = trail__registry_open(path, 0);
+		if (cache_fd < 0)
+			cache_fd = -1;
+	}
+	return cache_fd;
+}
+
+void trail__fobjs_cache_save(void)
+{
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		if (trail__objs[i].fo.nchecked)
+			trail__fobj_cache_save(&trail__objs[i].fo, cache_dir());
 }
 
 /* The object dl_iterate_phdr reports, if we know it (same bias, same name). */
@@ -95,6 +121,7 @@ static int discover_one(struct dl_phdr_info *info, size_t size, void *arg)
 		trail__fobj_free(&o->fo);
 		memset(&o->fo, 0, sizeof(o->fo));
 	}
+	trail__fobj_cache_load(&o->fo, cache_dir());
 	o->fo.base = info->dlpi_addr;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];

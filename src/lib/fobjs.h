@@ -51,6 +51,9 @@ HIDDEN int trail__fobjs_sync(void (*hook_new)(struct hobj *o));
  * trail__fobjs_seal(), at the end of a pass of hooks. */
 HIDDEN uintptr_t trail__fobjs_target(struct hobj *o, uint32_t k);
 HIDDEN void trail__fobjs_seal(void);
+/* The entries decoded since the objects' caches were read, written to
+ * them (fsites.h), at the end of a pass of hooks. */
+HIDDEN void trail__fobjs_cache_save(void);
 /* The object and site (*j) library call k of o (FSITE_PLT) goes to, when
  * that function has a site of its own; else NULL. */
 HIDDEN struct hobj *trail__fobjs_plt_dest(struct hobj *o, uint32_t k, uint32_t *j);

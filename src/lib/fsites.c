@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -272,6 +273,191 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 	return 0;
 }
 
+/* ------------------------------------------------ the decoded entries' cache */
+
+#define CACHE_MAGIC "TRLSITE1"
+
+struct cache_hdr {
+	char magic[8];
+	uint32_t nsites, idlen;
+	uint64_t fsize, fmtime;
+	uint8_t id[20];
+	uint32_t pad;
+};
+
+/* site k's flags from the cache, if they can be trusted: 1 (set), or 0 */
+static int cache_take(struct fobj *o, uint32_t k)
+{
+	struct fsite *f = &o->sites[k];
+	uint32_t c = o->cache[k];
+	unsigned len = c & 0xffu;
+
+	if (c == FSITE_REFUSED) {
+		f->flags = c;
+		o->skipped++;
+		return 1;
+	}
+	/* a jump's 1..24 bytes, or a breakpoint's first instruction */
+	if ((c & ~(0xffu | FSITE_TRAP)) != FSITE_RELOC || !len || len > TRAIL_ARCH_RELOC_MAXLEN ||
+	    len > f->size + FSITE_ROOM(f))
+		return 0;
+	/* the bytes as the file has them: no one's breakpoint there (a
+	 * debugger's, a kernel uprobe's) */
+	if (memchr((const void *)f->addr, 0xcc, len))
+		return 0;
+	f->flags = c;
+	if (f->addr + len > o->hi)
+		o->hi = f->addr + len;
+	return 1;
+}
+
+/* the cache file's name for o: .sites-<build-id in hex> */
+static int cache_name(const struct fobj *o, char *buf, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t k = 7;
+
+	if (!o->idlen || n < 8 + 2u * o->idlen)
+		return -1;
+	memcpy(buf, ".sites-", 7);
+	for (unsigned i = 0; i < o->idlen; i++) {
+		buf[k++] = hex[o->id[i] >> 4];
+		buf[k++] = hex[o->id[i] & 15];
+	}
+	buf[k] = '\0';
+	return 0;
+}
+
+void trail__fobj_cache_load(struct fobj *o, int dirfd)
+{
+	struct cache_hdr h;
+	struct stat st;
+	char name[64];
+	size_t want;
+	void *p;
+	int fd;
+
+	if (dirfd < 0 || !o->unmod || !o->nsites || o->cache || cache_name(o, name, sizeof(name)))
+		return;
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	want = sizeof(h) + (size_t)o->nsites * sizeof(uint32_t);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size != want ||
+	    pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, CACHE_MAGIC, 8) || h.nsites != o->nsites || h.idlen != o->idlen ||
+	    memcmp(h.id, o->id, o->idlen) || h.fsize != o->fsize || h.fmtime != o->fmtime) {
+		close(fd);
+		return;
+	}
+	p = mmap(NULL, want, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return;
+	o->cache = (const uint32_t *)((const char *)p + sizeof(h));
+	o->cache_len = want;
+}
+
+void trail__fobj_cache_save(struct fobj *o, int dirfd)
+{
+	struct cache_hdr h;
+	char name[64], tmp[96];
+	size_t done = 0, len;
+	uint32_t *v;
+	int fd;
+
+	if (dirfd < 0 || !o->unmod || !o->nchecked || cache_name(o, name, sizeof(name)))
+		return;
+	len = sizeof(h) + (size_t)o->nsites * sizeof(uint32_t);
+	if (!(v = amap(len)))
+		return;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, CACHE_MAGIC, 8);
+	h.nsites = o->nsites;
+	h.idlen = o->idlen;
+	h.fsize = o->fsize;
+	h.fmtime = o->fmtime;
+	memcpy(h.id, o->id, o->idlen);
+	memcpy(v, &h, sizeof(h));
+	for (uint32_t k = 0; k < o->nsites; k++) {
+		uint32_t fl = o->sites[k].flags;
+
+		/* decoded ones only (what the cache had, for the others) */
+		((uint32_t *)((char *)v + sizeof(h)))[k] =
+			fl & FSITE_LAZY ? (o->cache ? o->cache[k] : 0)
+			: fl & FSITE_REFUSED ? FSITE_REFUSED
+			: fl & (FSITE_RELOC | FSITE_TRAP | 0xffu);
+	}
+	/* a name of this process's, renamed over the old file */
+	{
+		char *q = tmp;
+		long pid = getpid();
+		char d[24];
+		int n = 0;
+
+		memcpy(q, name, strlen(name));
+		q += strlen(name);
+		*q++ = '.';
+		do {
+			d[n++] = (char)('0' + pid % 10);
+			pid /= 10;
+		} while (pid);
+		while (n)
+			*q++ = d[--n];
+		*q = '\0';
+	}
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		while (done < len) {
+			ssize_t w = write(fd, (const char *)v + done, len - done);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			done += (size_t)w;
+		}
+		close(fd);
+		if (done != len || renameat(dirfd, tmp, dirfd, name))
+			unlinkat(dirfd, tmp, 0);
+		else
+			o->nchecked = 0;
+	}
+	munmap(v, len);
+}
+
+/* o's GNU build-id, from its notes in memory (bounded) */
+static void read_build_id(struct fobj *o, const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		size_t off = 0;
+
+		if (ph->p_type != PT_NOTE || !in_segment(info, (uintptr_t)p, ph->p_memsz, PF_R))
+			continue;
+		while (off + sizeof(ElfW(Nhdr)) <= ph->p_memsz) {
+			ElfW(Nhdr) nh;
+			size_t name, desc;
+
+			memcpy(&nh, p + off, sizeof(nh));
+			name = ((size_t)nh.n_namesz + 3) & ~(size_t)3;
+			desc = ((size_t)nh.n_descsz + 3) & ~(size_t)3;
+			if (name > ph->p_memsz || desc > ph->p_memsz ||
+			    off + sizeof(nh) + name + desc > ph->p_memsz)
+				break;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp(p + off + sizeof(nh), "GNU", 4) && nh.n_descsz &&
+			    nh.n_descsz <= sizeof(o->id)) {
+				memcpy(o->id, p + off + sizeof(nh) + name, nh.n_descsz);
+				o->idlen = (uint8_t)nh.n_descsz;
+				return;
+			}
+			off += sizeof(nh) + name + desc;
+		}
+	}
+}
+
 int trail__fobj_check(struct fobj *o, uint32_t k)
 {
 	struct fsite *f = &o->sites[k];
@@ -284,6 +470,9 @@ int trail__fobj_check(struct fobj *o, uint32_t k)
 		return -1;
 	if (!(f->flags & FSITE_LAZY))
 		return 0;
+	if (o->cache && cache_take(o, k))
+		return f->flags & FSITE_REFUSED ? -1 : 0;
+	o->nchecked++;
 	memset(&info, 0, sizeof(info));
 	info.dlpi_addr = o->base;
 	info.dlpi_phdr = o->phdr;
@@ -536,6 +725,10 @@ static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
 	nw.phnum = o->phnum;
 	nw.unmod = o->unmod;
 	nw.lib = o->lib;
+	memcpy(nw.id, o->id, sizeof(nw.id));
+	nw.idlen = o->idlen;
+	nw.fsize = o->fsize;
+	nw.fmtime = o->fmtime;
 	if (sites_alloc(&nw, o->nsites + c.n, o->names_len + c.names_need)) {
 		r = -ENOMEM;
 		goto out;
@@ -693,6 +886,9 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		o->phdr = info->dlpi_phdr;
 		o->phnum = (uint16_t)info->dlpi_phnum;
 		o->lib = !!*info->dlpi_name;
+		read_build_id(o, info);
+		o->fsize = (uint64_t)st.st_size;
+		o->fmtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 	}
 	if (!sites_size && info && syms.p && symtab) {
 		/* an object without patchable entries: its functions'
@@ -794,6 +990,8 @@ void trail__fobj_free(struct fobj *o)
 {
 	if (o->mem)
 		munmap(o->mem, o->mem_len ? o->mem_len : 1);
+	if (o->cache)
+		munmap((void *)((const char *)o->cache - sizeof(struct cache_hdr)), o->cache_len);
 	memset(o, 0, sizeof(*o));
 }
 

@@ -87,6 +87,13 @@ struct fobj {
 			   * unwinder's table and called sub_<address> */
 	uint8_t lib;      /* a shared library, not the executable (with
 			   * unmod: hooked only where an -l or -g names it) */
+	/* unmod: what identifies its file for the cache of decoded entries
+	 * (trail__fobj_cache_*): its GNU build-id, its size and mtime */
+	uint8_t id[20], idlen;
+	uint64_t fsize, fmtime;
+	const uint32_t *cache;  /* the cache's flags, a site each, or NULL */
+	size_t cache_len;       /* (its mapping) */
+	uint32_t nchecked;      /* entries decoded since the cache was read */
 };
 
 struct dl_phdr_info;
@@ -101,6 +108,20 @@ void trail__fobj_free(struct fobj *o);
  * can be hooked (flags then say how), -1 when it cannot (FSITE_REFUSED,
  * counted in skipped). Other sites: 0. Async-signal-safe. */
 int trail__fobj_check(struct fobj *o, uint32_t k);
+
+/*
+ * The cache of decoded entries (unmodified code: thousands of functions
+ * decoded at each start of a program otherwise): a file per object in
+ * the directory dirfd (the registry, private to its user), named by the
+ * object's build-id, holding each site's flags once decoded. load maps
+ * it if it matches the object (its size, mtime and site count), so that
+ * trail__fobj_check takes an entry from it (unless a breakpoint of
+ * someone else's is in those bytes now: decoded then); save writes it
+ * when entries were decoded since (a new file renamed over the old one).
+ * Async-signal-safe; every failure leaves things as without a cache.
+ */
+void trail__fobj_cache_load(struct fobj *o, int dirfd);
+void trail__fobj_cache_save(struct fobj *o, int dirfd);
 
 /* The site at addr, or NULL. */
 const struct fsite *trail__fobj_find(const struct fobj *o, uintptr_t addr);

@@ -422,6 +422,7 @@ static void hook_new(struct hobj *o)
 		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE)
 			hook_obj(s, &trail__sess[s], o, &b);
 	}
+	trail__fobjs_cache_save();
 }
 
 static void ftracer_leave(unsigned s);
@@ -529,6 +530,7 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	if (uc)
 		step_self(uc);
 	trail__fobjs_watch(hook_new);
+	trail__fobjs_cache_save();
 	return n;
 }
 

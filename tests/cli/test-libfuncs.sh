@@ -95,6 +95,18 @@ object_glob() {
 	[ "$($TRAIL report -q -i o2.dat | grep -c ": $h <-")" = $N ] || die "$h@libu"
 }
 
+# At report time too: FUNC@OBJECT keeps (-l) or leaves out (-n) one
+# object's calls.
+report_by_object() {
+	$TRAIL record -q -p function_graph -l 'u_*' -l round_of -o r.dat -- ./app $N >/dev/null
+	$TRAIL report -q -i r.dat -l '*@libu*' >l.txt
+	want l.txt u_hid $N
+	hasnt l.txt round_of
+	$TRAIL report -q -i r.dat -n '*@libu.so' >n.txt
+	has n.txt "round_of();"
+	hasnt n.txt "u_"
+}
+
 # An unnamed function's name is its address in its file: two runs of a
 # stripped PIE (loaded elsewhere each time) name it alike, and -l/-n
 # select by it.
@@ -185,6 +197,33 @@ attach_running() {
 	grep -q ': u_spin <-' a.txt || die "no u_spin: $(head -5 a.txt)"
 }
 
+# The decoded entries of an object kept by build-id in the registry: the
+# second run takes them from there; a damaged cache file is not believed.
+decoded_entries_cached() {
+	local id f
+	fresh_registry
+	export TRAIL_REGISTRY=$PWD/reg
+	id=$(readelf -n libu.so | awk '/Build ID/ {print $3}')
+	[ -n "$id" ] || die "libu.so has no build-id"
+	f=reg/.sites-$id
+	$TRAIL record -q -p function_graph -l 'u_*' -o k1.dat -- ./app $N >/dev/null
+	[ -s "$f" ] || die "no cache file: $(ls -a reg)"
+	for r in 2 damaged short; do
+		case $r in
+		damaged) head -c "$(stat -c %s "$f")" /dev/urandom >"$f" ;;
+		short) head -c 40 /dev/urandom >"$f" ;;
+		esac
+		$TRAIL record -q -p function_graph -l 'u_*' -o k.dat -- ./app $N >out.txt
+		has out.txt "sum="
+		$TRAIL report -q -i k.dat >k.txt
+		want k.txt u_add $((3 * N))
+		want k.txt u_mid $N
+		want k.txt u_spin $((3 * N))
+	done
+	# (rewritten whole by the run after the damage)
+	[ "$(head -c 8 "$f")" = TRLSITE1 ] || die "the cache was not rewritten"
+}
+
 # Debian's sqlite3: its work is in libsqlite3.so.0. Three functions
 # counted by trail and, in a run of their own, by the kernel's uprobes.
 sqlite3_uprobes() {
@@ -230,9 +269,11 @@ t build_fixtures build_fixtures
 t lib_counts lib_counts
 t default_selection default_selection
 t object_glob object_glob
+t report_by_object report_by_object
 t stable_names stable_names
 t list_functions list_functions
 t attach_running attach_running
+t decoded_entries_cached decoded_entries_cached
 if command -v sqlite3 >/dev/null && ldd /usr/bin/sqlite3 | grep -q libsqlite3; then
 	t sqlite3_uprobes sqlite3_uprobes
 else

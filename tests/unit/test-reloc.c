@@ -194,8 +194,10 @@ struct bad {
 static const struct bad bads[] = {
 	{"ret in 5 bytes", {0x31, 0xc0, 0xc3, 0xcc, 0xcc, 0xcc}, 6, -ENOSPC, "ends within"},
 	{"too short", {0x31, 0xc0}, 2, -ENOSPC, "shorter than a jump"},
-	/* dec %rdi; jnz back to the entry: a loop head the jump would replace */
-	{"loop to entry", {0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3}, 6, -EXDEV, "branch into the first 5"},
+	/* xor %eax,%eax; dec %rdi; jnz back 2 bytes in: a loop head the jump
+	 * would replace (one at the entry itself meets the jump: taken) */
+	{"loop inside", {0x31, 0xc0, 0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3}, 8, -EXDEV,
+	 "branch into the first 5"},
 	/* nop; nop; jnz +0 -> 2, further on: a branch into the displaced bytes */
 	{"branch inside", {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x75, 0xfa, 0xc3}, 9, -EXDEV,
 	 "branch into"},
@@ -278,6 +280,27 @@ TEST(jump_tables_read)
 		CHECK_EQ(trail_arch_reloc_check(g, sizeof(g), sizeof(g), fn, &len, why, sizeof(why)),
 			 -EXDEV);
 	}
+	/* no bound check before the jump (gcc shares one between blocks):
+	 * the entries are read while they are code near the jump (here, to
+	 * the reader's end); one into the displaced bytes refuses */
+	{
+		uint8_t g[sizeof(f)];
+
+		memcpy(g, f, sizeof(f));
+		memcpy(g + 3, "\x0f\x1f\x00\x66\x90", 5); /* nopl (%rax); xchg %ax,%ax */
+		for (int i = 0; i < 3; i++)
+			table[i] = (int32_t)(int64_t)(fn + 26 + i - TABLE);
+		CHECK_EQ(trail_arch_reloc_check(g, sizeof(g), sizeof(g), fn, &len, why, sizeof(why)), 0);
+		table[2] = (int32_t)(int64_t)(fn + 3 - TABLE);
+		CHECK_EQ(trail_arch_reloc_check(g, sizeof(g), sizeof(g), fn, &len, why, sizeof(why)),
+			 -EXDEV);
+		CHECK(strstr(why, "a jump table entry into them (+0x3)") != NULL);
+		/* the first entry no code near the jump: no table known */
+		table[0] = (int32_t)0x7fff0000;
+		CHECK_EQ(trail_arch_reloc_check(g, sizeof(g), sizeof(g), fn, &len, why, sizeof(why)),
+			 -EXDEV);
+		CHECK(strstr(why, "cannot be checked") != NULL);
+	}
 	trail_arch_table_reader(NULL, NULL);
 }
 
@@ -334,9 +357,13 @@ TEST(short_function_before_padding)
  * relocated the same way, and refused only for what cannot run elsewhere. */
 TEST(breakpoint_entries)
 {
-	/* dec %rdi; jnz back to the entry; mov %rdi,%rax; ret: the loop the
-	 * jump cannot take */
+	/* dec %rdi; jnz back to the entry; mov %rdi,%rax; ret: a loop whose
+	 * head is the entry takes the jump (each turn meets it) */
 	static const uint8_t loop[] = {0x48, 0xff, 0xcf, 0x75, 0xfb, 0x48, 0x89, 0xf8, 0xc3};
+	/* xor %eax,%eax; dec %rdi; jnz back 2 bytes in; mov %rdi,%rax; ret:
+	 * the loop the jump cannot take */
+	static const uint8_t mid[] = {0x31, 0xc0, 0x48, 0xff, 0xcf, 0x75, 0xfb,
+				      0x48, 0x89, 0xf8, 0xc3};
 	uint8_t *page = region();
 	struct trail_arch_reloc rl;
 	unsigned len = 0;
@@ -346,13 +373,20 @@ TEST(breakpoint_entries)
 	if (!page)
 		return;
 	memcpy(page, loop, sizeof(loop));
-	CHECK_EQ(trail_arch_reloc_check(page, 9, 9, (uintptr_t)page, &len, why, sizeof(why)),
-		 -EXDEV);
-	CHECK_EQ(trail_arch_trap_check(page, 9, (uintptr_t)page, &len, why, sizeof(why)), 0);
-	CHECK_EQ(len, 3);
+	CHECK_EQ(trail_arch_reloc_check(page, 9, 9, (uintptr_t)page, &len, why, sizeof(why)), 0);
+	CHECK_EQ(len, 5);
 	CHECK(!trail_arch_reloc_make(page, len, (uintptr_t)page, (uintptr_t)page + PAGE, &rl));
 	memcpy(page + PAGE, rl.code, rl.copy_len);
-	/* the copy decrements, then goes on at the jnz: the loop runs to 0 */
+	/* the copy decrements, its jnz goes back to the entry: runs to 0 */
+	CHECK_EQ(((fn_t)(uintptr_t)(page + PAGE))(5), 0);
+	memcpy(page, mid, sizeof(mid));
+	CHECK_EQ(trail_arch_reloc_check(page, sizeof(mid), sizeof(mid), (uintptr_t)page, &len, why,
+					sizeof(why)), -EXDEV);
+	CHECK_EQ(trail_arch_trap_check(page, sizeof(mid), (uintptr_t)page, &len, why, sizeof(why)), 0);
+	CHECK_EQ(len, 2);
+	CHECK(!trail_arch_reloc_make(page, len, (uintptr_t)page, (uintptr_t)page + PAGE, &rl));
+	memcpy(page + PAGE, rl.code, rl.copy_len);
+	/* the copy clears, then goes on at the dec: the loop runs to 0 */
 	CHECK_EQ(((fn_t)(uintptr_t)(page + PAGE))(5), 0);
 	CHECK_EQ(trail_arch_reloc_map(&rl, (uintptr_t)page, (uintptr_t)page), (uintptr_t)page + PAGE);
 	/* a function that is a lone ret */

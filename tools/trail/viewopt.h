@@ -31,7 +31,8 @@ enum {
 /* The rows, for a subcommand's option table. */
 #define VIEWOPT_ROWS                                                                        \
 	{'l', "limit-func", OPT_REQUIRED, "GLOB",                                           \
-	 "only calls of these functions (repeatable)", 0, "a function glob"},              \
+	 "only calls of these functions, FUNC or FUNC@OBJECT (repeatable)", 0,            \
+	 "a function glob"},                                                                \
 	{'n', "notrace-func", OPT_REQUIRED, "GLOB",                                         \
 	 "not calls of these (their callees stay; repeatable)", 0, "a function glob"},     \
 	{'g', "graph-func", OPT_REQUIRED, "GLOB",                                           \

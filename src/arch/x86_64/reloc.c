@@ -333,6 +333,8 @@ void trail_arch_table_reader(int (*read)(void *ctx, uintptr_t addr, void *buf, s
 }
 
 #define TABLE_MAX 4096u /* entries read at most */
+#define TABLE_NEAR (64u << 20) /* a table's targets, without a bound check:
+				* within this of the jump */
 
 struct tables {
 	uint64_t cmp;      /* the last `cmp $imm, reg`: its immediate */
@@ -351,6 +353,7 @@ static int table_step(struct tables *t, uintptr_t *targets, unsigned *n)
 	const cs_x86 *x = &insn->detail->x86;
 	uintptr_t base = 0;
 	unsigned esz = 0;
+	int bounded;
 
 	t->cmp_age++;
 	if (t->limit_age >= 0)
@@ -384,18 +387,34 @@ static int table_step(struct tables *t, uintptr_t *targets, unsigned *n)
 		esz = 4;
 	}
 	t->pic_base = X86_REG_INVALID;
-	if (!esz || !tbl_read || t->limit_age < 0 || t->limit_age > 8 || !t->limit ||
-	    t->limit > TABLE_MAX)
+	if (!esz || !tbl_read)
 		return -1;
+	bounded = t->limit_age >= 0 && t->limit_age <= 8 && t->limit && t->limit <= TABLE_MAX;
 	*n = 0;
-	for (uint64_t i = 0; i < t->limit; i++) {
+	for (uint64_t i = 0; i < (bounded ? t->limit : TABLE_MAX); i++) {
 		int32_t rel;
 		uint64_t abs;
+		uintptr_t to;
 
 		if (esz == 4 ? tbl_read(tbl_ctx, base + 4 * i, &rel, 4)
-			     : tbl_read(tbl_ctx, base + 8 * i, &abs, 8))
-			return -1;
-		targets[(*n)++] = esz == 4 ? base + (uintptr_t)(intptr_t)rel : (uintptr_t)abs;
+			     : tbl_read(tbl_ctx, base + 8 * i, &abs, 8)) {
+			if (bounded || !*n)
+				return -1;
+			break;
+		}
+		to = esz == 4 ? base + (uintptr_t)(intptr_t)rel : (uintptr_t)abs;
+		/* no bound check before the jump (gcc shares it between
+		 * blocks): the table read while its entries are code near the
+		 * jump. What follows a table is not (strings, numbers, another
+		 * table's entries: those read too, which only refuses more). A
+		 * real table's entries all are: none is left out */
+		if (!bounded && ((insn->address > TABLE_NEAR && to < insn->address - TABLE_NEAR) ||
+				 to > insn->address + TABLE_NEAR)) {
+			if (!*n)
+				return -1;
+			break;
+		}
+		targets[(*n)++] = to;
 	}
 	t->limit_age = -1;
 	return 0;
