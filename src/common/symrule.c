@@ -24,13 +24,14 @@ int trail__symrule_class(unsigned char info, uint16_t shndx, const char *name)
 
 /* rank bits: class (8), binding (4-5), unsized (1), hidden (0) */
 uint16_t trail__symrule_rank(int cls, unsigned char info, unsigned char other,
-			     uint64_t size)
+			     uint64_t size, const char *name)
 {
 	unsigned bind = ELF64_ST_BIND(info), vis = ELF64_ST_VISIBILITY(other);
 	unsigned b = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : bind == STB_LOCAL ? 2 : 3;
+	const char *at = name ? strchr(name, '@') : NULL;
 
 	return (uint16_t)((unsigned)(cls != TRAIL_SYMRULE_FUNC) << 8 | b << 4 |
-			  (unsigned)!size << 1 |
+			  (unsigned)(at && at[1] != '@') << 3 | (unsigned)!size << 1 |
 			  (unsigned)(vis == STV_HIDDEN || vis == STV_INTERNAL));
 }
 

@@ -13,7 +13,9 @@
  *      name, of type FUNC or GNU_IFUNC (functions) or NOTYPE (labels);
  *   2. aliases: the candidates at one address are one group, named by its
  *      best-ranked member (functions before labels, then GLOBAL > WEAK >
- *      LOCAL > other bindings, then sized before unsized, then
+ *      LOCAL > other bindings, then a default version or none
+ *      before a compatibility one (a .symtab's memcpy@@GLIBC_2.14 before
+ *      memcpy@GLIBC_2.2.5), then sized before unsized, then
  *      default/protected before hidden/internal visibility, then the
  *      earlier in the symbol table); the group spans the largest size of
  *      its members of the winner's class (an unsized alias of a sized
@@ -58,9 +60,10 @@ struct trail_symrule_ent {
  */
 int trail__symrule_class(unsigned char info, uint16_t shndx, const char *name);
 
-/* Step 2: the rank of a candidate of class cls (lower wins). */
+/* Step 2: the rank of a candidate of class cls (lower wins); name (NULL
+ * counts as empty) for its version, where a .symtab writes it in. */
 uint16_t trail__symrule_rank(int cls, unsigned char info, unsigned char other,
-			     uint64_t size);
+			     uint64_t size, const char *name);
 
 /* Does a (section, address, then rank, then table index) come before b?
  * A total order: the sort is deterministic whatever the algorithm. */

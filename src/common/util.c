@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -185,5 +186,29 @@ int trail__parse_num(const char *s, size_t n, uint64_t *v, size_t *bad)
 		}
 		*v = *v * (hex ? 16u : 10u) + d;
 	}
+	return 0;
+}
+
+int trail__debug_file(const uint8_t *id, size_t len, char *buf, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *root = getenv("TRAIL_DEBUG_ROOT");
+	size_t k, rl;
+
+	if (!root || !*root)
+		root = "/usr/lib/debug";
+	rl = strlen(root);
+	if (!len || rl + 2 * len + 20 > n)
+		return -ENAMETOOLONG;
+	memcpy(buf, root, rl);
+	memcpy(buf + rl, "/.build-id/", 11);
+	k = rl + 11;
+	for (size_t i = 0; i < len; i++) {
+		buf[k++] = hex[id[i] >> 4];
+		buf[k++] = hex[id[i] & 15];
+		if (!i)
+			buf[k++] = '/';
+	}
+	memcpy(buf + k, ".debug", 7);
 	return 0;
 }

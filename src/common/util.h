@@ -37,6 +37,11 @@ ssize_t trail__write_full(int fd, const void *buf, size_t n);
 /* Read a small file into buf (NUL-terminated). Returns bytes or -errno. */
 ssize_t trail__read_file(const char *path, char *buf, size_t n);
 
+/* The separate debug file of an object with this GNU build-id (len bytes):
+ * ROOT/.build-id/xx/rest.debug, ROOT $TRAIL_DEBUG_ROOT or /usr/lib/debug
+ * (as gdb and the probes' DWARF find it). 0, or -ENAMETOOLONG. */
+int trail__debug_file(const uint8_t *id, size_t len, char *buf, size_t n);
+
 /* The UTF-8 sequence at s (n > 0 bytes, s[0] >= 0x80): its length with
  * *ok set if it is well formed (Unicode's table 3-7: no overlong forms,
  * surrogates or code points past U+10FFFF), else *ok clear and the length

@@ -22,6 +22,7 @@
 #include "../common/ehframe.h"
 #include "../common/pltscan.h"
 #include "../common/symrule.h"
+#include "../common/util.h"
 
 #define MAX_SECTIONS 65535u
 #define MAX_SYMTAB (256u << 20) /* bytes of symbols + names we accept */
@@ -137,7 +138,8 @@ static int sym_table(const struct buf *syms, const struct buf *strs, uintptr_t b
 			.size = sy[i].st_size,
 			.index = (uint32_t)i,
 			.name = sy[i].st_name,
-			.rank = trail__symrule_rank(cls, sy[i].st_info, sy[i].st_other, sy[i].st_size),
+			.rank = trail__symrule_rank(cls, sy[i].st_info, sy[i].st_other, sy[i].st_size,
+						    (const char *)strs->p + sy[i].st_name),
 		};
 	}
 	*fs = v;
@@ -198,6 +200,17 @@ static int table_read(void *ctx, uintptr_t addr, void *buf, size_t n)
 
 #define SUB_NAME_MAX 24 /* "sub_" + 16 hex digits + NUL */
 
+/* a symbol's name without the version a .symtab writes into it
+ * (memcpy@@GLIBC_2.14: '@' names an object in a glob) */
+static size_t sym_len(const char *nm, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && nm[n] && nm[n] != '@')
+		n++;
+	return n;
+}
+
 /* an unnamed function's name: sub_<its address in the file> */
 static size_t sub_name(char *out, uintptr_t vaddr)
 {
@@ -243,7 +256,7 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		room -= fs[i].size;
 		*keep = (uint8_t)(1 + (room < 254 ? room : 254));
 		nkeep++;
-		names_need += *nm ? strnlen(nm, strs_len - fs[i].name) + 1 : SUB_NAME_MAX;
+		names_need += *nm ? sym_len(nm, strs_len - fs[i].name) + 1 : SUB_NAME_MAX;
 	}
 	if (sites_alloc(o, nkeep, names_need)) {
 		bfree(&tmp);
@@ -258,7 +271,7 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 		if (!keep)
 			continue;
 		if (*nm)
-			f = site_add(o, fs[i].value, nm, strnlen(nm, strs_len - fs[i].name));
+			f = site_add(o, fs[i].value, nm, sym_len(nm, strs_len - fs[i].name));
 		else
 			f = site_add(o, fs[i].value, sub, sub_name(sub, fs[i].value - o->base));
 		f->flags = FSITE_RELOC | FSITE_LAZY | (uint32_t)(keep - 1) << 16;
@@ -362,7 +375,7 @@ void trail__fobj_cache_save(struct fobj *o, int dirfd)
 {
 	struct cache_hdr h;
 	char name[64], tmp[96];
-	size_t done = 0, len;
+	size_t len;
 	uint32_t *v;
 	int fd;
 
@@ -389,36 +402,15 @@ void trail__fobj_cache_save(struct fobj *o, int dirfd)
 			: fl & (FSITE_RELOC | FSITE_TRAP | 0xffu);
 	}
 	/* a name of this process's, renamed over the old file */
-	{
-		char *q = tmp;
-		long pid = getpid();
-		char d[24];
-		int n = 0;
-
-		memcpy(q, name, strlen(name));
-		q += strlen(name);
-		*q++ = '.';
-		do {
-			d[n++] = (char)('0' + pid % 10);
-			pid /= 10;
-		} while (pid);
-		while (n)
-			*q++ = d[--n];
-		*q = '\0';
-	}
+	memcpy(tmp, name, strlen(name));
+	tmp[strlen(name)] = '.';
+	*trail__utoa(tmp + strlen(name) + 1, (uint64_t)getpid()) = '\0';
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd >= 0) {
-		while (done < len) {
-			ssize_t w = write(fd, (const char *)v + done, len - done);
+		ssize_t w = trail__write_full(fd, v, len);
 
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;
-			done += (size_t)w;
-		}
 		close(fd);
-		if (done != len || renameat(dirfd, tmp, dirfd, name))
+		if (w != (ssize_t)len || renameat(dirfd, tmp, dirfd, name))
 			unlinkat(dirfd, tmp, 0);
 		else
 			o->nchecked = 0;
@@ -828,6 +820,52 @@ static const char *sec_name(const ElfW(Shdr) *sh, uint64_t i, const struct buf *
 	return nm;
 }
 
+/* The .symtab of o's separate debug file (by its build-id), into *syms
+ * and *strs (what they held freed): 0, or -1 (they are left as they were) */
+static int debug_symtab(const struct fobj *o, struct buf *syms, struct buf *strs)
+{
+	struct buf shdrs = {0}, shstr = {0}, sy = {0}, st_ = {0};
+	const ElfW(Shdr) *sh;
+	struct stat st;
+	uint64_t shnum;
+	char path[512];
+	int fd, r = -1;
+
+	if (!o->idlen || trail__debug_file(o->id, o->idlen, path, sizeof(path)) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (!sections(fd, &st, &shdrs, &shstr, &shnum)) {
+		sh = shdrs.p;
+		for (uint64_t i = 1; i < shnum && r; i++) {
+			if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= shnum ||
+			    sh[i].sh_entsize != sizeof(ElfW(Sym)) ||
+			    sh[sh[i].sh_link].sh_type != SHT_STRTAB)
+				continue;
+			if (!bread(fd, (uint64_t)st.st_size, sh[i].sh_offset, sh[i].sh_size, &sy) &&
+			    !bread(fd, (uint64_t)st.st_size, sh[sh[i].sh_link].sh_offset,
+				   sh[sh[i].sh_link].sh_size, &st_))
+				r = 0;
+			else {
+				bfree(&sy);
+				bfree(&st_);
+			}
+		}
+	}
+	if (r) {
+		bfree(&sy);
+		bfree(&st_);
+	} else {
+		bfree(syms);
+		bfree(strs);
+		*syms = sy;
+		*strs = st_;
+	}
+	bfree(&shdrs);
+	bfree(&shstr);
+	close(fd);
+	return r;
+}
+
 int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		     const struct dl_phdr_info *info)
 {
@@ -890,6 +928,10 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		o->fsize = (uint64_t)st.st_size;
 		o->fmtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 	}
+	/* stripped, its symbols installed apart (a -dbgsym or -dbg package):
+	 * the separate debug file's .symtab names every function */
+	if (!sites_size && info && !symtab && !debug_symtab(o, &syms, &strs))
+		symtab = 1;
 	if (!sites_size && info && syms.p && symtab) {
 		/* an object without patchable entries: its functions'
 		 * entries, displaced */
@@ -948,7 +990,7 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 		}
 		nkeep++;
 		if (s)
-			names_need += strnlen((const char *)strs.p + s->name,
+			names_need += sym_len((const char *)strs.p + s->name,
 					      strs.len - s->name) + 1;
 	}
 	if ((r = sites_alloc(o, nkeep, names_need)))
@@ -961,7 +1003,7 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			continue;
 		s = fs ? trail__symrule_find(fs, nfs, 0, addrs[i]) : NULL;
 		f = s ? site_add(o, addrs[i], (const char *)strs.p + s->name,
-				 strnlen((const char *)strs.p + s->name, strs.len - s->name))
+				 sym_len((const char *)strs.p + s->name, strs.len - s->name))
 		      : site_add(o, addrs[i], "", 0);
 		if (!o->lo || f->addr < o->lo)
 			o->lo = f->addr;

@@ -18,13 +18,16 @@
 #include "../common/ehframe.h"
 #include "../common/pltscan.h"
 #include "../common/symrule.h"
+#include "../common/util.h"
 
 /* from the C++ runtime (libstdc++), as every C++ tool uses it */
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 static int add_name(struct symtab *t, size_t *cap, const char *s, uint32_t *off)
 {
-	size_t len = strlen(s) + 1;
+	/* (a version in a .symtab's name, memcpy@@GLIBC_2.14: left out, as
+	 * libtrail and `trail list -f` name the function) */
+	size_t len = strcspn(s, "@") + 1;
 
 	if (t->names_len + len > *cap) {
 		size_t nc = *cap ? *cap * 2 : 4096;
@@ -38,7 +41,8 @@ static int add_name(struct symtab *t, size_t *cap, const char *s, uint32_t *off)
 		t->names = nn;
 		*cap = nc;
 	}
-	memcpy(t->names + t->names_len, s, len);
+	memcpy(t->names + t->names_len, s, len - 1);
+	t->names[t->names_len + len - 1] = '\0';
 	*off = (uint32_t)t->names_len;
 	t->names_len += len;
 	return 0;
@@ -190,6 +194,40 @@ static int plt_names(Elf *e, struct symtab *t, size_t *names_cap)
 	return c.r;
 }
 
+Elf *symtab_debug_elf(Elf *e, int *fd)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	char path[512];
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0)
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)d->d_buf + noff, "GNU", 4) &&
+			    !trail__debug_file((const uint8_t *)d->d_buf + doff, nh.n_descsz, path,
+					       sizeof(path))) {
+				Elf *de;
+
+				if ((*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+					return NULL;
+				if ((de = elf_begin(*fd, ELF_C_READ, NULL)) && elf_kind(de) == ELF_K_ELF)
+					return de;
+				if (de)
+					elf_end(de);
+				close(*fd);
+				*fd = -1;
+				return NULL;
+			}
+	}
+	return NULL;
+}
+
 /* the greatest entry of the first n of t at or below addr: does it cover
  * addr? *next gets the address of the entry after it (0: none) */
 static int covered(const struct symtab *t, size_t n, uint64_t addr, uint64_t *next)
@@ -282,13 +320,13 @@ static int eh_names(Elf *e, struct symtab *t, size_t *names_cap)
 
 int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 {
-	Elf *e = NULL;
+	Elf *e = NULL, *se = NULL;
 	Elf_Scn *scn = NULL, *pick = NULL;
 	GElf_Shdr sh, psh = {0};
 	Elf_Data *d;
 	struct trail_symrule_ent *v = NULL;
 	size_t cap = 0, n = 0, names_cap = 0, count;
-	int fd, r = 0;
+	int fd, sfd = -1, r = 0;
 
 	memset(t, 0, sizeof(*t));
 	elf_version(EV_CURRENT);
@@ -312,6 +350,25 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 			psh = sh;
 		}
 	}
+	/* stripped: the separate debug file's .symtab (a -dbgsym package's),
+	 * as libtrail and `trail list -f` take it */
+	if ((!pick || psh.sh_type != SHT_SYMTAB) && (se = symtab_debug_elf(e, &sfd))) {
+		scn = NULL;
+		while ((scn = elf_nextscn(se, scn)))
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
+				pick = scn;
+				psh = sh;
+				break;
+			}
+		if (!scn) {
+			elf_end(se);
+			close(sfd);
+			se = NULL;
+			sfd = -1;
+		}
+	}
+	if (!se)
+		se = e;
 	if (!pick)
 		goto plt; /* no symbols: nothing else to name */
 	d = elf_getdata(pick, NULL);
@@ -327,7 +384,7 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 		if (!gelf_getsym(d, (int)i, &s))
 			continue;
 		cls = trail__symrule_class(s.st_info, s.st_shndx,
-					   elf_strptr(e, psh.sh_link, s.st_name));
+					   elf_strptr(se, psh.sh_link, s.st_name));
 		if (cls < 0)
 			continue;
 		if (n == cap) {
@@ -346,7 +403,8 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 			.size = s.st_size,
 			.index = (uint32_t)i,
 			.name = s.st_name,
-			.rank = trail__symrule_rank(cls, s.st_info, s.st_other, s.st_size),
+			.rank = trail__symrule_rank(cls, s.st_info, s.st_other, s.st_size,
+						    elf_strptr(se, psh.sh_link, s.st_name)),
 		};
 	}
 	/* one entry per address: the winner, with its group's span */
@@ -359,7 +417,7 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		const char *nm = elf_strptr(e, psh.sh_link, v[i].name);
+		const char *nm = elf_strptr(se, psh.sh_link, v[i].name);
 		char *dem = NULL;
 		int st = -1;
 
@@ -382,6 +440,10 @@ out:
 	free(v);
 	if (r)
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+	if (se && se != e)
+		elf_end(se);
+	if (sfd >= 0)
+		close(sfd);
 	if (e)
 		elf_end(e);
 	close(fd);

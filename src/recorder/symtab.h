@@ -35,4 +35,9 @@ void symtab_free(struct symtab *t);
 typedef struct Elf Elf;
 void symtab_plt_each(Elf *e, int (*fn)(void *arg, uint64_t entry, const char *name), void *arg);
 
+/* The separate debug file of e (by its GNU build-id, under
+ * $TRAIL_DEBUG_ROOT or /usr/lib/debug), opened: its Elf (*fd its
+ * descriptor, both the caller's to close), or NULL */
+Elf *symtab_debug_elf(Elf *e, int *fd);
+
 #endif

@@ -95,6 +95,26 @@ object_glob() {
 	[ "$($TRAIL report -q -i o2.dat | grep -c ": $h <-")" = $N ] || die "$h@libu"
 }
 
+# A stripped library whose symbols are installed apart (a -dbgsym
+# package: ROOT/.build-id/xx/rest.debug): its static function by its own
+# name, in list -f, in the selection and in the report.
+debug_file_names() {
+	local id
+	id=$(readelf -n libu.so | awk '/Build ID/ {print $3}')
+	mkdir -p "dbg/.build-id/${id:0:2}"
+	objcopy --only-keep-debug libu-full.so "dbg/.build-id/${id:0:2}/${id:2}.debug"
+	export TRAIL_DEBUG_ROOT=$PWD/dbg
+	$TRAIL list -f ./app 'u_hidden' >l.txt
+	has l.txt "u_hidden [libu.so]"
+	$TRAIL record -q -p function -l 'u_hidden@libu*' -o g.dat -- ./app $N >/dev/null
+	[ "$($TRAIL report -q -i g.dat | grep -c ': u_hidden <-u_hid$')" = $N ] ||
+		die "u_hidden: $($TRAIL report -q -i g.dat | head -3)"
+	# without it, the same function by its address
+	unset TRAIL_DEBUG_ROOT
+	$TRAIL list -f ./app 'u_hidden' >/dev/null 2>&1 && die "u_hidden named without its debug file"
+	$TRAIL list -f ./app "$(hidden_name)" | grep -q libu.so
+}
+
 # At report time too: FUNC@OBJECT keeps (-l) or leaves out (-n) one
 # object's calls.
 report_by_object() {
@@ -270,6 +290,7 @@ t lib_counts lib_counts
 t default_selection default_selection
 t object_glob object_glob
 t report_by_object report_by_object
+t debug_file_names debug_file_names
 t stable_names stable_names
 t list_functions list_functions
 t attach_running attach_running

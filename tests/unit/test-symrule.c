@@ -153,6 +153,10 @@ static const struct table_row {
 	{"an unsized label before a sized function",
 	 {S("start_lbl", GLOBAL, FUNC, 0x1000, 0), S("work", GLOBAL, FUNC, 0x1008, 0x20)},
 	 {{0x1000, "start_lbl"}, {0x1004, "start_lbl"}, {0x1008, "work"}, {0x100c, "work"}}},
+	{"a debug file's versioned aliases: the default version names it",
+	 {S("__lock@GLIBC_2.2.5", GLOBAL, FUNC, 0x1000, 0x10),
+	  S("lock@@GLIBC_2.2.5", GLOBAL, FUNC, 0x1000, 0x10)},
+	 {{0x1000, "lock@@GLIBC_2.2.5"}, {0x100f, "lock@@GLIBC_2.2.5"}}},
 	{"sections of a relocatable object are apart",
 	 {SX("a", GLOBAL, FUNC, 3, 0x0, 0x10), SX("b", GLOBAL, FUNC, 5, 0x0, 0x10)},
 	 {{0}}}, /* queried by relocatable_sections */
@@ -176,7 +180,7 @@ static size_t build(const struct table_row *r, const size_t *order, size_t n,
 			.shndx = s->shndx == 14 ? 0 : s->shndx, /* a linked file: one space */
 			.index = (uint32_t)order[j] + 1,
 			.name = (uint32_t)order[j],
-			.rank = trail__symrule_rank(cls, s->info, s->other, s->size),
+			.rank = trail__symrule_rank(cls, s->info, s->other, s->size, s->name),
 		};
 	}
 	return trail__symrule_table(v, k);
@@ -265,7 +269,7 @@ TEST(big_table_sorted)
 
 		v[i] = (struct trail_symrule_ent){
 			.value = 0x1000 + (j / 10) * 0x10, .size = 0x10, .index = j + 1, .name = j,
-			.rank = trail__symrule_rank(TRAIL_SYMRULE_FUNC, info, STV_DEFAULT, 0x10),
+			.rank = trail__symrule_rank(TRAIL_SYMRULE_FUNC, info, STV_DEFAULT, 0x10, NULL),
 		};
 	}
 	nv = trail__symrule_table(v, N);

@@ -102,7 +102,13 @@ struct work {
 	size_t symidx;                  /* their section */
 	struct strbuf str;
 	int names_only;                 /* FUNCSCAN_NAMES */
+	Elf *symelf;                    /* the separate debug file syms come
+					 * from (a stripped object's), or NULL */
+	int symfd;
 };
+
+/* where the symbols are: the object, or its separate debug file */
+#define SYMELF(w) ((w)->symelf ? (w)->symelf : (w)->elf)
 
 __attribute__((format(printf, 2, 3)))
 static void set_err(struct work *w, const char *fmt, ...)
@@ -346,8 +352,9 @@ static int get_sym(Elf_Data *syms, Elf_Data *xndx, size_t i, GElf_Sym *s,
 static Elf_Data *symtab_data(struct work *w, size_t idx, Elf_Data **xndx,
 			     size_t *nsyms)
 {
-	Elf_Scn *scn = elf_getscn(w->elf, idx), *x = NULL;
-	size_t symsz = gelf_fsize(w->elf, ELF_T_SYM, 1, EV_CURRENT);
+	Elf *e = w->symelf && idx == w->symidx ? w->symelf : w->elf;
+	Elf_Scn *scn = elf_getscn(e, idx), *x = NULL;
+	size_t symsz = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
 	GElf_Shdr sh;
 	Elf_Data *d;
 
@@ -358,7 +365,8 @@ static Elf_Data *symtab_data(struct work *w, size_t idx, Elf_Data **xndx,
 	    sh.sh_size > MAX_SYMTAB || (sh.sh_flags & SHF_COMPRESSED) ||
 	    !(d = elf_getdata(scn, NULL)) || d->d_type != ELF_T_SYM)
 		return NULL;
-	if (w->xndx_idx && w->xndx_link == idx && (x = elf_getscn(w->elf, w->xndx_idx)))
+	if (e == w->elf && w->xndx_idx && w->xndx_link == idx &&
+	    (x = elf_getscn(w->elf, w->xndx_idx)))
 		*xndx = elf_getdata(x, NULL);
 	*nsyms = d->d_size / symsz;
 	return d;
@@ -579,6 +587,29 @@ static int code_bytes(struct work *w, size_t idx, const unsigned char **p,
 /* ------------------------------------------------------------------------
  * Step 3: the symbols.
  */
+/* The .symtab of w's separate debug file (by its build-id: a stripped
+ * object whose symbols a -dbgsym package installed): 1 with w->symelf,
+ * w->symidx and w->strndx set, else 0 */
+static int debug_symtab(struct work *w)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (!(w->symelf = symtab_debug_elf(w->elf, &w->symfd)))
+		return 0;
+	while ((scn = elf_nextscn(w->symelf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
+			w->symidx = elf_ndxscn(scn);
+			w->strndx = sh.sh_link;
+			return 1;
+		}
+	elf_end(w->symelf);
+	w->symelf = NULL;
+	close(w->symfd);
+	w->symfd = -1;
+	return 0;
+}
+
 static int load_symbols(struct work *w)
 {
 	size_t idx = 0, nsyms, cap = 0;
@@ -586,7 +617,7 @@ static int load_symbols(struct work *w)
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 
-	for (int pass = 0; pass < 2 && !idx; pass++)
+	for (int pass = 0; pass < 2 && !idx; pass++) {
 		while ((scn = elf_nextscn(w->elf, scn)))
 			if (gelf_getshdr(scn, &sh) &&
 			    sh.sh_type == (pass ? SHT_DYNSYM : SHT_SYMTAB)) {
@@ -595,6 +626,10 @@ static int load_symbols(struct work *w)
 				w->symidx = idx;
 				break;
 			}
+		/* (no .symtab: the debug file's, as libtrail's fsites.c) */
+		if (!pass && !idx && !w->rel && debug_symtab(w))
+			idx = w->symidx;
+	}
 	if (!idx)
 		return 0;
 	d = symtab_data(w, idx, &xndx, &nsyms);
@@ -610,7 +645,7 @@ static int load_symbols(struct work *w)
 		if (get_sym(d, xndx, i, &s, &shndx))
 			break;
 		cls = trail__symrule_class(s.st_info, s.st_shndx,
-					   elf_strptr(w->elf, w->strndx, s.st_name));
+					   elf_strptr(SYMELF(w), w->strndx, s.st_name));
 		if (cls < 0)
 			continue;
 		if (w->nsyms == cap) {
@@ -628,7 +663,8 @@ static int load_symbols(struct work *w)
 			.shndx = w->rel ? shndx : 0,
 			.index = (uint32_t)i,
 			.name = s.st_name,
-			.rank = trail__symrule_rank(cls, s.st_info, s.st_other, s.st_size),
+			.rank = trail__symrule_rank(cls, s.st_info, s.st_other, s.st_size,
+						    elf_strptr(SYMELF(w), w->strndx, s.st_name)),
 		};
 	}
 	w->nsyms = trail__symrule_table(w->syms, w->nsyms);
@@ -786,11 +822,15 @@ fail:
  * offsets in *sym and *name: 0 or -ENOMEM */
 static int add_names(struct work *w, const char *symbol, size_t *sym, size_t *name)
 {
-	char *dm = funcscan_demangle(symbol);
+	/* a version a .symtab writes into the name (memcpy@@GLIBC_2.14, a
+	 * debug file's) is no part of it: '@' names an object in a glob */
+	char *base = strndup(symbol, strcspn(symbol, "@"));
+	char *dm = base ? funcscan_demangle(base) : NULL;
 
-	*sym = str_add(&w->str, symbol);
+	*sym = base ? str_add(&w->str, base) : (size_t)-1;
 	*name = dm ? str_add(&w->str, dm) : (size_t)-1;
 	free(dm);
+	free(base);
 	return *sym == (size_t)-1 || *name == (size_t)-1 ? -ENOMEM : 0;
 }
 
@@ -882,7 +922,7 @@ static int build_sites(struct work *w, struct fscan *out)
 		f->nops = (uint32_t)nops;
 		f->before = (uint32_t)before;
 		if (s) {
-			const char *sn = elf_strptr(w->elf, w->strndx, s->name);
+			const char *sn = elf_strptr(SYMELF(w), w->strndx, s->name);
 
 			f->func = s->value;
 			if ((r = add_names(w, sn ? sn : "", &sym_off[out->n], &name_off[out->n])))
@@ -1069,7 +1109,7 @@ static int build_eh_sites(struct work *w, struct fscan *out)
 			next = text_hi;
 		if (e && e->value == a && (d = symtab_data(w, w->symidx, &xndx, &nsyms)) &&
 		    !get_sym(d, xndx, e->index, &s, &shndx))
-			sn = elf_strptr(w->elf, w->strndx, s.st_name);
+			sn = elf_strptr(SYMELF(w), w->strndx, s.st_name);
 		r = reloc_site(w, out, a, next - a, next - a, sn ? sn : "", name_off, sym_off);
 	}
 out:
@@ -1091,7 +1131,7 @@ static int build_reloc_sites(struct work *w, struct fscan *out)
 	GElf_Shdr sh;
 	int r = 0;
 
-	if (!w->symidx || !(scn = elf_getscn(w->elf, w->symidx)) || !gelf_getshdr(scn, &sh) ||
+	if (!w->symidx || !(scn = elf_getscn(SYMELF(w), w->symidx)) || !gelf_getshdr(scn, &sh) ||
 	    sh.sh_type != SHT_SYMTAB)
 		return build_eh_sites(w, out);
 	if (!(d = symtab_data(w, w->symidx, &xndx, &nsyms)) || !w->nsyms)
@@ -1106,7 +1146,7 @@ static int build_reloc_sites(struct work *w, struct fscan *out)
 		GElf_Sym s;
 
 		if (get_sym(d, xndx, e->index, &s, &shndx) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-		    !(sn = elf_strptr(w->elf, w->strndx, s.st_name)) || !*sn || trail__symrule_crt(sn))
+		    !(sn = elf_strptr(SYMELF(w), w->strndx, s.st_name)) || !*sn || trail__symrule_crt(sn))
 			continue;
 		/* up to the next symbol of its section (as libtrail's fsites.c) */
 		if (i + 1 < w->nsyms && w->syms[i + 1].value > e->value)
@@ -1253,7 +1293,7 @@ int funcscan_file_opts(const char *path, struct fscan *out, char *err, size_t er
 		       unsigned flags)
 {
 	struct work w = {.path = path, .err = err, .errlen = err ? errlen : 0,
-			 .names_only = !!(flags & FUNCSCAN_NAMES)};
+			 .names_only = !!(flags & FUNCSCAN_NAMES), .symfd = -1};
 	int fd = -1, r;
 
 	memset(out, 0, sizeof(*out));
@@ -1320,6 +1360,10 @@ out:
 	}
 	if (w.elf)
 		elf_end(w.elf);
+	if (w.symelf)
+		elf_end(w.symelf);
+	if (w.symfd >= 0)
+		close(w.symfd);
 	if (fd >= 0)
 		close(fd);
 	free(w.ps);
