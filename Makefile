@@ -46,6 +46,7 @@ bench: deps all
 	scripts/install-deps.sh --bench
 	bench/run.sh $(BUILD)
 	bench/real.sh $(BUILD)
+	bench/debian.sh $(BUILD)
 	bench/probe.sh $(BUILD)
 	bench/attach.sh $(BUILD)
 	bench/fork.sh $(BUILD)
