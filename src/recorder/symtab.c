@@ -271,7 +271,9 @@ static int eh_names(Elf *e, struct symtab *t, size_t *names_cap)
 			xhi[nx++] = sh.sh_addr + sh.sh_size;
 		}
 		nm = elf_strptr(e, si, sh.sh_name);
-		if (nm && !strcmp(nm, ".eh_frame_hdr") && sh.sh_type == SHT_PROGBITS) {
+		/* (SHT_X86_64_UNWIND: as LLVM's linker types it) */
+		if (nm && !strcmp(nm, ".eh_frame_hdr") &&
+		    (sh.sh_type == SHT_PROGBITS || sh.sh_type == SHT_X86_64_UNWIND)) {
 			hd = elf_getdata(scn, NULL);
 			hsh = sh;
 		}

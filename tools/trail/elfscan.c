@@ -1132,7 +1132,9 @@ int elfscan_vaddr_read(void *elf, uintptr_t addr, void *buf, size_t n)
 	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		/* (.eh_frame is SHT_X86_64_UNWIND where LLVM's linker made it) */
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
 		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_COMPRESSED) ||
 		    addr < sh.sh_addr || addr - sh.sh_addr > sh.sh_size ||
 		    n > sh.sh_size - (addr - sh.sh_addr))

@@ -1067,7 +1067,8 @@ static int build_eh_sites(struct work *w, struct fscan *out)
 
 		if (!gelf_getshdr(scn, &sh) || !(nm = sec_name(w, &sh)))
 			continue;
-		if (!strcmp(nm, ".eh_frame_hdr") && sh.sh_type == SHT_PROGBITS &&
+		if (!strcmp(nm, ".eh_frame_hdr") &&
+		    (sh.sh_type == SHT_PROGBITS || sh.sh_type == SHT_X86_64_UNWIND) &&
 		    (d = elf_getdata(scn, NULL)) && d->d_buf) {
 			hdr = d->d_buf;
 			hdr_len = d->d_size;
