@@ -264,10 +264,27 @@ decoded_entries_cached() {
 	[ "$(head -c 8 "$f")" = TRLSITE1 ] || die "the cache was not rewritten"
 }
 
+# the kernel's uprobe counts of the three functions over one run of q.sql
+# (into up.txt)
+uprobe_counts() { # library
+	local tr=/sys/kernel/tracing f off
+	echo >$tr/uprobe_events
+	for f in sqlite3_step sqlite3_prepare_v2 sqlite3_finalize; do
+		off=$(readelf -sW --dyn-syms "$1" | awk -v f=$f '$8 == f && $4 == "FUNC" {print $2; exit}')
+		echo "p:trailtest/$f $1:0x$off" >>$tr/uprobe_events
+	done
+	echo 1 >$tr/events/trailtest/enable
+	rm -f db
+	sqlite3 db <q.sql >/dev/null
+	echo 0 >$tr/events/trailtest/enable
+	cp $tr/uprobe_profile up.txt
+	echo >$tr/uprobe_events
+}
+
 # Debian's sqlite3: its work is in libsqlite3.so.0. Three functions
-# counted by trail and, in a run of their own, by the kernel's uprobes.
-sqlite3_uprobes() {
-	local L tr=/sys/kernel/tracing f off
+# counted by trail (the same in two runs) and, in a run of their own, by
+# the kernel's uprobes. sqlite3_run: trail's graph of them over q.sql.
+sqlite3_run() { # output
 	L=$(readlink -f "$(ldd /usr/bin/sqlite3 | awk '/libsqlite3/ {print $3}')")
 	cat >q.sql <<'SQL'
 CREATE TABLE t(a INTEGER, b TEXT);
@@ -277,28 +294,26 @@ CREATE INDEX i ON t(b);
 SELECT a FROM t WHERE b = 'v77';
 SQL
 	rm -f db
-	$TRAIL record -q -p function_graph -l sqlite3_step -l sqlite3_prepare_v2 -l sqlite3_finalize \
-		-o q.dat -- sqlite3 db <q.sql >out.txt
+	$TRAIL record -q -p function_graph -l 'sqlite3_step@libsqlite3*' -l sqlite3_prepare_v2 \
+		-l sqlite3_finalize -o q.dat -- sqlite3 db <q.sql >out.txt
 	has out.txt "77"
-	$TRAIL report -q -i q.dat >q.txt
+	$TRAIL report -q -i q.dat >"$1"
+}
+
+sqlite3_counts() {
+	sqlite3_run q1.txt
+	sqlite3_run q2.txt
 	for f in sqlite3_step sqlite3_prepare_v2 sqlite3_finalize; do
-		[ "$(calls q.txt $f)" -gt 0 ] || die "no $f: $(head q.txt)"
+		[ "$(calls q1.txt $f)" -gt 0 ] || die "no $f: $(head q1.txt)"
+		[ "$(calls q1.txt $f)" = "$(calls q2.txt $f)" ] || die "$f: $(calls q1.txt $f), then $(calls q2.txt $f)"
 	done
-	if ! [ -w $tr/uprobe_events ] || ! grep -q . $tr/available_events 2>/dev/null; then
-		echo "# (no writable tracefs here: the counts are not compared with uprobes)"
-		return 0
-	fi
-	echo >$tr/uprobe_events
-	for f in sqlite3_step sqlite3_prepare_v2 sqlite3_finalize; do
-		off=$(readelf -sW --dyn-syms "$L" | awk -v f=$f '$8 == f && $4 == "FUNC" {print $2; exit}')
-		echo "p:trailtest/$f $L:0x$off" >>$tr/uprobe_events
-	done
-	echo 1 >$tr/events/trailtest/enable
-	rm -f db
-	sqlite3 db <q.sql >/dev/null
-	echo 0 >$tr/events/trailtest/enable
-	cp $tr/uprobe_profile up.txt
-	echo >$tr/uprobe_events
+}
+
+# ... and the kernel's uprobes on the same functions (a run of their own:
+# a uprobe's int3 at an entry is code trail does not move)
+sqlite3_uprobes() {
+	sqlite3_run q.txt
+	uprobe_counts "$L"
 	for f in sqlite3_step sqlite3_prepare_v2 sqlite3_finalize; do
 		[ "$(awk -v f=$f '$2 == f {print $3}' up.txt)" = "$(calls q.txt $f)" ] ||
 			die "$f: uprobes $(cat up.txt), trail $(calls q.txt $f)"
@@ -315,8 +330,13 @@ t stable_names stable_names
 t list_functions list_functions
 t attach_running attach_running
 t decoded_entries_cached decoded_entries_cached
-if command -v sqlite3 >/dev/null && ldd /usr/bin/sqlite3 | grep -q libsqlite3; then
-	t sqlite3_uprobes sqlite3_uprobes
+if ! command -v sqlite3 >/dev/null || ! ldd /usr/bin/sqlite3 | grep -q libsqlite3; then
+	skip sqlite3_counts "Debian's sqlite3 is not installed (scripts/install-deps.sh --sanitizers installs it)"
+	skip sqlite3_uprobes "Debian's sqlite3 is not installed"
+elif ! [ -w /sys/kernel/tracing/uprobe_events ]; then
+	t sqlite3_counts sqlite3_counts
+	skip sqlite3_uprobes "no writable /sys/kernel/tracing/uprobe_events (not root, or no tracefs): trail's counts are not compared with the kernel's"
 else
-	skip sqlite3_uprobes "Debian's sqlite3 is not installed (scripts/install-deps.sh --sanitizers installs it)"
+	t sqlite3_counts sqlite3_counts
+	t sqlite3_uprobes sqlite3_uprobes
 fi
