@@ -978,13 +978,23 @@ static int reloc_site(struct work *w, struct fscan *out, uint64_t value, uint64_
 	if (*sn && trail__symrule_crt(sn))
 		return 0; /* (libtrail's fsites.c: never a site) */
 	idx = code_section(w, &at);
-	if (!idx || code_bytes(w, idx, &p, &n, &base) || value - base >= n)
+	if (!idx)
 		return 0;
-	out->entries++; /* a function that might be entered */
-	if (w->names_only && size) {
+	if (w->names_only) { /* (the section's bounds, not its bytes) */
+		Elf_Scn *scn = elf_getscn(w->elf, idx);
+		GElf_Shdr sh;
+
+		if (!scn || !gelf_getshdr(scn, &sh) || value - sh.sh_addr >= sh.sh_size)
+			return 0;
+		out->entries++;
+		if (!size)
+			goto refused;
 		len = 0;
 		goto take;
 	}
+	if (code_bytes(w, idx, &p, &n, &base) || value - base >= n)
+		return 0;
+	out->entries++; /* a function that might be entered */
 	if (size > n - (value - base))
 		size = n - (value - base);
 	if (room > n - (value - base))
@@ -996,6 +1006,7 @@ static int reloc_site(struct work *w, struct fscan *out, uint64_t value, uint64_
 		trap = 1;
 	if (!size || (trap && trail_arch_trap_check(p + (value - base), size, value, &len, why,
 						    sizeof(why)))) {
+refused:
 		if (!size)
 			snprintf(why, sizeof(why), "no size");
 		if (!out->skipped++)
