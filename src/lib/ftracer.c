@@ -236,9 +236,9 @@ static void step_self(void *ucv)
 /* Sites waiting to be patched: while other threads run (live), 64 at a
  * time, each batch a round of breakpoints and steps; else (no other
  * thread, or an object no thread can run yet), written directly, up to
- * 256 at once, the pages of a run of them made writable once. */
+ * 128 at once, the pages of a run of them made writable once. */
 #define BATCH_LIVE 64
-#define BATCH_DIRECT 256
+#define BATCH_DIRECT 128 /* (the batch is on the stack: 3 KiB) */
 
 struct batch {
 	struct hsite *h[BATCH_DIRECT];
@@ -249,11 +249,15 @@ struct batch {
 
 static int patch_direct(struct hsite **hs, size_t n, const uintptr_t *targets)
 {
-	struct trail_arch_poke pk[BATCH_DIRECT] = {{0}};
+	struct trail_arch_poke *pk;
+	size_t len = n * sizeof(*pk);
 	int r;
 
-	if (n > BATCH_DIRECT)
-		return -EINVAL;
+	/* (mmap, as patch_live: not more of the stack of a thread in a
+	 * signal handler, or in dlopen) */
+	pk = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pk == MAP_FAILED)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		pk[i].addr = hs[i]->addr;
 		memcpy(hs[i]->orig, (const void *)hs[i]->addr, TRAIL_ARCH_SITE_SIZE);
@@ -272,6 +276,7 @@ static int patch_direct(struct hsite **hs, size_t n, const uintptr_t *targets)
 	if (!r)
 		for (size_t i = 0; i < n; i++)
 			hs[i]->patched = 1;
+	munmap(pk, len ? len : 1);
 	return r;
 }
 
