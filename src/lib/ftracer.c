@@ -182,38 +182,6 @@ static int patch_trap(struct hsite *h)
  * tails: fstep.c.
  */
 
-/* Patch a batch of sites while other threads run. */
-static int patch_live(struct hsite **hs, size_t n, uintptr_t *addrs, const uintptr_t *targets)
-{
-	struct trail_arch_poke *pk;
-	size_t len = n * sizeof(*pk);
-	int r;
-
-	pk = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pk == MAP_FAILED)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		pk[i].addr = hs[i]->addr;
-		memcpy(hs[i]->orig, (const void *)hs[i]->addr, TRAIL_ARCH_SITE_SIZE);
-		trail_arch_jump_insn(pk[i].bytes, hs[i]->addr, targets[i]);
-		addrs[i] = hs[i]->addr;
-	}
-	/* the step handler needs them sorted: hsite order is by hash */
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && addrs[j - 1] > addrs[j]; j--) {
-			uintptr_t t = addrs[j];
-
-			addrs[j] = addrs[j - 1];
-			addrs[j - 1] = t;
-		}
-	r = trail__step_poke(pk, n, addrs);
-	if (!r)
-		for (size_t i = 0; i < n; i++)
-			hs[i]->patched = 1;
-	munmap(pk, len ? len : 1);
-	return r;
-}
-
 /* The thread a control signal interrupted may have been inside a site
  * just patched: move it past (the nops it skips did nothing), or into the
  * copy of the instructions a jump displaced. */
@@ -247,46 +215,39 @@ struct batch {
 	int live;
 };
 
-static int patch_direct(struct hsite **hs, size_t n, const uintptr_t *targets)
+/* Write a batch: the jumps in address order (hsite order is by hash), in
+ * mmap'ed memory (not more of the stack of a thread in a signal handler,
+ * or in dlopen); live, breakpoint first with every thread stepped out
+ * (fstep.c, which needs the addresses sorted), else directly. */
+static int batch_flush(struct batch *b)
 {
 	struct trail_arch_poke *pk;
-	size_t len = n * sizeof(*pk);
+	size_t n = b->n, len = n * sizeof(*pk);
 	int r;
 
-	/* (mmap, as patch_live: not more of the stack of a thread in a
-	 * signal handler, or in dlopen) */
-	pk = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	b->n = 0;
+	if (!n)
+		return 0;
+	pk = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (pk == MAP_FAILED)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		pk[i].addr = hs[i]->addr;
-		memcpy(hs[i]->orig, (const void *)hs[i]->addr, TRAIL_ARCH_SITE_SIZE);
-		trail_arch_jump_insn(pk[i].bytes, hs[i]->addr, targets[i]);
-	}
-	/* in address order (insertion sort: hsite order is by hash) */
-	for (size_t i = 1; i < n; i++) {
-		struct trail_arch_poke t = pk[i];
+		struct trail_arch_poke t = {.addr = b->h[i]->addr};
 		size_t j = i;
 
+		memcpy(b->h[i]->orig, (const void *)t.addr, TRAIL_ARCH_SITE_SIZE);
+		trail_arch_jump_insn(t.bytes, t.addr, b->target[i]);
 		for (; j > 0 && pk[j - 1].addr > t.addr; j--)
 			pk[j] = pk[j - 1];
 		pk[j] = t;
 	}
-	r = trail_arch_text_write_many(pk, n);
+	for (size_t i = 0; i < n; i++)
+		b->addrs[i] = pk[i].addr;
+	r = b->live ? trail__step_poke(pk, n, b->addrs) : trail_arch_text_write_many(pk, n);
 	if (!r)
 		for (size_t i = 0; i < n; i++)
-			hs[i]->patched = 1;
-	munmap(pk, len ? len : 1);
-	return r;
-}
-
-static int batch_flush(struct batch *b)
-{
-	int r = !b->n ? 0
-	      : b->live ? patch_live(b->h, b->n, b->addrs, b->target)
-			: patch_direct(b->h, b->n, b->target);
-
-	b->n = 0;
+			b->h[i]->patched = 1;
+	munmap(pk, len);
 	return r;
 }
 
