@@ -19,6 +19,9 @@
 #   ... unmodified     the same of bench_fgraph_plain, built without
 #                      patchable entries (trail displaces work's first
 #                      instructions; uftrace --force -P work)
+#   ... whole function the same arithmetic in a leaf whose entry is a
+#                      loop head (work_whole, BENCH_WHOLE=1), which trail
+#                      runs whole from a copy; its ratio to the above
 #   library call      ns per traced call of libc's labs through the PLT
 #                      (bench_libcall), trail and uftrace --force defaults
 # bench/real.sh (run after this one by `make bench`) gives the slowdown of
@@ -61,12 +64,15 @@ done
 # function_graph: the same -fpatchable-function-entry=5 binary untraced,
 # under trail, under uftrace (-b 4M: its default 128 KiB buffers make it
 # about 2.5x slower); the unpatched build as the reference
-declare -a fg_plain fg_pfe fg_trail fg_bytes uf uf_bytes fgu_trail ufu lc_trail lc_uf
+declare -a fg_plain fg_pfe fg_trail fg_bytes uf uf_bytes fgu_trail fgw_trail ufu lc_trail lc_uf
 minus() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a-b}'; }
 for r in $(seq "$RUNS"); do
 	l=$("$BUILD/bench/bench_fgraph_plain"); pbase=$(field ns_per_iter "$l"); fg_plain+=("$pbase")
 	l=$("${PIN_REC[@]}" "$TRAIL" record -q -p function_graph -l work -o "$TMP/u.dat" -- "$BUILD/bench/bench_fgraph_plain")
 	fgu_trail+=("$(minus "$(field ns_per_iter "$l")" "$pbase")")
+	l=$(BENCH_WHOLE=1 "$BUILD/bench/bench_fgraph_plain"); wbase=$(field ns_per_iter "$l")
+	l=$(BENCH_WHOLE=1 "${PIN_REC[@]}" "$TRAIL" record -q -p function_graph -l work_whole -o "$TMP/w.dat" -- "$BUILD/bench/bench_fgraph_plain")
+	fgw_trail+=("$(minus "$(field ns_per_iter "$l")" "$wbase")")
 	l=$("$BUILD/bench/bench_fgraph"); base=$(field ns_per_iter "$l"); fg_pfe+=("$base")
 	l=$("${PIN_REC[@]}" "$TRAIL" record -q -p function_graph -l work -o "$TMP/g.dat" -- "$BUILD/bench/bench_fgraph")
 	calls=$(field calls "$l")
@@ -137,6 +143,9 @@ if [ ${#uf[@]} -gt 0 ]; then
 		"$(awk -v a="$(median "${uf[@]}")" -v b="$(median "${fg_trail[@]}")" 'BEGIN{printf "%.1fx", a/b}')"
 fi
 printf '%-44s %s\n' "trail function_graph, unmodified build, ns" "$(stats "${fgu_trail[@]}")"
+printf '%-44s %s\n' "... whole function moved (loop at entry), ns" "$(stats "${fgw_trail[@]}")"
+printf '%-44s %s\n' "ratio whole / displaced entry" \
+	"$(awk -v a="$(median "${fgw_trail[@]}")" -v b="$(median "${fgu_trail[@]}")" 'BEGIN{printf "%.2fx", a/b}')"
 if [ ${#ufu[@]} -gt 0 ]; then
 	printf '%-44s %s\n' "uftrace --force, unmodified build, ns" "$(stats "${ufu[@]}")"
 	printf '%-44s %s\n' "ratio uftrace / trail (unmodified)" \

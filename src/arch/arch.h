@@ -278,6 +278,43 @@ int trail_arch_insn_len(const uint8_t *code, size_t n, uintptr_t at);
  * -E2BIG too many, -EINVAL not decodable. */
 int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
 			   unsigned *len, char *why, size_t whylen);
+/* How the entry of the function at fn (code: its size bytes, room bytes
+ * readable up to the next symbol) is best entered, what libtrail's
+ * fsites.c and the tools' funcscan.c decide alike:
+ *   TRAIL_ARCH_ENTER_JUMP  a jump over its first *len bytes (above);
+ *   TRAIL_ARCH_ENTER_WHOLE the whole function runs from a copy
+ *                          (trail_arch_whole_make), its entry a jump to
+ *                          the hook: what the jump alone cannot do (a
+ *                          branch into the first bytes), or does wrong (a
+ *                          loop whose head is the entry: the hook at each
+ *                          turn); *len is the jump's 5 bytes;
+ *   TRAIL_ARCH_ENTER_TRAP  a breakpoint on its first instruction, *len
+ *                          bytes (trail_arch_trap_check);
+ * or -errno when nothing can enter it. why says why the jump alone was
+ * not taken (empty when it was), or, refused, why the breakpoint is not. */
+#define TRAIL_ARCH_ENTER_JUMP 0
+#define TRAIL_ARCH_ENTER_WHOLE 1
+#define TRAIL_ARCH_ENTER_TRAP 2
+int trail_arch_entry_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
+			   unsigned *len, char *why, size_t whylen);
+/* Can the function at fn (code: its size bytes) run whole from a copy?
+ * Its instructions, all decoded, must mean the same from elsewhere:
+ * no call (the return address would be in the copy, where no unwinder
+ * looks for it: only leaf functions move), no indirect jump but a
+ * RIP-relative one without index (a tail call through the GOT; a table's
+ * or a computed target is an address of the original), no short branch
+ * out of the function (its rel8 cannot reach from the copy), at most
+ * TRAIL_ARCH_WHOLE_MAX bytes. 0, or -errno with why. */
+#define TRAIL_ARCH_WHOLE_MAX 4096u
+int trail_arch_whole_check(const uint8_t *code, size_t size, uintptr_t fn, char *why,
+			   size_t whylen);
+/* The copy of that function (size bytes) for the address at, written to
+ * out: branches and RIP-relative operands inside the function keep their
+ * bytes (they reach the copy's own), those going out are re-targeted at
+ * what they reached. The layout is the same: a thread at fn + k goes on
+ * at at + k. 0, or -ERANGE (out of 32-bit reach), -ENOTSUP, -EINVAL. */
+int trail_arch_whole_make(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t at,
+			  uint8_t *out);
 /* Does the function at fn (code: its size bytes) use the wide vector
  * registers (an instruction with a VEX or EVEX prefix: AVX, AVX-512, or
  * SSE built with -mavx)? Then values may live in their upper halves, and

@@ -66,6 +66,7 @@ int trail__arena_geom(struct trail_arena_geom *g, uint64_t buffer_bytes,
 	off += g->evdata_size;
 	g->mods_off = off;
 	off += (uint64_t)g->max_mods * sizeof(struct trail_mod);
+	off += TRAIL_TRAPS(g->max_mods) * sizeof(struct trail_trapsite);
 	g->spec_off = off;
 	off = align_up(off + spec_len + 1, PAGE);
 	g->chunks_off = off;

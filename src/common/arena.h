@@ -21,6 +21,7 @@
  *   | event table        |  id -> offset of a copy of the event's meta blob
  *   +--------------------+ mods_off
  *   | module slots       |  objects with patched functions, per process
+ *   | breakpoint sites   |  TRAIL_TRAPS(max_mods) of them, right after
  *   +--------------------+ spec_off
  *   | enable spec        |  the event globs, text, one per line
  *   +--------------------+ chunks_off (page aligned)
@@ -71,7 +72,7 @@
 #include <stdint.h>
 
 #define TRAIL_ARENA_MAGIC 0x414e455241525254ull /* "TRRARENA" */
-#define TRAIL_ARENA_VERSION 5u
+#define TRAIL_ARENA_VERSION 6u
 
 #define TRAIL_ARENA_OVERWRITE 0x1u /* flags: flight-recorder mode */
 
@@ -135,6 +136,8 @@ struct trail_arena_hdr {
 			     * snapshot when it changes) */
 	uint32_t trap_hooks; /* functions hooked through a breakpoint (a trap
 			      * per call), over the processes */
+	uint32_t ntraps; /* trail_trapsite entries taken (may exceed the
+			  * table: those are not recorded) */
 
 	/* Histograms kept in the processes (hist triggers): the area's
 	 * place (geometry, after the chunks), the copies a table has (one
@@ -309,6 +312,17 @@ struct trail_mod {
 	uint64_t gone; /* writer clock ticks, with TRAIL_MS_GONE */
 	char path[456];
 };
+
+/* A function entered through a breakpoint (its address, run-time, in
+ * process pid), for the recorder to mark its symbol: written before the
+ * module holding it is published (release: state 1). The table follows
+ * the module slots: TRAIL_TRAPS(max_mods) entries. */
+struct trail_trapsite {
+	uint32_t state;
+	uint32_t pid;
+	uint64_t addr;
+};
+#define TRAIL_TRAPS(max_mods) ((uint64_t)(max_mods) * 4u)
 
 /* Event table entry: evidx[id] is the offset in evdata of this, or 0. */
 struct trail_evrec {

@@ -13,7 +13,10 @@
  *
  * Calls are counted by name pointer first (one hash probe a call; the
  * reader's names are stable strings), merged by name text at the end,
- * so a function known to several processes is one row. A call the file
+ * so a function known to several processes is one row. A function the
+ * recording entered through a breakpoint (its symbol's TRAIL_SYM_TRAP)
+ * is marked `[breakpoint]`: each of its calls took a trap (a few us),
+ * which its callers' times hold, not the program's work. A call the file
  * holds only the return of (NOSTART) has no duration: it is counted in
  * no row. A call the trace ended inside (OPEN) counts with the time it
  * had run.
@@ -31,6 +34,7 @@ struct row {
 	uint32_t gidx;    /* the stream the group was first seen in */
 	uint64_t calls, total, self, min, max;
 	int used;
+	int trap; /* entered through a breakpoint (TRAIL_SYM_TRAP) */
 };
 
 struct table {
@@ -122,8 +126,11 @@ static int sum_call(void *ctx, const struct trail_call *c)
 	r = find(&s->funcs, c->name, c->name ? 0 : c->func, group_of(s, c->stream));
 	if (!r)
 		return -ENOMEM;
-	if (r->calls == 0)
+	if (r->calls == 0) {
 		r->gidx = c->stream->order;
+		r->trap = !!(trail_reader_symbol_flags(s->src->reader, c->stream->pid, c->func,
+						       c->ts_raw) & TRAIL_SYM_TRAP);
+	}
 	dur = c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0;
 	if (!s->first_ns || c->start_ns < s->first_ns)
 		s->first_ns = c->start_ns;
@@ -163,6 +170,9 @@ static int sum_event(void *ctx, const struct trail_record *rec)
 
 		name = trail_export_symbol(s->src, rec->stream->pid, ip, rec->ts_raw);
 		r = find(&s->fcalls, name, name ? 0 : ip, group_of(s, rec->stream));
+		if (r && !r->calls)
+			r->trap = !!(trail_reader_symbol_flags(s->src->reader, rec->stream->pid, ip,
+							       rec->ts_raw) & TRAIL_SYM_TRAP);
 	} else {
 		r = find(&s->events, rec->event, 0, group_of(s, rec->stream));
 	}
@@ -276,6 +286,7 @@ static struct row *rows(struct table *t, int event, int col, size_t *n)
 			r->self += v[i].self;
 			r->min = v[i].min < r->min ? v[i].min : r->min;
 			r->max = v[i].max > r->max ? v[i].max : r->max;
+			r->trap |= v[i].trap;
 			continue;
 		}
 		v[out++] = v[i];
@@ -330,7 +341,9 @@ static void row_tail(const struct summary *s, FILE *f, const struct row *r, int 
 
 	fputs("  ", f);
 	group_col(s, f, COL_ROW, r);
-	fprintf(f, "%s\n", row_name(r, event, name, sizeof(name)));
+	/* (each call trapped: its callers' time holds that, not work) */
+	fprintf(f, "%s%s\n", row_name(r, event, name, sizeof(name)),
+		!event && r->trap ? " [breakpoint]" : "");
 }
 
 static int sum_end(void *ctx, const struct trail_export_src *src)

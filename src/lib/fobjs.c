@@ -174,10 +174,71 @@ static uintptr_t plt_target(const struct hobj *o, const struct fsite *f)
 	return trail__plt_resolve(nm, nm + strlen(nm) + 1);
 }
 
+#define WHOLE_AREA (256u << 10)
+
+/* The stub area, and the whole functions' areas, writable (1) or not */
+static int unseal(struct hobj *o, int writable)
+{
+	int prot = PROT_READ | PROT_EXEC | (writable ? PROT_WRITE : 0), r = 0;
+
+	if (o->unsealed == writable)
+		return 0;
+	if (mprotect(o->stubs, o->stubs_len, prot))
+		return -1;
+	for (unsigned i = 0; i < o->nwhole; i++)
+		r |= mprotect(o->whole[i], WHOLE_AREA, prot);
+	o->unsealed = writable;
+	return r ? -1 : 0;
+}
+
+/* n bytes for a whole function's copy, near o's code, or NULL */
+static uint8_t *whole_alloc(struct hobj *o, size_t n)
+{
+	uint8_t *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (n > WHOLE_AREA)
+		return NULL;
+	if (!o->nwhole || o->wused + n > WHOLE_AREA) {
+		size_t got;
+
+		if (o->nwhole == sizeof(o->whole) / sizeof(o->whole[0]) ||
+		    !(p = trail_arch_near_map(o->fo.lo, o->fo.hi, WHOLE_AREA, &got)))
+			return NULL;
+		o->whole[o->nwhole++] = p; /* (mapped writable) */
+		o->wused = 0;
+	}
+	p = o->whole[o->nwhole - 1] + o->wused;
+	o->wused += n;
+	return p;
+}
+
+/* Site k's whole function copied (FSITE_WHOLE), its stub sent there: 0
+ * or -1. No thread runs the copy before the entry's jump is written. */
+static int make_whole(struct hobj *o, uint32_t k)
+{
+	const struct fsite *f = &o->fo.sites[k];
+	uint8_t *copy;
+
+	/* (an instruction probe inside would not be in the copy) */
+	if (trail__fprobe_insn_in(f->addr, f->addr + f->size) ||
+	    trail__fprobe_insn_wanted(o, f->addr, f->addr + f->size) ||
+	    !(copy = whole_alloc(o, f->size)) ||
+	    trail_arch_whole_make((const uint8_t *)f->addr, f->size, f->addr, (uintptr_t)copy,
+				  copy))
+		return -1;
+	memset(&o->relocs[k], 0, sizeof(o->relocs[k]));
+	o->relocs[k].at = (uintptr_t)copy;
+	o->relocs[k].len = TRAIL_ARCH_SITE_SIZE;
+	trail_arch_site_stub(o->stubs, k, f->addr, (uintptr_t)copy, 1);
+	return 0;
+}
+
 /* The copy of the instructions site k of unmodified code displaces, made
- * the first time the site is hooked (its entry decoded then: fsites.c):
- * 0, or -1 when it cannot be made (out of reach, an entry nothing can
- * enter). The stub area is writable again for it until trail__fobjs_seal. */
+ * the first time the site is hooked (its entry decoded then: fsites.c),
+ * or of its whole function (FSITE_WHOLE): 0, or -1 when it cannot be
+ * made (out of reach, an entry nothing can enter). The stub area is
+ * writable again for it until trail__fobjs_seal. */
 static int make_copy(struct hobj *o, uint32_t k)
 {
 	const struct fsite *f = &o->fo.sites[k];
@@ -187,10 +248,20 @@ static int make_copy(struct hobj *o, uint32_t k)
 		return 0;
 	if (!copy || trail__fobj_check(&o->fo, k))
 		return -1;
-	if (!o->unsealed) {
-		if (mprotect(o->stubs, o->stubs_len, PROT_READ | PROT_WRITE | PROT_EXEC))
+	if (unseal(o, 1))
+		return -1;
+	if ((f->flags & FSITE_WHOLE) && !make_whole(o, k))
+		return 0;
+	if (f->flags & FSITE_WHOLE) {
+		/* (a probe inside it, out of reach): a breakpoint then, for
+		 * this process only (the cache keeps FSITE_WHOLE) */
+		unsigned len;
+		struct fsite *w = &o->fo.sites[k];
+
+		if (trail_arch_trap_check((const uint8_t *)f->addr, f->size, f->addr, &len, NULL,
+					  0))
 			return -1;
-		o->unsealed = 1;
+		w->flags = (w->flags & ~(FSITE_WHOLE | 0xffu)) | FSITE_TRAP | FSITE_DEMOTED | len;
 	}
 	if (trail_arch_reloc_make((const uint8_t *)f->addr, FSITE_LEN(f), f->addr,
 				  (uintptr_t)copy, &o->relocs[k])) {
@@ -207,8 +278,8 @@ void trail__fobjs_seal(void)
 	for (unsigned i = 0; i < trail__nobjs; i++) {
 		struct hobj *o = &trail__objs[i];
 
-		if (o->unsealed && !mprotect(o->stubs, o->stubs_len, PROT_READ | PROT_EXEC))
-			o->unsealed = 0;
+		if (o->unsealed)
+			unseal(o, 0);
 	}
 }
 
@@ -317,6 +388,10 @@ static uintptr_t step_to(uintptr_t site, uintptr_t ip)
 		return o->fo.sites[k].flags & FSITE_TRAP ? trail_arch_stub_at(o->stubs, k)
 							 : o->relocs[k].at;
 	}
+	/* a whole function's: anywhere in it, the same place in the copy */
+	if (o && (o->fo.sites[k].flags & FSITE_WHOLE) && o->relocs && o->relocs[k].len &&
+	    ip > site && ip < site + o->fo.sites[k].size)
+		return o->relocs[k].at + (ip - site);
 	if (!o || ip < site || ip >= site + TRAIL_ARCH_SITE_SIZE)
 		return ip;
 	if (!(o->fo.sites[k].flags & FSITE_RELOC))
@@ -414,6 +489,8 @@ int trail__fobjs_sync(void (*hook_new)(struct hobj *o))
 			munmap(o->stubs, o->stubs_len);
 		if (o->relocs)
 			munmap(o->relocs, o->relocs_len);
+		for (unsigned i = 0; i < o->nwhole; i++)
+			munmap(o->whole[i], WHOLE_AREA);
 		trail__fobj_free(&o->fo);
 		/* tell the recorders: events after now at these addresses
 		 * are another object's */

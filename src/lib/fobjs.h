@@ -29,6 +29,11 @@ struct hobj {
 	 * displaced instructions (len 0: it could not be made), by site */
 	struct trail_arch_reloc *relocs;
 	size_t relocs_len;
+	/* FSITE_WHOLE sites' copies of their functions: areas mapped near
+	 * the code as they are needed, the last one filled up to wused */
+	uint8_t *whole[16];
+	unsigned nwhole;
+	size_t wused;
 	uint32_t published; /* sessions whose module table has it */
 	uint32_t modslot[TRAIL_MAX_SESSIONS]; /* its slot there */
 	uint32_t seen;    /* rescan: still loaded */

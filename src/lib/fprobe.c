@@ -1285,8 +1285,11 @@ static struct isite *isite_get(const struct hobj *o, uintptr_t addr, unsigned jl
 		if ((f->flags & FSITE_LAZY) && addr >= f->addr &&
 		    addr < f->addr + TRAIL_ARCH_RELOC_MAXLEN)
 			trail__fobj_check((struct fobj *)&o->fo, k);
+		/* (a whole function not moved yet will not be: a breakpoint
+		 * enters it, fobjs.c) */
 		end = f->addr + ((f->flags & FSITE_REFUSED) ? 0
 				 : (f->flags & FSITE_TRAP) ? 1
+				 : (f->flags & FSITE_WHOLE) && !(o->relocs && o->relocs[k].len) ? 1
 				 : FSITE_LEN(f) > TRAIL_ARCH_SITE_SIZE ? FSITE_LEN(f)
 								 : TRAIL_ARCH_SITE_SIZE);
 
@@ -1438,6 +1441,18 @@ int trail__fprobe_insn_in(uintptr_t lo, uintptr_t hi)
 	for (uint32_t i = 0; i < n; i++)
 		if (isites[i].addr >= lo && isites[i].addr < hi)
 			return 1;
+	return 0;
+}
+
+int trail__fprobe_insn_wanted(const struct hobj *o, uintptr_t lo, uintptr_t hi)
+{
+	for (struct fprobe *pr = probes; pr; pr = pr->next) {
+		uintptr_t addr = o->fo.base + (uintptr_t)pr->p.hdr->offset;
+
+		if ((pr->p.hdr->flags & TRAIL_PROBE_F_INSN) && addr >= lo && addr < hi &&
+		    obj_matches(o, pr->p.obj))
+			return 1;
+	}
 	return 0;
 }
 

@@ -57,6 +57,9 @@ HIDDEN void trail__fprobe_insn_leave(unsigned s);
 /* Is a probe at an instruction in [lo, hi)? (a function entry's hook
  * must not be written over its breakpoint) */
 HIDDEN int trail__fprobe_insn_in(uintptr_t lo, uintptr_t hi);
+/* Does a probe of any session's, at an instruction of o, lie in [lo, hi)
+ * (placed or not)? A whole function with one inside is not moved. */
+HIDDEN int trail__fprobe_insn_wanted(const struct hobj *o, uintptr_t lo, uintptr_t hi);
 
 /* A thread at ip inside the jump of a probe site at an instruction
  * (patched by the session joining from the control signal handler, which

@@ -288,7 +288,7 @@ static int reloc_sites(struct fobj *o, const struct dl_phdr_info *info,
 
 /* ------------------------------------------------ the decoded entries' cache */
 
-#define CACHE_MAGIC "TRLSITE1"
+#define CACHE_MAGIC "TRLSITE2"
 
 struct cache_hdr {
 	char magic[8];
@@ -310,9 +310,11 @@ static int cache_take(struct fobj *o, uint32_t k)
 		o->skipped++;
 		return 1;
 	}
-	/* a jump's 1..24 bytes, or a breakpoint's first instruction */
-	if ((c & ~(0xffu | FSITE_TRAP)) != FSITE_RELOC || !len || len > TRAIL_ARCH_RELOC_MAXLEN ||
-	    len > f->size + FSITE_ROOM(f))
+	/* a jump's 1..24 bytes, a breakpoint's first instruction, or a
+	 * whole function's jump (its copy is made by decoding it again) */
+	if ((c & ~(0xffu | FSITE_TRAP | FSITE_WHOLE)) != FSITE_RELOC ||
+	    (c & (FSITE_TRAP | FSITE_WHOLE)) == (FSITE_TRAP | FSITE_WHOLE) || !len ||
+	    len > TRAIL_ARCH_RELOC_MAXLEN || len > f->size + FSITE_ROOM(f))
 		return 0;
 	/* the bytes as the file has them: no one's breakpoint there (a
 	 * debugger's, a kernel uprobe's) */
@@ -399,7 +401,8 @@ void trail__fobj_cache_save(struct fobj *o, int dirfd)
 		((uint32_t *)((char *)v + sizeof(h)))[k] =
 			fl & FSITE_LAZY ? (o->cache ? o->cache[k] : 0)
 			: fl & FSITE_REFUSED ? FSITE_REFUSED
-			: fl & (FSITE_RELOC | FSITE_TRAP | 0xffu);
+			: fl & FSITE_DEMOTED ? FSITE_RELOC | FSITE_WHOLE | TRAIL_ARCH_SITE_SIZE
+			: fl & (FSITE_RELOC | FSITE_TRAP | FSITE_WHOLE | 0xffu);
 	}
 	/* a name of this process's, renamed over the old file */
 	memcpy(tmp, name, strlen(name));
@@ -470,14 +473,20 @@ int trail__fobj_check(struct fobj *o, uint32_t k)
 	info.dlpi_phdr = o->phdr;
 	info.dlpi_phnum = o->phnum;
 	trail_arch_table_reader(table_read, &info);
-	if (!trail_arch_reloc_check((const uint8_t *)f->addr, f->size, f->size + FSITE_ROOM(f),
-				    f->addr, &len, why, sizeof(why)))
+	switch (trail_arch_entry_check((const uint8_t *)f->addr, f->size, f->size + FSITE_ROOM(f),
+				       f->addr, &len, why, sizeof(why))) {
+	case TRAIL_ARCH_ENTER_JUMP:
 		flags = FSITE_RELOC | len;
-	else if (!trail_arch_trap_check((const uint8_t *)f->addr, f->size, f->addr, &len, why,
-					sizeof(why)))
+		break;
+	case TRAIL_ARCH_ENTER_WHOLE:
+		flags = FSITE_RELOC | FSITE_WHOLE | len;
+		break;
+	case TRAIL_ARCH_ENTER_TRAP:
 		flags = FSITE_RELOC | FSITE_TRAP | len;
-	else
+		break;
+	default:
 		flags = FSITE_REFUSED;
+	}
 	trail_arch_table_reader(NULL, NULL);
 	if (flags & FSITE_REFUSED)
 		o->skipped++;

@@ -68,6 +68,14 @@ struct fsite {
 #define FSITE_LAZY 0x1000u
 /* ... decoded: nothing can enter it (counted in fobj.skipped) */
 #define FSITE_REFUSED 0x2000u
+/* ... whose whole function runs from a copy (src/arch reloc.c
+ * trail_arch_whole_make; a leaf no jump could enter at its first bytes):
+ * the jump at its entry goes to the stub, the stub to the copy, where a
+ * loop back to the entry does not meet the hook again */
+#define FSITE_WHOLE 0x4000u
+/* ... that became a breakpoint site in this process (FSITE_TRAP): its
+ * copy could not be made (an instruction probe inside it) */
+#define FSITE_DEMOTED 0x8000u
 #define FSITE_ROOM(f) (((f)->flags >> 16) & 0xffu)
 
 struct fobj {

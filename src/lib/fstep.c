@@ -119,7 +119,9 @@ void trail__step_answer(void *ucv)
 			else
 				hi = mid;
 		}
-		if (v && lo && ip > v[lo - 1] && ip < v[lo - 1] + TRAIL_ARCH_SITE_SIZE)
+		/* (past the site's bytes too: a whole function's copy takes
+		 * threads from anywhere in it, trail__fsite_step says) */
+		if (v && lo && ip > v[lo - 1])
 			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fsite_step(v[lo - 1], ip);
 	}
 	t = __atomic_load_n(&step_tab, __ATOMIC_ACQUIRE);

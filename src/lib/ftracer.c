@@ -301,6 +301,25 @@ static int plt_redundant(const struct psess *ps, struct hobj *o, uint32_t k, int
 	return !(d->fo.unmod && d->fo.lib) || traces(ps, d, j, any_l, any_g, &root);
 }
 
+/* A function hooked through a breakpoint: counted, and its address in the
+ * arena's table (the recorder marks its symbol: `[breakpoint]` in the
+ * report's summary), before its object is published */
+static void note_trap(struct psess *ps, uintptr_t addr)
+{
+	struct trail_trapsite *t =
+		(struct trail_trapsite *)(ps->base + ps->g.mods_off +
+					  (uint64_t)ps->g.max_mods * sizeof(struct trail_mod));
+	uint32_t i = __atomic_fetch_add(&ps->hdr->ntraps, 1, __ATOMIC_RELAXED);
+
+	__atomic_fetch_add(&ps->hdr->trap_hooks, 1, __ATOMIC_RELAXED);
+	if (i >= TRAIL_TRAPS(ps->g.max_mods))
+		return;
+	t[i].pid = (uint32_t)trail__pid;
+	t[i].addr = addr;
+	/* pairs with the recorder's acquire load */
+	__atomic_store_n(&t[i].state, 1, __ATOMIC_RELEASE);
+}
+
 static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct batch *b)
 {
 	int any_l = 0, any_g = 0, n = 0, r, nolib = 0;
@@ -331,8 +350,9 @@ static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct b
 		/* unmodified code: its entry decoded now (fsites.c) */
 		if ((f->flags & FSITE_RELOC) && trail__fobj_check(&o->fo, k))
 			continue;
-		/* a probe's breakpoint inside its displaced bytes: not hooked */
-		if ((f->flags & FSITE_RELOC) && !(f->flags & FSITE_TRAP) &&
+		/* a probe's breakpoint inside its displaced bytes: not hooked
+		 * (a whole function's entry becomes a breakpoint: fobjs.c) */
+		if ((f->flags & FSITE_RELOC) && !(f->flags & (FSITE_TRAP | FSITE_WHOLE)) &&
 		    trail__fprobe_insn_in(f->addr, f->addr + (FSITE_LEN(f) > TRAIL_ARCH_SITE_SIZE
 							       ? FSITE_LEN(f) : TRAIL_ARCH_SITE_SIZE)))
 			continue;
@@ -359,7 +379,7 @@ static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct b
 		if (probed)
 			trail__fprobe_attach(s, h, o, name, at);
 		if (f->flags & FSITE_TRAP) /* (for the recorder to say) */
-			__atomic_fetch_add(&ps->hdr->trap_hooks, 1, __ATOMIC_RELAXED);
+			note_trap(ps, f->addr);
 		if (traced) {
 			if (root)
 				__atomic_fetch_or(&h->root, 1u << s, __ATOMIC_RELEASE);

@@ -203,9 +203,40 @@ void trail__rec_write_proc(struct trail_recorder *R, uint32_t i, uint32_t state)
 	tfw_section(&R->out, TRAIL_SEC_PROC, &sp, sizeof(sp), exe, strlen(exe) + 1);
 }
 
-/* The SYMBOLS section of an object file, written once per file. */
+/* TRAIL_SYM_TRAP on the symbols of the functions of m (an object of
+ * process m->pid) that libtrail hooked through a breakpoint (v sorted by
+ * address, as symtab_load gives them) */
+static void mark_traps(struct trail_recorder *R, const struct trail_mod *m, struct trail_sym *v,
+		       size_t n)
+{
+	uint32_t nt;
+	const struct trail_trapsite *t = shm_traps(&R->m, &nt);
+
+	for (uint32_t i = 0; i < nt; i++) {
+		uint64_t a;
+		size_t lo = 0, hi = n;
+
+		if (!__atomic_load_n(&t[i].state, __ATOMIC_ACQUIRE) || t[i].pid != m->pid ||
+		    t[i].addr < m->lo || t[i].addr >= m->hi)
+			continue;
+		a = t[i].addr - m->base;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (v[mid].addr < a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && v[lo].addr == a; lo++)
+			v[lo].flags |= TRAIL_SYM_TRAP;
+	}
+}
+
+/* The SYMBOLS section of an object file, written once per file (the first
+ * process's module m marks its breakpoint functions). */
 static uint32_t symbols_for(struct trail_recorder *R, const char *path, uint64_t dev,
-			    uint64_t ino)
+			    uint64_t ino, const struct trail_mod *m)
 {
 	struct trail_sec_symbols ss;
 	struct symtab t;
@@ -233,6 +264,7 @@ static uint32_t symbols_for(struct trail_recorder *R, const char *path, uint64_t
 			v[i].size = t.syms[i].size;
 			v[i].name = t.syms[i].name;
 		}
+		mark_traps(R, m, v, t.n);
 		ss.id = id;
 		ss.nsyms = (uint32_t)t.n;
 		ss.names_len = t.names_len;
@@ -279,7 +311,7 @@ void trail__rec_write_modules(struct trail_recorder *R)
 		sm.base = m.base;
 		sm.lo = m.lo;
 		sm.hi = m.hi;
-		sm.symbols = symbols_for(R, m.path, m.dev, m.ino);
+		sm.symbols = symbols_for(R, m.path, m.dev, m.ino, &m);
 		tfw_section(&R->out, TRAIL_SEC_MODULE, &sm, sizeof(sm), m.path, strlen(m.path) + 1);
 	}
 	/* objects unloaded since (dlclose): later events at their addresses

@@ -64,6 +64,18 @@ static inline struct trail_mod *shm_mod(const struct rec_shm *m, uint32_t i)
 	return (struct trail_mod *)(m->base + m->g.mods_off) + i;
 }
 
+/* The table of functions hooked through a breakpoint, and its size */
+static inline struct trail_trapsite *shm_traps(const struct rec_shm *m, uint32_t *n)
+{
+	uint64_t max = TRAIL_TRAPS(m->g.max_mods);
+	uint32_t k = __atomic_load_n(&((const struct trail_arena_hdr *)m->base)->ntraps,
+				     __ATOMIC_ACQUIRE);
+
+	*n = k < max ? k : (uint32_t)max;
+	return (struct trail_trapsite *)(m->base + m->g.mods_off +
+					 (uint64_t)m->g.max_mods * sizeof(struct trail_mod));
+}
+
 /* Chunk i's header; its records follow it (shm_chunk_records()). */
 static inline struct trail_chunk_hdr *shm_chunk(const struct rec_shm *m, uint32_t i)
 {

@@ -171,8 +171,11 @@ struct trail_sym {
 	uint64_t addr; /* file address */
 	uint64_t size;
 	uint32_t name; /* offset in the names */
-	uint32_t pad;
+	uint32_t flags; /* TRAIL_SYM_*; 0 in files written before them */
 };
+/* the function was entered through a breakpoint (a trap per call) in the
+ * process whose module the symbols were written for */
+#define TRAIL_SYM_TRAP 1u
 
 #define TRAIL_CHUNK_SALVAGED 0x1u /* taken from a dead or stuck writer */
 struct trail_sec_chunk {

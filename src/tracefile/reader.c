@@ -1398,22 +1398,33 @@ const char *trail_reader_symbol(const struct trail_reader *r, uint32_t pid,
 }
 
 static const char *sym_lookup(const struct trail_reader *r, uint32_t pid, uint64_t ip,
-			      uint64_t ts_raw, uint64_t *off, uint64_t *until, uint64_t *size);
+			      uint64_t ts_raw, uint64_t *off, uint64_t *until, uint64_t *size,
+			      uint32_t *flags);
 
 const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid, uint64_t ip,
 				     uint64_t ts_raw, uint64_t *off, uint64_t *until)
 {
-	return sym_lookup(r, pid, ip, ts_raw, off, until, NULL);
+	return sym_lookup(r, pid, ip, ts_raw, off, until, NULL, NULL);
 }
 
 const char *trail_reader_symbol_size(const struct trail_reader *r, uint32_t pid, uint64_t ip,
 				     uint64_t ts_raw, uint64_t *off, uint64_t *size)
 {
-	return sym_lookup(r, pid, ip, ts_raw, off, NULL, size);
+	return sym_lookup(r, pid, ip, ts_raw, off, NULL, size, NULL);
+}
+
+uint32_t trail_reader_symbol_flags(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				   uint64_t ts_raw)
+{
+	uint32_t flags = 0;
+
+	sym_lookup(r, pid, ip, ts_raw, NULL, NULL, NULL, &flags);
+	return flags;
 }
 
 static const char *sym_lookup(const struct trail_reader *r, uint32_t pid, uint64_t ip,
-			      uint64_t ts_raw, uint64_t *off, uint64_t *until, uint64_t *size)
+			      uint64_t ts_raw, uint64_t *off, uint64_t *until, uint64_t *size,
+			      uint32_t *flags)
 {
 	if (until)
 		*until = UINT64_MAX;
@@ -1451,6 +1462,8 @@ static const char *sym_lookup(const struct trail_reader *r, uint32_t pid, uint64
 				*off = a - t->syms[lo - 1].addr;
 			if (size)
 				*size = t->syms[lo - 1].size;
+			if (flags)
+				*flags = t->syms[lo - 1].flags;
 			return t->names + t->syms[lo - 1].name;
 		}
 	}

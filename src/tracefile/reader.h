@@ -154,6 +154,11 @@ const char *trail_reader_symbol_span(const struct trail_reader *r, uint32_t pid,
 const char *trail_reader_symbol_size(const struct trail_reader *r, uint32_t pid, uint64_t ip,
 				     uint64_t ts_raw, uint64_t *off, uint64_t *size);
 
+/* The TRAIL_SYM_* flags of that function's symbol (layout.h): 0 if none
+ * or unknown. */
+uint32_t trail_reader_symbol_flags(const struct trail_reader *r, uint32_t pid, uint64_t ip,
+				   uint64_t ts_raw);
+
 /* The path of the object of process pid holding address ip at time
  * ts_raw (its MODULE section), or NULL if unknown. */
 const char *trail_reader_module(const struct trail_reader *r, uint32_t pid, uint64_t ip,

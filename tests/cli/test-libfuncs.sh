@@ -54,18 +54,24 @@ lib_counts() {
 	want c.txt u_hid $N
 	want c.txt u_switch $N
 	want c.txt u_tail $N
-	# a loop head at the entry: each turn enters it (as a patchable entry
-	# would count it): 3 a call; one 2 bytes in: a breakpoint, a call each
-	want c.txt u_spin $((3 * N))
+	# a loop head at the entry, one 2 bytes in: leaves, run whole from a
+	# copy, where the loop does not meet the hook (a call each); the same
+	# loop in a function that calls: a breakpoint, a call each
+	want c.txt u_spin $N
 	want c.txt u_mid $N
+	want c.txt u_trap $N
 	want c.txt v_run 1
 	want c.txt p_work 1
 	want c.txt p_step $N
 	# nested as called: v_run's calls of u_add under it
 	grep -A1 ' v_run() {$' c.txt | grep -q ' u_add();$' || die "u_add not under v_run: $(cat c.txt)"
-	# u_mid's breakpoint, said so
+	# u_trap's breakpoint, said so, and marked in the summary (its trap
+	# is no work of the program's); the functions moved whole are not
 	grep -qE "^trail: [0-9]+ of the functions hooked were entered through a breakpoint" err.txt ||
 		die "traps not said: $(cat err.txt)"
+	$TRAIL report -q -i c.dat --summary >s.txt
+	grep -qE ' u_trap \[breakpoint\]$' s.txt || die "u_trap not marked: $(cat s.txt)"
+	[ "$(grep -c '\[breakpoint\]' s.txt)" = 1 ] || die "more than u_trap marked: $(cat s.txt)"
 }
 
 # No -l: the program's functions and its calls into libraries (through
@@ -152,8 +158,9 @@ stable_names() {
 list_functions() {
 	$TRAIL list -f ./app 'u_*' >l.txt
 	has l.txt "u_add [libu.so]"
-	has l.txt "u_mid [libu.so] [breakpoint]"
+	has l.txt "u_trap [libu.so] [breakpoint]"
 	grep -qx 'u_spin \[libu.so\]' l.txt || die "u_spin: $(cat l.txt)"
+	grep -qx 'u_mid \[libu.so\]' l.txt || die "u_mid: $(cat l.txt)"
 	has l.txt "u_add [library call]"
 	$TRAIL list -f ./app '*@libv*' >v.txt
 	has v.txt "v_run [libv.so]"
@@ -235,6 +242,9 @@ attach_running() {
 	$TRAIL report -q -i a.dat >a.txt
 	grep -q ': u_add <-v_run$' a.txt || die "no u_add from v_run: $(head -5 a.txt)"
 	grep -q ': u_spin <-' a.txt || die "no u_spin: $(head -5 a.txt)"
+	# the thread found inside u_body's loop went on in the copy (else the
+	# loop's jump back 2 bytes in would land inside the entry's jump)
+	grep -q ': u_body <-' a.txt || die "no u_body from the spinning thread: $(head -5 a.txt)"
 }
 
 # The decoded entries of an object kept by build-id in the registry: the
@@ -258,10 +268,35 @@ decoded_entries_cached() {
 		$TRAIL report -q -i k.dat >k.txt
 		want k.txt u_add $((3 * N))
 		want k.txt u_mid $N
-		want k.txt u_spin $((3 * N))
+		want k.txt u_spin $N
+		want k.txt u_trap $N
 	done
 	# (rewritten whole by the run after the damage)
-	[ "$(head -c 8 "$f")" = TRLSITE1 ] || die "the cache was not rewritten"
+	[ "$(head -c 8 "$f")" = TRLSITE2 ] || die "the cache was not rewritten"
+}
+
+# A probe at an instruction inside a function that would run whole from
+# a copy (where the probe's bytes would not be): its entry takes a
+# breakpoint instead, in this run only; both record every call.
+whole_with_probe_inside() {
+	local a off
+	fresh_registry
+	export TRAIL_REGISTRY=$PWD/reg
+	a=$((0x$(nm libu-full.so | awk '$3 == "u_mid" {print $1}')))
+	off=$(printf 0x%x $((a + 2))) # (libu's text: file offsets = addresses)
+	$TRAIL record -p function -l u_mid --probe "p:s/x ./libu.so:$off" -o w.dat -- \
+		./app $N >out.txt 2>err.txt
+	has out.txt "sum="
+	$TRAIL report -q -i w.dat --count >w.txt
+	grep -qE '^ *ftrace:function +'"$N"'$' w.txt || die "u_mid's calls: $(cat w.txt)"
+	# (u_mid(3): its loop head, 2 bytes in, met 3 times a call)
+	grep -qE '^ *s:x +'"$((3 * N))"'$' w.txt || die "the probe's hits: $(cat w.txt)"
+	has err.txt "1 of the functions hooked were entered through a breakpoint"
+	# the next run without the probe: whole again (the cache kept it)
+	$TRAIL record -p function -l u_mid -o w2.dat -- ./app $N >out.txt 2>err.txt
+	hasnt err.txt "through a breakpoint"
+	$TRAIL report -q -i w2.dat --count | grep -qE '^ *ftrace:function +'"$N"'$' ||
+		die "u_mid, whole: $($TRAIL report -q -i w2.dat --count)"
 }
 
 # the kernel's uprobe counts of the three functions over one run of q.sql
@@ -330,6 +365,7 @@ t stable_names stable_names
 t list_functions list_functions
 t attach_running attach_running
 t decoded_entries_cached decoded_entries_cached
+t whole_with_probe_inside whole_with_probe_inside
 if ! command -v sqlite3 >/dev/null || ! ldd /usr/bin/sqlite3 | grep -q libsqlite3; then
 	skip sqlite3_counts "Debian's sqlite3 is not installed (scripts/install-deps.sh --sanitizers installs it)"
 	skip sqlite3_uprobes "Debian's sqlite3 is not installed"

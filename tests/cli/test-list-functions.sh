@@ -139,16 +139,19 @@ no_patchable_entries() {
 	expect_rc 1 $TRAIL list -f ./trapmain >out.txt 2>err.txt
 	has err.txt "1 function of this unmodified program cannot be traced (the first, main: +0x0 ud2 : a trap or halt, not code to trace)"
 	has err.txt "./trapmain: none of its 1 functions can be traced"
-	# a loop whose head is the entry: a jump all the same (each turn
-	# meets it: a call, as with a patchable entry); a loop whose head is
-	# inside the first 5 bytes: a breakpoint there, marked
+	# a loop whose head is the entry, one whose head is inside the first
+	# 5 bytes: leaves, which run whole from a copy; the same loop in a
+	# function that calls cannot move: a breakpoint there, marked
 	printf '%s\n' '__asm__(".text\n.globl looper\n.type looper,@function\nlooper: dec %edi\n jnz looper\n ret\n.size looper, .-looper\n");' \
 		'__asm__(".text\n.globl midloop\n.type midloop,@function\nmidloop: xor %eax,%eax\n1: add %edi,%eax\n dec %edi\n jnz 1b\n ret\n.size midloop, .-midloop\n");' \
-		'int looper(int); int midloop(int); int main(void) { return looper(3) + midloop(3); }' >loophead.c
+		'__asm__(".text\n.globl midcall\n.type midcall,@function\nmidcall: xor %eax,%eax\n1: add %edi,%eax\n dec %edi\n jnz 1b\n push %rax\n call looper\n pop %rax\n ret\n.size midcall, .-midcall\n");' \
+		'int looper(int); int midloop(int); int midcall(int);' \
+		'int main(void) { return looper(3) + midloop(3) + midcall(3); }' >loophead.c
 	$CC -O2 loophead.c -o loophead
 	$TRAIL list -f ./loophead >out.txt 2>err.txt
 	grep -qx looper out.txt || die "looper: $(cat out.txt)"
-	has out.txt "midloop [breakpoint]"
+	grep -qx midloop out.txt || die "midloop: $(cat out.txt)"
+	has out.txt "midcall [breakpoint]"
 	grep -qx main out.txt || die "main: $(cat out.txt)"
 	has err.txt "1 function of this unmodified program cannot be entered through a jump"
 	# a process: Debian's sleep(1), unmodified and stripped: its

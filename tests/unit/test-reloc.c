@@ -8,7 +8,9 @@
  * function itself, then its relocated copy (which jumps back into the
  * function), must return the same for the same inputs, and a call moved
  * into the copy must leave the original return address on the stack.
- * Then the functions whose entry cannot be displaced, with their reasons.
+ * Then the functions whose entry cannot be displaced, with their reasons,
+ * and the leaves that move whole instead (a loop whose head is at or
+ * near the entry), run from their copy with the original wiped.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -405,6 +407,160 @@ TEST(breakpoint_entries)
 	munmap(page, 2 * PAGE);
 }
 
+/* ------------------------------------------------ whole functions moved
+ *
+ * Functions no jump can enter at their first bytes, each run from a whole
+ * copy (trail_arch_whole_make) after its original bytes were overwritten
+ * with int3: a copy that went back into the original would trap. */
+#define CALLEE2 0x480 /* lea 1(%rdi),%rax; ret */
+#define SLOT 0x810    /* holds CALLEE2's address */
+
+struct whole_row {
+	const char *name;
+	uint8_t code[24];
+	unsigned n;
+	int data_at; /* a rel32 to DATA (-1: none) */
+	int rel_at;  /* a rel32 to CALLEE2 */
+	int slot_at; /* a rel32 to SLOT */
+};
+
+static const struct whole_row wholes[] = {
+	/* dec %rdi; jg entry; mov %rdi,%rax; ret */
+	{"loop at the entry", {0x48, 0xff, 0xcf, 0x7f, 0xfb, 0x48, 0x89, 0xf8, 0xc3}, 9, -1, -1, -1},
+	/* xor %eax,%eax; 1: add %edi,%eax; sub $1,%edi; jg 1b; ret */
+	{"loop 2 bytes in", {0x31, 0xc0, 0x01, 0xf8, 0x83, 0xef, 0x01, 0x7f, 0xf9, 0xc3}, 10, -1, -1,
+	 -1},
+	/* xor; 1: add DATA(%rip),%rax; dec %rdi; jg 1b; ret */
+	{"loop and data", {0x31, 0xc0, 0x48, 0x03, 0x05, 0, 0, 0, 0, 0x48, 0xff, 0xcf, 0x7f, 0xf4,
+			   0xc3}, 15, 5, -1, -1},
+	/* the sum loop, then mov %rax,%rdi; jmp CALLEE2 */
+	{"loop then tail call", {0x31, 0xc0, 0x01, 0xf8, 0x83, 0xef, 0x01, 0x7f, 0xf9, 0x48, 0x89,
+				 0xc7, 0xe9, 0, 0, 0, 0}, 17, -1, 13, -1},
+	/* ... jmp *SLOT(%rip) */
+	{"loop then GOT tail call", {0x31, 0xc0, 0x01, 0xf8, 0x83, 0xef, 0x01, 0x7f, 0xf9, 0x48,
+				     0x89, 0xc7, 0xff, 0x25, 0, 0, 0, 0}, 18, -1, -1, 14},
+	/* xor; 1: add; sub; jle 2f; jmp 1b; 2: ret */
+	{"short jumps inside", {0x31, 0xc0, 0x01, 0xf8, 0x83, 0xef, 0x01, 0x7e, 0x02, 0xeb, 0xf7,
+				0xc3}, 12, -1, -1, -1},
+};
+
+static void whole_lay_out(uint8_t *page, const struct whole_row *r)
+{
+	static const uint8_t callee2[] = {0x48, 0x8d, 0x47, 0x01, 0xc3};
+	uintptr_t c2 = (uintptr_t)page + CALLEE2;
+	int64_t v = 5;
+
+	memset(page, 0xcc, PAGE);
+	memcpy(page, r->code, r->n);
+	memcpy(page + CALLEE2, callee2, sizeof(callee2));
+	memcpy(page + DATA, &v, 8);
+	memcpy(page + SLOT, &c2, 8);
+	if (r->data_at >= 0)
+		put_rel(page, r->data_at, (uintptr_t)page + DATA, 4);
+	if (r->rel_at >= 0)
+		put_rel(page, r->rel_at, c2, 4);
+	if (r->slot_at >= 0)
+		put_rel(page, r->slot_at, (uintptr_t)page + SLOT, 4);
+}
+
+TEST(whole_functions_run_the_same)
+{
+	static const long in[] = {0, 1, 3, 4, -7, 1000};
+	uint8_t *page = region();
+
+	CHECK(page != NULL);
+	if (!page)
+		return;
+	for (size_t i = 0; i < sizeof(wholes) / sizeof(wholes[0]); i++) {
+		const struct whole_row *r = &wholes[i];
+		uint8_t *copy = page + PAGE;
+		unsigned len = 0;
+		char why[160];
+		int kind;
+
+		whole_lay_out(page, r);
+		kind = trail_arch_entry_check(page, r->n, r->n, (uintptr_t)page, &len, why,
+					      sizeof(why));
+		if (kind != TRAIL_ARCH_ENTER_WHOLE)
+			fprintf(stderr, "  %s: entered as %d (%s)\n", r->name, kind, why);
+		CHECK_EQ(kind, TRAIL_ARCH_ENTER_WHOLE);
+		CHECK_EQ(len, TRAIL_ARCH_SITE_SIZE);
+		for (size_t k = 0; k < sizeof(in) / sizeof(in[0]); k++) {
+			long a, b;
+			int rc;
+
+			whole_lay_out(page, r);
+			a = ((fn_t)(uintptr_t)page)(in[k]);
+			rc = trail_arch_whole_make(page, r->n, (uintptr_t)page, (uintptr_t)copy, copy);
+			CHECK_EQ(rc, 0);
+			if (rc)
+				break;
+			memset(page, 0xcc, r->n); /* the original gone */
+			b = ((fn_t)(uintptr_t)copy)(in[k]);
+			if (a != b)
+				fprintf(stderr, "  %s(%ld): %ld, moved %ld\n", r->name, in[k], a, b);
+			CHECK_EQ(a, b);
+		}
+	}
+	/* out of reach of its data */
+	whole_lay_out(page, &wholes[2]);
+	CHECK_EQ(trail_arch_whole_make(page, wholes[2].n, (uintptr_t)page,
+				       (uintptr_t)page + (6ull << 30), page + PAGE), -ERANGE);
+	munmap(page, 2 * PAGE);
+}
+
+/* What cannot move whole, and why; and how each kind of entry is taken */
+TEST(whole_refusals_say_why)
+{
+	static const struct bad no[] = {
+		{"a call", {0x31, 0xc0, 0x01, 0xf8, 0xe8, 0, 0, 0, 0, 0x83, 0xef, 0x01, 0x7f, 0xf4,
+			    0xc3}, 15, -ENOTSUP, "a call"},
+		{"register jump", {0x31, 0xc0, 0x01, 0xf8, 0xff, 0xe0, 0xc3}, 7, -ENOTSUP,
+		 "an indirect jump"},
+		{"table jump", {0x31, 0xc0, 0x01, 0xf8, 0xff, 0x24, 0xc5, 0, 0, 0, 0, 0xc3}, 12,
+		 -ENOTSUP, "an indirect jump"},
+		{"short jump out", {0x31, 0xc0, 0x01, 0xf8, 0x83, 0xef, 0x01, 0x7f, 0xf9, 0xeb, 0x10},
+		 11, -ENOTSUP, "a short branch out"},
+		{"too short", {0x31, 0xc0, 0xc3}, 3, -ENOSPC, "shorter than a jump"},
+		{"not code", {0x06, 0x06, 0x06, 0x06, 0x06, 0x06}, 6, -EINVAL, "not an instruction"},
+	};
+	static uint8_t big[TRAIL_ARCH_WHOLE_MAX + 1];
+	/* mov %rdi,%rax; add $1,%rax; ret: nothing in the way of a jump */
+	static const uint8_t plain[] = {0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0xc3};
+	/* dec %rdi; jg entry; call; ret: a loop at the entry that cannot
+	 * move: the jump, met each turn */
+	static const uint8_t loop_call[] = {0x48, 0xff, 0xcf, 0x7f, 0xfb, 0xe8, 0, 0, 0, 0, 0xc3};
+	char why[160];
+	unsigned len;
+
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		int rc = trail_arch_whole_check(no[i].code, no[i].n, 0x400000, why, sizeof(why));
+
+		if (rc != no[i].err || !strstr(why, no[i].why))
+			fprintf(stderr, "  %s: %d \"%s\"\n", no[i].name, rc, why);
+		CHECK_EQ(rc, no[i].err);
+		CHECK(strstr(why, no[i].why) != NULL);
+	}
+	memset(big, 0x90, sizeof(big));
+	CHECK_EQ(trail_arch_whole_check(big, sizeof(big), 0x400000, why, sizeof(why)), -E2BIG);
+	CHECK(strstr(why, "too long") != NULL);
+	/* the loop with a call: a breakpoint, the jump's reason kept */
+	CHECK_EQ(trail_arch_entry_check(no[0].code, no[0].n, no[0].n, 0x400000, &len, why,
+					sizeof(why)), TRAIL_ARCH_ENTER_TRAP);
+	CHECK_EQ(len, 2);
+	CHECK(strstr(why, "branch into the first") != NULL);
+	CHECK_EQ(trail_arch_entry_check(plain, sizeof(plain), sizeof(plain), 0x400000, &len, why,
+					sizeof(why)), TRAIL_ARCH_ENTER_JUMP);
+	CHECK_EQ(len, 7);
+	CHECK_EQ(trail_arch_entry_check(loop_call, sizeof(loop_call), sizeof(loop_call), 0x400000,
+					&len, why, sizeof(why)), TRAIL_ARCH_ENTER_JUMP);
+	CHECK_EQ(len, 5);
+	/* nothing enters an int3 */
+	CHECK_EQ(trail_arch_entry_check((const uint8_t *)"\xcc\xc3", 2, 2, 0x400000, &len, why,
+					sizeof(why)), -ENOTSUP);
+}
+
 TEST_MAIN(CHECK_T(relocated_code_runs_the_same), CHECK_T(unrelocatable_entries_say_why),
 	  CHECK_T(out_of_reach_copy_refused), CHECK_T(short_function_before_padding),
-	  CHECK_T(breakpoint_entries), CHECK_T(jump_tables_read))
+	  CHECK_T(breakpoint_entries), CHECK_T(jump_tables_read),
+	  CHECK_T(whole_functions_run_the_same), CHECK_T(whole_refusals_say_why))

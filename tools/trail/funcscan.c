@@ -972,6 +972,7 @@ static int reloc_site(struct work *w, struct fscan *out, uint64_t value, uint64_
 	uint64_t base;
 	size_t idx, n;
 	unsigned len, trap = 0;
+	int kind = TRAIL_ARCH_ENTER_JUMP;
 	char why[160], sub[32];
 	struct fsite *f;
 
@@ -1001,11 +1002,11 @@ static int reloc_site(struct work *w, struct fscan *out, uint64_t value, uint64_
 		room = n - (value - base);
 	if (room < size)
 		room = size;
-	if (size && trail_arch_reloc_check(p + (value - base), size, room, value, &len, why,
-					   sizeof(why)))
-		trap = 1;
-	if (!size || (trap && trail_arch_trap_check(p + (value - base), size, value, &len, why,
-						    sizeof(why)))) {
+	kind = size ? trail_arch_entry_check(p + (value - base), size, room, value, &len, why,
+					     sizeof(why))
+		    : -ENOSPC;
+	trap = kind == TRAIL_ARCH_ENTER_TRAP;
+	if (kind < 0) {
 refused:
 		if (!size)
 			snprintf(why, sizeof(why), "no size");
@@ -1022,6 +1023,7 @@ take:
 	f->nops = FUNCSCAN_SITE_BYTES;
 	f->reloc = (uint8_t)len;
 	f->trap = (uint8_t)trap;
+	f->whole = kind == TRAIL_ARCH_ENTER_WHOLE;
 	out->traps += trap;
 	if (!*sn) { /* unnamed: sub_<address>, as libtrail names it */
 		snprintf(sub, sizeof(sub), "sub_%" PRIx64, value);

@@ -52,6 +52,9 @@ struct fsite {
 			     * at the entry (src/arch reloc.c), else 0 */
 	uint8_t trap;       /* ... or 1: a breakpoint replaces the first
 			     * instruction, reloc bytes long (a jump cannot) */
+	uint8_t whole;      /* ... or 1: the whole function runs from a copy,
+			     * the jump at its entry (a breakpoint instead
+			     * when a probe is inside it: libtrail's fobjs.c) */
 	uint8_t plt;        /* a program's call into a shared library: addr is
 			     * its PLT entry (src/common/pltscan.h), name the
 			     * function it calls */

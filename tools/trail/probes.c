@@ -647,7 +647,9 @@ static int insn_target(struct ptarget *t, const struct probe_def *d, struct prob
 			uint64_t end = s->addr + (s->reloc > FUNCSCAN_SITE_BYTES && !s->trap
 							  ? s->reloc : FUNCSCAN_SITE_BYTES);
 
-			if (!s->trap && l.addr > s->func && l.addr < end) {
+			/* (a whole function's entry takes a breakpoint when a
+			 * probe is inside it) */
+			if (!s->trap && !s->whole && l.addr > s->func && l.addr < end) {
 				e->pos = d->sym_pos;
 				snprintf(e->msg, sizeof(e->msg),
 					 "%s+0x%llx is inside the bytes the hook of %s's entry takes "

@@ -26,6 +26,9 @@
  *     `notrack jmp`, a jump through memory with an index, or the PIC
  *     form, a 4-byte load with index followed by a register jump) cannot
  *     be, so its function is refused.
+ * trail_arch_entry_check() chooses between that jump, the whole function
+ * run from a copy (trail_arch_whole_check/_make, at the end: leaves whose
+ * loop comes back into the first bytes), and a breakpoint (trap_check).
  * trail_arch_reloc_make() writes the copy for the address it will run at
  * (within reach of the code: RIP-relative targets and the jump back are
  * 32-bit), with the map from each displaced instruction to its place in
@@ -424,7 +427,8 @@ static int table_step(struct tables *t, uintptr_t *targets, unsigned *n)
  * [lo, hi), or a jump table, whose targets cannot be read, make it
  * unknown? 0, or -EXDEV with why (the span of bytes, and what they are) */
 static int branch_into(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t lo,
-		       uintptr_t hi, const char *what, unsigned span, char *why, size_t whylen)
+		       uintptr_t hi, const char *what, unsigned span, char *why, size_t whylen,
+		       int *to_entry)
 {
 	static uintptr_t targets[TABLE_MAX];
 	struct tables tb = {.limit_age = -1, .lea_reg = X86_REG_INVALID,
@@ -443,6 +447,8 @@ static int branch_into(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t
 			why_at(why, whylen, fn, fn + off, what, span);
 			return -EXDEV;
 		}
+		if (to_entry && t == fn && !group(CS_GRP_CALL))
+			*to_entry = 1;
 		tr = table_step(&tb, targets, &nt);
 		if (table_jump(&pic_load)) {
 			if (tr) {
@@ -480,7 +486,7 @@ int trail_arch_reloc_check(const uint8_t *code, size_t size, size_t room, uintpt
 	span = l < TRAIL_ARCH_SITE_SIZE ? TRAIL_ARCH_SITE_SIZE : l;
 	if ((r = branch_into(code, size, fn, fn + 1, fn + span,
 			     "a branch into the first %u bytes, which a jump would replace", span,
-			     why, whylen)))
+			     why, whylen, NULL)))
 		return r;
 	*len = l;
 	return 0;
@@ -504,7 +510,8 @@ int trail_arch_jump_check(const uint8_t *code, size_t size, uintptr_t fn, uintpt
 	 * the jump, and the probe, as it should */
 	span = l < TRAIL_ARCH_SITE_SIZE ? TRAIL_ARCH_SITE_SIZE : l;
 	if ((r = branch_into(code, size, fn, at + 1, at + span,
-			     "a branch into the %u bytes a jump would replace", span, why, whylen)))
+			     "a branch into the %u bytes a jump would replace", span, why, whylen,
+			     NULL)))
 		return r;
 	*len = l;
 	return 0;
@@ -819,4 +826,193 @@ uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, u
 		if (fn + r->orig_off[i] == ip)
 			return r->at + r->copy_off[i];
 	return 0;
+}
+
+/* ---------------------------------------------------- the whole function
+ *
+ * A function no jump can enter at its first bytes (a loop whose head is
+ * 2 bytes in) runs whole from a copy, the Dyninst way: the copy has the
+ * same layout, so its branches inside the function, and RIP-relative
+ * operands reaching into it, keep their bytes and now reach the copy's
+ * own; those going out are re-targeted. Only what can be proved to mean
+ * the same from elsewhere moves (trail_arch_whole_check in arch.h).
+ */
+
+/* the legacy and REX prefixes of insn: their count */
+static unsigned prefix_len(void)
+{
+	unsigned k = 0;
+
+	while (k < insn->size &&
+	       (insn->bytes[k] == 0x66 || insn->bytes[k] == 0xf2 || insn->bytes[k] == 0xf3 ||
+		insn->bytes[k] == 0xf0 || insn->bytes[k] == 0x2e || insn->bytes[k] == 0x3e ||
+		insn->bytes[k] == 0x26 || insn->bytes[k] == 0x36 || insn->bytes[k] == 0x64 ||
+		insn->bytes[k] == 0x65 || insn->bytes[k] == 0x67 ||
+		(insn->bytes[k] & 0xf0) == 0x40))
+		k++;
+	return k;
+}
+
+/* a direct branch's displacement: 4 (rel32, its last 4 bytes), 1 (rel8),
+ * or 0 (another form: an operand-size prefix, which shortens it) */
+static unsigned rel_width(void)
+{
+	const uint8_t *b = insn->bytes;
+	unsigned k = prefix_len();
+
+	for (unsigned i = 0; i < k; i++)
+		if (b[i] == 0x66)
+			return 0;
+	if (k >= insn->size)
+		return 0;
+	if (b[k] == 0xe9 || b[k] == 0xe8 ||
+	    (b[k] == 0x0f && k + 1 < insn->size && (b[k + 1] & 0xf0) == 0x80))
+		return 4;
+	if (b[k] == 0xeb || (b[k] & 0xf0) == 0x70 || (b[k] >= 0xe0 && b[k] <= 0xe3))
+		return 1;
+	return 0;
+}
+
+int trail_arch_whole_check(const uint8_t *code, size_t size, uintptr_t fn, char *why,
+			   size_t whylen)
+{
+	int r = check_start(why, whylen);
+
+	if (r)
+		return r;
+	if (size < TRAIL_ARCH_SITE_SIZE || size > TRAIL_ARCH_WHOLE_MAX) {
+		if (why && whylen)
+			snprintf(why, whylen, "%zu bytes: %s", size,
+				 size < TRAIL_ARCH_SITE_SIZE ? "shorter than a jump (5 bytes)"
+							     : "too long to copy whole");
+		return size < TRAIL_ARCH_SITE_SIZE ? -ENOSPC : -E2BIG;
+	}
+	for (size_t off = 0; off < size;) {
+		const cs_x86_op *m;
+		uintptr_t t;
+
+		if (decode(code + off, size - off, fn + off)) {
+			if (why && whylen)
+				snprintf(why, whylen, "+0x%zx: not an instruction Capstone decodes", off);
+			return -EINVAL;
+		}
+		t = direct_target();
+		m = rip_operand();
+		if (group(CS_GRP_CALL)) {
+			why_at(why, whylen, fn, fn + off,
+			       "a call (its return address would be in the copy, where no unwinder looks)");
+			return -ENOTSUP;
+		}
+		if (insn->id == X86_INS_XBEGIN) {
+			why_at(why, whylen, fn, fn + off, "a transaction's relative fallback");
+			return -ENOTSUP;
+		}
+		if (insn->id == X86_INS_JMP && !t && (!m || m->mem.index != X86_REG_INVALID)) {
+			why_at(why, whylen, fn, fn + off,
+			       "an indirect jump (a table's or a computed target is the original's)");
+			return -ENOTSUP;
+		}
+		if ((group(CS_GRP_JUMP) || group(CS_GRP_BRANCH_RELATIVE)) && !t &&
+		    insn->id != X86_INS_JMP) {
+			why_at(why, whylen, fn, fn + off, "a branch that cannot run elsewhere");
+			return -ENOTSUP;
+		}
+		if (t && (t < fn || t >= fn + size) && rel_width() != 4) {
+			why_at(why, whylen, fn, fn + off, "a short branch out of the function");
+			return -ENOTSUP;
+		}
+		if (m && disp_offset(code + off, insn->size, fn + off, m->mem.disp) < 0) {
+			why_at(why, whylen, fn, fn + off, "a RIP-relative operand not found in its bytes");
+			return -EINVAL;
+		}
+		off += insn->size;
+	}
+	return 0;
+}
+
+int trail_arch_whole_make(const uint8_t *code, size_t size, uintptr_t fn, uintptr_t at,
+			  uint8_t *out)
+{
+	int err = decoder();
+
+	if (err)
+		return err;
+	if (size > TRAIL_ARCH_WHOLE_MAX)
+		return -E2BIG;
+	memmove(out, code, size);
+	for (size_t off = 0; off < size;) {
+		const uint8_t *b = code + off;
+		uintptr_t pc = fn + off, t, to;
+		const cs_x86_op *m;
+		unsigned sz;
+		int k;
+
+		if (decode(b, size - off, pc))
+			return -EINVAL;
+		sz = insn->size;
+		t = direct_target();
+		m = rip_operand();
+		if (group(CS_GRP_CALL))
+			return -ENOTSUP;
+		if (t && (t < fn || t >= fn + size)) {
+			if (rel_width() != 4)
+				return -ENOTSUP;
+			if (fix32(out, (unsigned)off + sz - 4, (unsigned)off + sz, at, t))
+				return -ERANGE;
+		} else if (m) {
+			to = pc + sz + (uintptr_t)(intptr_t)m->mem.disp;
+			if (to < fn || to >= fn + size) {
+				if ((k = disp_offset(b, sz, pc, m->mem.disp)) < 0)
+					return -EINVAL;
+				if (fix32(out, (unsigned)off + (unsigned)k, (unsigned)off + sz, at, to))
+					return -ERANGE;
+			}
+		}
+		off += sz;
+	}
+	return 0;
+}
+
+int trail_arch_entry_check(const uint8_t *code, size_t size, size_t room, uintptr_t fn,
+			   unsigned *len, char *why, size_t whylen)
+{
+	unsigned l = 0, span;
+	int r = check_start(why, whylen), to_entry = 0;
+	char tw[160];
+
+	if (r)
+		return r;
+	if (!(r = displaced(code, size, room, fn, &l, why, whylen))) {
+		span = l < TRAIL_ARCH_SITE_SIZE ? TRAIL_ARCH_SITE_SIZE : l;
+		r = branch_into(code, size, fn, fn + 1, fn + span,
+				"a branch into the first %u bytes, which a jump would replace", span,
+				why, whylen, &to_entry);
+		if (!r && !to_entry) {
+			*len = l;
+			return TRAIL_ARCH_ENTER_JUMP;
+		}
+		if (!r && trail_arch_whole_check(code, size, fn, NULL, 0)) {
+			/* a loop whose head is the entry, that cannot move: the
+			 * jump there is met each turn, a call each time (as a
+			 * patchable entry counts it) */
+			*len = l;
+			return TRAIL_ARCH_ENTER_JUMP;
+		}
+		if (!r) {
+			*len = TRAIL_ARCH_SITE_SIZE;
+			return TRAIL_ARCH_ENTER_WHOLE;
+		}
+	}
+	/* why has the jump's reason: kept, whatever comes next */
+	if (!trail_arch_whole_check(code, size, fn, NULL, 0)) {
+		*len = TRAIL_ARCH_SITE_SIZE;
+		return TRAIL_ARCH_ENTER_WHOLE;
+	}
+	if (!(r = trail_arch_trap_check(code, size, fn, &l, tw, sizeof(tw)))) {
+		*len = l;
+		return TRAIL_ARCH_ENTER_TRAP;
+	}
+	if (why && whylen)
+		snprintf(why, whylen, "%s", tw);
+	return r;
 }

@@ -122,9 +122,9 @@ F int slow_request(void)
  * jump (mov; ret), padding after it. sum_words calls it with values live
  * in scratch registers the callee leaves alone (gcc's -fipa-ra at -O2
  * without patchable entries): a hook that changed one would change the
- * sum. countdown's entry is its loop head (a branch to the entry: no jump
- * can replace it, a breakpoint does); written in assembly so that every
- * compiler makes it so. */
+ * sum. countdown's entry is its loop head (a branch to the entry: the leaf
+ * runs whole from a copy); written in assembly so that every compiler
+ * makes it so. */
 F int word_before(const int *p)
 {
 	return p[-2];

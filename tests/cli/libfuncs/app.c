@@ -5,9 +5,12 @@
  * u_tail, then (with a path) libplug.so opened, p_work(N) called, closed.
  * It prints one sum, the same traced or not.
  *
- *   app N [PLUGIN] [spin]   (spin: loop until killed, "ready" on stdout)
+ *   app N [PLUGIN] [spin]   (spin: loop until killed, "ready" on stdout;
+ *                            a second thread spends its time inside
+ *                            u_body's loop, where an attach finds it)
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,8 @@ int u_switch(int k);
 int u_tail(int a);
 long u_spin(long n);
 int u_mid(int n);
+int u_trap(int n);
+int u_body(int n);
 int v_run(int n);
 
 __attribute__((noinline)) static long round_of(int n)
@@ -32,8 +37,19 @@ __attribute__((noinline)) static long round_of(int n)
 		s += u_tail(i);
 		s += u_spin(3);
 		s += u_mid(3);
+		s += u_trap(3);
 	}
 	return s + v_run(n);
+}
+
+static volatile long spun;
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	for (;;)
+		spun += u_body(1 << 20);
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -53,6 +69,12 @@ int main(int argc, char **argv)
 		dlclose(h);
 	}
 	if (argc > 2 && !strcmp(argv[argc - 1], "spin")) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, spinner, NULL)) {
+			fprintf(stderr, "pthread_create failed\n");
+			return 1;
+		}
 		printf("ready\n");
 		fflush(stdout);
 		for (;;) {
