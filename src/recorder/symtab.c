@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dlfcn.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,8 +21,25 @@
 #include "../common/symrule.h"
 #include "../common/util.h"
 
-/* from the C++ runtime (libstdc++), as every C++ tool uses it */
-char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+/* The C++ runtime's demangler (the Itanium ABI's __cxa_demangle, as every
+ * C++ tool uses it), from libstdc++ loaded at the first C++ name: a trace
+ * of C code, and `trail report`, never relocate libstdc++ (5 ms). */
+char *symtab_demangle(const char *mangled, int *status)
+{
+	typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+	static demangle_fn fn;
+	static int tried;
+
+	*status = -1;
+	if (!tried) {
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+
+		tried = 1;
+		if (h)
+			*(void **)&fn = dlsym(h, "__cxa_demangle");
+	}
+	return fn ? fn(mangled, NULL, NULL, status) : NULL;
+}
 
 static int add_name(struct symtab *t, size_t *cap, const char *s, uint32_t *off)
 {
@@ -160,7 +178,7 @@ static int plt_name(void *arg, uint64_t entry, const char *nm)
 	c->t->syms[c->t->n].addr = entry;
 	c->t->syms[c->t->n].size = TRAIL_PLT_ENTRY;
 	if (nm[0] == '_' && nm[1] == 'Z')
-		dem = __cxa_demangle(nm, NULL, NULL, &st);
+		dem = symtab_demangle(nm, &st);
 	c->r = add_name(c->t, c->names_cap, dem && st == 0 ? dem : nm, &c->t->syms[c->t->n].name);
 	free(dem);
 	if (c->r)
@@ -424,7 +442,7 @@ int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen)
 		int st = -1;
 
 		if (nm[0] == '_' && nm[1] == 'Z')
-			dem = __cxa_demangle(nm, NULL, NULL, &st);
+			dem = symtab_demangle(nm, &st);
 		t->syms[t->n].addr = v[i].value;
 		t->syms[t->n].size = v[i].size;
 		r = add_name(t, &names_cap, dem && st == 0 ? dem : nm, &t->syms[t->n].name);

@@ -23,6 +23,10 @@ struct symtab {
 	size_t names_len;
 };
 
+/* The demangled form of a C++ symbol (malloc'ed) with *status 0, or NULL:
+ * libstdc++'s __cxa_demangle, loaded at the first call. */
+char *symtab_demangle(const char *mangled, int *status);
+
 /* Read the function symbols of path's .symtab (else .dynsym), one per
  * address, named as src/common/symrule.h says (so as libtrail and `trail
  * list -f` name them). 0 or -errno with a reason in err. */

@@ -49,9 +49,6 @@
 #define MAX_AREA 64u                /* nop bytes counted at one site */
 #define MAX_MANGLED 65536u          /* longest name given to the demangler */
 
-/* libstdc++'s demangler (the Itanium C++ ABI's, extern "C") */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
-			    int *status);
 
 /* One entry of a sites section. */
 struct ent {
@@ -707,7 +704,7 @@ char *funcscan_demangle(const char *symbol)
 
 		if (!m)
 			return NULL;
-		d = __cxa_demangle(m, NULL, NULL, &status);
+		d = symtab_demangle(m, &status);
 		free(m);
 		if (d && !status) {
 			char *full;

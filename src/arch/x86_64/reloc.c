@@ -104,12 +104,19 @@ static int decode(const uint8_t *code, size_t n, uintptr_t at)
 	return ops->disasm_iter(cs, &code, &n, &a, insn) ? 0 : -EINVAL;
 }
 
+/* the tools' (decoder-lazy.c): Capstone loaded at their first decode;
+ * absent (NULL) from libtrail, whose decoder is registered */
+extern const struct trail_arch_decoder_ops *trail__arch_decoder_lazy(void)
+	__attribute__((weak, visibility("hidden")));
+
 static int decoder(void)
 {
 	cs_opt_mem ours = {pool_alloc, pool_calloc, pool_realloc, pool_free, vsnprintf};
 	cs_opt_mem libc = {malloc, calloc, realloc, free, vsnprintf};
 	int st = __atomic_load_n(&cs_state, __ATOMIC_ACQUIRE);
 
+	if (!st && !ops && trail__arch_decoder_lazy)
+		ops = trail__arch_decoder_lazy();
 	if (st || !ops)
 		return st > 0 ? 0 : -ENOTSUP;
 	__atomic_store_n(&cs_state, -1, __ATOMIC_RELAXED);
