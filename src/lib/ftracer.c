@@ -201,53 +201,106 @@ static void step_self(void *ucv)
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fprobe_insn_inside(ip);
 }
 
-/* Sites waiting to be patched: while other threads run (live), 64 at a
- * time, each batch a round of breakpoints and steps; else (no other
- * thread, or an object no thread can run yet), written directly, up to
- * 128 at once, the pages of a run of them made writable once. */
-#define BATCH_LIVE 64
-#define BATCH_DIRECT 128 /* (the batch is on the stack: 3 KiB) */
+/* Sites waiting to be patched: while other threads run (live), up to
+ * 4096 at a time, each batch one round of breakpoints and steps (a round
+ * costs the same for 64 sites or thousands: a signal to every thread,
+ * three serializations; libLLVM's 95,000 functions took 1,500 rounds of
+ * 64); else (no other thread, or an object no thread can run yet),
+ * written directly, 512 at once, the pages of a run of them made
+ * writable once. The batch's arrays are mmap'ed: this runs in the
+ * control signal handler or in dlopen, on a stack not ours to spend. */
+#define BATCH_LIVE 4096
+#define BATCH_DIRECT 512
 
 struct batch {
-	struct hsite *h[BATCH_DIRECT];
-	uintptr_t target[BATCH_DIRECT], addrs[BATCH_DIRECT];
-	size_t n;
+	struct hsite **h;
+	uintptr_t *target, *addrs;
+	struct trail_arch_poke *pk;
+	size_t n, cap, len;
 	int live;
 };
 
-/* Write a batch: the jumps in address order (hsite order is by hash), in
- * mmap'ed memory (not more of the stack of a thread in a signal handler,
- * or in dlopen); live, breakpoint first with every thread stepped out
- * (fstep.c, which needs the addresses sorted), else directly. */
+static int batch_init(struct batch *b, int live)
+{
+	size_t cap = live ? BATCH_LIVE : BATCH_DIRECT;
+	uint8_t *m;
+
+	b->n = 0;
+	b->live = live;
+	b->cap = cap;
+	b->len = cap * (sizeof(*b->h) + sizeof(*b->target) + sizeof(*b->addrs) + sizeof(*b->pk));
+	m = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		b->cap = 0;
+		return -ENOMEM;
+	}
+	b->pk = (struct trail_arch_poke *)m;
+	b->h = (struct hsite **)(m + cap * sizeof(*b->pk));
+	b->target = (uintptr_t *)(b->h + cap);
+	b->addrs = b->target + cap;
+	return 0;
+}
+
+static void batch_fini(struct batch *b)
+{
+	if (b->cap)
+		munmap(b->pk, b->len);
+	b->cap = 0;
+}
+
+/* pk[0 .. n) sorted by address: a heap sort (no qsort here: it may
+ * allocate, and this runs in the control signal handler) */
+static void sort_pokes(struct trail_arch_poke *pk, size_t n)
+{
+	for (size_t end = n, start = n / 2; end > 1;) {
+		size_t root, child;
+		struct trail_arch_poke t;
+
+		if (start) {
+			root = --start;
+		} else {
+			t = pk[0];
+			pk[0] = pk[--end];
+			pk[end] = t;
+			root = 0;
+		}
+		while ((child = 2 * root + 1) < end) {
+			if (child + 1 < end && pk[child].addr < pk[child + 1].addr)
+				child++;
+			if (pk[root].addr >= pk[child].addr)
+				break;
+			t = pk[root];
+			pk[root] = pk[child];
+			pk[child] = t;
+			root = child;
+		}
+	}
+}
+
+/* Write a batch: the jumps in address order (hsite order is by hash);
+ * live, breakpoint first with every thread stepped out (fstep.c, which
+ * needs the addresses sorted), else directly. */
 static int batch_flush(struct batch *b)
 {
-	struct trail_arch_poke *pk;
-	size_t n = b->n, len = n * sizeof(*pk);
+	struct trail_arch_poke *pk = b->pk;
+	size_t n = b->n;
 	int r;
 
 	b->n = 0;
 	if (!n)
 		return 0;
-	pk = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pk == MAP_FAILED)
-		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		struct trail_arch_poke t = {.addr = b->h[i]->addr};
-		size_t j = i;
-
-		memcpy(b->h[i]->orig, (const void *)t.addr, TRAIL_ARCH_SITE_SIZE);
-		trail_arch_jump_insn(t.bytes, t.addr, b->target[i]);
-		for (; j > 0 && pk[j - 1].addr > t.addr; j--)
-			pk[j] = pk[j - 1];
-		pk[j] = t;
+		pk[i] = (struct trail_arch_poke){.addr = b->h[i]->addr};
+		memcpy(b->h[i]->orig, (const void *)pk[i].addr, TRAIL_ARCH_SITE_SIZE);
+		trail_arch_jump_insn(pk[i].bytes, pk[i].addr, b->target[i]);
 	}
+	sort_pokes(pk, n);
 	for (size_t i = 0; i < n; i++)
 		b->addrs[i] = pk[i].addr;
 	r = b->live ? trail__step_poke(pk, n, b->addrs) : trail_arch_text_write_many(pk, n);
 	if (!r)
 		for (size_t i = 0; i < n; i++)
 			b->h[i]->patched = 1;
-	munmap(pk, len);
 	return r;
 }
 
@@ -369,10 +422,11 @@ static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct b
 					continue;
 			} else {
 				/* the masks set first are harmless until then */
+				if (!b->cap) /* (no memory for a batch) */
+					continue;
 				b->h[b->n] = h;
 				b->target[b->n++] = target;
-				if (b->n == (b->live ? BATCH_LIVE : BATCH_DIRECT) &&
-				    (r = batch_flush(b)))
+				if (b->n == b->cap && (r = batch_flush(b)))
 					return r;
 			}
 		}
@@ -403,10 +457,13 @@ static void hook_new(struct hobj *o)
 	     m; m &= m - 1) {
 		unsigned s = (unsigned)__builtin_ctz(m);
 
-		struct batch b = {.live = 0};
+		struct batch b;
 
-		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE)
-			hook_obj(s, &trail__sess[s], o, &b);
+		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) != PS_ACTIVE ||
+		    batch_init(&b, 0))
+			continue;
+		hook_obj(s, &trail__sess[s], o, &b);
+		batch_fini(&b);
 	}
 	trail__fobjs_cache_save();
 }
@@ -498,18 +555,23 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	}
 	if (nprobes)
 		__atomic_fetch_or(&probe_sessions, 1u << s, __ATOMIC_RELEASE);
-	b.n = 0;
-	b.live = live;
+	if (batch_init(&b, live)) {
+		ftracer_leave(s);
+		return -ENOMEM;
+	}
 	trail__traps_recheck();
 	for (unsigned i = 0; i < trail__nobjs; i++) {
 		k = hook_obj(s, ps, &trail__objs[i], &b);
 		if (k < 0) {
+			batch_fini(&b);
 			ftracer_leave(s);
 			return k;
 		}
 		n += k;
 	}
-	if ((k = batch_flush(&b))) {
+	k = batch_flush(&b);
+	batch_fini(&b);
+	if (k) {
 		ftracer_leave(s);
 		return k;
 	}
@@ -539,15 +601,22 @@ static void ftracer_stop(unsigned s)
  * original bytes while the program runs (a patched site is one jump
  * instruction, so the breakpoint-first poke applies). Under the control
  * lock, after the grace period (no thread records for s any more). */
-/* Put back the jumps of sites which[0 .. n) (n <= 64), breakpoint first.
+/* Put back the jumps of sites which[0 .. n) (n <= RESTORE_MAX, sorted),
+ * breakpoint first.
  * *restore: -1 not known yet, 0 not possible (a thread blocks SIGTRAP:
  * the sites then stay hooked, for no session: their calls go through the
  * stub and return at once, and the next session to want them finds them
  * patched), 1 possible. */
+#define RESTORE_MAX 4096
+
 static void restore_sites(struct hsite *const *which, size_t n, int *restore)
 {
-	struct trail_arch_poke batch[64];
+	struct trail_arch_poke one[64], *batch = one;
+	size_t len = n * sizeof(*batch);
 
+	if (n > 64 && (batch = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		return;
 	for (size_t k = 0; k < n; k++) {
 		batch[k].addr = which[k]->addr;
 		memcpy(batch[k].bytes, which[k]->orig, sizeof(which[k]->orig));
@@ -557,6 +626,8 @@ static void restore_sites(struct hsite *const *which, size_t n, int *restore)
 	if (*restore && !trail_arch_poke_live(batch, n))
 		for (size_t k = 0; k < n; k++)
 			which[k]->patched = 0;
+	if (batch != one)
+		munmap(batch, len);
 }
 
 static void ftracer_leave(unsigned s)
@@ -614,8 +685,9 @@ static void ftracer_leave(unsigned s)
 					all[j] = all[j - gap];
 					all[j - gap] = x;
 				}
-		for (size_t i = 0; i < nall; i += 64)
-			restore_sites(all + i, nall - i < 64 ? nall - i : 64, &restore);
+		for (size_t i = 0; i < nall; i += RESTORE_MAX)
+			restore_sites(all + i, nall - i < RESTORE_MAX ? nall - i : RESTORE_MAX,
+				      &restore);
 		munmap(all, cap * sizeof(*all));
 	}
 	got_close();

@@ -1124,12 +1124,13 @@ int elfscan_pid(pid_t pid, elfscan_cb cb, void *arg, char *err, size_t errlen)
 	return elfscan_pid_opts(pid, cb, arg, NULL, err, errlen);
 }
 
-int elfscan_vaddr_read(void *elf, uintptr_t addr, void *buf, size_t n)
+/* the section holding [addr, addr + n) into c, its bytes read: 0 or -1 */
+static int vaddr_find(struct elfscan_vread *c, uintptr_t addr, size_t n)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 
-	while ((scn = elf_nextscn(elf, scn))) {
+	while ((scn = elf_nextscn(c->elf, scn))) {
 		Elf_Data *d;
 
 		/* (.eh_frame is SHT_X86_64_UNWIND where LLVM's linker made it) */
@@ -1142,10 +1143,32 @@ int elfscan_vaddr_read(void *elf, uintptr_t addr, void *buf, size_t n)
 		d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf || addr - sh.sh_addr + n > d->d_size)
 			return -1;
-		memcpy(buf, (const char *)d->d_buf + (addr - sh.sh_addr), n);
+		c->lo = sh.sh_addr;
+		c->hi = sh.sh_addr + (sh.sh_size < d->d_size ? sh.sh_size : d->d_size);
+		c->buf = d->d_buf;
 		return 0;
 	}
 	return -1;
+}
+
+int elfscan_vaddr_read(void *elf, uintptr_t addr, void *buf, size_t n)
+{
+	struct elfscan_vread c = {.elf = elf};
+
+	return elfscan_vaddr_read_cached(&c, addr, buf, n);
+}
+
+int elfscan_vaddr_read_cached(void *ctx, uintptr_t addr, void *buf, size_t n)
+{
+	struct elfscan_vread *c = ctx;
+
+	if (!c->buf || addr < c->lo || addr > c->hi || n > c->hi - addr) {
+		c->buf = NULL;
+		if (vaddr_find(c, addr, n))
+			return -1;
+	}
+	memcpy(buf, c->buf + (addr - c->lo), n);
+	return 0;
 }
 
 int elfscan_is_static(const char *path)

@@ -118,6 +118,15 @@ const char *elfscan_extent(struct Elf *elf, uint64_t file_size, char *buf, size_
  * section holding them (allocated, with bytes in the file): 0, or -1. For
  * src/arch's jump table reader (trail_arch_table_reader), ctx the Elf. */
 int elfscan_vaddr_read(void *elf, uintptr_t addr, void *buf, size_t n);
+/* The same, the section last read kept in ctx (a struct elfscan_vread
+ * with elf set, zeroed otherwise, living no longer than the Elf): what a
+ * walk over thousands of unwind entries reads through. */
+struct elfscan_vread {
+	void *elf;
+	uint64_t lo, hi;
+	const char *buf;
+};
+int elfscan_vaddr_read_cached(void *ctx, uintptr_t addr, void *buf, size_t n);
 
 /* Is path a static program (an ELF executable without PT_INTERP: no
  * dynamic loader for LD_PRELOAD, no dlopen to call)? 1 or 0. */

@@ -1067,6 +1067,7 @@ static int build_eh_sites(struct work *w, struct fscan *out)
 	uint64_t hdr_addr = 0, text_lo = 0, text_hi = 0;
 	const uint8_t *hdr = NULL;
 	size_t hdr_len = 0;
+	struct elfscan_vread vc = {0};
 	Elf_Scn *scn = NULL;
 	int r;
 
@@ -1093,6 +1094,7 @@ static int build_eh_sites(struct work *w, struct fscan *out)
 		return 0;
 	if ((r = reloc_alloc(w, out, n, &name_off, &sym_off)))
 		goto out;
+	vc.elf = w->elf;
 	for (size_t i = 0; i < n && !r; i++) {
 		uint64_t a = trail__ehframe_start(hdr, hdr_addr, i);
 		uint64_t next = i + 1 < n ? trail__ehframe_start(hdr, hdr_addr, i + 1) : text_hi;
@@ -1113,8 +1115,8 @@ static int build_eh_sites(struct work *w, struct fscan *out)
 		 * address on its stack, never a site); a function's cold
 		 * part (its FDE starts in the hot part's frame), as libtrail */
 		if (a < text_lo || a >= text_hi || a == w->eh.e_entry ||
-		    !trail__ehframe_is_entry(trail__ehframe_fde(hdr, hdr_addr, i), elfscan_vaddr_read,
-					     w->elf))
+		    !trail__ehframe_is_entry(trail__ehframe_fde(hdr, hdr_addr, i),
+					     elfscan_vaddr_read_cached, &vc))
 			continue;
 		if (next > text_hi || next <= a)
 			next = text_hi;

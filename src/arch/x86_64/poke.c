@@ -183,43 +183,31 @@ int trail_arch_poke_bytes(const struct trail_arch_poke *p, size_t n)
 	return r;
 }
 
-/* The pages of a batch's sites made writable (or back), each once, runs
- * of adjacent ones in one call: a mprotect per site split the text's
- * mapping and merged it again every time (thousands of functions patched
- * and unpatched while a server waits in its signal handler). Only pages
- * sites touch are changed, all of them code. Batches of more than 64
- * sites go site by site. */
+/* The pages of a batch's sites made writable (or back), a run of sites
+ * on adjacent pages (p sorted by address; a page without a site, or an
+ * address lower than the last, ends a run) in one call: a mprotect per
+ * site split the text's mapping and merged it again every time
+ * (thousands of functions patched and unpatched while a server waits in
+ * its signal handler). Only pages holding sites change: a batch spans
+ * objects, and between two of them lie others' data and holes. */
 static int prot_sites(const struct trail_arch_poke *p, size_t n, int writable)
 {
-	uintptr_t pg[128], page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	size_t np = 0;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	int r = 0;
 
-	if (n > 64) {
-		for (size_t i = 0; i < n && !r; i++)
-			r = prot(p[i].addr, TRAIL_ARCH_SITE_SIZE, writable);
-		return r;
-	}
-	for (size_t i = 0; i < n; i++) {
-		uintptr_t a = p[i].addr & ~(page - 1);
-
-		pg[np++] = a;
-		if (((p[i].addr + TRAIL_ARCH_SITE_SIZE - 1) & ~(page - 1)) != a)
-			pg[np++] = a + page;
-	}
-	for (size_t i = 1; i < np; i++) /* insertion sort: n is small */
-		for (size_t j = i; j > 0 && pg[j - 1] > pg[j]; j--) {
-			uintptr_t t = pg[j];
-
-			pg[j] = pg[j - 1];
-			pg[j - 1] = t;
-		}
-	for (size_t i = 0; i < np && !r;) {
+	for (size_t i = 0; i < n && !r;) {
+		uintptr_t lo = p[i].addr & ~(page - 1);
+		uintptr_t hi = (p[i].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
 		size_t j = i + 1;
 
-		while (j < np && pg[j] <= pg[j - 1] + page)
+		while (j < n && p[j].addr >= p[j - 1].addr && p[j].addr < hi + page) {
+			uintptr_t e = (p[j].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
+
+			if (e > hi)
+				hi = e;
 			j++;
-		r = prot(pg[i], pg[j - 1] + page - pg[i], writable);
+		}
+		r = prot(lo, hi - lo, writable);
 		i = j;
 	}
 	return r;
@@ -227,17 +215,19 @@ static int prot_sites(const struct trail_arch_poke *p, size_t n, int writable)
 
 static int poke(const struct trail_arch_poke *p, size_t n, int (*step)(void))
 {
-	uint8_t first[64];
+	uint8_t one[64], *first = one;
 	int r = install_trap();
 
 	if (r)
 		return r;
+	/* (a big batch's first bytes mmap'ed: no more of a signal handler's
+	 * stack) */
+	if (step && n > sizeof(one) &&
+	    (first = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			  0)) == MAP_FAILED)
+		return -ENOMEM;
 	if ((r = prot_sites(p, n, 1)))
 		goto out;
-	if (step && n > sizeof(first)) {
-		r = -E2BIG;
-		goto out;
-	}
 	/* 1: the breakpoints */
 	for (size_t i = 0; i < n; i++) {
 		if (step)
@@ -263,5 +253,7 @@ static int poke(const struct trail_arch_poke *p, size_t n, int (*step)(void))
 	serialize();
 out:
 	prot_sites(p, n, 0);
+	if (first != one)
+		munmap(first, n);
 	return r;
 }
