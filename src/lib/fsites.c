@@ -657,8 +657,10 @@ static void name_put(struct fobj *o, struct fsite *f, const char *nm, const char
 	o->names_len += a + 1 + b + 1;
 }
 
+int trail__fsite_lib_plt;
+
 /*
- * The executable's library calls: a site at each entry of its PLT
+ * An object's library calls: a site at each entry of its PLT
  * (src/common/pltscan.h), merged with its functions' sites in address
  * order. 0, or -ENOMEM (the object is then left as it was).
  */
@@ -1020,9 +1022,11 @@ int trail__fobj_load(struct fobj *o, const char *path, uintptr_t base,
 			o->hi = f->addr + TRAIL_ARCH_SITE_SIZE;
 	}
 out:
-	/* the executable's calls into libraries (not a library's: one
-	 * dlopen'ed is seen before the loader fills its slots) */
-	if (!r && info && !*info->dlpi_name)
+	/* the object's calls into libraries: the executable's, hooked by
+	 * default; a library's, with --nest-libcall, where it was relocated
+	 * before (ftracer.c: one dlopen'ed is seen before the loader fills
+	 * its slots) */
+	if (!r && info && (!*info->dlpi_name || trail__fsite_lib_plt))
 		r = plt_sites(o, info, fd, &st, shdrs.p, shnum, &shstr);
 	if (fs)
 		munmap(fs, fs_len ? fs_len : 1);

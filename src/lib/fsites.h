@@ -76,6 +76,9 @@ struct fsite {
 /* ... that became a breakpoint site in this process (FSITE_TRAP): its
  * copy could not be made (an instruction probe inside it) */
 #define FSITE_DEMOTED 0x8000u
+/* Do the libraries' PLT entries get sites too (a session with
+ * --nest-libcall joined before the objects were first read)? */
+extern int trail__fsite_lib_plt __attribute__((visibility("hidden")));
 #define FSITE_ROOM(f) (((f)->flags >> 16) & 0xffu)
 
 struct fobj {

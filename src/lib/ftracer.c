@@ -218,6 +218,7 @@ struct batch {
 	struct trail_arch_poke *pk;
 	size_t n, cap, len;
 	int live;
+	int fresh; /* an object dlopen is loading: not relocated yet */
 };
 
 static int batch_init(struct batch *b, int live)
@@ -227,6 +228,7 @@ static int batch_init(struct batch *b, int live)
 
 	b->n = 0;
 	b->live = live;
+	b->fresh = 0;
 	b->cap = cap;
 	b->len = cap * (sizeof(*b->h) + sizeof(*b->target) + sizeof(*b->addrs) + sizeof(*b->pk));
 	m = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -335,8 +337,11 @@ static int traces(const struct psess *ps, const struct hobj *o, uint32_t k, int 
 	if (any_g)
 		trail__spec_opts(ps->spec, "g", glob_hit, &r);
 	*root = r.hit;
-	/* a graph root is traced even when -l leaves it out */
-	return r.hit || selected(ps->spec, r.name, o->path, any_l, o->fo.unmod && o->fo.lib);
+	/* a graph root is traced even when -l leaves it out; a library's
+	 * calls into others (--nest-libcall) are, like the program's, when
+	 * no -l narrows */
+	return r.hit || selected(ps->spec, r.name, o->path, any_l,
+				 o->fo.unmod && o->fo.lib && !(o->fo.sites[k].flags & FSITE_PLT));
 }
 
 /* Does library call k of o (FSITE_PLT) go to a function session s traces
@@ -375,13 +380,14 @@ static void note_trap(struct psess *ps, uintptr_t addr)
 
 static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct batch *b)
 {
-	int any_l = 0, any_g = 0, n = 0, r, nolib = 0;
+	int any_l = 0, any_g = 0, n = 0, r, nolib = 0, nest = 0;
 	int tracer = !!(__atomic_load_n(&tracer_sessions, __ATOMIC_RELAXED) & (1u << s));
 	int probing = !!(__atomic_load_n(&probe_sessions, __ATOMIC_RELAXED) & (1u << s));
 
 	trail__spec_opts(ps->spec, "l", has_opt, &any_l);
 	trail__spec_opts(ps->spec, "g", has_opt, &any_g);
 	trail__spec_opts(ps->spec, "nolibcall", has_opt, &nolib);
+	trail__spec_opts(ps->spec, "nestlibcall", has_opt, &nest);
 	for (uint32_t k = 0; k < o->fo.nsites; k++) {
 		const struct fsite *f = &o->fo.sites[k];
 		const char *name = trail__fsite_name(&o->fo, f);
@@ -389,7 +395,9 @@ static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct b
 		uintptr_t target, at;
 		int traced = 0, probed, root = 0;
 
-		if ((f->flags & FSITE_PLT) && nolib)
+		/* a library's calls: with --nest-libcall, in objects relocated
+		 * already (a new one's slots are filled after this) */
+		if ((f->flags & FSITE_PLT) && (nolib || (o->fo.lib && (!nest || b->fresh))))
 			continue;
 		if (tracer)
 			traced = traces(ps, o, k, any_l, any_g, &root);
@@ -462,6 +470,7 @@ static void hook_new(struct hobj *o)
 		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) != PS_ACTIVE ||
 		    batch_init(&b, 0))
 			continue;
+		b.fresh = 1;
 		hook_obj(s, &trail__sess[s], o, &b);
 		batch_fini(&b);
 	}
@@ -544,6 +553,10 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	if (!has_tracer && !nprobes)
 		return 0;
 	live = !single_threaded();
+	/* the libraries' calls too: their PLTs read when the objects are
+	 * (a session joining after they were read without does without) */
+	if (has_tracer)
+		trail__spec_opts(ps->spec, "nestlibcall", has_opt, &trail__fsite_lib_plt);
 	/* (and objects loaded or unloaded while no tracer watched) */
 	if (trail__fobjs_discover() || trail__fobjs_sync(NULL)) {
 		trail__fprobe_leave(s);

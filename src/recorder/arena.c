@@ -215,6 +215,8 @@ static int build_spec(struct trail_recorder *R)
 			n += (size_t)snprintf(tracer + n, sizeof(tracer) - n, "\n@args 1");
 		if (o->no_libcall)
 			n += (size_t)snprintf(tracer + n, sizeof(tracer) - n, "\n@nolibcall 1");
+		if (o->nest_libcall)
+			n += (size_t)snprintf(tracer + n, sizeof(tracer) - n, "\n@nestlibcall 1");
 		if (o->thresh_ns) { /* in the writers' clock ticks */
 			unsigned __int128 t = ((unsigned __int128)o->thresh_ns << R->shift) /
 					      (R->mult ? R->mult : 1);

@@ -67,6 +67,7 @@ struct trail_recorder_opts {
 	uint32_t max_depth, retval;
 	uint32_t args; /* function_graph entries with their arguments */
 	uint32_t no_libcall; /* the program's calls into libraries not traced */
+	uint32_t nest_libcall; /* the libraries' calls into others traced too */
 	uint64_t thresh_ns;
 	int nest; /* -1: none */
 	const long *tids;

@@ -85,6 +85,26 @@ default_selection() {
 	grep -q ' round_of() {$' d.txt || die "round_of: $(head d.txt)"
 }
 
+# --nest-libcall: the libraries' calls through their PLTs too (libv's
+# calls of u_add, libu's own through its PLT from u_tail), selected by
+# object like any function; refused without a tracer, or with
+# --no-libcall.
+nest_libcall() {
+	$TRAIL record -q -p function_graph --nest-libcall -o nl.dat -- ./app $N >/dev/null
+	$TRAIL report -q -i nl.dat >nl.txt
+	want nl.txt u_add $((3 * N))
+	grep -A1 ' v_run() {$' nl.txt | grep -q ' u_add();$' || die "u_add not under v_run: $(cat nl.txt)"
+	$TRAIL record -q -p function --nest-libcall -l 'u_add@libv*' -o nv.dat -- ./app $N >/dev/null
+	[ "$($TRAIL report -q -i nv.dat | grep -c ': u_add <-v_run$')" = $N ] ||
+		die "libv's calls: $($TRAIL report -q -i nv.dat | head)"
+	[ "$($TRAIL report -q -i nv.dat | grep -c ': u_add <-')" = $N ] ||
+		die "more than libv's calls: $($TRAIL report -q -i nv.dat | head)"
+	expect_rc 2 $TRAIL record --nest-libcall -e 'x:*' -o e.dat -- ./app 1 2>err.txt
+	has err.txt "--nest-libcall widens a tracer"
+	expect_rc 2 $TRAIL record -p function --nest-libcall --no-libcall -o e.dat -- ./app 1 2>err.txt
+	has err.txt "contradict"
+}
+
 # One object, all of it: FUNC@OBJECT, the static function by its stable
 # name; -n takes some out.
 object_glob() {
@@ -358,6 +378,7 @@ sqlite3_uprobes() {
 t build_fixtures build_fixtures
 t lib_counts lib_counts
 t default_selection default_selection
+t nest_libcall nest_libcall
 t object_glob object_glob
 t report_by_object report_by_object
 t debug_file_names debug_file_names

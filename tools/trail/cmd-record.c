@@ -57,7 +57,7 @@ struct session {
 	int buffer_given; /* -b */
 	uint32_t block_us; /* --blocking-timeout, ~0u: inf */
 	const char *tracer; /* -p */
-	uint32_t max_depth, retval, args, no_libcall;
+	uint32_t max_depth, retval, args, no_libcall, nest_libcall;
 	int nest; /* --nest N, -1: none */
 	long tids[32]; /* --tid: function tracers in these threads only */
 	int ntids;
@@ -146,7 +146,7 @@ static void on_chld(int sig)
 /* ids of the options without a letter */
 enum {
 	O_CHUNK = OPT_LONG_ID, O_OVERWRITE, O_BLOCKING, O_UNKNOWN, O_DEPTH,
-	O_THRESH, O_RETVAL, O_ARGS, O_NO_LIBCALL, O_TID, O_NEST, O_PROBE, O_SYNTH,
+	O_THRESH, O_RETVAL, O_ARGS, O_NO_LIBCALL, O_NEST_LIBCALL, O_TID, O_NEST, O_PROBE, O_SYNTH,
 };
 
 static const struct opt_cmd record_opts = {
@@ -197,6 +197,10 @@ static const struct opt_cmd record_opts = {
 		{0, "no-libcall", OPT_NONE, NULL,
 		 "function tracers: not the program's calls into shared\n"
 		 "libraries (through its PLT: malloc, write...)", O_NO_LIBCALL, NULL},
+		{0, "nest-libcall", OPT_NONE, NULL,
+		 "function tracers: the libraries' calls into other\n"
+		 "libraries too (through their PLTs; uftrace's option;\n"
+		 "not in libraries dlopen'ed later)", O_NEST_LIBCALL, NULL},
 		{0, "tid", OPT_REQUIRED, "TID[,TID...]",
 		 "function tracers: only in these threads of the\n"
 		 "-P processes (ftrace's set_ftrace_pid)", O_TID, NULL},
@@ -947,7 +951,8 @@ static int fcheck_object(const char *object, void *arg)
 	if (funcscan_tool_object(object))
 		return 0; /* what runs trail itself: never traced */
 	/* names are all a check needs: no entry decoded */
-	if (funcscan_file_opts(object, &f, err, sizeof(err), FUNCSCAN_NAMES)) {
+	if (funcscan_file_opts(object, &f, err, sizeof(err),
+			       FUNCSCAN_NAMES | (S->nest_libcall ? FUNCSCAN_LIBPLT : 0))) {
 		funcscan_free(&f);
 		return 0;
 	}
@@ -1710,6 +1715,7 @@ static void recorder_opts(struct session *S, struct trail_recorder_opts *o)
 	o->retval = S->retval;
 	o->args = S->args;
 	o->no_libcall = S->no_libcall;
+	o->nest_libcall = S->nest_libcall;
 	o->thresh_ns = S->thresh_ns;
 	o->nest = S->nest;
 	o->tids = S->tids;
@@ -1918,6 +1924,9 @@ static int record(struct session *S, int argc, char **argv)
 		case O_NO_LIBCALL:
 			S->no_libcall = 1;
 			break;
+		case O_NEST_LIBCALL:
+			S->nest_libcall = 1;
+			break;
 		case O_PROBE:
 			S->probes[S->nprobes++] = optarg;
 			break;
@@ -2003,6 +2012,10 @@ static int record(struct session *S, int argc, char **argv)
 		return usage_err("%s", "--nest limits a tracer: give -p function or -p function_graph");
 	if (S->no_libcall && !S->tracer)
 		return usage_err("%s", "--no-libcall limits a tracer: give -p function or -p function_graph");
+	if (S->nest_libcall && !S->tracer)
+		return usage_err("%s", "--nest-libcall widens a tracer: give -p function or -p function_graph");
+	if (S->nest_libcall && S->no_libcall)
+		return usage_err("%s", "--nest-libcall and --no-libcall contradict each other: give one");
 	if (S->ntids && !S->tracer)
 		return usage_err("%s", "--tid selects threads for a tracer: give -p function or -p function_graph");
 	if (S->ntids && !S->npids)

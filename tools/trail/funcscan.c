@@ -1347,7 +1347,7 @@ int funcscan_file_opts(const char *path, struct fscan *out, char *err, size_t er
 			trail_arch_table_reader(elfscan_vaddr_read, w.elf);
 			r = build_reloc_sites(&w, out);
 			trail_arch_table_reader(NULL, NULL);
-			if (!r && !out->lib)
+			if (!r && (!out->lib || (flags & FUNCSCAN_LIBPLT)))
 				r = add_plt_sites(&w, out);
 		}
 		goto out;
@@ -1358,7 +1358,7 @@ int funcscan_file_opts(const char *path, struct fscan *out, char *err, size_t er
 	    (r = load_symbols(&w)))
 		goto out;
 	r = build_sites(&w, out);
-	if (!r && !w.rel && is_program(&w))
+	if (!r && !w.rel && (is_program(&w) || (flags & FUNCSCAN_LIBPLT)))
 		r = add_plt_sites(&w, out);
 out:
 	if (r == -ENOMEM)

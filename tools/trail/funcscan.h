@@ -108,6 +108,9 @@ int funcscan_file(const char *path, struct fscan *out, char *err,
  * (each function is a site, reloc and trap 0, skipped 0): what a check of
  * -l patterns needs, in a fraction of the time. */
 #define FUNCSCAN_NAMES 1u
+/* FUNCSCAN_LIBPLT: a library's PLT entries too (its calls into others,
+ * which --nest-libcall traces), not only a program's */
+#define FUNCSCAN_LIBPLT 2u
 int funcscan_file_opts(const char *path, struct fscan *out, char *err, size_t errlen,
 		       unsigned flags);
 
