@@ -543,8 +543,13 @@ static int eh_sites(struct fobj *o, const struct dl_phdr_info *info, uintptr_t b
 		}
 		if (!next || next > text_hi || next <= a)
 			next = text_hi;
-		/* sorted by the linker; otherwise, increasing entries only */
-		if (i && a <= last) {
+		/* sorted by the linker; otherwise, increasing entries only;
+		 * unnamed and shorter than a jump up to the next start: a
+		 * fragment of another function (`xor %eax,%eax; ret`, a cold
+		 * path's tail, 54 of python3.11's 117 breakpoint sites),
+		 * entered by a jump, not a call */
+		if ((i && a <= last) ||
+		    (!(d && d->value == a) && next - a < TRAIL_ARCH_SITE_SIZE)) {
 			v[i] = (struct trail_symrule_ent){.value = a, .index = (uint32_t)i};
 			continue;
 		}

@@ -459,6 +459,20 @@ stripped_program_every_function() {
 		{ first = 0 }' | sed -n 2p)  # (the first is the PLT's)
 	[ -n "$cold" ] || die "no cold part found in $py's unwind table"
 	grep -qx "0x${cold#"${cold%%[!0]*}"}" l.txt && die "the cold part at 0x$cold is listed"
+	# nor a fragment: an unnamed start less than a jump's 5 bytes before
+	# the next (`xor %eax,%eax; ret`, entered by a jump), which only a
+	# breakpoint could take (unnamed functions are listed all the same)
+	readelf --debug-dump=frames "$py" 2>/dev/null | sed -n 's/.* pc=\([0-9a-f]*\)\.\..*/\1/p' |
+		sort -u >starts.txt
+	nm -D --defined-only "$py" | awk '{print $1}' | sort -u >named.txt
+	"$py" -c 'import sys
+v = [l.strip() for l in open("starts.txt")]
+for a, b in zip(v, v[1:]):
+    print(a, int(b, 16) - int(a, 16))' | grep -vFf named.txt >spans.txt || true
+	frag=$(awk '$2 < 5 { print $1; exit }' spans.txt)
+	[ -n "$frag" ] || die "no fragment in $py's unwind table to check"
+	grep -q "^sub_${frag#"${frag%%[!0]*}"}\b" l.txt && die "the fragment at 0x$frag is listed"
+	[ "$(grep -c '^sub_' l.txt)" -gt 100 ] || die "unnamed functions not listed: $(grep -c '^sub_' l.txt)"
 	true
 }
 if [ -x /usr/bin/python3 ] && ! readelf -S "$(readlink -f /usr/bin/python3)" | grep -q "\.symtab"; then

@@ -1123,6 +1123,11 @@ static int build_eh_sites(struct work *w, struct fscan *out)
 		if (e && e->value == a && (d = symtab_data(w, w->symidx, &xndx, &nsyms)) &&
 		    !get_sym(d, xndx, e->index, &s, &shndx))
 			sn = elf_strptr(SYMELF(w), w->strndx, s.st_name);
+		/* unnamed and shorter than a jump up to the next start: a
+		 * fragment of another function (`xor %eax,%eax; ret`, a cold
+		 * path's tail), entered by a jump, not a call, as libtrail */
+		if ((!sn || !*sn) && next - a < FUNCSCAN_SITE_BYTES)
+			continue;
 		r = reloc_site(w, out, a, next - a, next - a, sn ? sn : "", name_off, sym_off);
 	}
 out:
