@@ -194,21 +194,26 @@ static int sym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* the PLT entries named, merged in address order */
-static int plt_names(Elf *e, struct symtab *t, size_t *names_cap)
+/* t's symbols in address order, one per address (the first of equals) */
+static void sort_unique(struct symtab *t)
 {
-	struct pltn c = {.t = t, .names_cap = names_cap, .cap = t->n, .n0 = t->n};
 	size_t k = 0;
 
-	symtab_plt_each(e, plt_name, &c);
-	if (t->n == c.n0)
-		return c.r;
 	qsort(t->syms, t->n, sizeof(*t->syms), sym_cmp);
-	/* one entry per address (PLT sections overlapping: a hostile file) */
 	for (size_t i = 0; i < t->n; i++)
 		if (!k || t->syms[k - 1].addr != t->syms[i].addr)
 			t->syms[k++] = t->syms[i];
 	t->n = k;
+}
+
+/* the PLT entries named, merged in address order */
+static int plt_names(Elf *e, struct symtab *t, size_t *names_cap)
+{
+	struct pltn c = {.t = t, .names_cap = names_cap, .cap = t->n, .n0 = t->n};
+
+	symtab_plt_each(e, plt_name, &c);
+	if (t->n != c.n0)
+		sort_unique(t); /* (PLT sections overlapping: a hostile file) */
 	return c.r;
 }
 
@@ -333,8 +338,9 @@ static int eh_names(Elf *e, struct symtab *t, size_t *names_cap)
 		if (!(r = add_name(t, names_cap, name, &t->syms[t->n].name)))
 			t->n++;
 	}
+	/* (a start twice in the table: a hostile file) */
 	if (t->n != n0)
-		qsort(t->syms, t->n, sizeof(*t->syms), sym_cmp);
+		sort_unique(t);
 	return r;
 }
 
