@@ -193,6 +193,12 @@ struct trail_arch_poke {
  * together made writable once (thousands of functions hooked at start-up
  * paid a mprotect pair each). 0 or -errno. */
 int trail_arch_text_write_many(const struct trail_arch_poke *p, size_t n);
+/* The run of sites from p[i] (p sorted by address) whose pages lie at
+ * most gap pages apart (an address lower than the last ends it too): its
+ * pages [*lo, *hi), and the index past it. What the writers above and
+ * the live poke make writable at once. */
+size_t trail_arch_page_run(const struct trail_arch_poke *p, size_t n, size_t i, size_t gap,
+			   uintptr_t *lo, uintptr_t *hi);
 int trail_arch_poke_live(const struct trail_arch_poke *p, size_t n);
 
 /*

@@ -104,24 +104,33 @@ int trail_arch_text_write(void *addr, const void *src, size_t len)
 	return 0;
 }
 
-int trail_arch_text_write_many(const struct trail_arch_poke *p, size_t n)
+size_t trail_arch_page_run(const struct trail_arch_poke *p, size_t n, size_t i, size_t gap,
+			   uintptr_t *lo, uintptr_t *hi)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	size_t j = i + 1;
 
+	*lo = p[i].addr & ~(page - 1);
+	*hi = (p[i].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
+	while (j < n && p[j].addr >= p[j - 1].addr && p[j].addr < *hi + (gap + 1) * page) {
+		uintptr_t e = (p[j].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
+
+		if (e > *hi)
+			*hi = e;
+		j++;
+	}
+	return j;
+}
+
+int trail_arch_text_write_many(const struct trail_arch_poke *p, size_t n)
+{
 	for (size_t i = 0; i < n;) {
-		uintptr_t lo = p[i].addr & ~(page - 1), hi;
-		size_t j = i + 1;
+		uintptr_t lo, hi;
+		/* a run of sites close together, one object's (a direct
+		 * batch is): one mprotect pair for it, over gaps of up to 15
+		 * pages of its code */
+		size_t j = trail_arch_page_run(p, n, i, 15, &lo, &hi);
 
-		/* a run of sites close together: one mprotect pair for it
-		 * (p is sorted; a gap of more than 16 pages ends the run) */
-		hi = (p[i].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
-		while (j < n && p[j].addr >= p[j - 1].addr && p[j].addr < hi + 16 * page) {
-			uintptr_t e = (p[j].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
-
-			if (e > hi)
-				hi = e;
-			j++;
-		}
 		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
 			return -errno;
 		for (size_t k = i; k < j; k++) {

@@ -192,23 +192,13 @@ int trail_arch_poke_bytes(const struct trail_arch_poke *p, size_t n)
  * objects, and between two of them lie others' data and holes. */
 static int prot_sites(const struct trail_arch_poke *p, size_t n, int writable)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	int r = 0;
 
 	for (size_t i = 0; i < n && !r;) {
-		uintptr_t lo = p[i].addr & ~(page - 1);
-		uintptr_t hi = (p[i].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
-		size_t j = i + 1;
+		uintptr_t lo, hi;
 
-		while (j < n && p[j].addr >= p[j - 1].addr && p[j].addr < hi + page) {
-			uintptr_t e = (p[j].addr + TRAIL_ARCH_SITE_SIZE + page - 1) & ~(page - 1);
-
-			if (e > hi)
-				hi = e;
-			j++;
-		}
+		i = trail_arch_page_run(p, n, i, 0, &lo, &hi);
 		r = prot(lo, hi - lo, writable);
-		i = j;
 	}
 	return r;
 }
