@@ -43,6 +43,7 @@
  * to finish on its own, and return through the frame.
  */
 #include <elf.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -109,6 +110,8 @@ struct fx_sw {
 
 struct libc {
 	uint64_t dlopen, restore_rt;
+	uint64_t lo;        /* where the C library's first mapping starts */
+	char path[4096];    /* and its file, as the maps name it */
 };
 
 /* dlopen's address in the object of pid mapped at lo from file (its C
@@ -198,6 +201,10 @@ static int find_libc_once(pid_t pid, struct libc *c, char *err, size_t errlen, i
 		snprintf(file, sizeof(file), "/proc/%d/root%s", (int)pid, obj);
 		if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
 			continue;
+		if (is_libc && !c->lo) {
+			c->lo = lo;
+			snprintf(c->path, sizeof(c->path), "%s", obj);
+		}
 		if ((e = elf_begin(fd, ELF_C_READ, NULL))) {
 			scan_object(e, lo, is_libc, c, &rank);
 			elf_end(e);
@@ -241,6 +248,31 @@ static int find_libc(pid_t pid, struct libc *c, char *err, size_t errlen)
 			return r;
 		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	}
+}
+
+/* Is pid, now stopped, still the program find_libc read? One that ran
+ * an exec meanwhile (a `env VAR=... CMD` caught at the moment) has its C
+ * library elsewhere, or not yet: the addresses read are not its. */
+static int same_image(pid_t pid, const struct libc *c)
+{
+	char path[64], line[4608], want[64];
+	FILE *f;
+	int same = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(want, sizeof(want), "%" PRIx64 "-", c->lo);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (!same && fgets(line, sizeof(line), f)) {
+		char obj[4096] = "";
+		unsigned long off;
+
+		same = !strncmp(line, want, strlen(want)) &&
+		       sscanf(line, "%*x-%*x %*s %lx %*s %*s %4095s", &off, obj) == 2 && !off &&
+		       !strcmp(obj, c->path);
+	}
+	fclose(f);
+	return same;
 }
 
 static int put(pid_t pid, uint64_t at, const void *buf, size_t n)
@@ -475,6 +507,11 @@ int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen)
 		return -EAGAIN;
 	}
 	deliver = trail__ptrace_stop_signal(st);
+	if (!same_image(pid, &c)) {
+		snprintf(err, errlen, "process %d ran a new program while being attached", (int)pid);
+		ptrace(PTRACE_DETACH, pid, 0, (void *)(long)deliver);
+		return -ESTALE;
+	}
 	/* a stop where the mask the kernel shows is the thread's own, then
 	 * everything it has */
 	if (trail__ptrace_own_mask(pid, &st, &deliver) ||

@@ -142,8 +142,9 @@ size_t trail_recorder_attach_new(struct trail_recorder *R);
  * when it is that, or the process's tracer), -ENOENT (no dlopen in its C
  * library: a static program), -ETIMEDOUT (dlopen did not return in 5 s:
  * left to finish), -EAGAIN (the process is stopped), -ESRCH (it ended),
- * -EIO (dlopen failed in the process). The caller holds its own stop
- * signals meanwhile. */
+ * -ESTALE (it ran a new program, exec, meanwhile: nothing done, the
+ * caller decides again), -EIO (dlopen failed in the process). The
+ * caller holds its own stop signals meanwhile. */
 int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen);
 /* Every thread of pid made able to take SIGTRAP and the control signal
  * ctlsig (threads.c): those that block them are opened through ptrace.

@@ -1458,8 +1458,10 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 	char path[512], comm[64] = "?";
 	struct stat st;
 	struct known k = {0};
-	int r, injected, other, decoder, lock;
+	int r, injected, other, decoder, lock, execs = 0;
 
+again:
+	memset(&k, 0, sizeof(k));
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (pid <= 0 || stat(path, &st) < 0)
 		return -2;
@@ -1551,6 +1553,10 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 		sigprocmask(SIG_SETMASK, &was, NULL);
 		if (r == -ESRCH || (r && gone(pid)))
 			return -2;
+		/* it ran a new program meanwhile (`env ... CMD`): what it
+		 * is now decides, checked again */
+		if (r == -ESTALE && execs++ < 5)
+			goto again;
 		if (r && !injected) {
 			fprintf(stderr, "trail: %s: functions of process %d (%s) without "
 				"patchable entries are not hooked\n",
