@@ -10,6 +10,13 @@
 # lookup() in a loop, built without patchable entries). The recording is
 # `-C mono -p function -l lookup`: the first event's timestamp
 # (CLOCK_MONOTONIC) minus the monotonic time just before trail started.
+#
+# Then a process with many functions: python3 with libz3 loaded (Debian's
+# libz3-4, ~53,000 functions in all its objects; skipped, said so, where
+# either is missing), every function of every object hooked (`-p function
+# -l '*@*'`): seconds from trail's start to its "attached" line, the
+# decoded entries' cache cold (the registry's .sites-* files removed) and
+# warm.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 RUNS=${RUNS:-5}
@@ -59,3 +66,45 @@ done
 printf 'attach to a running process, ms from trail record -P to the first event (median [min..max] of %s)\n' "$RUNS"
 printf '  %-34s %s\n' "started without libtrail (injected)" "$(stats "${inj[@]}")"
 printf '  %-34s %s\n' "started with LD_PRELOAD" "$(stats "${pre[@]}")"
+
+# seconds from trail's start to "attached ... N functions hooked" (N on fd 3)
+many() { # cold(0|1)
+	[ "$1" = 1 ] && rm -f "$TRAIL_REGISTRY"/.sites-*
+	TRAIL_REGISTRY=$TRAIL_REGISTRY "$PY" -c \
+		"import ctypes, time; ctypes.CDLL('libz3.so.4'); time.sleep(600)" &
+	sp=$!
+	sleep 1
+	python3 - "$TRAIL" "$sp" "$TMP/m.dat" <<'PY'
+import os, signal, subprocess, sys, time
+trail, pid, out = sys.argv[1:]
+t0 = time.monotonic()
+p = subprocess.Popen([trail, "record", "-p", "function", "-l", "*@*", "-o", out, "-P", pid],
+                     stderr=subprocess.PIPE, text=True)
+for l in p.stderr:
+    if " attached to process " in l:
+        print("%.2f" % (time.monotonic() - t0))
+        os.write(3, l.split("): ")[-1].split()[0].encode() + b"\n")
+        break
+p.send_signal(signal.SIGINT)
+p.communicate()
+PY
+	kill $sp
+	wait $sp 2>/dev/null
+	sp=
+}
+
+PY=$(command -v python3.11 || command -v python3)
+PY=$(readlink -f "$PY")
+if [ -e /usr/lib/x86_64-linux-gnu/libz3.so.4 ]; then
+	declare -a cold warm
+	for _ in $(seq "$RUNS"); do
+		cold+=("$(many 1 3>"$TMP/n")")
+		warm+=("$(many 0 3>"$TMP/n")")
+	done
+	printf 'attach to python3 + libz3 (%s functions hooked, -l '"'*@*'"'), s to "attached" (median [min..max] of %s)\n' \
+		"$(cat "$TMP/n")" "$RUNS"
+	printf '  %-34s %s\n' "decoded entries' cache cold" "$(stats "${cold[@]}")"
+	printf '  %-34s %s\n' "cache warm" "$(stats "${warm[@]}")"
+else
+	echo "attach to python3 + libz3: skipped (no libz3.so.4: apt-get install libz3-4)"
+fi

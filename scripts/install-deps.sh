@@ -2,7 +2,8 @@
 # Install what trail needs to build and test, from Debian packages, only
 # if something is missing. Used by the Makefile and by .ci/run.
 #   scripts/install-deps.sh [--bench] [--sanitizers]
-#   (--bench adds the peer tracers; --sanitizers, what the whole test
+#   (--bench adds the peer tracers, and libz3 for bench/attach.sh's
+#   process of 53,000 functions; --sanitizers, what the whole test
 #   suite needs: clang and its runtimes, libFuzzer included, for
 #   scripts/fuzz.sh, the viewers the export tests read trail's output
 #   with: babeltrace2, protoc, jq, xmllint, headless Chromium; redis-server
@@ -12,7 +13,7 @@
 set -eu
 pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev libdw-dev libcapstone-dev systemtap-sdt-dev binutils procps util-linux)
 if [ "${1:-}" = "--bench" ]; then
-	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq redis-server redis-tools nginx wrk python3.11 sqlite3)
+	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq redis-server redis-tools nginx wrk python3.11 sqlite3 libz3-4)
 fi
 if [ "${1:-}" = "--sanitizers" ] || [ "${2:-}" = "--sanitizers" ]; then
 	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium redis-server redis-tools sqlite3)

@@ -201,36 +201,47 @@ static void step_self(void *ucv)
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)trail__fprobe_insn_inside(ip);
 }
 
-/* Sites waiting to be patched: while other threads run (live), up to
- * 4096 at a time, each batch one round of breakpoints and steps (a round
- * costs the same for 64 sites or thousands: a signal to every thread,
- * three serializations; libLLVM's 95,000 functions took 1,500 rounds of
- * 64); else (no other thread, or an object no thread can run yet),
- * written directly, 512 at once, the pages of a run of them made
- * writable once. The batch's arrays are mmap'ed: this runs in the
- * control signal handler or in dlopen, on a stack not ours to spend. */
-#define BATCH_LIVE 4096
-#define BATCH_DIRECT 512
+/* Sites waiting to be patched, every one a session selects in every
+ * object (want: their number at most), written once all are decoded and
+ * their stubs made: decoding runs Capstone, which calls the C library
+ * (vsnprintf for each instruction); with the C library's functions hooked
+ * first, the decoding of the objects after it went through their hooks,
+ * and through a breakpoint for each of vfprintf's calls (a cold attach to
+ * python3 with libz3, 53,000 functions, took 43 s; 3.9 s since).
+ * While other threads run (live), one round of breakpoints and steps for
+ * them all (a round costs about the same for 64 sites or thousands: a
+ * signal to every thread, three serializations); else (no other thread,
+ * or an object no thread can run yet) written directly, the pages of a
+ * run of them made writable once. Breakpoint sites wait with them. The
+ * arrays are mmap'ed: this runs in the control signal handler or in
+ * dlopen, on a stack not ours to spend. */
+#define BATCH_MIN 512
 
 struct batch {
-	struct hsite **h;
+	struct hsite **h, **traps;
 	uintptr_t *target, *addrs;
 	struct trail_arch_poke *pk;
-	size_t n, cap, len;
+	size_t n, ntraps, cap, len;
+	/* where each object's sites end in h (hook_obj): a direct write
+	 * makes pages writable a run at a time, which must not reach over
+	 * another object's pages (a library's GOT made read-only) */
+	size_t *ends, nends;
 	int live;
 	int fresh; /* an object dlopen is loading: not relocated yet */
 };
 
-static int batch_init(struct batch *b, int live)
+static int batch_init(struct batch *b, int live, size_t want)
 {
-	size_t cap = live ? BATCH_LIVE : BATCH_DIRECT;
+	size_t cap = want > BATCH_MIN ? want : BATCH_MIN;
 	uint8_t *m;
 
-	b->n = 0;
+	b->n = b->ntraps = b->nends = 0;
 	b->live = live;
 	b->fresh = 0;
 	b->cap = cap;
-	b->len = cap * (sizeof(*b->h) + sizeof(*b->target) + sizeof(*b->addrs) + sizeof(*b->pk));
+	b->len = cap * (sizeof(*b->h) + sizeof(*b->traps) + sizeof(*b->target) +
+			sizeof(*b->addrs) + sizeof(*b->pk)) +
+		 MAX_OBJS * sizeof(*b->ends);
 	m = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		b->cap = 0;
@@ -238,8 +249,10 @@ static int batch_init(struct batch *b, int live)
 	}
 	b->pk = (struct trail_arch_poke *)m;
 	b->h = (struct hsite **)(m + cap * sizeof(*b->pk));
-	b->target = (uintptr_t *)(b->h + cap);
+	b->traps = b->h + cap;
+	b->target = (uintptr_t *)(b->traps + cap);
 	b->addrs = b->target + cap;
+	b->ends = (size_t *)(b->addrs + cap);
 	return 0;
 }
 
@@ -285,10 +298,14 @@ static void sort_pokes(struct trail_arch_poke *pk, size_t n)
 static int batch_flush(struct batch *b)
 {
 	struct trail_arch_poke *pk = b->pk;
-	size_t n = b->n;
-	int r;
+	size_t n = b->n, nt = b->ntraps, ne = b->nends;
+	int r = 0;
 
-	b->n = 0;
+	b->n = b->ntraps = b->nends = 0;
+	/* (one that fails stays unpatched: its masks do nothing) */
+	for (size_t i = 0; i < nt; i++)
+		if (!b->traps[i]->patched)
+			patch_trap(b->traps[i]);
 	if (!n)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
@@ -296,10 +313,23 @@ static int batch_flush(struct batch *b)
 		memcpy(b->h[i]->orig, (const void *)pk[i].addr, TRAIL_ARCH_SITE_SIZE);
 		trail_arch_jump_insn(pk[i].bytes, pk[i].addr, b->target[i]);
 	}
-	sort_pokes(pk, n);
-	for (size_t i = 0; i < n; i++)
-		b->addrs[i] = pk[i].addr;
-	r = b->live ? trail__step_poke(pk, n, b->addrs) : trail_arch_text_write_many(pk, n);
+	if (b->live) {
+		sort_pokes(pk, n);
+		for (size_t i = 0; i < n; i++)
+			b->addrs[i] = pk[i].addr;
+		r = trail__step_poke(pk, n, b->addrs);
+	} else {
+		/* object by object (the last one's sites may not be marked) */
+		for (size_t e = 0, from = 0; !r && from < n; e++) {
+			size_t to = e < ne && b->ends[e] <= n ? b->ends[e] : n;
+
+			if (to <= from)
+				continue;
+			sort_pokes(pk + from, to - from);
+			r = trail_arch_text_write_many(pk + from, to - from);
+			from = to;
+		}
+	}
 	if (!r)
 		for (size_t i = 0; i < n; i++)
 			b->h[i]->patched = 1;
@@ -318,13 +348,16 @@ static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct b
 
 static int hook_obj(unsigned s, struct psess *ps, struct hobj *o, struct batch *b)
 {
-	int r = hook_obj_slots(s, ps, o, b), f = 0;
+	int r = hook_obj_slots(s, ps, o, b), f;
 
-	if (!b->live)
-		f = batch_flush(b);
+	/* where o's sites end (no room to say it: written now) */
+	if (b->nends == MAX_OBJS && (f = batch_flush(b)) < 0 && r >= 0)
+		r = f;
+	if (b->n && (!b->nends || b->ends[b->nends - 1] != b->n))
+		b->ends[b->nends++] = b->n;
 	got_close();
 	trail__fobjs_seal();
-	return r < 0 ? r : f < 0 ? f : r;
+	return r;
 }
 
 /* Does session s trace function k of o (its -l, -n, -g)? *root: as a
@@ -426,10 +459,11 @@ static int hook_obj_slots(unsigned s, struct psess *ps, struct hobj *o, struct b
 				if (patch_got(h, f, target))
 					continue;
 			} else if (f->flags & FSITE_TRAP) {
-				if (patch_trap(h))
+				/* (the masks set first are harmless until then) */
+				if (!trail__traps_ready() || b->ntraps == b->cap)
 					continue;
+				b->traps[b->ntraps++] = h;
 			} else {
-				/* the masks set first are harmless until then */
 				if (!b->cap) /* (no memory for a batch) */
 					continue;
 				b->h[b->n] = h;
@@ -468,10 +502,11 @@ static void hook_new(struct hobj *o)
 		struct batch b;
 
 		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) != PS_ACTIVE ||
-		    batch_init(&b, 0))
+		    batch_init(&b, 0, o->fo.nsites))
 			continue;
 		b.fresh = 1;
 		hook_obj(s, &trail__sess[s], o, &b);
+		batch_flush(&b);
 		batch_fini(&b);
 	}
 	trail__fobjs_cache_save();
@@ -541,6 +576,7 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	char tracer[32];
 	struct batch b;
 	int live, n = 0, k, nprobes, has_tracer;
+	size_t want = 0;
 
 	has_tracer = trail__spec_opt(ps->spec, "tracer", tracer, sizeof(tracer));
 	if (has_tracer && strcmp(tracer, "function_graph") && strcmp(tracer, "function"))
@@ -568,7 +604,9 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 	}
 	if (nprobes)
 		__atomic_fetch_or(&probe_sessions, 1u << s, __ATOMIC_RELEASE);
-	if (batch_init(&b, live)) {
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		want += trail__objs[i].fo.nsites;
+	if (batch_init(&b, live, want)) {
 		ftracer_leave(s);
 		return -ENOMEM;
 	}
