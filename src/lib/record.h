@@ -122,6 +122,28 @@ static inline uint64_t now_cpu(uint32_t *cpu)
 	return trail__mono_ns();
 }
 
+/*
+ * The line a record 16 lines on will go to, asked for now in the
+ * exclusive state (prefetchw; a nop where the CPU lacks it). A chunk is
+ * taken again soon after the recorder read it, so its lines sit in the
+ * other CPU's cache, and a store into one waited for it to come over
+ * (a cross-core round trip every 4 small records): events cost 20-45 ns
+ * instead of 21 from run to run (the hosts' placement of the two CPUs),
+ * while a flight recorder, whose chunks nobody reads, did not vary.
+ * Within the chunk only: a line past it may be another thread's.
+ */
+#define TRAIL_PREFETCH_AHEAD 1024
+
+static inline void prefetch_ahead(const struct wctx *c, const uint8_t *p, uint32_t pos)
+{
+#if defined(__x86_64__)
+	if (TRAIL_LIKELY(pos + TRAIL_PREFETCH_AHEAD < c->cap))
+		__asm__ volatile("prefetchw %0" : : "m"(p[TRAIL_PREFETCH_AHEAD]));
+#else
+	(void)c, (void)p, (void)pos;
+#endif
+}
+
 /* the header of the chunk whose records area starts at data */
 static inline struct trail_chunk_hdr *data_hdr(uint8_t *data)
 {
@@ -165,6 +187,7 @@ static inline __attribute__((always_inline)) void write_one(struct psess *ps, st
 	last = c->last_ts;
 	events = c->events + 1;
 	p = data + pos;
+	prefetch_ahead(c, p, pos);
 	if (TRAIL_UNLIKELY(ts < last))
 		ts = last; /* keep each stream monotonic */
 	delta = ts - last;
@@ -224,6 +247,7 @@ reserve_two(struct psess *ps, struct wctx *c, uint32_t id1, uint32_t len1, uint6
 			   ts2 < ts1 || ts2 - ts1 > TRAIL_REC_DELTA_MAX))
 		return NULL;
 	p = c->data + c->pos;
+	prefetch_ahead(c, p, c->pos);
 	put32(p, (uint32_t)((ts1 - c->last_ts) << TRAIL_REC_TYPE_BITS) | (id1 + TRAIL_REC_FIRST_EVENT));
 	put32(p + 4 + len1,
 	      (uint32_t)((ts2 - ts1) << TRAIL_REC_TYPE_BITS) | (id2 + TRAIL_REC_FIRST_EVENT));
