@@ -275,6 +275,33 @@ static int same_image(pid_t pid, const struct libc *c)
 	return same;
 }
 
+/* Is the thread stopped with regs still in its program's start-up, where
+ * the C library is mapped but not ready (no thread pointer yet: its
+ * dlopen would fault on the stack guard at %fs:0x28), or running the
+ * dynamic loader's own code? */
+static int starting(pid_t pid, const struct user_regs_struct *regs)
+{
+	char path[64], line[4608];
+	FILE *f;
+	int in = 0;
+
+	if (!regs->fs_base)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (!in && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char obj[4096] = "", *b;
+
+		in = sscanf(line, "%lx-%lx %*s %*s %*s %*s %4095s", &lo, &hi, obj) == 3 &&
+		     regs->rip >= lo && regs->rip < hi && (b = strrchr(obj, '/')) &&
+		     !strncmp(b + 1, "ld-linux", 8);
+	}
+	fclose(f);
+	return in;
+}
+
 static int put(pid_t pid, uint64_t at, const void *buf, size_t n)
 {
 	struct iovec l = {(void *)buf, n}, rm = {(void *)at, n};
@@ -522,6 +549,12 @@ int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen)
 			 (int)pid, strerror(errno));
 		ptrace(PTRACE_DETACH, pid, 0, (void *)(long)deliver);
 		return -EIO;
+	}
+	if (starting(pid, &s.regs)) {
+		snprintf(err, errlen, "process %d is still starting (in its dynamic loader)",
+			 (int)pid);
+		ptrace(PTRACE_DETACH, pid, 0, (void *)(long)deliver);
+		return -EINPROGRESS;
 	}
 	s.xs = xs;
 	s.xlen = iov.iov_len;

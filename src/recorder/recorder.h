@@ -143,8 +143,10 @@ size_t trail_recorder_attach_new(struct trail_recorder *R);
  * library: a static program), -ETIMEDOUT (dlopen did not return in 5 s:
  * left to finish), -EAGAIN (the process is stopped), -ESRCH (it ended),
  * -ESTALE (it ran a new program, exec, meanwhile: nothing done, the
- * caller decides again), -EIO (dlopen failed in the process). The
- * caller holds its own stop signals meanwhile. */
+ * caller decides again), -EINPROGRESS (it is still in its dynamic
+ * loader, starting: nothing done, to be tried again a little later),
+ * -EIO (dlopen failed in the process). The caller holds its own stop
+ * signals meanwhile. */
 int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen);
 /* Every thread of pid made able to take SIGTRAP and the control signal
  * ctlsig (threads.c): those that block them are opened through ptrace.

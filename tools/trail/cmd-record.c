@@ -1384,8 +1384,22 @@ static int others_signal(pid_t pid, const char *comm, int *sig)
 	return 0;
 }
 
+/* Has pid run a new program since its name was read as comm? (`env
+ * VAR=... CMD` caught in its exec: what it is now is checked again) */
+static int execed(pid_t pid, const char *comm)
+{
+	char path[64], now[64] = "";
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (trail__read_file(path, now, sizeof(now)) <= 0)
+		return 0;
+	now[strcspn(now, "\n")] = '\0';
+	return strcmp(now, comm) != 0;
+}
+
 /* pid's control signal, from its registry entry (libtrail loaded): 0, -1
- * said, or -2: it exited (not said) */
+ * said, -2: it exited, or -3: it ran a new program meanwhile (neither
+ * said) */
 static int registry_signal(pid_t pid, const char *comm, int *sig)
 {
 	char path[512];
@@ -1413,6 +1427,8 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 	if (dfd < 0 || (r = trail__registry_get(dfd, pid, &reg), close(dfd), r)) {
 		if (gone(pid))
 			return -2;
+		if (execed(pid, comm))
+			return -3;
 		tool_err("process %d (%s) has libtrail loaded but is not in the registry %s "
 			 "(another TRAIL_REGISTRY?)", (int)pid, comm, path);
 		return -1;
@@ -1427,6 +1443,20 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 	}
 	*sig = reg.signal;
 	return 0;
+}
+
+/* pid's control signal (another user's process: other), as
+ * registry_signal says; -3 (a new program: check it again) at most 5
+ * times in a row */
+static int control_signal(pid_t pid, const char *comm, int other, int *sig, int *execs)
+{
+	int r = other ? others_signal(pid, comm, sig) : registry_signal(pid, comm, sig);
+
+	if (r == -3 && ++*execs > 5) {
+		tool_err("process %d keeps running new programs: not attached", (int)pid);
+		return -1;
+	}
+	return r;
 }
 
 /* Recorders load libraries into processes one at a time (two attaching
@@ -1458,7 +1488,7 @@ static int check_pid(struct session *S, pid_t pid, int *sig)
 	char path[512], comm[64] = "?";
 	struct stat st;
 	struct known k = {0};
-	int r, injected, other, decoder, lock, execs = 0;
+	int r, injected, other, decoder, lock, execs = 0, starts = 0;
 
 again:
 	memset(&k, 0, sizeof(k));
@@ -1481,8 +1511,11 @@ again:
 	if (tool_registry_usable())
 		return -1;
 	injected = !trail_recorder_pid_maps_libtrail(pid);
-	if (!injected && (r = other ? others_signal(pid, comm, sig) : registry_signal(pid, comm, sig)))
+	if (!injected && (r = control_signal(pid, comm, other, sig, &execs))) {
+		if (r == -3)
+			goto again;
 		return r;
+	}
 	if (S->tracer && !S->allow_unknown) {
 		char where[128];
 
@@ -1557,6 +1590,11 @@ again:
 		 * is now decides, checked again */
 		if (r == -ESTALE && execs++ < 5)
 			goto again;
+		/* caught starting, in its loader: 10 ms later, 2 s at most */
+		if (r == -EINPROGRESS && starts++ < 200) {
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+			goto again;
+		}
 		if (r && !injected) {
 			fprintf(stderr, "trail: %s: functions of process %d (%s) without "
 				"patchable entries are not hooked\n",
@@ -1569,8 +1607,11 @@ again:
 			tool_err("%s", err);
 		if (r)
 			return -1;
-		if ((r = other ? others_signal(pid, comm, sig) : registry_signal(pid, comm, sig)))
+		if ((r = control_signal(pid, comm, other, sig, &execs))) {
+			if (r == -3)
+				goto again;
 			return r;
+		}
 	}
 	return 0;
 }
