@@ -18,6 +18,7 @@
 #include "../common/clock.h"
 #include "../common/util.h"
 #include "../common/filter.h"
+#include "evx.h"
 #include "internal.h"
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)
@@ -413,8 +414,24 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 	mask = st & allow & TRAIL_SESSION_BITS;
 	rt = ev->rt;
 	if (TRAIL_LIKELY(mask && rt)) {
+		const struct evx *x;
+
 		if (TRAIL_UNLIKELY(st & TRAIL_STATE_EXT)) {
-			trail__write_ext(ev, rt, w, d, mask, payload, len);
+			/* one session, whose only extra is a filter on numbers
+			 * (the common way to use one): decided here, without
+			 * the call (bench/filter.sh's rejected event 10.5-11.2
+			 * ns -> 9.0-10.1, its accepted one 21.0 -> 18.6) */
+			if (!(mask & (mask - 1)) &&
+			    (x = __atomic_load_n(&rt->x[__builtin_ctz(mask)], __ATOMIC_ACQUIRE)) &&
+			    __atomic_load_n(&x->how, __ATOMIC_RELAXED) ==
+				    (EVX_REC | EVX_FILT | EVX_FAST)) {
+				if (trail_filter_match_fast(&x->filter, payload)) {
+					ts = now_cpu(&cpu);
+					write_sessions(ev, rt, w, d, mask, payload, len, ts, cpu);
+				}
+			} else {
+				trail__write_ext(ev, rt, w, d, mask, payload, len);
+			}
 		} else {
 			ts = now_cpu(&cpu);
 			write_sessions(ev, rt, w, d, mask, payload, len, ts, cpu);
