@@ -415,6 +415,7 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 	rt = ev->rt;
 	if (TRAIL_LIKELY(mask && rt)) {
 		const struct evx *x;
+		int rec = 1;
 
 		if (TRAIL_UNLIKELY(st & TRAIL_STATE_EXT)) {
 			/* one session, whose only extra is a filter on numbers
@@ -425,14 +426,13 @@ write_event(struct trail_event *ev, uint32_t allow, const void *payload, uint32_
 			    (x = __atomic_load_n(&rt->x[__builtin_ctz(mask)], __ATOMIC_ACQUIRE)) &&
 			    __atomic_load_n(&x->how, __ATOMIC_RELAXED) ==
 				    (EVX_REC | EVX_FILT | EVX_FAST)) {
-				if (trail_filter_match_fast(&x->filter, payload)) {
-					ts = now_cpu(&cpu);
-					write_sessions(ev, rt, w, d, mask, payload, len, ts, cpu);
-				}
+				rec = trail_filter_match_fast(&x->filter, payload);
 			} else {
 				trail__write_ext(ev, rt, w, d, mask, payload, len);
+				rec = 0;
 			}
-		} else {
+		}
+		if (rec) {
 			ts = now_cpu(&cpu);
 			write_sessions(ev, rt, w, d, mask, payload, len, ts, cpu);
 		}

@@ -43,7 +43,6 @@
  * to finish on its own, and return through the frame.
  */
 #include <elf.h>
-#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -250,56 +249,36 @@ static int find_libc(pid_t pid, struct libc *c, char *err, size_t errlen)
 	}
 }
 
-/* Is pid, now stopped, still the program find_libc read? One that ran
- * an exec meanwhile (a `env VAR=... CMD` caught at the moment) has its C
- * library elsewhere, or not yet: the addresses read are not its. */
-static int same_image(pid_t pid, const struct libc *c)
-{
-	char path[64], line[4608], want[64];
-	FILE *f;
-	int same = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	snprintf(want, sizeof(want), "%" PRIx64 "-", c->lo);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	while (!same && fgets(line, sizeof(line), f)) {
-		char obj[4096] = "";
-		unsigned long off;
-
-		same = !strncmp(line, want, strlen(want)) &&
-		       sscanf(line, "%*x-%*x %*s %lx %*s %*s %4095s", &off, obj) == 2 && !off &&
-		       !strcmp(obj, c->path);
-	}
-	fclose(f);
-	return same;
-}
-
-/* Is the thread stopped with regs still in its program's start-up, where
- * the C library is mapped but not ready (no thread pointer yet: its
- * dlopen would fault on the stack guard at %fs:0x28), or running the
- * dynamic loader's own code? */
-static int starting(pid_t pid, const struct user_regs_struct *regs)
+/* Can the thread, stopped with regs, be made to call c's dlopen? 0;
+ * -ESTALE: the process ran an exec since find_libc read it (a `env
+ * VAR=... CMD` caught at the moment: its C library elsewhere, or not
+ * yet); -EINPROGRESS: it is still starting, its C library mapped but not
+ * ready (no thread pointer yet: dlopen would fault on the stack guard at
+ * %fs:0x28), or it runs the dynamic loader's own code. One pass over its
+ * maps. */
+static int image_ready(pid_t pid, const struct libc *c, const struct user_regs_struct *regs)
 {
 	char path[64], line[4608];
 	FILE *f;
-	int in = 0;
+	int same = 0, loader = 0;
 
-	if (!regs->fs_base)
-		return 1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(path, "re")))
-		return 0;
-	while (!in && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
+		return -ESTALE;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off;
 		char obj[4096] = "", *b;
 
-		in = sscanf(line, "%lx-%lx %*s %*s %*s %*s %4095s", &lo, &hi, obj) == 3 &&
-		     regs->rip >= lo && regs->rip < hi && (b = strrchr(obj, '/')) &&
-		     !strncmp(b + 1, "ld-linux", 8);
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %4095s", &lo, &hi, &off, obj) != 4)
+			continue;
+		same |= lo == c->lo && !off && !strcmp(obj, c->path);
+		loader |= regs->rip >= lo && regs->rip < hi && (b = strrchr(obj, '/')) &&
+			  !strncmp(b + 1, "ld-linux", 8);
 	}
 	fclose(f);
-	return in;
+	if (!same)
+		return -ESTALE;
+	return !regs->fs_base || loader ? -EINPROGRESS : 0;
 }
 
 static int put(pid_t pid, uint64_t at, const void *buf, size_t n)
@@ -534,11 +513,6 @@ int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen)
 		return -EAGAIN;
 	}
 	deliver = trail__ptrace_stop_signal(st);
-	if (!same_image(pid, &c)) {
-		snprintf(err, errlen, "process %d ran a new program while being attached", (int)pid);
-		ptrace(PTRACE_DETACH, pid, 0, (void *)(long)deliver);
-		return -ESTALE;
-	}
 	/* a stop where the mask the kernel shows is the thread's own, then
 	 * everything it has */
 	if (trail__ptrace_own_mask(pid, &st, &deliver) ||
@@ -550,11 +524,12 @@ int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen)
 		ptrace(PTRACE_DETACH, pid, 0, (void *)(long)deliver);
 		return -EIO;
 	}
-	if (starting(pid, &s.regs)) {
-		snprintf(err, errlen, "process %d is still starting (in its dynamic loader)",
+	if ((r = image_ready(pid, &c, &s.regs))) {
+		snprintf(err, errlen, r == -ESTALE ? "process %d ran a new program while being attached"
+				   : "process %d is still starting (in its dynamic loader)",
 			 (int)pid);
 		ptrace(PTRACE_DETACH, pid, 0, (void *)(long)deliver);
-		return -EINPROGRESS;
+		return r;
 	}
 	s.xs = xs;
 	s.xlen = iov.iov_len;

@@ -1384,17 +1384,25 @@ static int others_signal(pid_t pid, const char *comm, int *sig)
 	return 0;
 }
 
+/* pid's name into comm (n bytes): 0, or -1 (none read) */
+static int read_comm(pid_t pid, char *comm, size_t n)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (trail__read_file(path, comm, n) <= 0)
+		return -1;
+	comm[strcspn(comm, "\n")] = '\0';
+	return 0;
+}
+
 /* Has pid run a new program since its name was read as comm? (`env
  * VAR=... CMD` caught in its exec: what it is now is checked again) */
 static int execed(pid_t pid, const char *comm)
 {
-	char path[64], now[64] = "";
+	char now[64] = "";
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (trail__read_file(path, now, sizeof(now)) <= 0)
-		return 0;
-	now[strcspn(now, "\n")] = '\0';
-	return strcmp(now, comm) != 0;
+	return !read_comm(pid, now, sizeof(now)) && strcmp(now, comm) != 0;
 }
 
 /* pid's control signal, from its registry entry (libtrail loaded): 0, -1
@@ -1495,9 +1503,7 @@ again:
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (pid <= 0 || stat(path, &st) < 0)
 		return -2;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (trail__read_file(path, comm, sizeof(comm)) > 0)
-		comm[strcspn(comm, "\n")] = '\0';
+	read_comm(pid, comm, sizeof(comm));
 	/* root attaches to anyone's, as perf and gdb do (the requests go
 	 * through a proxy of that user: src/recorder/proxy.c) */
 	if (st.st_uid != geteuid() && geteuid() != 0) {
