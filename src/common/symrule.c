@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * symrule.c - which symbol names an address; the rule is in symrule.h.
- * Pure and async-signal-safe: an in-place heapsort, no allocation.
+ * Pure and async-signal-safe: an in-place heapsort (hsort.h), no allocation.
  */
 #include "symrule.h"
+#include "hsort.h"
 
 #include <elf.h>
 #include <string.h>
@@ -52,36 +53,9 @@ int trail__symrule_before(const struct trail_symrule_ent *a,
 	return a->index < b->index;
 }
 
-static void sift(struct trail_symrule_ent *v, size_t n, size_t i)
+static int before(const void *a, const void *b)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		struct trail_symrule_ent t;
-
-		if (l < n && trail__symrule_before(&v[m], &v[l]))
-			m = l;
-		if (l + 1 < n && trail__symrule_before(&v[m], &v[l + 1]))
-			m = l + 1;
-		if (m == i)
-			return;
-		t = v[i];
-		v[i] = v[m];
-		v[m] = t;
-		i = m;
-	}
-}
-
-static void sort(struct trail_symrule_ent *v, size_t n)
-{
-	for (size_t i = n / 2; i-- > 0;)
-		sift(v, n, i);
-	for (size_t k = n; k > 1; k--) {
-		struct trail_symrule_ent t = v[0];
-
-		v[0] = v[k - 1];
-		v[k - 1] = t;
-		sift(v, k - 1, 0);
-	}
+	return trail__symrule_before(a, b);
 }
 
 int trail__symrule_covers(uint64_t value, uint64_t span, uint64_t addr)
@@ -95,7 +69,7 @@ size_t trail__symrule_table(struct trail_symrule_ent *v, size_t n)
 {
 	size_t k = 0, func = (size_t)-1; /* the last function group kept */
 
-	sort(v, n);
+	trail__hsort(v, n, sizeof(*v), before);
 	for (size_t i = 0; i < n;) {
 		struct trail_symrule_ent g = v[i]; /* the winner: first by the sort */
 		size_t j = i + 1;

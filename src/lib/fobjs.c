@@ -171,6 +171,9 @@ static uintptr_t plt_target(const struct hobj *o, const struct fsite *f)
 
 	if (v && (v < o->xlo || v >= o->xhi))
 		return v;
+	if (f->addr == f->got)
+		return 0; /* a call through the GOT: bound at start, or left
+			   * unbound (a weak function absent) */
 	return trail__plt_resolve(nm, nm + strlen(nm) + 1);
 }
 
@@ -414,8 +417,10 @@ void trail__fobjs_publish(struct psess *ps, unsigned s, struct hobj *o)
 		return;
 	mods[i].pid = (uint32_t)trail__pid;
 	mods[i].base = o->fo.base;
-	mods[i].lo = o->xlo;
-	mods[i].hi = o->xhi;
+	/* its code, and the GOT slots that name its -fno-plt library calls
+	 * (FSITE_PLT sites at their slot) */
+	mods[i].lo = o->fo.lo && o->fo.lo < o->xlo ? o->fo.lo : o->xlo;
+	mods[i].hi = o->fo.hi > o->xhi ? o->fo.hi : o->xhi;
 	mods[i].dev = o->dev;
 	mods[i].ino = o->ino;
 	memcpy(mods[i].path, o->path, sizeof(mods[i].path));

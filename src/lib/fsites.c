@@ -618,6 +618,8 @@ struct pltc {
 	size_t n, cap, names_need;
 };
 
+/* a library call through the entry at entry (entry == slot: a call
+ * through the GOT, no entry) */
 static int plt_one(void *arg, uint64_t entry, uint64_t slot, uint32_t sym)
 {
 	struct pltc *c = arg;
@@ -631,13 +633,13 @@ static int plt_one(void *arg, uint64_t entry, uint64_t slot, uint32_t sym)
 	nm = (const char *)c->dynstr->p + sy[sym].st_name;
 	if (!trail__plt_hookable(nm) ||
 	    !in_segment(c->info, c->base + slot, sizeof(uintptr_t), PF_R) ||
-	    !in_segment(c->info, c->base + entry, TRAIL_PLT_ENTRY, PF_X | PF_R))
+	    (entry != slot && !in_segment(c->info, c->base + entry, TRAIL_PLT_ENTRY, PF_X | PF_R)))
 		return 0;
 	if (c->entry) {
 		if (c->n == c->cap)
 			return 1;
-		/* in address order (.plt before .plt.sec); a hostile file's
-		 * entries out of it are not taken */
+		/* in address order (.plt before .plt.sec before .got); a
+		 * hostile file's entries out of it are not taken */
 		if (c->n && c->base + entry <= c->entry[c->n - 1])
 			return 0;
 		c->entry[c->n] = c->base + entry;
@@ -649,6 +651,41 @@ static int plt_one(void *arg, uint64_t entry, uint64_t slot, uint32_t sym)
 	}
 	c->n++;
 	return 0;
+}
+
+/* trail__got_slots: an imported function's slot */
+static int got_keep(void *arg, uint32_t sym)
+{
+	const struct pltc *c = arg;
+	const ElfW(Sym) *sy = c->dynsym->p;
+
+	return sym && sym < c->dynsym->len / sizeof(*sy) && sy[sym].st_shndx == SHN_UNDEF &&
+	       (ELF64_ST_TYPE(sy[sym].st_info) == STT_FUNC ||
+		ELF64_ST_TYPE(sy[sym].st_info) == STT_GNU_IFUNC);
+}
+
+/* the GOT slots of .rela.dyn that only calls use (src/common/pltscan.h),
+ * into got (mapped here, freed by the caller): how many */
+static size_t got_calls(struct pltc *c, const struct buf *reladyn, const ElfW(Shdr) *sh,
+			uint64_t shnum, struct buf *got)
+{
+	struct trail_gotslot *v;
+	size_t n, k = 0;
+
+	if (!reladyn->p || !(got->len = reladyn->len / sizeof(ElfW(Rela)) * sizeof(*v)) ||
+	    !(got->p = amap(got->len)))
+		return 0;
+	v = got->p;
+	n = trail__got_slots(reladyn->p, reladyn->len / sizeof(ElfW(Rela)), v, got_keep, c);
+	for (uint64_t i = 1; i < shnum && n; i++)
+		if ((sh[i].sh_flags & SHF_EXECINSTR) && sh[i].sh_type == SHT_PROGBITS &&
+		    in_segment(c->info, c->base + sh[i].sh_addr, sh[i].sh_size, PF_X | PF_R))
+			trail__got_uses((const uint8_t *)(c->base + sh[i].sh_addr), sh[i].sh_addr,
+					sh[i].sh_size, v, n);
+	for (size_t i = 0; i < n; i++)
+		if (trail__got_is_call(&v[i]))
+			v[k++] = v[i];
+	return k;
 }
 
 /* a name and a version, as FSITE_PLT sites keep them */
@@ -673,27 +710,37 @@ static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
 		     const struct stat *st, const ElfW(Shdr) *sh, uint64_t shnum,
 		     const struct buf *shstr)
 {
-	struct buf rela = {0}, dynsym = {0}, dynstr = {0}, versym = {0}, verneed = {0}, tmp = {0};
+	struct buf rela = {0}, reladyn = {0}, dynsym = {0}, dynstr = {0}, versym = {0},
+		   verneed = {0}, tmp = {0}, got = {0};
 	struct pltc c = {.dynsym = &dynsym, .dynstr = &dynstr, .versym = &versym,
 			 .verneed = &verneed, .info = info, .base = o->base};
+	const struct trail_gotslot *gv;
 	struct fobj nw;
 	uint64_t dsi = 0;
+	size_t ngot;
 	int r = 0;
 
-	for (uint64_t i = 1; i < shnum && !rela.p; i++) {
+	/* .rela.plt (the PLT's slots) and .rela.dyn (the GOT's), which name
+	 * their symbols in .dynsym */
+	for (uint64_t i = 1; i < shnum; i++) {
 		const char *nm = sec_name(sh, i, shstr);
+		struct buf *b = nm && !strcmp(nm, ".rela.plt")   ? &rela
+				: nm && !strcmp(nm, ".rela.dyn") ? &reladyn
+								 : NULL;
 
-		if (!nm || strcmp(nm, ".rela.plt") || sh[i].sh_type != SHT_RELA ||
-		    sh[i].sh_entsize != sizeof(ElfW(Rela)) || !(dsi = sh[i].sh_link) ||
-		    dsi >= shnum || sh[dsi].sh_type != SHT_DYNSYM || sh[dsi].sh_link >= shnum)
+		if (!b || b->p || sh[i].sh_type != SHT_RELA || sh[i].sh_entsize != sizeof(ElfW(Rela)) ||
+		    !sh[i].sh_link || sh[i].sh_link >= shnum || (dsi && sh[i].sh_link != dsi) ||
+		    sh[sh[i].sh_link].sh_type != SHT_DYNSYM ||
+		    sh[sh[i].sh_link].sh_link >= shnum)
 			continue;
-		if (bread(fd, (uint64_t)st->st_size, sh[i].sh_offset, sh[i].sh_size, &rela) ||
-		    bread(fd, (uint64_t)st->st_size, sh[dsi].sh_offset, sh[dsi].sh_size, &dynsym) ||
-		    bread(fd, (uint64_t)st->st_size, sh[sh[dsi].sh_link].sh_offset,
-			  sh[sh[dsi].sh_link].sh_size, &dynstr))
+		dsi = sh[i].sh_link;
+		if (bread(fd, (uint64_t)st->st_size, sh[i].sh_offset, sh[i].sh_size, b))
 			goto out;
 	}
-	if (!rela.p)
+	if (!dsi ||
+	    bread(fd, (uint64_t)st->st_size, sh[dsi].sh_offset, sh[dsi].sh_size, &dynsym) ||
+	    bread(fd, (uint64_t)st->st_size, sh[sh[dsi].sh_link].sh_offset,
+		  sh[sh[dsi].sh_link].sh_size, &dynstr))
 		goto out;
 	for (uint64_t i = 1; i < shnum; i++) {
 		if (sh[i].sh_type == SHT_GNU_versym && sh[i].sh_link == dsi && !versym.p)
@@ -701,7 +748,10 @@ static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
 		if (sh[i].sh_type == SHT_GNU_verneed && !verneed.p)
 			bread(fd, (uint64_t)st->st_size, sh[i].sh_offset, sh[i].sh_size, &verneed);
 	}
-	/* count, then take: .plt, then .plt.sec (IBT) */
+	ngot = got_calls(&c, &reladyn, sh, shnum, &got);
+	gv = got.p;
+	/* count, then take: .plt, then .plt.sec (IBT), then the calls
+	 * through the GOT */
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass) {
 			c.cap = c.n;
@@ -713,7 +763,7 @@ static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
 			c.slot = c.entry + c.cap;
 			c.sym = (uint32_t *)(c.slot + c.cap);
 		}
-		for (uint64_t i = 1; i < shnum; i++) {
+		for (uint64_t i = 1; i < shnum && rela.p; i++) {
 			const char *nm = sec_name(sh, i, shstr);
 
 			if (!nm || (strcmp(nm, ".plt") && strcmp(nm, ".plt.sec")) ||
@@ -724,6 +774,9 @@ static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
 					sh[i].sh_size, rela.p, rela.len / sizeof(ElfW(Rela)),
 					plt_one, &c);
 		}
+		for (size_t i = 0; i < ngot; i++)
+			if (plt_one(&c, gv[i].slot, gv[i].slot, gv[i].sym))
+				break;
 	}
 	/* the sites of both kinds, in address order */
 	memset(&nw, 0, sizeof(nw));
@@ -777,7 +830,9 @@ static int plt_sites(struct fobj *o, const struct dl_phdr_info *info, int fd,
 	*o = nw;
 out:
 	bfree(&tmp);
+	bfree(&got);
 	bfree(&rela);
+	bfree(&reladyn);
 	bfree(&dynsym);
 	bfree(&dynstr);
 	bfree(&versym);

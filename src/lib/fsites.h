@@ -24,7 +24,8 @@
  * functions a session selects, not for every function of every library.
  *
  * The executable also gets a site per library call (FSITE_PLT): each
- * entry of its PLT, named after the function it imports.
+ * entry of its PLT, named after the function it imports, and each GOT
+ * slot only calls use (-fno-plt code: src/common/pltscan.h).
  *
  * Memory comes from mmap, so a load can run where malloc cannot (the
  * control signal handler). Every offset and size read from the file is
@@ -55,8 +56,9 @@ struct fsite {
  * in the copy): a jump cannot replace its entry (arch.h) */
 #define FSITE_TRAP 0x200u
 /* a library call: the executable's PLT entry for an imported function
- * (src/common/pltscan.h). Nothing is written at addr: the GOT slot the
- * entry jumps through gets the stub's address. Its name in fobj.names is
+ * (src/common/pltscan.h), or, for calls through the GOT, the slot itself
+ * (addr == got). Nothing is written at addr: the GOT slot the entry jumps
+ * through gets the stub's address. Its name in fobj.names is
  * followed by the symbol version the executable asks for ("" if none). */
 #define FSITE_PLT 0x400u
 /* ... whose slot is in the RELRO segment: read-only once relocated */

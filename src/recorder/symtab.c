@@ -77,6 +77,7 @@ struct pltw {
 	size_t strndx;
 	int (*fn)(void *arg, uint64_t entry, const char *name);
 	void *arg;
+	int stop; /* fn said so */
 };
 
 static int plt_one(void *arg, uint64_t entry, uint64_t slot, uint32_t sym)
@@ -89,38 +90,78 @@ static int plt_one(void *arg, uint64_t entry, uint64_t slot, uint32_t sym)
 	if (!gelf_getsym(c->dynsym, (int)sym, &s) ||
 	    !(nm = elf_strptr(c->e, c->strndx, s.st_name)) || !*nm)
 		return 0;
-	return c->fn(c->arg, entry, nm);
+	return c->stop = c->fn(c->arg, entry, nm);
+}
+
+/* trail__got_slots: an imported function's slot */
+static int got_keep(void *arg, uint32_t sym)
+{
+	const struct pltw *c = arg;
+	GElf_Sym s;
+
+	return sym && gelf_getsym(c->dynsym, (int)sym, &s) && s.st_shndx == SHN_UNDEF &&
+	       (GELF_ST_TYPE(s.st_info) == STT_FUNC || GELF_ST_TYPE(s.st_info) == STT_GNU_IFUNC);
+}
+
+/* the calls through e's GOT (-fno-plt; src/common/pltscan.h): fn at each
+ * slot only calls use */
+static void got_each(Elf *e, Elf_Data *reladyn, struct pltw *c)
+{
+	size_t nrela = reladyn->d_size / sizeof(Elf64_Rela), n;
+	struct trail_gotslot *v;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (!nrela || !(v = malloc(nrela * sizeof(*v))))
+		return;
+	n = trail__got_slots(reladyn->d_buf, nrela, v, got_keep, c);
+	while (n && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    (sh.sh_flags & SHF_EXECINSTR) && (d = elf_getdata(scn, NULL)) && d->d_buf)
+			trail__got_uses(d->d_buf, sh.sh_addr, d->d_size, v, n);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (trail__got_is_call(&v[i]) && plt_one(c, v[i].slot, v[i].slot, v[i].sym))
+			break;
+	free(v);
 }
 
 void symtab_plt_each(Elf *e, int (*fn)(void *arg, uint64_t entry, const char *name), void *arg)
 {
 	struct pltw c = {.e = e, .fn = fn, .arg = arg};
-	Elf_Data *rela = NULL;
-	Elf_Scn *scn = NULL;
+	Elf_Data *rela = NULL, *reladyn = NULL;
+	Elf_Scn *scn = NULL, *dsym = NULL;
 	GElf_Shdr sh;
 	size_t shstr;
 
 	if (elf_getshdrstrndx(e, &shstr))
 		return;
+	/* .rela.plt (the PLT's slots), .rela.dyn (the GOT's), naming their
+	 * symbols in one .dynsym */
 	while ((scn = elf_nextscn(e, scn))) {
 		const char *nm;
 		Elf_Scn *ds;
 		GElf_Shdr dsh;
+		Elf_Data **to, *d;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    !(nm = elf_strptr(e, shstr, sh.sh_name)) || strcmp(nm, ".rela.plt") ||
-		    sh.sh_entsize != sizeof(Elf64_Rela) || !(ds = elf_getscn(e, sh.sh_link)) ||
-		    !gelf_getshdr(ds, &dsh) || dsh.sh_type != SHT_DYNSYM)
+		    sh.sh_entsize != sizeof(Elf64_Rela) || !(nm = elf_strptr(e, shstr, sh.sh_name)))
 			continue;
-		rela = elf_getdata(scn, NULL);
-		c.dynsym = elf_getdata(ds, NULL);
+		to = !strcmp(nm, ".rela.plt") ? &rela : !strcmp(nm, ".rela.dyn") ? &reladyn : NULL;
+		if (!to || *to || !(ds = elf_getscn(e, sh.sh_link)) || (dsym && ds != dsym) ||
+		    !gelf_getshdr(ds, &dsh) || dsh.sh_type != SHT_DYNSYM ||
+		    !(d = elf_getdata(scn, NULL)) || !d->d_buf || !(c.dynsym = elf_getdata(ds, NULL)))
+			continue;
+		*to = d;
+		dsym = ds;
 		c.strndx = dsh.sh_link;
-		break;
 	}
-	if (!rela || !c.dynsym || !rela->d_buf)
+	if (!c.dynsym)
 		return;
 	scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
+	while (rela && (scn = elf_nextscn(e, scn))) {
 		const char *nm;
 		Elf_Data *d;
 
@@ -131,7 +172,11 @@ void symtab_plt_each(Elf *e, int (*fn)(void *arg, uint64_t entry, const char *na
 			continue;
 		trail__plt_each(d->d_buf, sh.sh_addr, d->d_size, rela->d_buf,
 				rela->d_size / sizeof(Elf64_Rela), plt_one, &c);
+		if (c.stop)
+			return;
 	}
+	if (reladyn)
+		got_each(e, reladyn, &c);
 }
 
 struct pltn {

@@ -33,9 +33,10 @@ char *symtab_demangle(const char *mangled, int *status);
 int symtab_load(const char *path, struct symtab *t, char *err, size_t errlen);
 void symtab_free(struct symtab *t);
 
-/* For each PLT entry of e that calls an imported function
- * (src/common/pltscan.h): fn(arg, the entry's address, the function's
- * name); fn returning non-zero stops. */
+/* For each PLT entry of e that calls an imported function, then each GOT
+ * slot only calls go through (-fno-plt; src/common/pltscan.h): fn(arg,
+ * the entry's or the slot's address, the function's name); fn returning
+ * non-zero stops. */
 typedef struct Elf Elf;
 void symtab_plt_each(Elf *e, int (*fn)(void *arg, uint64_t entry, const char *name), void *arg);
 

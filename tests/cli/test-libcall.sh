@@ -2,9 +2,11 @@
 # Library calls: a program's calls into shared libraries traced through
 # its PLT (src/common/pltscan.h, libtrail's fsites.c/fplt.c), without a
 # rebuild. tests/cli/libcall/app.c is built here lazily bound (PIE), bound
-# at start under full RELRO, not PIE, and with patchable entries; each
-# build must give the same exact counts under the same callers, and print
-# what it prints untraced. A library with two versions of one function
+# at start under full RELRO, not PIE, with patchable entries, and with
+# -fno-plt (calls through GOT slots); each build must give the same exact
+# counts under the same callers, and print what it prints untraced (the
+# -fno-plt build's getpid slot, which also gives getpid's address, is
+# never hooked: the address the program compares stays the C library's). A library with two versions of one function
 # checks that a slot still lazily bound is bound as the loader would (the
 # version the program was linked against, not the default one). Then
 # selection (-l, --no-libcall, list -f), a C++ exception thrown and caught
@@ -21,12 +23,18 @@ build_fixtures() {
 	$CC -O2 "$S/app.c" -o app-now -Wl,-z,now -Wl,-z,relro -lpthread
 	$CC -O2 -no-pie -fno-pie "$S/app.c" -o app-nopie -lpthread
 	$CC -O2 -fpatchable-function-entry=5 "$S/app.c" -o app-pfe -lpthread
+	$CC -O2 -fno-plt "$S/app.c" -o app-noplt -lpthread
+	objdump -d app-noplt | grep -q 'call  *\*0x[0-9a-f]*(%rip) *# [0-9a-f]* <malloc@' ||
+		die "app-noplt does not call malloc through its GOT"
 	readelf -d app-now | grep -q 'BIND_NOW' || die "app-now is not bound at start"
 	# linked against V1 alone, run with V1 and V2 (the default)
 	$CC -shared -fPIC -Wl,--version-script="$S/v1.map" "$S/ver.c" -o libver.so
 	$CC -O2 -DWITH_VER "$S/app.c" -o app-ver -L. -lver -Wl,-rpath,'$ORIGIN' -lpthread
+	$CC -O2 -fno-plt -DWITH_VER "$S/app.c" -o app-ver-noplt -L. -lver -Wl,-rpath,'$ORIGIN' -lpthread
 	$CC -shared -fPIC -DBOTH -Wl,--version-script="$S/v2.map" "$S/ver.c" -o libver.so
 	[ "$(./app-ver 1 | tail -1)" = "ver=1" ] || die "the loader gives $(./app-ver 1 | tail -1)"
+	$CC -O2 -fPIC -shared -fno-plt -DLIB "$S/gotlib.c" -o libgot.so
+	$CC -O2 "$S/gotlib.c" -o app-gotlib -L. -lgot -Wl,-rpath,'$ORIGIN'
 }
 
 # how many times the graph shows NAME called
@@ -37,10 +45,11 @@ calls() { # file name
 # The same counts, nested the same, in each build.
 graph_counts() {
 	local v want
-	for v in lazy now nopie pfe; do
+	for v in lazy now nopie pfe noplt; do
 		./app-$v $N >plain.txt
 		$TRAIL record -q -p function_graph -o g-$v.dat -- ./app-$v $N >out.txt
 		diff -u plain.txt out.txt
+		has out.txt "getpid same, called"
 		$TRAIL report -q -i g-$v.dat >g-$v.txt
 		for f in malloc free strlen snprintf pthread_mutex_lock pthread_mutex_unlock; do
 			[ "$(calls g-$v.txt $f)" = $N ] || die "$v: $f called $(calls g-$v.txt $f) times, wanted $N"
@@ -57,8 +66,9 @@ graph_counts() {
 		# setjmp returns twice: never hooked
 		hasnt g-$v.txt "setjmp"
 	done
+	hasnt g-noplt.txt " getpid();"
 	# the printf at the end is a call of main's, in every build
-	for v in lazy now nopie pfe; do
+	for v in lazy now nopie pfe noplt; do
 		grep -B1 ' } /\* main \*/' g-$v.txt | grep -q 'printf();' || die "$v: printf: $(tail -3 g-$v.txt)"
 	done
 }
@@ -66,10 +76,30 @@ graph_counts() {
 # A slot the loader had not bound yet is bound by libtrail first: to the
 # version the program asks for, not the default one.
 versioned() {
-	$TRAIL record -q -p function_graph -o v.dat -- ./app-ver 2 >out.txt
-	has out.txt "ver=1"
-	$TRAIL report -q -i v.dat >v.txt
-	has v.txt " ver();"
+	local v
+	for v in ver ver-noplt; do
+		$TRAIL record -q -p function_graph -o v.dat -- ./app-$v 2 >out.txt
+		has out.txt "ver=1"
+		$TRAIL report -q -i v.dat >v.txt
+		[ "$(calls v.txt ver)" = 1 ] || die "app-$v: ver called $(calls v.txt ver) times: $(cat v.txt)"
+	done
+}
+
+# A library's own calls through its GOT (-fno-plt), with --nest-libcall:
+# each under the library function that makes it; without, none of them.
+library_got_calls() {
+	local f
+	$TRAIL record -q -p function_graph --nest-libcall -o l.dat -- ./app-gotlib $N >out.txt
+	has out.txt "total=$((5 * N))"
+	$TRAIL report -q -i l.dat >l.txt
+	for f in strdup strlen free; do
+		[ "$(grep -A3 ' lf() {$' l.txt | grep -c " $f();\$")" = $N ] ||
+			die "$f under lf: $(head -20 l.txt)"
+	done
+	$TRAIL record -q -p function_graph -o l.dat -- ./app-gotlib $N >/dev/null
+	$TRAIL report -q -i l.dat >l.txt
+	[ "$(calls l.txt lf)" = $N ] || die "lf: $(head -20 l.txt)"
+	hasnt l.txt "strdup"
 }
 
 selection() {
@@ -124,11 +154,12 @@ cxx_exceptions() {
 	grep -q '^ *[0-9]) .*|  } /\* main \*/$' c.txt || die "main not closed: $(tail -3 c.txt)"
 }
 
-# the GOT slot of name in process pid (8 bytes, hex)
+# the GOT slot of name in process pid (8 bytes, hex): its PLT's, or with
+# -fno-plt its GOT's
 got_slot() { # pid exe name
 	local off
-	off=$(readelf -rW "$2" | awk -v n="$3" '$3 == "R_X86_64_JUMP_SLOT" && $5 ~ "^" n "@" {print $1}')
-	[ -n "$off" ] || die "no JUMP_SLOT for $3 in $2"
+	off=$(readelf -rW "$2" | awk -v n="$3" '($3 == "R_X86_64_JUMP_SLOT" || $3 == "R_X86_64_GLOB_DAT") && $5 ~ "^" n "@" {print $1}')
+	[ -n "$off" ] || die "no slot for $3 in $2"
 	python3 - "$1" "$off" "$(readlink -f "$2")" <<'PY'
 import sys
 pid, off, exe = sys.argv[1], int(sys.argv[2], 16), sys.argv[3]
@@ -148,25 +179,28 @@ PY
 # A running process, libtrail loaded into it: its calls hooked while
 # attached, the slot's value put back after.
 attach_running() {
-	env -u LD_PRELOAD ./app-lazy 1 spin >ready.txt &
-	local sp=$! rp
-	wait_for "grep -q ready ready.txt" || die "never ready"
-	before=$(got_slot $sp app-lazy malloc)
-	# (FUNC@PROGRAM: the program's calls at its PLT, not libc's malloc)
-	$TRAIL record -o a.dat -p function -l 'malloc@app-lazy' -l 'free@app*' -P $sp 2>err.txt &
-	rp=$!
-	wait_for "grep -q 'attached to process' err.txt" || die "no attach: $(cat err.txt)"
-	during=$(got_slot $sp app-lazy malloc)
-	sleep 0.3
-	stop_rec $rp
-	after=$(got_slot $sp app-lazy malloc)
-	[ "$during" != "$before" ] || die "the slot was not hooked ($before)"
-	[ "$after" = "$before" ] || die "the slot is $after after detach, was $before"
-	kill -0 $sp || die "the process died"
-	kill $sp
-	$TRAIL report -q -i a.dat >a.txt
-	grep -q ': malloc <-step$' a.txt || die "no malloc: $(head -5 a.txt)"
-	grep -q ': free <-' a.txt || die "no free: $(head -5 a.txt)"
+	local v
+	for v in lazy noplt; do
+		env -u LD_PRELOAD ./app-$v 1 spin >ready.txt &
+		local sp=$! rp
+		wait_for "grep -q ready ready.txt" || die "never ready"
+		before=$(got_slot $sp app-$v malloc)
+		# (FUNC@PROGRAM: the program's calls at its PLT, not libc's malloc)
+		$TRAIL record -o a.dat -p function -l "malloc@app-$v" -l 'free@app*' -P $sp 2>err.txt &
+		rp=$!
+		wait_for "grep -q 'attached to process' err.txt" || die "no attach: $(cat err.txt)"
+		during=$(got_slot $sp app-$v malloc)
+		sleep 0.3
+		stop_rec $rp
+		after=$(got_slot $sp app-$v malloc)
+		[ "$during" != "$before" ] || die "$v: the slot was not hooked ($before)"
+		[ "$after" = "$before" ] || die "$v: the slot is $after after detach, was $before"
+		kill -0 $sp || die "$v: the process died"
+		kill $sp
+		$TRAIL report -q -i a.dat >a.txt
+		grep -q ': malloc <-step$' a.txt || die "$v: no malloc: $(head -5 a.txt)"
+		grep -q ': free <-' a.txt || die "$v: no free: $(head -5 a.txt)"
+	done
 }
 
 # Forked children (an unmodified program, no patchable entries): every
@@ -224,6 +258,7 @@ forked_children() {
 t build_fixtures build_fixtures
 t graph_counts graph_counts
 t versioned versioned
+t library_got_calls library_got_calls
 t selection selection
 t cxx_exceptions cxx_exceptions
 t attach_running attach_running

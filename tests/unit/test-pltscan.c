@@ -5,7 +5,9 @@
  * and `trail list -f` share. A PLT is built byte by byte from entry forms
  * (lazy .plt, IBT .plt.sec, PLT0, .plt.got-like, garbage) with a
  * relocation table; each row says which entries must come out, with which
- * GOT slot and symbol.
+ * GOT slot and symbol. Then -fno-plt code: which GOT slots only calls use,
+ * from instruction forms aimed at them (call, tail jump, load, compare
+ * with an immediate) in code that is not decoded.
  */
 #include <elf.h>
 #include <stdio.h>
@@ -160,4 +162,101 @@ TEST(hookable)
 		}
 }
 
-TEST_MAIN(CHECK_T(entry_forms), CHECK_T(bounds_and_stop), CHECK_T(hookable))
+/* -fno-plt: instruction forms that read a GOT slot */
+enum use { CALL, TAILJMP, LOAD, CMP_IMM8, CMP_IMM32, CALL_NOTRACK };
+
+#define TEXT_ADDR 0x1200u
+
+/* the instruction of form u aimed at slot, at code (address at): its length */
+static size_t use_insn(uint8_t *code, uint64_t at, enum use u, uint64_t slot)
+{
+	static const struct {
+		uint8_t op[4], n, imm;
+	} f[] = {
+		[CALL] = {{0xff, 0x15}, 2, 0},          /* call *slot(%rip) */
+		[TAILJMP] = {{0xff, 0x25}, 2, 0},       /* jmp *slot(%rip) */
+		[LOAD] = {{0x48, 0x8b, 0x05}, 3, 0},    /* mov slot(%rip),%rax */
+		[CMP_IMM8] = {{0x48, 0x83, 0x3d}, 3, 1},  /* cmpq $0,slot(%rip) */
+		[CMP_IMM32] = {{0x48, 0x81, 0x3d}, 3, 4}, /* cmpq $imm32,slot(%rip) */
+		[CALL_NOTRACK] = {{0x3e, 0xff, 0x15}, 3, 0},
+	};
+	size_t len = f[u].n + 4u + f[u].imm;
+	int32_t d = (int32_t)(int64_t)(slot - (at + len));
+
+	memcpy(code, f[u].op, f[u].n);
+	memcpy(code + f[u].n, &d, 4);
+	memset(code + f[u].n + 4, 0, f[u].imm);
+	return len;
+}
+
+/* keep: symbols 1..99 are imported functions, 100 and up are not */
+static int keep_below_100(void *arg, uint32_t sym)
+{
+	(void)arg;
+	return sym > 0 && sym < 100;
+}
+
+TEST(got_calls)
+{
+	/* slot i (at GOT_ADDR + 8i) and how the code reads it */
+	static const struct {
+		enum use uses[3];
+		size_t n;
+		uint32_t want;
+	} rows[] = {
+		{{CALL}, 1, TRAIL_GOT_CALL},
+		{{CALL, TAILJMP, CALL_NOTRACK}, 3, TRAIL_GOT_CALL},
+		{{TAILJMP}, 1, TRAIL_GOT_CALL},
+		{{CALL, LOAD}, 2, TRAIL_GOT_CALL | TRAIL_GOT_OTHER}, /* its address taken */
+		{{CMP_IMM8, CALL}, 2, TRAIL_GOT_CALL | TRAIL_GOT_OTHER}, /* a weak one tested */
+		{{CALL, CMP_IMM32}, 2, TRAIL_GOT_CALL | TRAIL_GOT_OTHER},
+		{{LOAD}, 1, TRAIL_GOT_OTHER},
+		{{0}, 0, 0}, /* not read */
+	};
+	enum { N = sizeof(rows) / sizeof(rows[0]) };
+	uint8_t code[N * 3 * 16 + 64];
+	Elf64_Rela rela[N + 3];
+	struct trail_gotslot v[N + 3];
+	size_t off = 0, n, calls = 0, cut = 0;
+
+	memset(code, 0x90, sizeof(code));
+	for (size_t i = 0; i < N; i++) {
+		if (i == N / 2)
+			cut = off;
+		for (size_t u = 0; u < rows[i].n; u++) {
+			off += use_insn(code + off, TEXT_ADDR + off, rows[i].uses[u], GOT_ADDR + 8 * i);
+			code[off++] = 0x90;
+		}
+		/* listed in reverse: any order is read */
+		rela[N - 1 - i] = (Elf64_Rela){.r_offset = GOT_ADDR + 8 * i,
+					       .r_info = ELF64_R_INFO(1 + i, R_X86_64_GLOB_DAT)};
+	}
+	/* a JUMP_SLOT (the PLT's), a symbol keep refuses, a slot not 8-aligned */
+	rela[N] = (Elf64_Rela){.r_offset = GOT_ADDR + 0x100, .r_info = ELF64_R_INFO(5, R_X86_64_JUMP_SLOT)};
+	rela[N + 1] = (Elf64_Rela){.r_offset = GOT_ADDR + 0x108, .r_info = ELF64_R_INFO(100, R_X86_64_GLOB_DAT)};
+	rela[N + 2] = (Elf64_Rela){.r_offset = GOT_ADDR + 0x113, .r_info = ELF64_R_INFO(6, R_X86_64_GLOB_DAT)};
+	n = trail__got_slots(rela, N + 3, v, keep_below_100, NULL);
+	CHECK_EQ(n, N);
+	/* the code in two sections */
+	trail__got_uses(code, TEXT_ADDR, cut, v, n);
+	trail__got_uses(code + cut, TEXT_ADDR + cut, sizeof(code) - cut, v, n);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_EQ(v[i].slot, GOT_ADDR + 8 * i);
+		CHECK_EQ(v[i].sym, 1 + i);
+		if (v[i].use != rows[i].want) {
+			fprintf(stderr, "  slot %zu: use %u, wanted %u\n", i, v[i].use, rows[i].want);
+			check_failures++;
+		}
+		calls += trail__got_is_call(&v[i]);
+	}
+	CHECK_EQ(calls, 3);
+	/* the same slot twice in the table: once */
+	rela[1] = rela[0];
+	CHECK_EQ(trail__got_slots(rela, N, v, keep_below_100, NULL), N - 1);
+	/* nothing to read */
+	CHECK_EQ(trail__got_slots(NULL, 3, v, keep_below_100, NULL), 0);
+	trail__got_uses(NULL, TEXT_ADDR, 100, v, n);
+	trail__got_uses(code, TEXT_ADDR, 3, v, n);
+}
+
+TEST_MAIN(CHECK_T(entry_forms), CHECK_T(bounds_and_stop), CHECK_T(hookable), CHECK_T(got_calls))

@@ -196,7 +196,7 @@ static const struct opt_cmd record_opts = {
 		 NULL},
 		{0, "no-libcall", OPT_NONE, NULL,
 		 "function tracers: not the program's calls into shared\n"
-		 "libraries (through its PLT: malloc, write...)", O_NO_LIBCALL, NULL},
+		 "libraries (through its PLT or GOT: malloc, write...)", O_NO_LIBCALL, NULL},
 		{0, "nest-libcall", OPT_NONE, NULL,
 		 "function tracers: the libraries' calls into other\n"
 		 "libraries too (through their PLTs; uftrace's option;\n"

@@ -56,8 +56,9 @@ struct fsite {
 			     * the jump at its entry (a breakpoint instead
 			     * when a probe is inside it: libtrail's fobjs.c) */
 	uint8_t plt;        /* a program's call into a shared library: addr is
-			     * its PLT entry (src/common/pltscan.h), name the
-			     * function it calls */
+			     * its PLT entry or the GOT slot of its -fno-plt
+			     * calls (src/common/pltscan.h), name the function
+			     * it calls */
 	const char *name;   /* demangled name, "" if no symbol */
 	const char *symbol; /* the raw symbol name, "" if none */
 };

@@ -6,7 +6,12 @@
  * function): known numbers of malloc/free/strlen/pthread_mutex_lock calls
  * under known callers, a longjmp out of a call, an exception thrown
  * through a library call (C++ build), and a spin mode to attach to.
+ * Built with -fno-plt, its calls go through GOT slots instead; getpid's
+ * slot also gives getpid's address, compared with the C library's own
+ * (a slot hooked there would make them differ).
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -65,6 +70,13 @@ int main(int argc, char **argv)
 		locked(&m);
 	}
 	jumper();
+	{
+		pid_t (*volatile gp)(void) = getpid;
+
+		printf("getpid %s, %s\n", gp == (pid_t (*)(void))dlsym(RTLD_DEFAULT, "getpid") ?
+					     "same" : "differs",
+		       getpid() > 0 ? "called" : "failed");
+	}
 	printf("calls=%d total=%zu\n", n, t);
 #ifdef WITH_VER
 	printf("ver=%d\n", ver());
