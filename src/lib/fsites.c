@@ -659,9 +659,14 @@ static int got_keep(void *arg, uint32_t sym)
 	const struct pltc *c = arg;
 	const ElfW(Sym) *sy = c->dynsym->p;
 
+	/* (a name never hooked, __libc_start_main's, is no reason to scan) */
 	return sym && sym < c->dynsym->len / sizeof(*sy) && sy[sym].st_shndx == SHN_UNDEF &&
 	       (ELF64_ST_TYPE(sy[sym].st_info) == STT_FUNC ||
-		ELF64_ST_TYPE(sy[sym].st_info) == STT_GNU_IFUNC);
+		ELF64_ST_TYPE(sy[sym].st_info) == STT_GNU_IFUNC) &&
+	       sy[sym].st_name < c->dynstr->len &&
+	       memchr((const char *)c->dynstr->p + sy[sym].st_name, 0,
+		      c->dynstr->len - sy[sym].st_name) &&
+	       trail__plt_hookable((const char *)c->dynstr->p + sy[sym].st_name);
 }
 
 /* the GOT slots of .rela.dyn that only calls use (src/common/pltscan.h),

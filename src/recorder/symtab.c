@@ -99,8 +99,12 @@ static int got_keep(void *arg, uint32_t sym)
 	const struct pltw *c = arg;
 	GElf_Sym s;
 
+	const char *nm;
+
+	/* (a name never hooked, __libc_start_main's, is no reason to scan) */
 	return sym && gelf_getsym(c->dynsym, (int)sym, &s) && s.st_shndx == SHN_UNDEF &&
-	       (GELF_ST_TYPE(s.st_info) == STT_FUNC || GELF_ST_TYPE(s.st_info) == STT_GNU_IFUNC);
+	       (GELF_ST_TYPE(s.st_info) == STT_FUNC || GELF_ST_TYPE(s.st_info) == STT_GNU_IFUNC) &&
+	       (nm = elf_strptr(c->e, c->strndx, s.st_name)) && trail__plt_hookable(nm);
 }
 
 /* the calls through e's GOT (-fno-plt; src/common/pltscan.h): fn at each
