@@ -29,6 +29,25 @@ static int send_cmd(struct trail_recorder *R, pid_t pid, int sig, uint32_t cmd)
 	return trail__rec_sigqueue(R, pid, sig, trail_ctl_encode(cmd, R->memfd));
 }
 
+/* The attach request, sent only while pid catches sig: a process checked
+ * before may have run a new program since (`env VAR=... CMD`), whose
+ * libtrail has not installed its handler yet, and the signal's default
+ * action would end it. Waited for 3 s at most; 0, -ESRCH (it exited) or
+ * -EAGAIN (it catches the signal no more). */
+static int send_attach(struct trail_recorder *R, pid_t pid, int sig)
+{
+	for (int t = 0; !trail_recorder_pid_catches(pid, sig); t++) {
+		struct timespec ts = {0, 1000000};
+
+		if (trail__proc_gone(pid))
+			return -ESRCH;
+		if (t == 3000)
+			return -EAGAIN;
+		nanosleep(&ts, NULL);
+	}
+	return send_cmd(R, pid, sig, TRAIL_CTL_ATTACH);
+}
+
 /* Is `sig` caught by pid (SigCgt in /proc/PID/status)? */
 int trail_recorder_pid_catches(pid_t pid, int sig)
 {
@@ -143,16 +162,6 @@ static void join_failed(struct trail_recorder *R, pid_t pid, int sig, const stru
 		rec_err(R, "process %d could not join: %s", (int)pid, strerror(-pr->result));
 }
 
-/* pid has exited: no such process, or a zombie its parent has not
- * waited for yet */
-static int exited(pid_t pid)
-{
-	char state = 0;
-	int r = trail__proc_stat(pid, NULL, &state, NULL);
-
-	return r == -ESRCH || (!r && (state == 'Z' || state == 'X'));
-}
-
 /* A session that patches code: pid's threads that block what patching
  * sends them opened (threads.c). 0, or -1 logged (as an error if
  * must, else as a warning, once per process: pt). */
@@ -202,10 +211,15 @@ int trail_recorder_attach(struct trail_recorder *R, const int *sigs)
 
 		if (open_signals(R, pid, sigs[i], 1, NULL))
 			return -1;
-		r = send_cmd(R, pid, sigs[i], TRAIL_CTL_ATTACH);
+		r = send_attach(R, pid, sigs[i]);
 		if (r == -ESRCH) { /* it exited since it was checked */
 			rec_warn(R, "process %d exited before it could be attached", (int)pid);
 			continue;
+		}
+		if (r == -EAGAIN) {
+			rec_err(R, "process %d catches signal %d no more (it ran a program "
+				"without libtrail?): not attached", (int)pid, sigs[i]);
+			return -1;
 		}
 		if (r) {
 			rec_err(R, "cannot signal process %d: %s", (int)pid, strerror(-r));
@@ -224,18 +238,19 @@ int trail_recorder_attach(struct trail_recorder *R, const int *sigs)
 					k = shm_proc(&R->m, j);
 			if (k && !trail__proc_alive(pid, k->start_time))
 				break;
-			if (!k && t % 50 == 0 && exited(pid))
+			if (!k && t % 50 == 0 && trail__proc_gone(pid))
 				break;
 			/* asked again every 0.5 s: a signal can be lost on the
 			 * way (TSan defers it to the thread the kernel chose,
 			 * and drops it if that thread ends first); a repeat of
 			 * a request already taken is ignored */
 			if (!k && t && t % 500 == 0 &&
+			    trail_recorder_pid_catches(pid, sigs[i]) &&
 			    send_cmd(R, pid, sigs[i], TRAIL_CTL_ATTACH) == -ESRCH)
 				break;
 			nanosleep(&ts, NULL);
 		}
-		if (!pr && !k && exited(pid)) {
+		if (!pr && !k && trail__proc_gone(pid)) {
 			rec_warn(R, "process %d exited before it could be attached", (int)pid);
 			continue;
 		}

@@ -256,12 +256,163 @@ static int find_libc(pid_t pid, struct libc *c, char *err, size_t errlen)
  * ready (no thread pointer yet: dlopen would fault on the stack guard at
  * %fs:0x28), or it runs the dynamic loader's own code. One pass over its
  * maps. */
-static int image_ready(pid_t pid, const struct libc *c, const struct user_regs_struct *regs)
+/*
+ * A system call that programs make from their own code, where the C
+ * library holds nothing dlopen needs: waiting (sleep, poll, epoll, wait,
+ * futex, signals), file and socket I/O. Not exec (what dlopen loads
+ * would be gone at once: the new program is looked at again), nor those
+ * the C library
+ * makes in the middle of its own work: the allocator's (brk, mmap,
+ * munmap, mremap, madvise, mprotect; getrandom, when malloc first sets
+ * itself up), and fork's (every malloc arena locked around it). A dlopen
+ * there, which allocates, would re-enter the allocator half done.
+ */
+static int quiet_call(long nr)
 {
-	char path[64], line[4608];
-	FILE *f;
-	int same = 0, loader = 0;
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
+	case SYS_readv: case SYS_writev: case SYS_openat: case SYS_close:
+	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_nanosleep:
+	case SYS_clock_nanosleep: case SYS_wait4: case SYS_waitid: case SYS_pause:
+	case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait: case SYS_accept:
+	case SYS_accept4: case SYS_recvfrom: case SYS_recvmsg: case SYS_sendto:
+	case SYS_sendmsg: case SYS_connect: case SYS_futex:
+	case SYS_ioctl: case SYS_newfstatat: case SYS_fstat: case SYS_lseek:
+	case SYS_getdents64: case SYS_sched_yield: case SYS_exit_group:
+		return 1;
+	}
+	return 0;
+}
 
+/*
+ * A stop where dlopen may run: nothing of the C library half done. The
+ * thread interrupted in user space may be inside malloc (a dlopen there
+ * corrupts the heap: its own malloc re-entered), so it is run to its next
+ * quiet system call's entry (quiet_call); a thread blocked in one is at
+ * one already. 0: there, 1:
+ * no system call came within 50 ms (stopped in user space again: the
+ * caller looks at where), or -errno.
+ */
+static int safe_stop(pid_t pid, int *st, int *deliver)
+{
+	for (int n = 0; n < 64; n++) {
+		struct ptrace_syscall_info si;
+		struct user_regs_struct r;
+
+		if (ptrace(PTRACE_GETREGS, pid, 0, &r))
+			return -errno;
+		if ((long)r.orig_rax >= 0 && quiet_call((long)r.orig_rax)) {
+			/* a system call's entry, or one it is blocked in */
+			if (WSTOPSIG(*st) == (SIGTRAP | 0x80) && !(*st >> 16)) {
+				if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, (void *)sizeof(si), &si) > 0 &&
+				    si.op == PTRACE_SYSCALL_INFO_ENTRY)
+					return 0;
+			} else if ((long)r.rax == -EINTR || ((long)r.rax <= -512 && (long)r.rax >= -516)) {
+				return 0;
+			}
+		}
+		if (ptrace(PTRACE_SYSCALL, pid, 0, (void *)(long)*deliver))
+			return -errno;
+		*deliver = 0;
+		*st = trail__ptrace_wait(pid, 50);
+		if (*st == -ETIMEDOUT) {
+			if (ptrace(PTRACE_INTERRUPT, pid, 0, 0))
+				return -errno;
+			if ((*st = trail__ptrace_wait(pid, 2000)) < 0)
+				return *st;
+			*deliver = trail__ptrace_stop_signal(*st);
+			return 1;
+		}
+		if (*st < 0)
+			return *st;
+		*deliver = trail__ptrace_stop_signal(*st);
+	}
+	return 1;
+}
+
+/*
+ * Has the dynamic loader relocated the program (a PIE: its first relative
+ * relocation applied)? The loader relocates the program after every
+ * library it loaded, the C library included, whose code runs meanwhile
+ * (its IFUNC resolvers, called from the loader) though none of it can be
+ * called yet: a thread stopped there is in no loader's code, has its
+ * thread pointer, and is still starting. 1 (or not known: not a PIE, no
+ * such relocation, nothing read), 0 not yet.
+ */
+static int exe_relocated(pid_t pid, unsigned long base)
+{
+	char path[64];
+	uint64_t at = 0, file = 0, mem = 1;
+	int fd, mfd, r = 1, found = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t np = 0;
+	Elf *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (!base || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 1;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || !gelf_getehdr(e, &eh) || eh.e_type != ET_DYN || elf_getphdrnum(e, &np))
+		goto out;
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < d->d_size / sizeof(Elf64_Rela) && !found; i++) {
+			GElf_Rela ra;
+
+			if (gelf_getrela(d, (int)i, &ra) &&
+			    GELF_R_TYPE(ra.r_info) == R_X86_64_RELATIVE) {
+				at = ra.r_offset;
+				found = 1;
+			}
+		}
+	}
+	if (!found)
+		goto out;
+	/* the slot in the file (0 past a segment's file part), in memory */
+	for (size_t i = 0; i < np; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || at < ph.p_vaddr ||
+		    at + 8 > ph.p_vaddr + ph.p_memsz)
+			continue;
+		if (at + 8 <= ph.p_vaddr + ph.p_filesz &&
+		    pread(fd, &file, 8, (off_t)(ph.p_offset + (at - ph.p_vaddr))) != 8)
+			goto out;
+		break;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	if ((mfd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		goto out;
+	if (pread(mfd, &mem, 8, (off_t)(base + at)) == 8)
+		r = mem != file;
+	close(mfd);
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return r;
+}
+
+static int image_ready(pid_t pid, const struct libc *c, const struct user_regs_struct *regs,
+		       int user)
+{
+	char path[64], line[4608], exe[4096];
+	unsigned long base = 0;
+	ssize_t en;
+	FILE *f;
+	int same = 0, loader = 0, in_libc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	en = readlink(path, exe, sizeof(exe) - 1);
+	exe[en > 0 ? en : 0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(path, "re")))
 		return -ESTALE;
@@ -274,11 +425,17 @@ static int image_ready(pid_t pid, const struct libc *c, const struct user_regs_s
 		same |= lo == c->lo && !off && !strcmp(obj, c->path);
 		loader |= regs->rip >= lo && regs->rip < hi && (b = strrchr(obj, '/')) &&
 			  !strncmp(b + 1, "ld-linux", 8);
+		if (!base && !off && exe[0] && !strcmp(obj, exe))
+			base = lo;
+		in_libc |= regs->rip >= lo && regs->rip < hi && !strcmp(obj, c->path);
 	}
 	fclose(f);
 	if (!same)
 		return -ESTALE;
-	return !regs->fs_base || loader ? -EINPROGRESS : 0;
+	/* (stopped in user space with no system call to go to: anywhere but
+	 * in the C library, which may be in the middle of malloc) */
+	return !regs->fs_base || loader || (user && in_libc) || !exe_relocated(pid, base)
+		       ? -EINPROGRESS : 0;
 }
 
 static int put(pid_t pid, uint64_t at, const void *buf, size_t n)
@@ -489,7 +646,7 @@ int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen)
 	struct libc c;
 	struct user_regs_struct regs;
 	uint64_t sp, str;
-	int st, r, deliver = 0;
+	int st, r, deliver = 0, user = 0;
 
 	if ((r = find_libc(pid, &c, err, errlen)))
 		return r;
@@ -513,9 +670,10 @@ int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen)
 		return -EAGAIN;
 	}
 	deliver = trail__ptrace_stop_signal(st);
-	/* a stop where the mask the kernel shows is the thread's own, then
-	 * everything it has */
+	/* a stop where the mask the kernel shows is the thread's own and
+	 * nothing of the C library is half done, then everything it has */
 	if (trail__ptrace_own_mask(pid, &st, &deliver) ||
+	    (user = safe_stop(pid, &st, &deliver)) < 0 ||
 	    ptrace(PTRACE_GETREGS, pid, 0, &s.regs) ||
 	    ptrace(PTRACE_GETREGSET, pid, (void *)NT_X86_XSTATE, &iov) || iov.iov_len < 576 ||
 	    ptrace(PTRACE_GETSIGMASK, pid, (void *)sizeof(s.mask), &s.mask)) {
@@ -524,9 +682,10 @@ int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen)
 		ptrace(PTRACE_DETACH, pid, 0, (void *)(long)deliver);
 		return -EIO;
 	}
-	if ((r = image_ready(pid, &c, &s.regs))) {
+	if ((r = image_ready(pid, &c, &s.regs, user))) {
 		snprintf(err, errlen, r == -ESTALE ? "process %d ran a new program while being attached"
-				   : "process %d is still starting (in its dynamic loader)",
+				   : "process %d is still starting (in its dynamic loader), or busy in "
+				     "the C library with no system call to stop at",
 			 (int)pid);
 		ptrace(PTRACE_DETACH, pid, 0, (void *)(long)deliver);
 		return r;
