@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""callgraph.py OBJ... - the calls between source files, from their objects.
+"""callgraph.py OBJ... - the references between source files, from their objects.
 
-An edge A -> B means A's object refers to a function B's object defines
-(an undefined symbol in A that B defines as text: T, or W for weak).
-Prints every cycle (A -> B -> ... -> A) and exits 1 if there is one, else
-prints the edges and exits 0. Calls through function pointers
-(registrations) are not edges: that is how a lower layer calls up.
+An edge A -> B means A's object refers to a symbol B's object defines (an
+undefined symbol in A that B defines): a function (T, W weak), or data
+(D, B, R, V, G, S: a variable, a hook pointer, a table). Data counts as
+much as a call: a hook pointer defined in an upper file and read by a
+lower one is a loop as surely as a call up. Prints every cycle
+(A -> B -> ... -> A) and exits 1 if there is one, else prints the edges
+and exits 0. A call through a pointer that the lower file defines and
+the upper one sets (a registration) is an edge from the upper to the
+lower only: that is how a lower layer calls up.
 """
 import os
 import subprocess
@@ -20,7 +24,7 @@ def symbols(obj):
         if len(parts) < 2:
             continue
         name, kind = parts[0], parts[1]
-        if kind in "TW":
+        if kind in "TWDBRVGS":
             defined.add(name)
         elif kind == "U":
             undefined.add(name)

@@ -9,11 +9,12 @@
  * -fpatchable-function-entry=N (N = TRAIL_ARCH_SITE_SIZE here). Patched,
  * it jumps to its own stub in a stub area mapped next to the code; the
  * stub calls the entry trampoline, which saves the argument registers
- * (the ftrace_regs idea), calls trail__arch_on_entry(), and restores them.
+ * (the ftrace_regs idea), calls the C side's on_entry (registered in
+ * trail__arch_on_entry), and restores them.
  * If that says so, the stub runs the function body with its own return
  * address, so the function returns into the stub and through the exit
  * trampoline, which saves the return registers and calls
- * trail__arch_on_exit() for the address to return to (the C side keeps
+ * its on_exit (trail__arch_on_exit) for the address to return to (the C side keeps
  * the real one); else the stub jumps into the body. Every return stays
  * paired with its call: the return stack buffer predicts them all.
  */
@@ -120,16 +121,18 @@ extern void (*trail__arch_insn_handler)(uint64_t idx, const struct trail_arch_re
 					uintptr_t sp);
 
 /*
- * Implemented by the C side (libtrail, or a test). on_entry: site was
+ * Registered by the C side (libtrail, or a test) before the first stub
+ * runs: pointers the trampolines call through (the arch layer does not
+ * call up). on_entry: site was
  * entered, *ret is the caller's return address (in its stack slot).
  * Returning nonzero hooks the return: the slot will hold `hook` while the
  * function runs (the C side keeps the real address, and puts hook back in
  * the slot if it ever restores the real one there), and on_exit() is
  * called when it returns, to give the real address back.
  */
-int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
-			 uintptr_t hook);
-uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs);
+extern int (*trail__arch_on_entry)(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
+				   uintptr_t hook);
+extern uintptr_t (*trail__arch_on_exit)(struct trail_arch_ret_regs *regs);
 
 /* Is p (TRAIL_ARCH_SITE_SIZE bytes) an unpatched site: one-byte nops, or
  * one multi-byte nop? */

@@ -2,7 +2,7 @@
 /*
  * symrule.h - which symbol names an address: the one rule shared by
  * libtrail's site table (src/lib/fsites.c), `trail list -f`
- * (tools/trail/funcscan.c), the recorder's SYMBOLS sections
+ * (src/session/funcscan.c), the recorder's SYMBOLS sections
  * (tools/trail/symtab.c) and the reader that looks addresses up in them
  * (src/tracefile/reader.c), so that a function is selected, listed and
  * reported under one name.

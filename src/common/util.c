@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,14 @@ int trail__proc_alive(pid_t pid, uint64_t starttime)
 	return st == starttime;
 }
 
+int trail__proc_gone(pid_t pid)
+{
+	char state = 0;
+	int r = trail__proc_stat(pid, NULL, &state, NULL);
+
+	return r == -ESRCH || (!r && (state == 'Z' || state == 'X'));
+}
+
 size_t trail__utf8_seq(const uint8_t *s, size_t n, int *ok)
 {
 	uint8_t c = s[0], lo = 0x80, hi = 0xbf;
@@ -210,5 +219,48 @@ int trail__debug_file(const uint8_t *id, size_t len, char *buf, size_t n)
 			buf[k++] = '/';
 	}
 	memcpy(buf + k, ".debug", 7);
+	return 0;
+}
+
+int trail__parse_kb(const char *s, uint64_t *bytes)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1024;
+
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	v = strtoull(s, &end, 10);
+	if (end == s || (errno && errno != ERANGE))
+		return -EINVAL;
+	if (errno == ERANGE)
+		v = ULLONG_MAX; /* too large, if the rest is a size at all */
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		end++;
+		break;
+	case 'm': case 'M':
+		mult = 1024ull * 1024;
+		end++;
+		break;
+	case 'g': case 'G':
+		mult = 1024ull * 1024 * 1024;
+		end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'I')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (v > (1ull << 40) / mult)
+		return -ERANGE;
+	*bytes = v * mult;
 	return 0;
 }

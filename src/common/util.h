@@ -29,6 +29,8 @@ int trail__proc_stat(pid_t pid, uint64_t *starttime, char *state, pid_t *ppid);
 
 /* Is pid a live (not zombie) process started at starttime? */
 int trail__proc_alive(pid_t pid, uint64_t starttime);
+/* Has pid exited (no /proc entry, or a zombie)? */
+int trail__proc_gone(pid_t pid);
 
 /* read() / write() the whole buffer, retrying on EINTR and short counts. */
 ssize_t trail__read_full(int fd, void *buf, size_t n);
@@ -49,5 +51,10 @@ int trail__debug_file(const uint8_t *id, size_t len, char *buf, size_t n);
  * It reads no further than the first byte that breaks the sequence, so a
  * NUL-terminated string may be passed with n = 4. */
 size_t trail__utf8_seq(const uint8_t *s, size_t n, int *ok);
+
+/* A size: bytes, or KiB when no unit is given; K, M, G (KiB, MiB, GiB:
+ * "64M", "64MB", "64MiB"). 0, or -EINVAL (not a size), -ERANGE (over
+ * 1 TiB). */
+int trail__parse_kb(const char *s, uint64_t *bytes);
 
 #endif /* TRAIL_COMMON_UTIL_H */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fhook.c - the function tracers' handlers: a patched entry calls
- * trail__arch_on_entry() (through its stub and the entry trampoline), a
- * hooked return trail__arch_on_exit(). The entry looks the site up
+ * fhook_entry() (through its stub and the entry trampoline, which call
+ * it through trail__arch_on_entry: trail__fhook_register), a hooked
+ * return fhook_exit(). The entry looks the site up
  * (fhash.h), records ftrace:function {ip, parent_ip} into the sessions
  * that want it, and for function_graph pushes a frame on the thread's
  * shadow stack and swaps the return address; the exit pops it and records
@@ -506,8 +507,8 @@ static inline int on_entry(const struct hsite *h, uintptr_t *ret, struct trail_a
 	return graph_entry(h, ret, hook, regs, mask, 0);
 }
 
-int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
-			 uintptr_t hook)
+static int fhook_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
+		       uintptr_t hook)
 {
 	const struct hsite *h = trail__hfind(site);
 	int hooked;
@@ -582,7 +583,7 @@ static inline uintptr_t on_exit_hook(struct trail_arch_ret_regs *regs)
 
 /* (a call hooked at its entry returns: the program's, whatever the
  * thread does now; what the exit records call is libtrail's) */
-uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
+static uintptr_t fhook_exit(struct trail_arch_ret_regs *regs)
 {
 	uintptr_t ret;
 
@@ -680,4 +681,10 @@ void trail__fhook_clear(unsigned s)
 void trail__fhook_forked(void)
 {
 	__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE); /* new thread ids */
+}
+
+void trail__fhook_register(void)
+{
+	__atomic_store_n(&trail__arch_on_entry, fhook_entry, __ATOMIC_RELEASE);
+	__atomic_store_n(&trail__arch_on_exit, fhook_exit, __ATOMIC_RELEASE);
 }

@@ -29,6 +29,9 @@ struct fconf {
 
 /* Slot s traces with c from now on. */
 HIDDEN void trail__fhook_config(unsigned s, const struct fconf *c);
+/* The hooks' entry and exit given to the trampolines (arch.h's
+ * trail__arch_on_entry/on_exit), before any site is patched. */
+HIDDEN void trail__fhook_register(void);
 /* Slot s traces no more: its masks cleared, and the entries threads kept
  * back for it (deferred) dropped, not written into its slot's next session. */
 HIDDEN void trail__fhook_clear(unsigned s);

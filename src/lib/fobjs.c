@@ -24,6 +24,7 @@
 
 static uintptr_t step_to(uintptr_t site, uintptr_t ip);
 
+const struct trail_insn_ask *trail__fobjs_insn;
 struct hobj trail__objs[MAX_OBJS];
 unsigned trail__nobjs;
 static int discovered;
@@ -223,9 +224,11 @@ static int make_whole(struct hobj *o, uint32_t k)
 	const struct fsite *f = &o->fo.sites[k];
 	uint8_t *copy;
 
+	const struct trail_insn_ask *q = __atomic_load_n(&trail__fobjs_insn, __ATOMIC_ACQUIRE);
+
 	/* (an instruction probe inside would not be in the copy) */
-	if (trail__fprobe_insn_in(f->addr, f->addr + f->size) ||
-	    trail__fprobe_insn_wanted(o, f->addr, f->addr + f->size) ||
+	if ((q && (q->in(f->addr, f->addr + f->size) ||
+		   q->wanted(o, f->addr, f->addr + f->size))) ||
 	    !(copy = whole_alloc(o, f->size)) ||
 	    trail_arch_whole_make((const uint8_t *)f->addr, f->size, f->addr, (uintptr_t)copy,
 				  copy))
@@ -379,7 +382,10 @@ static uintptr_t step_to(uintptr_t site, uintptr_t ip)
 	if (o && (o->fo.sites[k].flags & FSITE_PLT))
 		return ip; /* a library call: no code of it patched */
 	if (!o) { /* a probe's jump at an instruction? */
-		to = trail__fprobe_insn_step(site, ip);
+		const struct trail_insn_ask *q = __atomic_load_n(&trail__fobjs_insn,
+								 __ATOMIC_ACQUIRE);
+
+		to = q ? q->step(site, ip) : ip;
 		if (to != ip)
 			return to;
 	}

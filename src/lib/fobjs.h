@@ -40,6 +40,16 @@ struct hobj {
 	int unsealed;     /* stubs writable (copies being made) */
 };
 
+/* What fobjs.c asks about probes at an instruction: finsn.c's answers
+ * (fprobe.h), set by trail__finsn_register before a session hooks
+ * anything (a pointer: the objects do not call up); NULL: none asked. */
+struct trail_insn_ask {
+	int (*in)(uintptr_t lo, uintptr_t hi);
+	int (*wanted)(const struct hobj *o, uintptr_t lo, uintptr_t hi);
+	uintptr_t (*step)(uintptr_t site, uintptr_t ip);
+};
+extern const struct trail_insn_ask *trail__fobjs_insn HIDDEN;
+
 extern struct hobj trail__objs[MAX_OBJS] HIDDEN;
 extern unsigned trail__nobjs HIDDEN;
 

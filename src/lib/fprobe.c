@@ -36,53 +36,10 @@
 #include "../common/meta.h"
 #include "../common/spec.h"
 #include "fprobe.h"
+#include "fprobe-int.h"
 #include "record.h"
 
-struct fprobe {
-	struct fprobe *next;   /* every probe made */
-	uint32_t sessions;     /* slots that defined it and still have it */
-	uint32_t len;
-	const uint8_t *blob;
-	struct trail_probe p;
-	uint8_t kind;
-	uint8_t own;           /* own fields before __probe_fault */
-	uint8_t fault;         /* payload has __probe_fault */
-	uint16_t *tail;        /* per argument: bytes the following ones need */
-	const struct trail_fetch_insn *code; /* the blob's, copied aligned */
-	uint16_t nfast;        /* registers only: run by run_fast() */
-	uint8_t words;         /* ... each stored as 8 bytes */
-	uint16_t fast_len;     /* its payload's length (no arguments: its
-				* own fields'); 0: not such a probe */
-	struct fast_arg *fast;
-	uint8_t keep;          /* entry record small enough to be kept */
-	uint32_t state;        /* ev's status word */
-	struct trail_event ev;
-	struct trail_event *evp[1];
-	struct evrt rt;
-	struct dso dso;
-};
-
-/* an argument of a probe that reads registers only: the saved
- * register's offset in struct trail_arch_regs (entry) or
- * trail_arch_ret_regs (return), and its size in the record */
-struct fast_arg {
-	uint16_t off;
-	uint8_t size;
-};
-
-/* a probe attached somewhere: at a function site, or on a source event
- * (eprobe) */
-struct fprobe_att {
-	struct fprobe_att *next; /* the site's or the source event's */
-	struct fprobe *pr;
-	uint32_t mask;           /* sessions it runs for there */
-	uint64_t *syms;          /* per instruction: resolved SYM value */
-	uint64_t unresolved;     /* bits: arguments whose SYM is not loaded */
-	struct trail_meta *src;  /* eprobe: its source event's fields */
-	struct trail_filter *filter; /* eprobe: `if FILTER` on them, or NULL */
-};
-
-static struct fprobe *probes;
+struct fprobe *trail__fprobes; /* every probe made, newest first */
 static uint32_t eprobe_sessions;
 
 /* ------------------------------------------------------------- memory */
@@ -865,7 +822,7 @@ static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 	uint8_t *blob;
 	uint32_t need = 0;
 
-	for (pr = probes; pr; pr = pr->next)
+	for (pr = trail__fprobes; pr; pr = pr->next)
 		if (pr->len == len && hex_equal((const char *)hex, pr->blob, len))
 			return pr;
 	if (len > TRAIL_PROBE_MAX_BLOB || !(blob = palloc(len)) ||
@@ -899,14 +856,14 @@ static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 	pr->ev.meta = pr->p.meta;
 	pr->evp[0] = &pr->ev;
 	trail__register_dyn(&pr->dso, &pr->rt, pr->evp);
-	pr->next = probes;
-	__atomic_store_n(&probes, pr, __ATOMIC_RELEASE);
+	pr->next = trail__fprobes;
+	__atomic_store_n(&trail__fprobes, pr, __ATOMIC_RELEASE);
 	return pr;
 }
 
 /* the object a SYM names: by path, or by basename */
 /* is o the object want names: its path, or its file name ("": any)? */
-static int obj_matches(const struct hobj *o, const char *want)
+int trail__fprobe_obj_matches(const struct hobj *o, const char *want)
 {
 	const char *b;
 	struct stat st;
@@ -925,14 +882,14 @@ static int obj_matches(const struct hobj *o, const char *want)
 static const struct hobj *obj_named(const char *name)
 {
 	for (unsigned i = 0; i < trail__nobjs; i++)
-		if (*name && obj_matches(&trail__objs[i], name))
+		if (*name && trail__fprobe_obj_matches(&trail__objs[i], name))
 			return &trail__objs[i];
 	return NULL;
 }
 
 /* A new attachment of pr, its SYM operands resolved against the loaded
  * objects (bias: the probed function's object's). */
-static struct fprobe_att *att_make(struct fprobe *pr, uintptr_t bias)
+struct fprobe_att *trail__fprobe_att_make(struct fprobe *pr, uintptr_t bias)
 {
 	struct fprobe_att *at = palloc(sizeof(*at));
 	uint32_t arg = 0;
@@ -961,27 +918,22 @@ static struct fprobe_att *att_make(struct fprobe *pr, uintptr_t bias)
 
 /* --------------------------------------------------------- functions */
 
-static int session_has(const struct fprobe *pr, unsigned s)
-{
-	return (pr->sessions >> s) & 1;
-}
-
 /* is pr session s's probe on the function name (at link-time address
  * at) of o? */
 static int probes_function(const struct fprobe *pr, unsigned s, const struct hobj *o,
 			   const char *name, uintptr_t at)
 {
-	if (!session_has(pr, s) || pr->kind == TRAIL_PROBE_EVENT ||
+	if (!trail__fprobe_session_has(pr, s) || pr->kind == TRAIL_PROBE_EVENT ||
 	    (pr->p.hdr->flags & TRAIL_PROBE_F_INSN))
 		return 0;
 	if (pr->p.hdr->flags & TRAIL_PROBE_F_ADDR)
-		return pr->p.hdr->offset == at && obj_matches(o, pr->p.obj);
-	return *name && !strcmp(pr->p.sym, name) && obj_matches(o, pr->p.obj);
+		return pr->p.hdr->offset == at && trail__fprobe_obj_matches(o, pr->p.obj);
+	return *name && !strcmp(pr->p.sym, name) && trail__fprobe_obj_matches(o, pr->p.obj);
 }
 
 int trail__fprobe_wants(unsigned s, const struct hobj *o, const char *name, uintptr_t at)
 {
-	for (const struct fprobe *pr = probes; pr; pr = pr->next)
+	for (const struct fprobe *pr = trail__fprobes; pr; pr = pr->next)
 		if (probes_function(pr, s, o, name, at))
 			return 1;
 	return 0;
@@ -992,7 +944,7 @@ int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, cons
 {
 	int n = 0, ret = 0;
 
-	for (struct fprobe *pr = probes; pr; pr = pr->next) {
+	for (struct fprobe *pr = trail__fprobes; pr; pr = pr->next) {
 		struct fprobe_att *at;
 
 		if (!probes_function(pr, s, o, name, addr))
@@ -1000,7 +952,7 @@ int trail__fprobe_attach(unsigned s, struct hsite *h, const struct hobj *o, cons
 		for (at = h->probes; at && at->pr != pr; at = at->next)
 			;
 		if (!at) {
-			if (!(at = att_make(pr, o->fo.base)))
+			if (!(at = trail__fprobe_att_make(pr, o->fo.base)))
 				continue;
 			at->next = h->probes;
 			__atomic_store_n(&h->probes, at, __ATOMIC_RELEASE);
@@ -1069,7 +1021,7 @@ static void eprobe_on(struct fprobe *pr, struct evrt *rt, uint32_t mask)
 		if (pr->p.filter && (!(f = palloc(sizeof(*f))) ||
 				     trail_filter_compile(pr->p.filter, m, f, &fe)))
 			return;
-		if (!(at = att_make(pr, trail__nobjs ? trail__objs[0].fo.base : 0)))
+		if (!(at = trail__fprobe_att_make(pr, trail__nobjs ? trail__objs[0].fo.base : 0)))
 			return;
 		at->src = m;
 		at->filter = f;
@@ -1083,15 +1035,15 @@ static void eprobe_on(struct fprobe *pr, struct evrt *rt, uint32_t mask)
 /* an event registered later (a library loaded): the eprobes on its name */
 static void on_register(struct evrt *rt)
 {
-	for (struct fprobe *pr = probes; pr; pr = pr->next)
+	for (struct fprobe *pr = trail__fprobes; pr; pr = pr->next)
 		if (pr->kind == TRAIL_PROBE_EVENT && pr->sessions && source_is(pr, rt))
 			eprobe_on(pr, rt, pr->sessions);
 }
 
 static void eprobes_join(unsigned s)
 {
-	for (struct fprobe *pr = probes; pr; pr = pr->next) {
-		if (!session_has(pr, s) || pr->kind != TRAIL_PROBE_EVENT)
+	for (struct fprobe *pr = trail__fprobes; pr; pr = pr->next) {
+		if (!trail__fprobe_session_has(pr, s) || pr->kind != TRAIL_PROBE_EVENT)
 			continue;
 		/* sources registered later (a library loaded) are found then */
 		trail__eprobe_hook = eprobes_run;
@@ -1117,215 +1069,14 @@ static void eprobes_leave(unsigned s)
 	}
 }
 
-/* ------------------------------------------------ probes at an instruction
- *
- * A probe at an instruction (FUNC+OFFS, PATH:OFFSET, a USDT probe's nop)
- * is a breakpoint on it: the SIGTRAP handler runs the probes with the
- * registers the kernel saved (all of them; the red zone below the stack
- * pointer is left alone), then sends the thread to a copy of the
- * instruction (reloc.c, made for the copy's place: RIP-relative operands
- * and branches fixed) that jumps back past it. The uprobes way, without
- * the single-step: one trap per hit. Sites live as long as the process:
- * a thread may meet a breakpoint just taken away (it then runs the
- * original instruction again).
- */
-struct isite {
-	uintptr_t addr;
-	uintptr_t copy;
-	struct fprobe_att *probes; /* newest first, never freed */
-	uint16_t *sema;            /* a USDT semaphore, or NULL */
-	uint32_t mask;             /* sessions whose probes run here */
-	uint8_t patched;
-	/* the jump path (the CLI found no branch of the function landing
-	 * among the bytes it displaces): a stub (tramp.S) and the copy of
-	 * those instructions, else stub is 0 and a breakpoint goes there */
-	uint8_t jumped;            /* patched with the jump, not a breakpoint */
-	uint8_t jlen;
-	uint8_t orig[TRAIL_ARCH_SITE_SIZE]; /* the bytes patched over (a
-					     * breakpoint: the first) */
-	uintptr_t stub;
-	struct trail_arch_reloc rl; /* where a thread inside the jump goes */
-};
+/* ------------------------------------------- probes at an instruction */
 
-#define MAX_ISITES 512
-static struct isite isites[MAX_ISITES];
-static uint32_t nisites; /* published with release, after the entry */
-
-/* copies live in areas mapped near the code (a copy's RIP-relative
- * operands and its jump back are 32-bit) */
-struct xol {
-	uint8_t *mem;
-	size_t used, size;
-};
-static struct xol xols[16];
-static unsigned nxols;
-
-/* room for n bytes of copy near addr (o's code), or 0 */
-static uintptr_t xol_reserve(const struct hobj *o, uintptr_t addr, size_t n)
-{
-	struct xol *x = NULL;
-	uintptr_t at;
-
-	for (unsigned i = 0; i < nxols && !x; i++)
-		if (xols[i].used + n <= xols[i].size &&
-		    trail_arch_reaches(addr, (uintptr_t)xols[i].mem) &&
-		    trail_arch_reaches(addr, (uintptr_t)xols[i].mem + xols[i].size))
-			x = &xols[i];
-	if (!x) {
-		if (nxols == sizeof(xols) / sizeof(xols[0]))
-			return 0;
-		x = &xols[nxols];
-		if (!(x->mem = trail_arch_near_map(o->xlo, o->xhi, 65536, &x->size)))
-			return 0;
-		mprotect(x->mem, x->size, PROT_READ | PROT_EXEC);
-		x->used = 0;
-		nxols++;
-	}
-	at = (uintptr_t)x->mem + x->used;
-	x->used += (n + 15) & ~(size_t)15;
-	return at;
-}
-
-/* write a copy there: its pages stay executable throughout (other
- * copies in them may be running) */
-static int xol_write(uintptr_t at, const void *code, size_t n)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), pg = at & ~(page - 1);
-	size_t span = ((at + n + page - 1) & ~(page - 1)) - pg;
-
-	if (mprotect((void *)pg, span, PROT_READ | PROT_WRITE | PROT_EXEC))
-		return -1;
-	memcpy((void *)at, code, n);
-	mprotect((void *)pg, span, PROT_READ | PROT_EXEC);
-	return 0;
-}
-
-static void on_insn(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp);
-
-/* the bytes a site takes from its address: a jump's (its displaced
- * instructions, at least the jump), or (jlen 0) a breakpoint's */
-static uintptr_t span(unsigned jlen)
-{
-	return !jlen ? 1 : jlen > TRAIL_ARCH_SITE_SIZE ? jlen : TRAIL_ARCH_SITE_SIZE;
-}
-
-/* The jump path of site is (n sites known), jlen bytes displaced: its
- * stub and copy made, when nothing else lies among those bytes (another
- * probe's site, a function entry's hook). 0 or -1: the breakpoint then. */
-static int isite_jump(const struct hobj *o, struct isite *is, uint32_t idx, unsigned jlen,
-		      int vec, uint32_t n)
-{
-	uintptr_t addr = is->addr, end = addr + span(jlen), at;
-	uint8_t stub[TRAIL_ARCH_INSN_STUB];
-
-	static int off = -1;
-
-	/* TRAIL_INSN_JUMP=0: breakpoints only (the kernel's
-	 * debug.kprobes-optimization = 0), to compare or to rule jumps out */
-	if (off < 0) {
-		const char *v = getenv("TRAIL_INSN_JUMP");
-
-		off = v && !strcmp(v, "0");
-	}
-	if (off || !jlen || jlen > TRAIL_ARCH_RELOC_MAXLEN || end > o->xhi)
-		return -1;
-	for (uint32_t i = 0; i < n; i++) {
-		uintptr_t b = isites[i].addr, e = b + span(isites[i].stub ? isites[i].jlen : 0);
-
-		if (b < end && addr < e)
-			return -1;
-	}
-	for (uint32_t k = 0; k < o->fo.nsites; k++)
-		if (!(o->fo.sites[k].flags & FSITE_PLT) && o->fo.sites[k].addr >= addr &&
-		    o->fo.sites[k].addr < end)
-			return -1;
-	if (!(at = xol_reserve(o, addr, TRAIL_ARCH_INSN_STUB + TRAIL_ARCH_RELOC_CODE)) ||
-	    trail_arch_reloc_make((const uint8_t *)addr, jlen, addr, at + TRAIL_ARCH_INSN_STUB,
-				  &is->rl))
-		return -1;
-	if (!trail__arch_insn_handler)
-		trail_arch_vector_init();
-	__atomic_store_n(&trail__arch_insn_handler, on_insn, __ATOMIC_RELEASE);
-	trail_arch_insn_stub(stub, at, idx | (vec ? TRAIL_ARCH_INSN_VEC : 0),
-			     at + TRAIL_ARCH_INSN_STUB);
-	if (xol_write(at, stub, sizeof(stub)) ||
-	    xol_write(at + TRAIL_ARCH_INSN_STUB, is->rl.code, is->rl.copy_len))
-		return -1;
-	is->jlen = (uint8_t)jlen;
-	is->stub = at;
-	return 0;
-}
-
-/* the site at addr, made if new (under the control lock); jlen: the
- * bytes a jump there may displace (0: a breakpoint only) */
-static struct isite *isite_get(const struct hobj *o, uintptr_t addr, unsigned jlen, int vec)
-{
-	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
-	struct trail_arch_reloc rl;
-	struct isite *is;
-	unsigned len;
-	uintptr_t at;
-	size_t room;
-
-	for (uint32_t i = 0; i < n; i++)
-		if (isites[i].addr == addr)
-			return &isites[i];
-	if (n == MAX_ISITES || addr < o->xlo || addr >= o->xhi)
-		return NULL;
-	/* an instruction the CLI checked; a function site there (patched,
-	 * or a breakpoint already) is not ours to take */
-	/* nor inside what a function entry's hook takes (the CLI refuses
-	 * such a probe: a definition made for another build) */
-	for (uint32_t k = 0; k < o->fo.nsites; k++) {
-		const struct fsite *f = &o->fo.sites[k];
-		uintptr_t end;
-
-		/* (unmodified code: what its entry's hook would take is known
-		 * once decoded) */
-		if ((f->flags & FSITE_LAZY) && addr >= f->addr &&
-		    addr < f->addr + TRAIL_ARCH_RELOC_MAXLEN)
-			trail__fobj_check((struct fobj *)&o->fo, k);
-		/* (a whole function not moved yet will not be: a breakpoint
-		 * enters it, fobjs.c) */
-		end = f->addr + ((f->flags & FSITE_REFUSED) ? 0
-				 : (f->flags & FSITE_TRAP) ? 1
-				 : (f->flags & FSITE_WHOLE) && !(o->relocs && o->relocs[k].len) ? 1
-				 : FSITE_LEN(f) > TRAIL_ARCH_SITE_SIZE ? FSITE_LEN(f)
-								 : TRAIL_ARCH_SITE_SIZE);
-
-		if (addr >= f->addr && addr < end)
-			return NULL;
-	}
-	/* nor inside the jump of another probe's site */
-	for (uint32_t i = 0; i < n; i++)
-		if (isites[i].stub && addr > isites[i].addr &&
-		    addr < isites[i].addr + span(isites[i].jlen))
-			return NULL;
-	room = o->xhi - addr < 16 ? o->xhi - addr : 16;
-	if (*(const uint8_t *)addr == 0xcc || trail__hfind(addr) ||
-	    trail_arch_trap_check((const uint8_t *)addr, room, addr, &len, NULL, 0) ||
-	    !(at = xol_reserve(o, addr, TRAIL_ARCH_RELOC_CODE)) ||
-	    trail_arch_reloc_make((const uint8_t *)addr, len, addr, at, &rl) ||
-	    xol_write(at, rl.code, rl.copy_len))
-		return NULL;
-	is = &isites[n];
-	memset(is, 0, sizeof(*is));
-	is->addr = addr;
-	is->copy = at;
-	if (isite_jump(o, is, n, jlen, vec, n))
-		is->stub = 0;
-	__atomic_store_n(&nisites, n + 1, __ATOMIC_RELEASE);
-	return is;
-}
-
-/* The probes of site is, hit at ip with the registers r and stack
- * pointer sp: from the SIGTRAP handler or from the jump's stub. */
-static void insn_fire(struct isite *is, uint32_t m, const struct trail_arch_regs *r,
-		      uintptr_t sp, uintptr_t ip)
+void trail__fprobe_fire_insn(struct fprobe_att *const *list, uint32_t m,
+			     const struct trail_arch_regs *r, uintptr_t sp, uintptr_t ip)
 {
 	struct fctx c = {.er = r, .sp = sp, .ip = ip};
 
-	for (const struct fprobe_att *at = __atomic_load_n(&is->probes, __ATOMIC_ACQUIRE); at;
+	for (const struct fprobe_att *at = __atomic_load_n(list, __ATOMIC_ACQUIRE); at;
 	     at = at->next) {
 		uint32_t am = __atomic_load_n(&at->mask, __ATOMIC_ACQUIRE) & m;
 		struct fprobe *pr = at->pr;
@@ -1343,211 +1094,6 @@ static void insn_fire(struct isite *is, uint32_t m, const struct trail_arch_regs
 	}
 	if (TRAIL_UNLIKELY(trail__ustart.ip))
 		trail__ustart.ip = 0;
-}
-
-/* An instruction probe hit from libtrail's own work (an open of its
- * patching, a malloc of a probe's handler) or its record path is not the
- * program's: it records nothing. What the probes call is libtrail's. */
-static void insn_hit(struct isite *is, uint32_t m, const struct trail_arch_regs *r,
-		     uintptr_t sp, uintptr_t ip)
-{
-	if (!m || trail__in_self())
-		return;
-	trail__self_enter();
-	insn_fire(is, m, r, sp, ip);
-	trail__self_leave();
-}
-
-static void on_insn(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp)
-{
-	struct isite *is = &isites[idx < MAX_ISITES ? idx : 0];
-
-	insn_hit(is, __atomic_load_n(&is->mask, __ATOMIC_ACQUIRE), regs, sp, is->addr);
-}
-
-/* For the live patch (fobjs.c's step hook): a thread found at ip inside
- * the jump written at site goes on at its instruction in the copy; ip if
- * site is no jump site of ours. */
-uintptr_t trail__fprobe_insn_step(uintptr_t site, uintptr_t ip)
-{
-	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (isites[i].addr == site && isites[i].stub) {
-			uintptr_t to;
-
-			if (ip == site) /* at its breakpoint, mid-patch: the probes
-					 * run from the trap handler first */
-				return isites[i].copy;
-			to = trail_arch_reloc_map(&isites[i].rl, site, ip);
-			return to ? to : ip;
-		}
-	return ip;
-}
-
-/* The SIGTRAP handler's question (fhash.h trail__insn_trap_hook): a
- * breakpoint of ours at an instruction? Its probes run, the thread goes
- * on in the copy. 1, or 0: not one. */
-static int insn_trap(void *ucv)
-{
-	ucontext_t *uc = ucv;
-	greg_t *g = uc->uc_mcontext.gregs;
-	uintptr_t ip = (uintptr_t)g[REG_RIP] - 1;
-	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE), m;
-	struct isite *is = NULL;
-
-	for (uint32_t i = 0; i < n && !is; i++)
-		if (isites[i].addr == ip)
-			is = &isites[i];
-	if (!is)
-		return 0;
-	if (*(const volatile uint8_t *)ip != 0xcc) { /* taken away meanwhile */
-		g[REG_RIP] = (greg_t)ip;
-		return 1;
-	}
-	if ((m = __atomic_load_n(&is->mask, __ATOMIC_ACQUIRE))) {
-		const struct trail_arch_regs r = {
-			.r11 = (uint64_t)g[REG_R11], .r10 = (uint64_t)g[REG_R10],
-			.r9 = (uint64_t)g[REG_R9], .r8 = (uint64_t)g[REG_R8],
-			.rcx = (uint64_t)g[REG_RCX], .rdx = (uint64_t)g[REG_RDX],
-			.rsi = (uint64_t)g[REG_RSI], .rdi = (uint64_t)g[REG_RDI],
-			.rax = (uint64_t)g[REG_RAX], .rbx = (uint64_t)g[REG_RBX],
-			.rbp = (uint64_t)g[REG_RBP], .r12 = (uint64_t)g[REG_R12],
-			.r13 = (uint64_t)g[REG_R13], .r14 = (uint64_t)g[REG_R14],
-			.r15 = (uint64_t)g[REG_R15],
-		};
-
-		insn_hit(is, m, &r, (uintptr_t)g[REG_RSP], ip);
-	}
-	g[REG_RIP] = (greg_t)is->copy;
-	return 1;
-}
-
-uintptr_t trail__fprobe_insn_inside(uintptr_t ip)
-{
-	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (isites[i].jumped && ip > isites[i].addr &&
-		    ip < isites[i].addr + TRAIL_ARCH_SITE_SIZE)
-			return trail__fprobe_insn_step(isites[i].addr, ip);
-	return ip;
-}
-
-int trail__fprobe_insn_in(uintptr_t lo, uintptr_t hi)
-{
-	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
-
-	for (uint32_t i = 0; i < n; i++)
-		if (isites[i].addr >= lo && isites[i].addr < hi)
-			return 1;
-	return 0;
-}
-
-int trail__fprobe_insn_wanted(const struct hobj *o, uintptr_t lo, uintptr_t hi)
-{
-	for (struct fprobe *pr = probes; pr; pr = pr->next) {
-		uintptr_t addr = o->fo.base + (uintptr_t)pr->p.hdr->offset;
-
-		if ((pr->p.hdr->flags & TRAIL_PROBE_F_INSN) && addr >= lo && addr < hi &&
-		    obj_matches(o, pr->p.obj))
-			return 1;
-	}
-	return 0;
-}
-
-int trail__fprobe_insn_attach(unsigned s, const struct hobj *o)
-{
-	int n = 0;
-
-	for (struct fprobe *pr = probes; pr; pr = pr->next) {
-		uintptr_t addr = o->fo.base + (uintptr_t)pr->p.hdr->offset;
-		struct trail_arch_poke pk;
-		struct fprobe_att *at;
-		struct isite *is;
-
-		if (!session_has(pr, s) || !(pr->p.hdr->flags & TRAIL_PROBE_F_INSN) ||
-		    !obj_matches(o, pr->p.obj) ||
-		    !(is = isite_get(o, addr, pr->p.hdr->jump,
-				     !!(pr->p.hdr->flags & TRAIL_PROBE_F_VEC))))
-			continue;
-		for (at = is->probes; at && at->pr != pr; at = at->next)
-			;
-		if (!at) {
-			if (!(at = att_make(pr, o->fo.base)))
-				continue;
-			at->next = is->probes;
-			__atomic_store_n(&is->probes, at, __ATOMIC_RELEASE);
-		}
-		__atomic_fetch_or(&at->mask, 1u << s, __ATOMIC_RELEASE);
-		if (pr->p.sema)
-			is->sema = (uint16_t *)(o->fo.base + (uintptr_t)pr->p.sema);
-		__atomic_fetch_or(&is->mask, 1u << s, __ATOMIC_RELEASE);
-		n++;
-		if (is->patched || !trail__traps_ready())
-			continue;
-		__atomic_store_n(&trail__insn_trap_hook, insn_trap, __ATOMIC_RELEASE);
-		memcpy(is->orig, (const void *)addr, sizeof(is->orig));
-		pk.addr = addr;
-		if (is->stub) {
-			/* the jump, breakpoint first, every thread stepped out of
-			 * the bytes it covers (fstep.c; a thread there goes on
-			 * in the copy: trail__fprobe_insn_step) */
-			uintptr_t one = addr;
-
-			trail_arch_jump_insn(pk.bytes, addr, is->stub);
-			if (!trail__step_poke(&pk, 1, &one)) {
-				is->jumped = 1;
-				goto patched;
-			}
-		}
-		pk.bytes[0] = 0xcc;
-		if (trail_arch_poke_bytes(&pk, 1))
-			continue;
-patched:
-		is->patched = 1;
-		/* the program's USDT guard: `if (SEMA)` now takes the probe */
-		if (is->sema)
-			__atomic_fetch_add(is->sema, 1, __ATOMIC_RELAXED);
-	}
-	return n;
-}
-
-void trail__fprobe_insn_stop(unsigned s)
-{
-	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
-
-	for (uint32_t i = 0; i < n; i++)
-		__atomic_fetch_and(&isites[i].mask, ~(1u << s), __ATOMIC_RELEASE);
-}
-
-void trail__fprobe_insn_leave(unsigned s)
-{
-	uint32_t n = __atomic_load_n(&nisites, __ATOMIC_ACQUIRE);
-
-	for (uint32_t i = 0; i < n; i++) {
-		struct isite *is = &isites[i];
-		struct trail_arch_poke pk = {.addr = is->addr, .bytes = {is->orig[0]}};
-
-		__atomic_fetch_and(&is->mask, ~(1u << s), __ATOMIC_RELEASE);
-		for (struct fprobe_att *at = is->probes; at; at = at->next)
-			__atomic_fetch_and(&at->mask, ~(1u << s), __ATOMIC_RELEASE);
-		if (is->mask || !is->patched)
-			continue;
-		if (is->jumped) {
-			/* the original bytes back, breakpoint first; while a
-			 * thread blocks SIGTRAP the jump stays, for no session */
-			memcpy(pk.bytes, is->orig, sizeof(is->orig));
-			if (trail__step_check() || trail_arch_poke_live(&pk, 1))
-				continue;
-			is->jumped = 0;
-		} else if (trail_arch_poke_bytes(&pk, 1)) {
-			continue;
-		}
-		is->patched = 0;
-		if (is->sema)
-			__atomic_fetch_sub(is->sema, 1, __ATOMIC_RELAXED);
-	}
 }
 
 /* ------------------------------------------------------------ sessions */
@@ -1600,6 +1146,6 @@ void trail__fprobe_leave(unsigned s)
 
 	__atomic_store_n(&keep_gens, (g & ~b) | ((g + (1ull << (8 * s))) & b), __ATOMIC_RELAXED);
 	eprobes_leave(s);
-	for (struct fprobe *pr = probes; pr; pr = pr->next)
+	for (struct fprobe *pr = trail__fprobes; pr; pr = pr->next)
 		__atomic_fetch_and(&pr->sessions, ~(1u << s), __ATOMIC_RELEASE);
 }

@@ -47,6 +47,9 @@ HIDDEN void trail__fprobe_entry(const struct hsite *h, uint32_t pmask, uint32_t 
 HIDDEN void trail__fprobe_return(const struct hsite *h, uintptr_t slot, uintptr_t ret,
 				 uint32_t rmask, const struct trail_arch_ret_regs *regs);
 
+/* finsn.c's answers to the objects' questions (trail__fobjs_insn), given
+ * before a session hooks anything */
+HIDDEN void trail__finsn_register(void);
 /* Probes at an instruction (TRAIL_PROBE_F_INSN) of session s in object o:
  * a breakpoint on each (made once, kept); returns how many attached.
  * stop: they no longer run for s; leave: their breakpoints taken away

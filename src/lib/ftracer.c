@@ -583,6 +583,9 @@ static int ftracer_join(unsigned s, struct psess *ps, void *uc)
 		return -EINVAL;
 	if ((k = stacks_join(s, ps)))
 		return k;
+	/* (the hooks' answers, before anything is patched) */
+	trail__fhook_register();
+	trail__finsn_register();
 	nprobes = trail__fprobe_join(s, ps->spec);
 	if (nprobes < 0)
 		return nprobes;

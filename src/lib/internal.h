@@ -230,10 +230,14 @@ HIDDEN void trail__ctl_locked(void (*fn)(void));
  * period: no thread records for it any more), or is inherited by a forked child
  * (forked per session, then forked_child once, before the child writes).
  * join returns what it hooked (>= 0, summed into the process slot's
- * "functions") or -errno, and then the session is not joined.
+ * "functions") or -errno, and then the session is not joined. define
+ * comes first, before the session's triggers are made and its events
+ * enabled: the events the session itself defines (synthetic events),
+ * registered, 0 or -errno (the session is not joined).
  */
 struct trail_source {
 	const char *name;
+	int (*define)(unsigned s, struct psess *ps);
 	int (*join)(unsigned s, struct psess *ps, void *uc);
 	void (*stop)(unsigned s);
 	void (*leave)(unsigned s);

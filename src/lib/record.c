@@ -33,6 +33,19 @@
 __thread struct writer *trail__tls_w
 	__attribute__((tls_model("initial-exec"), visibility("hidden")));
 struct writer *trail__writers;
+
+/*
+ * The process's tracing state, read on every record path and by the
+ * sources and services above it; the runtime (runtime.c) sets it. It is
+ * defined here, at the bottom, so that references run one way: down.
+ */
+struct psess trail__sess[TRAIL_MAX_SESSIONS];
+uint32_t trail__clock = TRAIL_CLOCK_MONO;
+int trail__cpu_mode = CPU_GETCPU;
+pid_t trail__pid;
+int trail__ctl_sig;	/* the control signal, 0: attach disabled */
+/* libtrail's own work under way in this thread (internal.h) */
+__thread uint32_t trail__self __attribute__((tls_model("initial-exec")));
 static pthread_key_t writer_key;
 
 /*

@@ -64,15 +64,10 @@
 #endif
 
 
-struct psess trail__sess[TRAIL_MAX_SESSIONS];
-uint32_t trail__clock = TRAIL_CLOCK_MONO;
-int trail__cpu_mode = CPU_GETCPU;
-pid_t trail__pid;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int disabled;
-int trail__ctl_sig;             /* the control signal, 0: attach disabled */
-#define ctl_signal trail__ctl_sig
+#define ctl_signal trail__ctl_sig /* (record.c's: read below the runtime) */
 static int ctl_lock_word;
 static int have_membarrier;
 static int registry_fd = -1;
@@ -85,8 +80,6 @@ static int exiting; /* exit() has begun (on_exiting) */
 
 /* saved: block the control signal (normal context), else we are its
  * handler; uc: the context the handler interrupted, else NULL. */
-__thread uint32_t trail__self __attribute__((tls_model("initial-exec")));
-
 /* (the lock's holder does libtrail's own work: trail__self, from before
  * the signal mask's call to after it) */
 static void ctl_lock(sigset_t *saved, void *uc)
@@ -522,8 +515,8 @@ static int join_open(pid_t cli, int fd, uint32_t how, struct join *j)
 /* ---------------------------------------------------------- event sources
  *
  * Static events come in through registration (trail__register, below);
- * every other source (function hooks today; probes, synthetic events
- * later) puts a struct trail_source in the trail_sources section
+ * every other source (function hooks and probes, synthetic events) puts
+ * a struct trail_source in the trail_sources section
  * (TRAIL_SOURCE) and is told when a session joins, leaves, or is
  * inherited by a forked child. The runtime calls sources only through
  * those pointers: sources call down into the record path and the
@@ -536,6 +529,21 @@ extern const struct trail_source *const __stop_trail_sources[] HIDDEN __attribut
 #define for_each_source(src, p)                                                \
 	for (const struct trail_source *const *p = __start_trail_sources;      \
 	     p < __stop_trail_sources && ((src) = *p, 1); p++)
+
+/* Every source's events the session in slot s defines: 0, or the first
+ * error. */
+static int sources_define(unsigned s, struct psess *ps)
+{
+	const struct trail_source *src;
+
+	for_each_source(src, p) {
+		int r = src->define ? src->define(s, ps) : 0;
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
 
 /* Every source's join for slot s: what they hooked, or the first error
  * (then the sources that joined already leave again). */
@@ -641,9 +649,8 @@ static int sess_attach(struct join *j, void *uc)
 		ps->hdr = NULL;
 		return -EPROTO;
 	}
-	/* the synthetic events it defines, before the extras that write them */
-	if ((trail__synth_join_hook && (r = trail__synth_join_hook(ps->spec)) < 0) ||
-	    (r = extras_make((unsigned)s)) < 0) {
+	/* the events it defines, before the extras that write them */
+	if ((r = sources_define((unsigned)s, ps)) < 0 || (r = extras_make((unsigned)s)) < 0) {
 		proc_state(ps, TRAIL_PS_FAILED, r);
 		sess_unmap((unsigned)s);
 		return r;

@@ -27,12 +27,8 @@ struct synth {
 	uint8_t meta[TRAIL_SYNTH_MAX_META];
 };
 
-/* synthreg.c's: the spec's synthetic events
- * registered (those the process does not have yet, with this
- * definition). Under the control lock, before the session's extras are
- * made. 0, or -EBADMSG (a definition does not parse: nothing
- * registered), -ENOMEM. */
-extern int (*trail__synth_join_hook)(const char *spec) HIDDEN;
+/* (synthreg.c registers the spec's synthetic events, those the process
+ * does not have yet, as an event source's define: internal.h) */
 /* A spec line's definition (v, len bytes), its description (meta,
  * TRAIL_SYNTH_MAX_META bytes; its size in *msize): 0 or -EBADMSG. */
 HIDDEN int trail__synth_line_def(const char *v, size_t len, struct trail_synth *def,

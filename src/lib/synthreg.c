@@ -4,8 +4,8 @@
  * (synth.h): under the control lock (in the control signal handler),
  * memory from mmap, the parser allocates nothing. Once registered an
  * event stays, as probe events do (a later session with the same
- * definition takes it again). The runtime reaches it through
- * trail__synth_join_hook.
+ * definition takes it again). An event source (internal.h): the runtime
+ * reaches it through its entry in the trail_sources section.
  */
 #include <errno.h>
 #include <string.h>
@@ -59,19 +59,21 @@ static int check_line(const char *v, size_t len, void *arg)
 	return (*(int *)arg = trail__synth_line_def(v, len, &def, meta, &n)) != 0;
 }
 
-static int synth_join(const char *spec)
+static int synth_define(unsigned s, struct psess *ps)
 {
 	struct sjoin j = {0};
 	int bad = 0;
+	(void)s;
 
 	/* every definition first: a bad one registers none */
-	trail__spec_opts(spec, "synth", check_line, &bad);
+	trail__spec_opts(ps->spec, "synth", check_line, &bad);
 	if (bad)
 		return bad;
-	trail__spec_opts(spec, "synth", synth_line, &j);
+	trail__spec_opts(ps->spec, "synth", synth_line, &j);
 	return j.err;
 }
 
-/* (set before any code runs: a session may join from libtrail's own
- * constructor, before others) */
-int (*trail__synth_join_hook)(const char *spec) = synth_join;
+/* (in the section, not set by a constructor: a session may join from
+ * libtrail's own constructor, before others) */
+static const struct trail_source synth_source = {.name = "synth", .define = synth_define};
+TRAIL_SOURCE(synth_source);

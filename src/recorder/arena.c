@@ -324,6 +324,7 @@ static int arena_create(struct trail_recorder *R)
 			    R->clock, R->spec, (uint32_t)getpid(), start);
 	hdr = shm_hdr(&R->m);
 	hdr->block_us = R->o.block_us; /* before anybody maps it */
+	hdr->paused = R->o.start_paused ? 1 : 0;
 	hdr->hist_copies = trail_htab_copies();
 	if (R->clock == TRAIL_CLOCK_TSC) {
 		struct trail_clock_sync cs;

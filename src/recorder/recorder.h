@@ -99,6 +99,10 @@ struct trail_recorder_opts {
 	 * thread of a process must take SIGTRAP and the control signal, and
 	 * is made to through ptrace where it blocks them (threads.c) */
 	int patches;
+
+	/* tracing starts off (ftrace's tracing_on = 0): until a traceon
+	 * trigger, nothing is recorded */
+	int start_paused;
 };
 
 /* The default buffer size for this machine (arena.c says why). */

@@ -3,13 +3,13 @@
  * fuzz-elf.c - libFuzzer target for the ELF scanners of the trail command:
  * the input is an ELF file (or an archive, or garbage), handed by path (a
  * memfd) to each scanner that takes a file:
- *   - elfscan_file_opts(): the trail_meta sections (tools/trail/elfscan.c);
+ *   - elfscan_file_opts(): the trail_meta sections (src/session/elfscan.c);
  *   - elfscan_program_opts(): the same plus the dynamic section's
  *     DT_NEEDED/RPATH/RUNPATH walk, with no LD_LIBRARY_PATH and no loader
  *     cache (libraries the input names are still looked up on this
  *     machine's default directories: those are real files);
  *   - funcscan_file(): the patchable function entries, relocations and
- *     symbols (tools/trail/funcscan.c);
+ *     symbols (src/session/funcscan.c);
  *   - symtab_load(): the function symbols (src/recorder/symtab.c).
  *
  * Checked besides memory safety, from the headers' promises: every blob

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-ldcache.c - libFuzzer target for the loader cache reader of
- * elfscan_program() (tools/trail/elfscan.c: cache_load, cache_search): the
+ * elfscan_program() (src/session/elfscan.c: cache_load, cache_search): the
  * input is an /etc/ld.so.cache file, given as elfscan_opts.ld_cache while
  * scanning a tiny executable made here that needs FUZZ_LIB. The seeds
  * (tests/fuzz/make-corpus.sh) map FUZZ_LIB to paths that do not exist, so

@@ -25,7 +25,7 @@
 #            with RPATH or RUNPATH, DT_RELR, endbr64, =N,M entries, clang's
 #            nops, C++ names, stripped, x32, i386, and a few broken ones.
 #   ldcache  loader caches (ld.so.cache, the format described in
-#            tools/trail/elfscan.c) written byte by byte, mapping the
+#            src/session/elfscan.c) written byte by byte, mapping the
 #            library fuzz-ldcache.c's executable needs to absent paths.
 #
 # Note: tests/unit/test-mutate.c pins the number of events it reads from

@@ -76,8 +76,7 @@ static int depth;
 
 static uintptr_t last_hook;
 
-int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs,
-			 uintptr_t hook)
+static int on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs *regs, uintptr_t hook)
 {
 	entries++;
 	last_site = site;
@@ -93,11 +92,19 @@ int trail__arch_on_entry(uintptr_t site, uintptr_t *ret, struct trail_arch_regs 
 	return 0;
 }
 
-uintptr_t trail__arch_on_exit(struct trail_arch_ret_regs *regs)
+static uintptr_t on_exit_(struct trail_arch_ret_regs *regs)
 {
 	(void)regs;
 	exits++;
 	return shadow[--depth].ret;
+}
+
+/* the C side's entry and exit, given to the trampolines before any
+ * stub runs (as libtrail's fhook.c does) */
+__attribute__((constructor)) static void register_hooks(void)
+{
+	trail__arch_on_entry = on_entry;
+	trail__arch_on_exit = on_exit_;
 }
 
 /* ---------------------------------------------------------------- patching */

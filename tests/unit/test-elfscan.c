@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-elfscan.c - finding trail_meta blobs in ELF files, programs and
- * processes (tools/trail/elfscan.c). The fixtures are built once, before the
+ * processes (src/session/elfscan.c). The fixtures are built once, before the
  * tests fork, by running cc into a temporary directory:
  *
  *   app          main.c + other.c (both use app:request; main.c also

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-funcscan.c - patchable function entries read from ELF files
- * (tools/trail/funcscan.c). The fixtures are built once, before the tests
+ * (src/session/funcscan.c). The fixtures are built once, before the tests
  * fork, by running cc (and c++, and clang when there is one) into a
  * temporary directory; every expected address is computed here from the
  * fixture's own symbol table, never written down:

@@ -38,11 +38,8 @@
 #include "common/util.h"
 #include "lib/record.h"
 
-/* What runtime.c defines: the only data record.c takes from above it. */
-struct psess trail__sess[TRAIL_MAX_SESSIONS];
-uint32_t trail__clock = TRAIL_CLOCK_MONO;
-int trail__cpu_mode = CPU_GETCPU;
-pid_t trail__pid;
+/* (the process's tracing state, trail__sess and the clock, is record.c's
+ * own: nothing from above it is needed) */
 
 /* public entry point (include/trail/trail.h declares it weak) */
 void trail__write(struct trail_event *ev, const void *payload, uint32_t len);

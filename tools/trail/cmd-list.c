@@ -17,11 +17,11 @@
 
 #include "../../src/common/meta.h"
 #include "../../src/common/spec.h"
-#include "elfscan.h"
-#include "funcscan.h"
+#include "../../src/session/elfscan.h"
+#include "../../src/session/funcscan.h"
 #include "opt.h"
-#include "probes.h"
-#include "usdt.h"
+#include "../../src/session/probes.h"
+#include "../../src/session/usdt.h"
 #include "tool.h"
 
 static const struct opt_cmd list_opts = {

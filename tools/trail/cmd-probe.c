@@ -11,7 +11,7 @@
 
 #include "../../src/common/spec.h"
 #include "opt.h"
-#include "probes.h"
+#include "../../src/session/probes.h"
 #include "tool.h"
 
 enum { O_CLEAR = OPT_LONG_ID };

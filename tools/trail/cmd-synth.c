@@ -12,7 +12,7 @@
 
 #include "../../src/common/spec.h"
 #include "opt.h"
-#include "synths.h"
+#include "../../src/session/synths.h"
 #include "tool.h"
 
 enum { O_CLEAR = OPT_LONG_ID };

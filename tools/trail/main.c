@@ -21,6 +21,7 @@ static const char main_help[] =
 	"  list     list the events a program or a process declares\n"
 	"  probe    define dynamic events (probes) on functions, as dynamic_events\n"
 	"  synth    define synthetic events (for hist triggers), as synthetic_events\n"
+	"  bootconfig  check a bootconfig file of boot-time tracing keys\n"
 	"  ps       list the running processes that trail can attach to\n"
 	"  version  print the version\n"
 	"\n"
@@ -57,6 +58,7 @@ int main(int argc, char **argv)
 		{"probe", cmd_probe},
 		{"synth", cmd_synth},
 		{"hist", cmd_hist},
+		{"bootconfig", cmd_bootconfig},
 	};
 
 	/* (glibc's stdout is a variable to set, its manual says) */

@@ -24,12 +24,13 @@ void tool_usage_err(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The ftrace error_log style: the input, a caret under byte `pos`, the
  * message. */
+/* A session's messages (src/session/session.h's diag), as every trail
+ * message says them; cmd: the command's name, for usage errors */
+struct trail_diag_msg;
+void tool_diag(void *cmd, const struct trail_diag_msg *m);
 void tool_caret(const char *what, const char *input, size_t pos,
 		const char *msg);
 
-/* "64K", "32M", "1G" or plain KiB (trace-cmd's -b unit): 0, -EINVAL, or
- * -ERANGE above 1 TiB. */
-int tool_parse_kb(const char *s, uint64_t *bytes);
 /* "123", "10ms", "2s" -> nanoseconds */
 int tool_parse_duration(const char *s, uint64_t *ns);
 /* A decimal number from min to max, digits only (no sign, no space): 0,
@@ -80,24 +81,10 @@ int cmd_report(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_export(int argc, char **argv);
-/* A file of the registry directory (made if create): its path into
- * path (n bytes). 0, or -errno with err (-ENOENT: no directory, create 0). */
-int tool_registry_file(const char *name, char *path, size_t n, int create, char *err,
-		       size_t en);
+int cmd_bootconfig(int argc, char **argv);
 /* Can the registry directory be read (a missing one can: nothing
  * registered yet)? 0, or -1 with its path and why said. */
 int tool_registry_usable(void);
-/* fn(arg, line, msg, mn) for each line of that file but blank ones and
- * #comments (a missing file: none); fn's non-zero (msg set) stops it:
- * -EINVAL, err naming the line. 0, or -errno with err (a registry
- * directory that cannot be used: its path and why). */
-int tool_registry_read(const char *name, int (*fn)(void *arg, const char *line, char *msg, size_t mn),
-		       void *arg, char *err, size_t en);
-/* Replace that file (mode 0600, written aside, renamed into place) with
- * one line per fn(arg, i, buf, n) that returns 1 (i from 0). 0, or -EIO
- * with err. */
-int tool_registry_replace(const char *name, int (*fn)(void *arg, int i, char *buf, size_t n),
-			  void *arg, char *err, size_t en);
 /* An output stream on fd (wfile.c) that keeps the errno of a failed
  * write, for report and export to name: name says the output in messages
  * ("standard output", a path). fd is closed with it unless it is 0-2. */

@@ -14,6 +14,7 @@
 #include "../../src/common/clock.h"
 #include "../../src/common/registry.h"
 #include "../../src/common/util.h"
+#include "../../src/session/session.h"
 #include "tool.h"
 
 int tool_color;
@@ -65,47 +66,18 @@ void tool_caret(const char *what, const char *input, size_t pos, const char *msg
 	fprintf(stderr, "  %s\n  %*s^\n", input, (int)pos, "");
 }
 
-int tool_parse_kb(const char *s, uint64_t *bytes)
+void tool_diag(void *cmd, const struct trail_diag_msg *m)
 {
-	char *end;
-	unsigned long long v;
-	uint64_t mult = 1024;
-
-	errno = 0;
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	v = strtoull(s, &end, 10);
-	if (end == s || (errno && errno != ERANGE))
-		return -EINVAL;
-	if (errno == ERANGE)
-		v = ULLONG_MAX; /* too large, if the rest is a size at all */
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		end++;
-		break;
-	case 'm': case 'M':
-		mult = 1024ull * 1024;
-		end++;
-		break;
-	case 'g': case 'G':
-		mult = 1024ull * 1024 * 1024;
-		end++;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (*end == 'i' || *end == 'I')
-		end++;
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end)
-		return -EINVAL;
-	if (v > (1ull << 40) / mult)
-		return -ERANGE;
-	*bytes = v * mult;
-	return 0;
+	if (m->input)
+		tool_caret(m->what, m->input, m->pos, m->msg);
+	else if (m->level == TRAIL_DIAG_USAGE)
+		tool_usage_err(cmd, "%s", m->msg);
+	else if (m->level == TRAIL_DIAG_WARN)
+		tool_warn("%s", m->msg);
+	else if (m->level == TRAIL_DIAG_NOTE)
+		fputs(m->msg, stderr);
+	else
+		tool_err("%s", m->msg);
 }
 
 int tool_parse_duration(const char *s, uint64_t *ns)
@@ -311,30 +283,6 @@ char *tool_find_file(const char *name, int need_exec, const char **why)
 	return NULL;
 }
 
-int tool_registry_file(const char *name, char *path, size_t n, int create, char *err,
-		       size_t en)
-{
-	char dir[512];
-	int fd;
-
-	if (trail__registry_path(dir, sizeof(dir))) {
-		snprintf(err, en, "the registry directory's path is too long");
-		return -ENAMETOOLONG;
-	}
-	fd = trail__registry_open(dir, create);
-	if (fd < 0 && !(fd == -ENOENT && !create)) {
-		trail__registry_why(dir, fd, err, en);
-		return fd;
-	}
-	if (fd >= 0)
-		close(fd);
-	if ((size_t)snprintf(path, n, "%s/%s", dir, name) >= n) {
-		snprintf(err, en, "registry %s: its path is too long", dir);
-		return -ENAMETOOLONG;
-	}
-	return 0;
-}
-
 int tool_registry_usable(void)
 {
 	char path[512], why[1200];
@@ -353,74 +301,6 @@ int tool_registry_usable(void)
 	return 0;
 }
 
-int tool_registry_replace(const char *name, int (*fn)(void *arg, int i, char *buf, size_t n),
-			  void *arg, char *err, size_t en)
-{
-	char path[600], tmp[640], *line;
-	size_t ln = 65536;
-	FILE *f;
-	int fd;
-
-	if (tool_registry_file(name, path, sizeof(path), 1, err, en))
-		return -EIO;
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		snprintf(err, en, "%s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -EIO;
-	}
-	if (!(line = malloc(ln))) {
-		fclose(f);
-		unlink(tmp);
-		snprintf(err, en, "out of memory");
-		return -EIO;
-	}
-	for (int i = 0; fn(arg, i, line, ln); i++)
-		fprintf(f, "%s\n", line);
-	free(line);
-	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, path)) {
-		snprintf(err, en, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -EIO;
-	}
-	return 0;
-}
-
-int tool_registry_read(const char *name, int (*fn)(void *arg, const char *line, char *msg, size_t mn),
-		       void *arg, char *err, size_t en)
-{
-	char path[600], msg[160], *line = NULL;
-	size_t cap = 0;
-	int lineno = 0, r;
-	FILE *f;
-
-	if ((r = tool_registry_file(name, path, sizeof(path), 0, err, en)))
-		return r == -ENOENT ? 0 : r;
-	if (!(f = fopen(path, "r"))) {
-		if (errno == ENOENT)
-			return 0;
-		r = -errno;
-		snprintf(err, en, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	while (getline(&line, &cap, f) >= 0) {
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (!*line || *line == '#')
-			continue;
-		msg[0] = '\0';
-		if (fn(arg, line, msg, sizeof(msg))) {
-			snprintf(err, en, "%s:%d: %s", path, lineno, msg);
-			r = -EINVAL;
-			break;
-		}
-	}
-	free(line);
-	fclose(f);
-	return r;
-}
 
 uint32_t tool_clock_choose(const char *want, const char **why)
 {

@@ -10,12 +10,10 @@
 
 #include "../arch.h"
 
-void (*trail__arch_insn_handler)(uint64_t idx, const struct trail_arch_regs *regs, uintptr_t sp);
-
-/* XSAVE's components the insn trampoline saves (tramp.S): AVX's upper
- * halves (bit 2) and AVX-512's opmask, ZMM_Hi256 and Hi16_ZMM (5, 6, 7),
- * those the OS enabled (XCR0); 0 without XSAVE */
-uint32_t trail__arch_xsave_mask;
+/* XSAVE's components the insn trampoline saves: tramp.S's, defined
+ * beside the code that reads it (as trail__arch_insn_handler is), set
+ * here */
+extern uint32_t trail__arch_xsave_mask __attribute__((visibility("hidden")));
 
 void trail_arch_vector_init(void)
 {

@@ -124,7 +124,7 @@ trail__arch_tramp_entry:
 	leaq 16(%rbp), %rsi          /* &caller's return address */
 	movq %rsp, %rdx              /* struct trail_arch_regs */
 	addq $14, %rcx               /* stub+20: the hooked return address */
-	call trail__arch_on_entry
+	call *trail__arch_on_entry(%rip)
 	movl %eax, %r11d             /* the answer (an int), for the stub */
 	RESTORE_XMM0_7
 	RESTORE_ARGS
@@ -149,7 +149,7 @@ trail__arch_tramp_exit:
 	subq $64, %rsp
 	SAVE_RET_REGS
 	movq %rsp, %rdi
-	call trail__arch_on_exit     /* -> where to return */
+	call *trail__arch_on_exit(%rip)     /* -> where to return */
 	movq %rax, %r11              /* scratch in the SysV ABI */
 	movdqu 0(%rsp), %xmm0
 	movdqu 16(%rsp), %xmm1
@@ -199,7 +199,7 @@ trail__arch_tramp_entry_all:
 	leaq 16(%rbp), %rsi          /* &caller's return address */
 	movq %rsp, %rdx              /* struct trail_arch_regs */
 	addq $11, %rcx               /* stub+17: the hooked return address */
-	call trail__arch_on_entry
+	call *trail__arch_on_entry(%rip)
 	testl %eax, %eax             /* the answer, in ZF for the stub */
 	RESTORE_XMM0_7
 	XMM_LOAD 256, 8,9,10,11,12,13,14,15
@@ -235,7 +235,7 @@ trail__arch_tramp_exit_all:
 	movq %r11, 112(%rsp)
 	XMM_SAVE 128, 2,3,4,5,6,7,8,9,10,11,12,13,14,15
 	movq %rsp, %rdi
-	call trail__arch_on_exit     /* -> where to return */
+	call *trail__arch_on_exit(%rip)     /* -> where to return */
 	movq (%rbp), %r11            /* the caller's %rbp, pushed on arrival */
 	movq %rax, (%rbp)            /* the slot: the real return address */
 	movdqu 0(%rsp), %xmm0
@@ -378,6 +378,39 @@ trail__arch_tramp_insn:
 	.size trail__arch_tramp_insn_at, 8
 trail__arch_tramp_insn_at:
 	.quad trail__arch_tramp_insn
+
+/* what the insn trampoline reads, set by the C side (insnstub.c, and the
+ * probes that register the handler): the handler it calls, and XSAVE's
+ * components it saves (AVX's upper halves, bit 2, and AVX-512's opmask,
+ * ZMM_Hi256 and Hi16_ZMM, 5-7, those the OS enabled; 0 without XSAVE) */
+	.bss
+	.p2align 3
+	.globl trail__arch_insn_handler
+	.hidden trail__arch_insn_handler
+	.type trail__arch_insn_handler, @object
+	.size trail__arch_insn_handler, 8
+trail__arch_insn_handler:
+	.zero 8
+/* the C side's entry and exit, called by the trampolines above: set
+ * before the first stub runs (libtrail's fhook.c, or a test) */
+	.globl trail__arch_on_entry
+	.hidden trail__arch_on_entry
+	.type trail__arch_on_entry, @object
+	.size trail__arch_on_entry, 8
+trail__arch_on_entry:
+	.zero 8
+	.globl trail__arch_on_exit
+	.hidden trail__arch_on_exit
+	.type trail__arch_on_exit, @object
+	.size trail__arch_on_exit, 8
+trail__arch_on_exit:
+	.zero 8
+	.globl trail__arch_xsave_mask
+	.hidden trail__arch_xsave_mask
+	.type trail__arch_xsave_mask, @object
+	.size trail__arch_xsave_mask, 4
+trail__arch_xsave_mask:
+	.zero 4
 	.text
 
 	.section .note.GNU-stack,"",@progbits

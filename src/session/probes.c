@@ -14,15 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/common/meta.h"
-#include "../../src/common/registry.h"
-#include "../../src/probe/dwarf.h"
+#include "../common/meta.h"
+#include "../common/registry.h"
+#include "../probe/dwarf.h"
 #include "elfscan.h"
 #include "funcscan.h"
 #include "insnloc.h"
 #include "usdt.h"
 #include "probes.h"
-#include "tool.h"
+#include "regfile.h"
 
 /* ------------------------------------------------------ the definitions */
 
@@ -30,7 +30,7 @@ int probes_file(char *path, size_t n, int create)
 {
 	char err[1200];
 
-	return tool_registry_file("dynamic_events", path, n, create, err, sizeof(err));
+	return trail__regfile_file("dynamic_events", path, n, create, err, sizeof(err));
 }
 
 int probes_add(struct probe_list *l, struct probe_def *d)
@@ -90,7 +90,7 @@ static int read_def(void *arg, const char *line, char *msg, size_t mn)
 
 int probes_read(struct probe_list *l, char *err, size_t en)
 {
-	return tool_registry_read("dynamic_events", read_def, l, err, en);
+	return trail__regfile_read("dynamic_events", read_def, l, err, en);
 }
 
 static int format_def(void *arg, int i, char *buf, size_t n)
@@ -108,7 +108,7 @@ static int format_def(void *arg, int i, char *buf, size_t n)
 
 int probes_write(const struct probe_list *l, char *err, size_t en)
 {
-	return tool_registry_replace("dynamic_events", format_def, (void *)l, err, en);
+	return trail__regfile_replace("dynamic_events", format_def, (void *)l, err, en);
 }
 
 /* ------------------------------------------------------------- in use

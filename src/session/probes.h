@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../../src/probe/probe.h"
+#include "../probe/probe.h"
 
 struct probe_list {
 	struct probe_def *defs;

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../src/arch/arch.h"
-#include "../../src/common/ehframe.h"
+#include "../arch/arch.h"
+#include "../common/ehframe.h"
 #include "elfscan.h"
 
 struct elf_file {

@@ -22,11 +22,11 @@
  */
 #include "funcscan.h"
 #include "elfscan.h"
-#include "../../src/arch/arch.h"
-#include "../../src/common/ehframe.h"
-#include "../../src/common/pltscan.h"
-#include "../../src/recorder/symtab.h"
-#include "../../src/common/symrule.h"
+#include "../arch/arch.h"
+#include "../common/ehframe.h"
+#include "../common/pltscan.h"
+#include "../recorder/symtab.h"
+#include "../common/symrule.h"
 
 #include <errno.h>
 #include <fcntl.h>

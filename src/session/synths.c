@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "synths.h"
-#include "tool.h"
+#include "regfile.h"
 
 int synths_add(struct synth_list *l, const struct trail_synth *d)
 {
@@ -52,7 +52,7 @@ static int read_def(void *arg, const char *line, char *msg, size_t mn)
 
 int synths_read(struct synth_list *l, char *err, size_t en)
 {
-	return tool_registry_read("synthetic_events", read_def, l, err, en);
+	return trail__regfile_read("synthetic_events", read_def, l, err, en);
 }
 
 static int format_def(void *arg, int i, char *buf, size_t n)
@@ -67,5 +67,5 @@ static int format_def(void *arg, int i, char *buf, size_t n)
 
 int synths_write(const struct synth_list *l, char *err, size_t en)
 {
-	return tool_registry_replace("synthetic_events", format_def, (void *)l, err, en);
+	return trail__regfile_replace("synthetic_events", format_def, (void *)l, err, en);
 }

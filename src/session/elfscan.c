@@ -34,7 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/common/meta.h"
+#include "../common/meta.h"
 
 #define META_SECTION "trail_meta"
 

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "../../src/common/synth.h"
+#include "../common/synth.h"
 
 struct synth_list {
 	struct trail_synth *defs;

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.c - a session built from parts and checked against itself
+ * (session.h); its messages; the spec and the recorder's options it
+ * becomes. The checks against the programs' objects are check.c's and
+ * dynevents.c's.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/arena.h"
+#include "../common/filter.h"
+#include "../common/spec.h"
+#include "../common/synth.h"
+#include "../common/trigger.h"
+#include "../recorder/recorder.h"
+#include "bconf.h"
+#include "internal.h"
+#include "probes.h"
+#include "synths.h"
+
+/* ------------------------------------------------------------- messages */
+
+static void say(const struct trail_session *S, enum trail_diag_level level, const char *fmt,
+		va_list ap)
+{
+	char msg[2048];
+	struct trail_diag_msg m = {.level = level, .msg = msg};
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	S->diag->emit(S->diag->ctx, &m);
+}
+
+int trail_session_err(const struct trail_session *S, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(S, TRAIL_DIAG_ERR, fmt, ap);
+	va_end(ap);
+	return TRAIL_SESSION_FAIL;
+}
+
+int trail_session_usage(const struct trail_session *S, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(S, TRAIL_DIAG_USAGE, fmt, ap);
+	va_end(ap);
+	return TRAIL_SESSION_USAGE;
+}
+
+void trail_session_warn(const struct trail_session *S, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(S, TRAIL_DIAG_WARN, fmt, ap);
+	va_end(ap);
+}
+
+void trail_session_note(const struct trail_session *S, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(S, TRAIL_DIAG_NOTE, fmt, ap);
+	va_end(ap);
+}
+
+int trail_session_caret(const struct trail_session *S, int level, const char *what,
+			const char *input, size_t pos, const char *msg)
+{
+	struct trail_diag_msg m = {.level = (enum trail_diag_level)level, .msg = msg,
+				   .what = what, .input = input, .pos = pos};
+
+	S->diag->emit(S->diag->ctx, &m);
+	return level == TRAIL_DIAG_USAGE ? TRAIL_SESSION_USAGE : TRAIL_SESSION_FAIL;
+}
+
+/* ---------------------------------------------------------------- parts */
+
+void trail_session_init(struct trail_session *S, const struct trail_diag *diag)
+{
+	memset(S, 0, sizeof(*S));
+	S->diag = diag;
+	S->output = "trace.dat";
+	S->buffer_bytes = (uint64_t)TRAIL_ARENA_DEFAULT_KB * 1024;
+	S->chunk_size = TRAIL_CHUNK_DEFAULT;
+	S->nest = -1;
+}
+
+/* one more pointer at the end of *v (n of them): 0 or -1 */
+static int push(void *v, int *n, void *x)
+{
+	void ***pv = v, **g = realloc(*pv, (size_t)(*n + 1) * sizeof(*g));
+
+	if (!g)
+		return -1;
+	*pv = g;
+	g[(*n)++] = x;
+	return 0;
+}
+
+int trail__sess_add_event(struct trail_session *S, char *ev)
+{
+	return push(&S->events, &S->nevents, ev);
+}
+
+int trail__sess_add_line(struct trail_session *S, char *line)
+{
+	return push(&S->funcs, &S->nfuncs, line);
+}
+
+static int oom(const struct trail_session *S)
+{
+	return trail_session_err(S, "out of memory");
+}
+
+int trail_session_event(struct trail_session *S, const char *pattern)
+{
+	const char *why;
+	size_t bad = trail__spec_check(pattern, &why);
+
+	if (bad)
+		return trail_session_caret(S, TRAIL_DIAG_USAGE, "bad event name", pattern, bad - 1,
+					   why);
+	return trail__sess_add_event(S, (char *)pattern) ? oom(S) : 0;
+}
+
+int trail_session_filter(struct trail_session *S, const char *text)
+{
+	const char *ev = S->nevents ? S->events[S->nevents - 1] : NULL;
+	char *line;
+
+	if (!ev)
+		return trail_session_usage(S, "-f '%s': a filter applies to the events of the -e "
+					   "before it: give that -e first", text);
+	if (strpbrk(text, "\n\r") || strlen(text) >= TRAIL_FILTER_MAX_TEXT)
+		return trail_session_usage(S, "-f '%s': one line of at most 1023 bytes", text);
+	if (asprintf(&line, "@filter %s %s", ev, text) < 0)
+		return oom(S);
+	for (int i = 0; i < S->nfilters; i++)
+		if (!strncmp(S->filters[i], line, 9 + strlen(ev))) {
+			free(line);
+			return trail_session_usage(S, "-f '%s': the -e before it has a filter already "
+						   "(join them with && or ||)", text);
+		}
+	if (push(&S->filters, &S->nfilters, line)) {
+		free(line);
+		return oom(S);
+	}
+	return 0;
+}
+
+int trail_session_trigger(struct trail_session *S, const char *text)
+{
+	size_t ev = trail_trigger_event(text), off = ev ? ev + 1 : 0, bad;
+	const char *pat = ev ? NULL : S->nevents ? S->events[S->nevents - 1] : NULL, *why;
+	struct trail_trigger t;
+	struct trail_filter_err fe;
+	char *line;
+	int n = S->ntriggers;
+	size_t *to;
+
+	if (!ev && !pat)
+		return trail_session_usage(S, "-T '%s': a trigger names its event (SYS:EVENT:TRIGGER) "
+					   "or applies to the -e before it: give one", text);
+	if (strpbrk(text, "\n\r") || strlen(text) >= TRAIL_FILTER_MAX_TEXT)
+		return trail_session_usage(S, "-T '%s': one line of at most 1023 bytes", text);
+	if (ev) {
+		char p[TRAIL_FILTER_MAX_TEXT];
+
+		memcpy(p, text, ev);
+		p[ev] = '\0';
+		if ((bad = trail__spec_check(p, &why)))
+			return trail_session_caret(S, TRAIL_DIAG_USAGE, "trigger", text, bad - 1, why);
+	}
+	if (trail_trigger_parse(text + off, &t, &fe))
+		return trail_session_caret(S, TRAIL_DIAG_USAGE, "trigger", text,
+					   off + (size_t)fe.pos, fe.msg);
+	if ((ev ? asprintf(&line, "@trigger %s%.*s %s",
+			   memchr(text, ':', ev) ? "" : TRAIL_SYNTH_PROVIDER ":", (int)ev, text,
+			   text + off)
+		: asprintf(&line, "@trigger %s %s", pat, text)) < 0)
+		return oom(S);
+	if (!(to = realloc(S->trig_off, (size_t)(n + 1) * sizeof(*to)))) {
+		free(line);
+		return oom(S);
+	}
+	S->trig_off = to;
+	to[n] = off;
+	if (push(&S->trig_args, &n, (void *)text)) {
+		free(line);
+		return oom(S);
+	}
+	if (push(&S->triggers, &S->ntriggers, line)) {
+		free(line);
+		return oom(S);
+	}
+	S->stacktrace |= t.cmd == TRAIL_TRIG_STACKTRACE;
+	S->snapshot |= t.cmd == TRAIL_TRIG_SNAPSHOT;
+	S->objtrace |= t.cmd == TRAIL_TRIG_OBJTRACE;
+	return 0;
+}
+
+int trail__sess_synth_find(const struct trail_session *S, const char *name)
+{
+	for (int i = 0; i < S->nsynths; i++)
+		if (!strcmp(S->sdefs[i].name, name))
+			return i;
+	return -1;
+}
+
+static int synth_add(struct trail_session *S, const struct trail_synth *d)
+{
+	char text[2048], **g = realloc(S->synths, (size_t)(S->nsynths + 1) * sizeof(*g));
+	struct trail_synth *sd;
+
+	if (!g)
+		return -1;
+	S->synths = g;
+	if (!(sd = realloc(S->sdefs, (size_t)(S->nsynths + 1) * sizeof(*sd))))
+		return -1;
+	S->sdefs = sd;
+	trail_synth_describe(d, text, sizeof(text));
+	if (asprintf(&S->synths[S->nsynths], "@synth %s", text) < 0)
+		return -1;
+	S->sdefs[S->nsynths++] = *d;
+	return 0;
+}
+
+/* the kept definitions (trail synth) this recording names: an -e
+ * selects it, or a -T's text names it as a word */
+static int synths_needed(struct trail_session *S)
+{
+	struct synth_list l = {0};
+	char err[512];
+	int r = synths_read(&l, err, sizeof(err));
+
+	/* (also where a registry directory that cannot be used is said:
+	 * the kept definitions, probes' too, and the processes are there) */
+	if (r) {
+		trail_session_err(S, "%s%s", r == -EINVAL ? "synth: " : "", err);
+		return -1;
+	}
+	for (int i = 0; i < l.n; i++) {
+		const char *name = l.defs[i].name;
+		size_t nl = strlen(name);
+		int need = trail__sess_synth_find(S, name) < 0 ? 0 : -1;
+
+		for (int k = 0; !need && k < S->nevents; k++)
+			need = trail__spec_match1(S->events[k], strlen(S->events[k]),
+						  TRAIL_SYNTH_PROVIDER, name);
+		for (int k = 0; !need && k < S->ntriggers; k++)
+			for (const char *t = S->triggers[k]; !need && (t = strstr(t, name)); t += nl)
+				need = (t == S->triggers[k] || !(isalnum((unsigned char)t[-1]) || t[-1] == '_')) &&
+				       !(isalnum((unsigned char)t[nl]) || t[nl] == '_');
+		if (need > 0 && synth_add(S, &l.defs[i])) {
+			synths_free(&l);
+			return -1;
+		}
+	}
+	synths_free(&l);
+	return 0;
+}
+
+
+int trail_session_synth(struct trail_session *S, const char *def)
+{
+	struct trail_synth d;
+	struct trail_filter_err fe;
+
+	if (trail_synth_parse(def, &d, &fe))
+		return trail_session_caret(S, TRAIL_DIAG_USAGE, "synth", def,
+					   fe.pos < 0 ? 0 : (size_t)fe.pos, fe.msg);
+	if (trail__sess_synth_find(S, d.name) >= 0)
+		return trail_session_usage(S, "--synth '%s': that synthetic event is defined "
+					   "already", def);
+	return synth_add(S, &d) ? oom(S) : 0;
+}
+
+int trail_session_probe(struct trail_session *S, const char *def)
+{
+	return push(&S->probes, &S->nprobes, (void *)def) ? oom(S) : 0;
+}
+
+int trail_session_func(struct trail_session *S, char kind, const char *glob)
+{
+	const char *why;
+	size_t bad;
+	char *line;
+
+	if (!*glob || strpbrk(glob, " \t\n"))
+		return trail_session_usage(S, "-l/-n/-g need a function name or glob, not '%s'",
+					   glob);
+	if ((bad = trail__glob_check(glob, strlen(glob), &why)))
+		return trail_session_caret(S, TRAIL_DIAG_USAGE, "bad function glob", glob, bad - 1,
+					   why);
+	if (asprintf(&line, "@%c %s", kind, glob) < 0)
+		return oom(S);
+	if (trail__sess_add_line(S, line)) {
+		free(line);
+		return oom(S);
+	}
+	return 0;
+}
+
+int trail_session_tracer(struct trail_session *S, const char *name)
+{
+	if (strcmp(name, "function") && strcmp(name, "function_graph"))
+		return trail_session_usage(S, "unknown tracer '%s' (available: function "
+					   "function_graph)", name);
+	S->tracer = name;
+	return 0;
+}
+
+char *trail_session_keep(struct trail_session *S, char *s)
+{
+	if (!s || push(&S->owned, &S->nowned, s)) {
+		free(s);
+		oom(S);
+		return NULL;
+	}
+	return s;
+}
+
+int trail_session_pid(struct trail_session *S, pid_t pid)
+{
+	pid_t *g = realloc(S->pids, (size_t)(S->npids + 1) * sizeof(*g));
+
+	if (!g)
+		return oom(S);
+	S->pids = g;
+	g[S->npids++] = pid;
+	return 0;
+}
+
+/* ------------------------------------------------------ the parts together */
+
+int trail_session_validate(struct trail_session *S, char **cmd)
+{
+	static char *none[] = {NULL};
+	const char *fg = "-p function or -p function_graph";
+
+	S->cmd = cmd ? cmd : none;
+	S->nfuncs_user = S->nfuncs;
+	if (synths_needed(S))
+		return TRAIL_SESSION_FAIL;
+	if (!S->nevents && !S->tracer && !S->nprobes && !S->ntriggers)
+		return trail_session_usage(S, "no events selected: give -e EVENT (e.g. -e 'app:*' "
+					   "or -e all) or -p TRACER");
+	if (S->nfuncs && !S->tracer)
+		return trail_session_usage(S, "-l, -n and -g select functions for a tracer: give %s",
+					   fg);
+	for (int i = 0; S->objtrace && !S->tracer && i < S->ntriggers; i++) {
+		struct trail_trigger t;
+		struct trail_filter_err fe;
+
+		if (!trail_trigger_parse(S->trig_args[i] + S->trig_off[i], &t, &fe) &&
+		    t.cmd == TRAIL_TRIG_OBJTRACE)
+			return trail_session_usage(S, "-T '%s': objtrace follows objects into the "
+						   "function tracer's entries: give %s",
+						   S->trig_args[i], fg);
+	}
+	if (S->nest >= 0 && !S->tracer)
+		return trail_session_usage(S, "--nest limits a tracer: give %s", fg);
+	if (S->no_libcall && !S->tracer)
+		return trail_session_usage(S, "--no-libcall limits a tracer: give %s", fg);
+	if (S->nest_libcall && !S->tracer)
+		return trail_session_usage(S, "--nest-libcall widens a tracer: give %s", fg);
+	if (S->nest_libcall && S->no_libcall)
+		return trail_session_usage(S, "--nest-libcall and --no-libcall contradict each "
+					   "other: give one");
+	if (S->ntids && !S->tracer)
+		return trail_session_usage(S, "--tid selects threads for a tracer: give %s", fg);
+	if (S->ntids && !S->npids)
+		return trail_session_usage(S, "--tid selects threads of running processes: give -P PID");
+	if ((S->max_depth || S->thresh_ns || S->retval || S->args) &&
+	    (!S->tracer || strcmp(S->tracer, "function_graph")))
+		return trail_session_usage(S, "--max-graph-depth, --graph-time-thresh, --retval and "
+					   "--args go with -p function_graph");
+	if (S->args && S->thresh_ns)
+		return trail_session_usage(S, "--args does not go with --graph-time-thresh (a long "
+					   "call is one record written at its return, when its "
+					   "arguments are gone)");
+	for (int i = 0; i < S->nfuncs; i++)
+		if (S->funcs[i][1] == 'g' && strcmp(S->tracer, "function_graph"))
+			return trail_session_usage(S, "-g %s: graph roots go with -p function_graph "
+						   "(-l limits the function tracer)", S->funcs[i] + 3);
+	if (S->snapshot && !S->overwrite)
+		return trail_session_usage(S, "-T snapshot takes the flight recorder's contents: "
+					   "give --overwrite");
+	if (!S->buffer_given)
+		S->buffer_bytes = trail_recorder_default_buffer();
+	if (S->block_us && S->overwrite)
+		return trail_session_usage(S, "--blocking-timeout is for discard mode: --overwrite "
+					   "never waits");
+	if (!*S->cmd && !S->npids && !S->all && !S->check_only)
+		return trail_session_usage(S, "nothing to record: give a COMMAND, -P PID or -a");
+	if ((*S->cmd != NULL) + (S->npids > 0) + S->all > 1)
+		return trail_session_usage(S, "give one of a COMMAND, -P PID and -a");
+	return 0;
+}
+
+int trail_session_patches(const struct trail_session *S)
+{
+	return S->tracer || S->nprobe_names || S->nusdt;
+}
+
+int trail_session_spec(struct trail_session *S)
+{
+	/* the filters and triggers go to the spec after the probes (and the
+	 * stack traces' event, when a trigger takes them) */
+	for (int i = 0; i < S->nsynths + S->nfilters + S->ntriggers + S->stacktrace + S->objtrace;
+	     i++) {
+		int f = i - S->nsynths;
+		char **from = i < S->nsynths		   ? &S->synths[i]
+			      : f < S->nfilters		   ? &S->filters[f]
+			      : f < S->nfilters + S->ntriggers ? &S->triggers[f - S->nfilters]
+								 : NULL;
+		char *line = from ? *from
+				  : strdup(i == S->nsynths + S->nfilters + S->ntriggers && S->stacktrace
+						   ? "ftrace:user_stack"
+						   : "ftrace:objtrace");
+
+		if (!line || trail__sess_add_line(S, line)) {
+			if (!from)
+				free(line);
+			return oom(S);
+		}
+		if (from)
+			*from = NULL;
+	}
+	return 0;
+}
+
+void trail_session_recorder_opts(const struct trail_session *S, struct trail_recorder_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sz = sizeof(*o);
+	o->events = S->events;
+	o->nevents = S->nevents;
+	o->funcs = S->funcs;
+	o->nfuncs = S->nfuncs;
+	o->nfuncs_user = S->nfuncs_user;
+	o->tracer = S->tracer;
+	o->max_depth = S->max_depth;
+	o->retval = S->retval;
+	o->args = S->args;
+	o->no_libcall = S->no_libcall;
+	o->nest_libcall = S->nest_libcall;
+	o->thresh_ns = S->thresh_ns;
+	o->nest = S->nest;
+	o->tids = S->tids;
+	o->ntids = S->ntids;
+	o->buffer_bytes = S->buffer_bytes;
+	o->buffer_given = S->buffer_given;
+	o->chunk_size = S->chunk_size;
+	o->overwrite = S->overwrite;
+	o->block_us = S->block_us;
+	o->clock = S->clock;
+	o->cmd = S->cmd;
+	o->cmd_path = S->cmd_path;
+	o->pids = S->pids;
+	o->npids = S->npids;
+	o->hist_bytes = S->hist_bytes;
+	o->patches = trail_session_patches(S);
+	o->start_paused = S->start_paused;
+}
+
+/* ----------------------------------------------------------------- free */
+
+static void free_all(char **v, int n)
+{
+	for (int i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void trail_session_free(struct trail_session *S)
+{
+	if (S->nprobe_names)
+		probes_unmark_in_use();
+	free_all(S->funcs, S->nfuncs);
+	free_all(S->probe_names, S->nprobe_names);
+	free_all(S->probe_events, S->nprobe_events);
+	free_all(S->usdt, S->nusdt);
+	free_all(S->synths, S->nsynths);
+	free(S->sdefs);
+	free_all(S->filters, S->nfilters);
+	free_all(S->triggers, S->ntriggers);
+	free(S->trig_args);
+	free(S->trig_off);
+	free(S->probes);
+	free(S->events);
+	free(S->pids);
+	free(S->cmd_path);
+	free_all(S->owned, S->nowned);
+	if (S->bconf) {
+		trail_bconf_free(S->bconf);
+		free(S->bconf);
+	}
+	memset(S, 0, sizeof(*S));
+}

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Bootconfig files (src/session/bconf.c, bootcfg.c): the kernel's
+# boot-time tracing keys read into a session, `trail bootconfig -c` to
+# check a file (and a program against it), `trail record --bootconfig`
+# to record what it says; syntax errors with the kernel's messages at
+# their line and column, keys that mean nothing for a process as warnings
+# naming them, bad files refused with a clear message.
+. "$(dirname "$0")/lib.sh"
+
+EX=$BUILD/examples/example
+P=$BUILD/tests/cli/probed-O0
+export TRAIL_REGISTRY=$TMP/reg # (each test runs in $TMP)
+
+check_file() {
+	fresh_registry
+	cat >a.bconf <<-'EOF'
+	# a process's boot-time tracing
+	ftrace {
+	    buffer_size = 64MB
+	    tracer = function_graph
+	    ftrace.filters = "parse_*", "handle_*"
+	    fgraph_max_depth = 8
+	    event.app.request { enable; filter = "bytes > 4096"; actions = "hist:keys=path:vals=bytes" }
+	    event.app.error.actions = "stacktrace", "traceoff"
+	    cpumask = 3
+	}
+	kernel { traceoff_on_warning = 1; trace_options = sym-addr }
+	trail.output = "/var/tmp/app.dat"
+	EOF
+	$TRAIL bootconfig -c a.bconf >out.txt 2>err.txt
+	has out.txt "a.bconf: ok"
+	# what means nothing here is named, where it is, and left out
+	has err.txt "warning: a.bconf:9:5: ftrace.cpumask:"
+	has err.txt "warning: a.bconf:11:10: kernel.traceoff_on_warning:"
+	has err.txt "kernel.trace_options: option 'sym-addr' means nothing for a process here"
+	[ "$(grep -c warning err.txt)" = 3 ] || die "$(cat err.txt)"
+	# against a program that declares none of its events: record's error
+	expect_rc 1 $TRAIL bootconfig -c a.bconf "$P" 2>err.txt
+	has err.txt "no event matches 'app:request'"
+}
+
+# Each file: the exit status, the kernel's message at its line:column.
+syntax_errors() {
+	local f want
+	fresh_registry
+	printf 'ftrace {\n  tracer = function\n' >1.bconf
+	printf 'ftrace.tracer = function\nftrace.tracer = function_graph\n' >2.bconf
+	printf 'ftrace.events = "app:*\n' >3.bconf
+	printf 'ftrace.event.app.x { enable }\n}\n' >4.bconf
+	printf 'ftrace tracer = function\n' >5.bconf
+	printf '# nothing\n' >6.bconf
+	printf 'ftrace.tracer + function\n' >7.bconf
+	for f in "1:1:1 Brace is not closed" "2:2:17 Value is redefined" "3:1:17 No closing quotes" \
+		"4:2:1 Unexpected '}'" "5:1:1 Invalid keyword" "6:1:1 Empty config" \
+		"7:1:15 Wrong '+' operator"; do
+		want=${f#* }
+		f=${f%% *}
+		expect_rc 2 $TRAIL bootconfig -c "${f%%:*}.bconf" 2>err.txt
+		has err.txt "trail: ${f%%:*}.bconf:${f#*:}: Parse error: $want"
+		grep -q '^  \( *\)^$' err.txt || die "no caret: $(cat err.txt)"
+	done
+	# too big (the kernel's 32 KiB), unreadable, a list for one value
+	head -c 1048576 /dev/zero | tr '\0' 'a' >big.bconf
+	expect_rc 2 $TRAIL bootconfig -c big.bconf 2>err.txt
+	has err.txt "big.bconf: Config data is too big"
+	expect_rc 1 $TRAIL bootconfig -c missing.bconf 2>err.txt
+	has err.txt "cannot read missing.bconf: No such file or directory"
+	printf 'ftrace.tracer = function, function_graph\n' >l.bconf
+	expect_rc 2 $TRAIL bootconfig -c l.bconf 2>err.txt
+	has err.txt "l.bconf:1:8: ftrace.tracer takes one value, not a list"
+	# a value the program's events refuse: record's caret under it
+	printf 'ftrace.event.app.request { enable; filter = "bytes >> 3" }\n' >f.bconf
+	expect_rc 1 $TRAIL bootconfig -c f.bconf "$EX" 2>err.txt
+	has err.txt "filter for app:request: Illegal integer value"
+	has err.txt "  bytes >> 3"
+	printf 'ftrace.tracer = irqsoff\n' >t.bconf
+	expect_rc 2 $TRAIL bootconfig -c t.bconf 2>err.txt
+	has err.txt "t.bconf:1:8: unknown tracer 'irqsoff'"
+}
+
+# The issue's events: a filter on the recorded event, hist triggers on a
+# recorded and an unrecorded one, the output file the config names.
+record_events() {
+	fresh_registry
+	cat >e.bconf <<-'EOF'
+	ftrace {
+	    buffer_size = 8MB
+	    events = "app:start"
+	    event.app.request {
+	        enable
+	        filter = "bytes > 1024"
+	        actions = "hist:keys=path:vals=bytes"
+	    }
+	    event.app.reply.actions = "hist:keys=status"
+	}
+	trail.output = "e.dat"
+	EOF
+	$TRAIL record -q --bootconfig e.bconf -- "$EX" 2 100 >/dev/null
+	$TRAIL report -q -i e.dat >r.txt
+	# the example's requests: 512, 1024, 2048, 4096 bytes in turn
+	[ "$(grep -c ': app:request:' r.txt)" = 100 ] || die "requests: $(grep -c ': app:request:' r.txt)"
+	grep ': app:request:' r.txt | grep -qE 'bytes=0x(200|400)$' && die "the filter let small ones by"
+	[ "$(grep -c ': app:start:' r.txt)" = 1 ] || die "app:start"
+	grep -q ': app:reply:' r.txt && die "app:reply recorded"
+	$TRAIL hist -i e.dat -e app:reply >h.txt
+	has h.txt "    Hits: 200"
+	# (a trigger sees every hit: the filter decides what is recorded)
+	$TRAIL hist -i e.dat -e app:request >h.txt
+	has h.txt "    Hits: 200"
+}
+
+# Probes defined in the file (kprobes.EVENT.probes, a %return one), a
+# filter on one, and tracing off until a traceon action.
+record_probes() {
+	fresh_registry
+	cat >p.bconf <<-'EOF'
+	ftrace {
+	    tracing_on = 0
+	    event.kprobes {
+	        cfg {
+	            probes = "load_config path=+0($arg1):string flags=$arg2:s32"
+	            enable
+	        }
+	        pi { probes = "parse_int v=$arg1:s32"; enable; actions = "traceon" }
+	        po { probes = "parse_int%return ret=$retval:s32"; enable; filter = "ret == 6" }
+	    }
+	}
+	trail.output = "p.dat"
+	EOF
+	expect_rc 7 $TRAIL record -q --bootconfig p.bconf -- "$P" 5 >/dev/null
+	$TRAIL report -q -i p.dat >r.txt
+	# per iteration: load_config 3 times, then parse_int(21), then
+	# parse_int(3) (returning 6): the first iteration's load_configs
+	# ran while tracing was off
+	[ "$(grep -c ': kprobes:cfg:' r.txt)" = 12 ] || die "cfg: $(grep -c ': kprobes:cfg:' r.txt)"
+	[ "$(grep -c ': kprobes:po:' r.txt)" = 5 ] || die "po: $(grep -c ': kprobes:po:' r.txt)"
+	grep ': kprobes:po:' r.txt | grep -qv 'ret=6' && die "the filter let others by"
+	true
+}
+
+# The function tracer's keys, and the command line's options beside them.
+record_functions() {
+	fresh_registry
+	cat >g.bconf <<-'EOF'
+	ftrace.tracer = function_graph
+	ftrace.ftrace.filters = "parse_int", "nest"
+	trail.output = "g.dat"
+	EOF
+	expect_rc 7 $TRAIL record -q --bootconfig g.bconf -- "$P" 3 >/dev/null
+	$TRAIL report -q -i g.dat >g.txt
+	[ "$(grep -c 'nest() {' g.txt)" = 3 ] || die "nest: $(head -20 g.txt)"
+	grep -q 'load_config' g.txt && die "not filtered: $(head -20 g.txt)"
+	# -o after the file wins, as any later option
+	expect_rc 7 $TRAIL record -q --bootconfig g.bconf -o o.dat -- "$P" 1 >/dev/null
+	[ -s o.dat ] || die "-o o.dat not written"
+}
+
+t check_file check_file
+t syntax_errors syntax_errors
+t record_events record_events
+t record_probes record_probes
+t record_functions record_functions

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * targets.c - what `trail record` records, checked before it starts
+ * (targets.h). A command: its program found and dynamically linked,
+ * libtrail a shared library, the output not one of them, the session
+ * checked against the program's objects. A running process (-P): yours
+ * (or root's to take), its control signal known (its registry entry, or
+ * another user's environment), the session checked against its objects,
+ * and libtrail (with the decoder, to hook functions) loaded into it
+ * through ptrace when it was not started with it. A process caught in an
+ * exec or still in its loader is looked at again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/common/registry.h"
+#include "../../src/common/util.h"
+#include "../../src/recorder/recorder.h"
+#include "../../src/session/elfscan.h"
+#include "../../src/session/session.h"
+#include "targets.h"
+#include "tool.h"
+
+/* Another user's process (trail run by root): its control signal, as
+ * its libtrail chose it (TRAIL_SIGNAL in its environment, else the
+ * default) and catches it; its registry is that user's. 0, or -1 said. */
+static int others_signal(pid_t pid, const char *comm, int *sig)
+{
+	char path[64], *env = malloc(1 << 20), *p, *end;
+	ssize_t n;
+	int s = SIGRTMIN + 7;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	n = env ? trail__read_file(path, env, 1 << 20) : -1;
+	for (p = env; n > 0 && p < env + n; p += strlen(p) + 1)
+		if (!strncmp(p, "TRAIL_SIGNAL=", 13)) {
+			long v = strtol(p + 13, &end, 10);
+
+			s = !*end && v >= 0 ? (int)v : s;
+		}
+	free(env);
+	if (trail__proc_gone(pid))
+		return -2;
+	if (s <= 0 || s > SIGRTMAX || !trail_recorder_pid_catches(pid, s)) {
+		tool_err("process %d (%s) has libtrail but attaching is disabled "
+			 "(TRAIL_SIGNAL=0, or the program took over signal %d)", (int)pid, comm, s);
+		return -1;
+	}
+	*sig = s;
+	return 0;
+}
+
+/* pid's name into comm (n bytes): 0, or -1 (none read) */
+static int read_comm(pid_t pid, char *comm, size_t n)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (trail__read_file(path, comm, n) <= 0)
+		return -1;
+	comm[strcspn(comm, "\n")] = '\0';
+	return 0;
+}
+
+/* Has pid run a new program since its name was read as comm? (`env
+ * VAR=... CMD` caught in its exec: what it is now is checked again) */
+static int execed(pid_t pid, const char *comm)
+{
+	char now[64] = "";
+
+	return !read_comm(pid, now, sizeof(now)) && strcmp(now, comm) != 0;
+}
+
+/* pid's control signal, from its registry entry (libtrail loaded): 0, -1
+ * said, -2: it exited, or -3: it ran a new program meanwhile (neither
+ * said) */
+static int registry_signal(pid_t pid, const char *comm, int *sig)
+{
+	char path[512];
+	struct trail_reg reg;
+	int dfd, r;
+
+	if (trail__registry_path(path, sizeof(path)))
+		return -1;
+	dfd = trail__registry_open(path, 0);
+	if (dfd < 0 && dfd != -ENOENT) {
+		char why[1200];
+
+		tool_err("%s", trail__registry_why(path, dfd, why, sizeof(why)));
+		return -1;
+	}
+	/* a process that has just started may map libtrail before its
+	 * constructor writes the entry: 3 s to do it (a loaded machine took
+	 * more than 1) */
+	for (int tries = 0; dfd >= 0 && tries < 300 && trail__registry_get(dfd, pid, &reg) == -ENOENT &&
+			    !trail__proc_gone(pid); tries++) {
+		struct timespec ts = {0, 10000000};
+
+		nanosleep(&ts, NULL);
+	}
+	if (dfd < 0 || (r = trail__registry_get(dfd, pid, &reg), close(dfd), r)) {
+		if (trail__proc_gone(pid))
+			return -2;
+		if (execed(pid, comm))
+			return -3;
+		tool_err("process %d (%s) has libtrail loaded but is not in the registry %s "
+			 "(another TRAIL_REGISTRY?)", (int)pid, comm, path);
+		return -1;
+	}
+	if (!reg.signal || !trail_recorder_pid_catches(pid, reg.signal)) {
+		if (trail__proc_gone(pid))
+			return -2;
+		tool_err("process %d (%s) has libtrail but attaching is disabled "
+			 "(TRAIL_SIGNAL=0, or the program took over signal %d)",
+			 (int)pid, comm, reg.signal);
+		return -1;
+	}
+	*sig = reg.signal;
+	return 0;
+}
+
+/* pid's control signal (another user's process: other), as
+ * registry_signal says; -3 (a new program: check it again) at most 5
+ * times in a row */
+static int control_signal(pid_t pid, const char *comm, int other, int *sig, int *execs)
+{
+	int r = other ? others_signal(pid, comm, sig) : registry_signal(pid, comm, sig);
+
+	if (r == -3 && ++*execs > 5) {
+		tool_err("process %d keeps running new programs: not attached", (int)pid);
+		return -1;
+	}
+	return r;
+}
+
+/* Recorders load libraries into processes one at a time (two attaching
+ * to the same process at once would meet each other's ptrace): a lock on
+ * a file of the registry, waited for 20 s at most (an injection gives up
+ * after 5). Its descriptor, or -1 (then unlocked). */
+static int inject_lock(void)
+{
+	char path[512];
+	int dfd, fd;
+
+	if (trail__registry_path(path, sizeof(path)) || (dfd = trail__registry_open(path, 1)) < 0)
+		return -1;
+	fd = openat(dfd, ".inject", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	close(dfd);
+	for (int i = 0; fd >= 0 && i < 2000 && flock(fd, LOCK_EX | LOCK_NB); i++) {
+		struct timespec ts = {0, 10000000};
+
+		nanosleep(&ts, NULL);
+	}
+	return fd;
+}
+
+/* The checks a user deserves a clear message for, before anything starts:
+ * 0, -1 (said), or -2: the process exited meanwhile (not said: the
+ * caller goes on with the others) */
+int record_check_pid(struct trail_session *S, pid_t pid, int *sig)
+{
+	char path[512], comm[64] = "?";
+	struct stat st;
+	int r, injected, other, decoder, lock, execs = 0, starts = 0;
+
+again:
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (pid <= 0 || stat(path, &st) < 0)
+		return -2;
+	read_comm(pid, comm, sizeof(comm));
+	/* root attaches to anyone's, as perf and gdb do (the requests go
+	 * through a proxy of that user: src/recorder/proxy.c) */
+	if (st.st_uid != geteuid() && geteuid() != 0) {
+		tool_err("process %d (%s) belongs to uid %u, not to you (uid %u): "
+			 "trail attaches to your own processes (root: to any)",
+			 (int)pid, comm, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	other = st.st_uid != geteuid();
+	/* a bad registry is said first, whatever the process has */
+	if (tool_registry_usable())
+		return -1;
+	injected = !trail_recorder_pid_maps_libtrail(pid);
+	if (!injected && (r = control_signal(pid, comm, other, sig, &execs))) {
+		if (r == -3)
+			goto again;
+		return r;
+	}
+	if ((r = trail_session_check_process(S, pid, comm)))
+		return r;
+	/* not started with libtrail: loaded now, through ptrace (inject.c),
+	 * once everything asked of the process is known to be there; and
+	 * hooking functions, the instruction decoder (which libtrail cannot
+	 * load in its control signal's handler), libtrail with it */
+	decoder = (S->tracer || S->nprobes || S->nusdt) &&
+		  !trail_recorder_pid_maps(pid, "/libtrail-decoder.so");
+	if (decoder && !tool_decoder_path()) {
+		fprintf(stderr, "trail: no libtrail-decoder.so beside libtrail.so.1: functions of "
+			"process %d (%s) without patchable entries are not hooked\n", (int)pid, comm);
+		decoder = 0;
+	}
+	if (injected || decoder) {
+		const char *lib = decoder ? tool_decoder_path() : tool_libtrail_path();
+		char err[512] = "";
+
+		if (!lib) {
+			tool_err("process %d (%s) has no libtrail loaded, and no libtrail.so.1 was "
+				 "found to load into it (TRAIL_LIBRARY)", (int)pid, comm);
+			return -1;
+		}
+		if (!S->quiet)
+			fprintf(stderr, "trail: loading %s into process %d (%s)\n", lib, (int)pid, comm);
+		/* TERM, HUP and INT to trail wait until the process is back
+		 * on its own (a SIGKILL cannot: the injection survives it) */
+		sigset_t hold, was;
+
+		sigemptyset(&hold);
+		sigaddset(&hold, SIGTERM);
+		sigaddset(&hold, SIGHUP);
+		sigaddset(&hold, SIGINT);
+		sigprocmask(SIG_BLOCK, &hold, &was);
+		lock = inject_lock();
+		/* (another recorder may have loaded it meanwhile) */
+		if (!trail_recorder_pid_maps(pid, decoder ? "/libtrail-decoder.so" : "/libtrail.so"))
+			r = trail_recorder_inject(pid, lib, err, sizeof(err));
+		else
+			r = 0;
+		if (lock >= 0)
+			close(lock);
+		sigprocmask(SIG_SETMASK, &was, NULL);
+		if (r == -ESRCH || (r && trail__proc_gone(pid)))
+			return -2;
+		/* it ran a new program meanwhile (`env ... CMD`): what it
+		 * is now decides, checked again */
+		if (r == -ESTALE && execs++ < 5)
+			goto again;
+		/* caught starting, in its loader: 10 ms later, 2 s at most */
+		if (r == -EINPROGRESS && starts++ < 200) {
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+			goto again;
+		}
+		if (r && !injected) {
+			fprintf(stderr, "trail: %s: functions of process %d (%s) without "
+				"patchable entries are not hooked\n",
+				err[0] ? err : strerror(-r), (int)pid, comm);
+			return 0;
+		}
+		if (r == -EIO && other)
+			tool_err("%s (can uid %u read %s?)", err, (unsigned)st.st_uid, lib);
+		else if (r && err[0])
+			tool_err("%s", err);
+		if (r)
+			return -1;
+		if ((r = control_signal(pid, comm, other, sig, &execs))) {
+			if (r == -3)
+				goto again;
+			return r;
+		}
+	}
+	return 0;
+}
+
+
+/* Do the two paths name one file? */
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* The library to preload must be one: ld.so only warns about a bad one,
+ * and the command would run untraced. */
+static int check_libtrail(const char *path)
+{
+	unsigned char h[20];
+	const char *why = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, h, sizeof(h));
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		why = strerror(errno);
+	else if (n < (ssize_t)sizeof(h) || memcmp(h, "\177ELF", 4))
+		why = "not an ELF file";
+	else if (h[4] != 2 || h[5] != 1)
+		why = "not a 64-bit little-endian ELF file";
+	else if (h[16] != 3 || h[17] != 0) /* e_type: ET_DYN */
+		why = "not a shared library";
+	if (!why)
+		return 0;
+	tool_err("%s%s: %s: it cannot be preloaded", getenv("TRAIL_LIBRARY") ? "TRAIL_LIBRARY=" : "",
+		 path, why);
+	return -1;
+}
+
+/* ---------------------------------------------------------------- status */
+
+/* What is checked before a command runs: its program, libtrail, the
+ * output file, then the session against the program's objects. */
+int record_check_command(struct trail_session *S, const char **libtrail)
+{
+	const char *why;
+
+	S->cmd_path = tool_find_file(S->cmd[0], 1, &why);
+	if (!S->cmd_path) {
+		tool_err("%s: %s", S->cmd[0], why);
+		return 1;
+	}
+	if (elfscan_is_static(S->cmd_path)) {
+		tool_err("%s is a static program: libtrail cannot be loaded into it (no "
+			 "dynamic loader for LD_PRELOAD, no dlopen to call); trail traces "
+			 "dynamically linked programs", S->cmd[0]);
+		return 1;
+	}
+	*libtrail = tool_libtrail_path();
+	if (!*libtrail) {
+		tool_err("cannot find libtrail.so.1 (install trail, or set TRAIL_LIBRARY)");
+		return 1;
+	}
+	if (check_libtrail(*libtrail))
+		return 1;
+	if (same_file(S->output, S->cmd_path) || same_file(S->output, *libtrail))
+		return trail_session_usage(S, "-o %s is the program being recorded: choose another "
+					   "output file", S->output);
+	return trail_session_check_program(S);
+}
+

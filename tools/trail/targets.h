@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* targets.h - what `trail record` records, checked before it starts. */
+#ifndef TRAIL_TOOLS_TARGETS_H
+#define TRAIL_TOOLS_TARGETS_H
+
+#include <sys/types.h>
+
+struct trail_session;
+
+/* The checks a user deserves a clear message for, before anything starts,
+ * and libtrail loaded into pid if it has none (*sig: its control signal):
+ * 0, -1 (said), or -2: the process exited meanwhile (not said: the caller
+ * goes on with the others). */
+int record_check_pid(struct trail_session *S, pid_t pid, int *sig);
+
+/* The command (S->cmd) before it runs: its program (S->cmd_path set),
+ * libtrail (*libtrail its path), the output, and the session against the
+ * program's objects. 0, or the exit status (said). */
+int record_check_command(struct trail_session *S, const char **libtrail);
+
+#endif /* TRAIL_TOOLS_TARGETS_H */
