@@ -210,6 +210,9 @@ extern int trail__cpu_mode HIDDEN;    /* how to read the current CPU */
 extern pid_t trail__pid HIDDEN;
 extern int trail__ctl_sig HIDDEN;     /* the control signal, 0: none */
 HIDDEN void trail__init(void);
+/* libtrail-decoder.so (beside libtrail) loaded, for unmodified code's
+ * function entries: a session that hooks them joins from here */
+HIDDEN void trail__decoder_load(void);
 /* Register a descriptor made at run time (a probe event) under the
  * control lock, in memory the caller gives (d, rt; allocates nothing: the
  * control signal handler calls it); it stays registered. */

@@ -1144,7 +1144,7 @@ static int spec_hooks_code(const char *spec, size_t len)
  * a session from the environment loads it here, before the control lock;
  * an attach finds it loaded by the recorder (which injects it first).
  */
-static void decoder_load(void)
+void trail__decoder_load(void)
 {
 	char path[PATH_MAX];
 	Dl_info di;
@@ -1152,7 +1152,7 @@ static void decoder_load(void)
 
 	if (!trail_arch_decoder_init())
 		return;
-	if (!dladdr((const void *)decoder_load, &di) || !di.dli_fname ||
+	if (!dladdr((const void *)trail__decoder_load, &di) || !di.dli_fname ||
 	    !(slash = strrchr(di.dli_fname, '/')) ||
 	    (size_t)(slash - di.dli_fname) + sizeof("/libtrail-decoder.so") > sizeof(path))
 		snprintf(path, sizeof(path), "libtrail-decoder.so");
@@ -1185,7 +1185,7 @@ static void join_from_env(void)
 			r = join_open(pid, fd, TRAIL_JOIN_ENV, &j);
 			if (!r && spec_hooks_code((const char *)j.base + j.g.spec_off,
 						  (size_t)j.g.spec_len))
-				decoder_load();
+				trail__decoder_load();
 			/* the control signal blocked: a recorder may already be
 			 * attaching (trail record -a sees our registry entry) */
 			ctl_lock(&saved, NULL);

@@ -404,10 +404,14 @@ static int kernel_key(struct bctx *b, const char *key, const char *rest,
 		return clock_(b, key, k);
 	if (!strcmp(rest, "trace_options"))
 		return options(b, key, k);
-	if (!strcmp(rest, "dump_on_oops") || !strcmp(rest, "traceoff_on_warning") ||
-	    !strcmp(rest, "tp_printk")) {
-		unknown(b, key, "taken by a process's boot-time session only (TRAIL_BOOTCONFIG), "
-			"not by this one: left out");
+	/* what is recorded is written however the process ends (a fatal
+	 * signal, SIGKILL included: the buffer is shared memory the recorder
+	 * keeps): the kernel's dump_on_oops, always */
+	if (!strcmp(rest, "dump_on_oops"))
+		return 0;
+	if (!strcmp(rest, "tp_printk")) {
+		unknown(b, key, "events written to stderr as text are not taken yet (trail "
+			"report -i FILE prints them): left out");
 		return 0;
 	}
 	unknown(b, key, "means nothing for a process: left out");

@@ -2,9 +2,11 @@
 # Bootconfig files (src/session/bconf.c, bootcfg.c): the kernel's
 # boot-time tracing keys read into a session, `trail bootconfig -c` to
 # check a file (and a program against it), `trail record --bootconfig`
-# to record what it says; syntax errors with the kernel's messages at
-# their line and column, keys that mean nothing for a process as warnings
-# naming them, bad files refused with a clear message.
+# to record what it says, TRAIL_BOOTCONFIG=FILE to record a program from
+# its start with no trail record run by hand (src/lib/bootsess.c);
+# syntax errors with the kernel's messages at their line and column, keys
+# that mean nothing for a process as warnings naming them, bad files
+# refused with a clear message and the program run untraced.
 . "$(dirname "$0")/lib.sh"
 
 EX=$BUILD/examples/example
@@ -155,8 +157,73 @@ record_functions() {
 	[ -s o.dat ] || die "-o o.dat not written"
 }
 
+# the file a boot session writes, once its recorder (detached: not the
+# program's child) is done: 10 s at most
+boot_file() { # glob
+	local f
+	for _ in $(seq 200); do
+		f=$(ls $1 2>/dev/null | head -1)
+		if [ -n "$f" ] && ! pgrep -f -- "--bootconfig" >/dev/null; then
+			echo "$f"
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# TRAIL_BOOTCONFIG: recorded from libtrail's constructor, main's first
+# call included, the file named with the pid; the program's output and
+# status its own.
+boot_session() {
+	local f
+	fresh_registry
+	cat >fg.bconf <<-EOF
+	ftrace.tracer = function_graph
+	ftrace.ftrace.filters = "main", "parse_int", "nest"
+	trail.output = "$PWD/fg-%p.dat"
+	EOF
+	"$P" 3 >plain.txt || true
+	expect_rc 7 env TRAIL_BOOTCONFIG=fg.bconf LD_PRELOAD=$LIBTRAIL "$P" 3 >out.txt
+	diff -u plain.txt out.txt
+	f=$(boot_file 'fg-*.dat') || die "no file: $(ls)"
+	$TRAIL report -q -i "$f" >g.txt
+	# main from its first instruction: its call opens the graph
+	grep -m1 '|' g.txt | grep -q 'main() {' || die "main not first: $(head -3 g.txt)"
+	[ "$(grep -c 'nest() {' g.txt)" = 3 ] || die "nest: $(cat g.txt)"
+	tail -1 g.txt | grep -q '} /\* main \*/' || die "main not closed: $(tail -3 g.txt)"
+}
+
+# A file the recorder refuses: said on the program's stderr, the program
+# run untraced; killed, the program's recording is written all the same.
+boot_bad_and_killed() {
+	local f sp
+	fresh_registry
+	printf 'ftrace {\n  tracer = function\n' >bad.bconf
+	expect_rc 7 env TRAIL_BOOTCONFIG=bad.bconf LD_PRELOAD=$LIBTRAIL "$P" 2 >out.txt 2>err.txt
+	has err.txt "bad.bconf:1:1: Parse error: Brace is not closed"
+	"$P" 2 >plain.txt || true
+	diff -u plain.txt out.txt
+	# (the kernel's dump_on_oops: whatever ends the process)
+	cat >k.bconf <<-EOF
+	ftrace.event.kprobes.pi { probes = "parse_int v=\$arg1:s32"; enable }
+	kernel.dump_on_oops = 1
+	trail.output = "$PWD/k-%p.dat"
+	EOF
+	env TRAIL_BOOTCONFIG=k.bconf LD_PRELOAD=$LIBTRAIL "$P" --spin 30 >spin.txt 2>err.txt & sp=$!
+	wait_for "grep -q spinning spin.txt" || die "never spun: $(cat err.txt)"
+	sleep 0.3
+	kill -KILL $sp
+	wait $sp 2>/dev/null || true
+	f=$(boot_file "k-$sp.dat") || die "not written: $(ls)"
+	[ "$($TRAIL report -q -i "$f" | grep -c ': kprobes:pi:')" -gt 0 ] || die "no events"
+	hasnt err.txt "warning"
+}
+
 t check_file check_file
 t syntax_errors syntax_errors
 t record_events record_events
 t record_probes record_probes
 t record_functions record_functions
+t boot_session boot_session
+t boot_bad_and_killed boot_bad_and_killed

@@ -531,7 +531,19 @@ static int parse(struct rec *C, int argc, char **argv)
 			return op.status ? op.status : -1;
 		}
 	}
-	return r ? r : trail_session_validate(S, argv + optind);
+	if (!r)
+		r = trail_session_validate(S, argv + optind);
+	/* a file per process: -o with %p (a bootconfig's trail.output) */
+	if (!r && strstr(S->output, "%p")) {
+		const char *p = strstr(S->output, "%p");
+		char *o = NULL;
+
+		if (asprintf(&o, "%.*s%d%s", (int)(p - S->output), S->output,
+			     S->npids ? (int)S->pids[0] : (int)getpid(), p + 2) < 0 ||
+		    !(S->output = trail_session_keep(S, o)))
+			return 1;
+	}
+	return r;
 }
 
 /* What is checked before attaching: each process (one that exited is

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bootsess.c - boot-time tracing of a process: TRAIL_BOOTCONFIG=FILE in
+ * the environment of a program started with libtrail (LD_PRELOAD or
+ * linked) records what the bootconfig file says from libtrail's first
+ * constructor on, with no `trail record` started by hand.
+ *
+ * libtrail starts the recorder itself: `trail record -q --bootconfig FILE
+ * -P PID` (the trail beside libtrail, or $TRAIL_TOOL), detached (a child
+ * of init, never one of the program's: a program waiting for its children
+ * does not meet it), without LD_PRELOAD and TRAIL_BOOTCONFIG in its
+ * environment, and waits in its constructor (5 s at most) until that
+ * recorder's session has joined: the program's own constructors and main
+ * run recorded. The recorder writes the file when the process exits,
+ * however it ends (a fatal signal included: the flight recorder's
+ * contents are in the shared buffer). A file the recorder refuses (its
+ * grammar, its keys: the message on the program's stderr) ends the wait
+ * at once, through a pipe the recorder holds: the program runs untraced,
+ * never refused. Only raw system calls before the exec: this runs before
+ * the C library's own initialization (libtrail is DF_1_INITFIRST).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <dlfcn.h>
+
+#include "internal.h"
+
+#define BOOT_WAIT_MS 5000
+#define MAX_ENV 1024
+
+extern char **environ;
+
+/* the trail tool: $TRAIL_TOOL, else beside libtrail, else ../bin */
+static int tool_path(char *out, size_t n)
+{
+	const char *t = getenv("TRAIL_TOOL"), *slash;
+	Dl_info di;
+
+	if (t && *t)
+		return snprintf(out, n, "%s", t) < (int)n ? access(out, X_OK) : -1;
+	if (!dladdr((const void *)tool_path, &di) || !di.dli_fname ||
+	    !(slash = strrchr(di.dli_fname, '/')))
+		return -1;
+	if ((size_t)(slash - di.dli_fname) + sizeof("/../bin/trail") > n)
+		return -1;
+	memcpy(out, di.dli_fname, (size_t)(slash - di.dli_fname));
+	strcpy(out + (slash - di.dli_fname), "/trail");
+	if (access(out, X_OK) == 0)
+		return 0;
+	strcpy(out + (slash - di.dli_fname), "/../bin/trail");
+	return access(out, X_OK);
+}
+
+static int active_session(void)
+{
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE)
+			return 1;
+	return 0;
+}
+
+/* the recorder started, detached: 0, or -1 */
+static int spawn(const char *tool, char *const argv[], char *const envp[], int keep_fd)
+{
+	long mid = syscall(SYS_clone, 0, 0, 0, 0, 0); /* (no exit signal) */
+
+	if (mid < 0)
+		return -1;
+	if (mid == 0) {
+		/* the middle process: its child is init's once it exits */
+		long rec = syscall(SYS_clone, 0, 0, 0, 0, 0);
+
+		if (rec == 0) {
+			/* its own session; no stdin, no stdout (a reader of the
+			 * program's output must not wait for it), stderr kept */
+			long nul = syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR);
+
+			if (nul >= 0) {
+				syscall(SYS_dup2, nul, 0);
+				syscall(SYS_dup2, nul, 1);
+				if (nul > 2)
+					syscall(SYS_close, nul);
+			}
+			syscall(SYS_setsid);
+			syscall(SYS_fcntl, keep_fd, F_SETFD, 0);
+			syscall(SYS_execve, tool, argv, envp);
+		}
+		syscall(SYS_exit_group, 127);
+	}
+	/* (reaped here: it had no exit signal) */
+	while (syscall(SYS_wait4, (pid_t)mid, NULL, __WALL, NULL) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+static void boot_session(void)
+{
+	const char *file = getenv("TRAIL_BOOTCONFIG");
+	char tool[PATH_MAX], pid[24], *envp[MAX_ENV];
+	char *argv[] = {tool, "record", "-q", "--bootconfig", NULL, "-P", pid, NULL};
+	int fds[2], n = 0;
+
+	if (!file || !*file || active_session() || getenv("TRAIL_SESSION"))
+		return;
+	if (tool_path(tool, sizeof(tool))) {
+		fprintf(stderr, "trail: TRAIL_BOOTCONFIG=%s: no trail tool to record it ($TRAIL_TOOL, "
+			"or trail beside libtrail): running untraced\n", file);
+		return;
+	}
+	argv[4] = (char *)file;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	for (char **e = environ; e && *e && n < MAX_ENV - 1; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "TRAIL_BOOTCONFIG=", 17) &&
+		    strncmp(*e, "TRAIL_SESSION=", 14))
+			envp[n++] = *e;
+	envp[n] = NULL;
+	/* the functions a file may ask for are hooked with the decoder: in
+	 * before the recorder looks (it would load it through ptrace) */
+	trail__decoder_load();
+	if (pipe2(fds, O_CLOEXEC))
+		return;
+	if (spawn(tool, argv, envp, fds[1])) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	close(fds[1]);
+	for (int ms = 0; ms < BOOT_WAIT_MS && !active_session(); ms++) {
+		struct pollfd p = {fds[0], POLLIN, 0};
+		struct timespec ts = {0, 1000000};
+
+		/* the recorder gone (a file it refused, said on stderr) */
+		if (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP)))
+			break;
+		nanosleep(&ts, NULL);
+	}
+	close(fds[0]);
+}
+
+/* after libtrail's own start (runtime.c's constructor, 101) */
+__attribute__((constructor(102))) static void boot_ctor(void)
+{
+	if (trail__pid != getpid()) /* (disabled: TRAIL_DISABLE) */
+		return;
+	boot_session();
+}
