@@ -13,7 +13,9 @@
  * recorder's session has joined: the program's own constructors and main
  * run recorded. The recorder writes the file when the process exits,
  * however it ends (a fatal signal included: the flight recorder's
- * contents are in the shared buffer). A file the recorder refuses (its
+ * contents are in the shared buffer). The programs it execs join that
+ * session (TRAIL_SESSION set once joined), as a command's do under `trail
+ * record -- CMD`. A file the recorder refuses (its
  * grammar, its keys: the message on the program's stderr) ends the wait
  * at once, through a pipe the recorder holds: the program runs untraced,
  * never refused. Only raw system calls before the exec: this runs before
@@ -106,7 +108,10 @@ static void boot_session(void)
 {
 	const char *file = getenv("TRAIL_BOOTCONFIG");
 	char tool[PATH_MAX], pid[24], *envp[MAX_ENV];
-	char *argv[] = {tool, "record", "-q", "--bootconfig", NULL, "-P", pid, NULL};
+	/* (--allow-unknown: the events of a program a launcher execs, or of
+	 * libraries loaded later, are not in the image that starts it) */
+	char *argv[] = {tool, "record", "-q", "--allow-unknown", "--bootconfig", NULL, "-P", pid,
+			NULL};
 	int fds[2], n = 0;
 
 	if (!file || !*file || active_session() || getenv("TRAIL_SESSION"))
@@ -116,7 +121,7 @@ static void boot_session(void)
 			"or trail beside libtrail): running untraced\n", file);
 		return;
 	}
-	argv[4] = (char *)file;
+	argv[5] = (char *)file;
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	for (char **e = environ; e && *e && n < MAX_ENV - 1; e++)
 		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "TRAIL_BOOTCONFIG=", 17) &&
@@ -144,6 +149,18 @@ static void boot_session(void)
 		nanosleep(&ts, NULL);
 	}
 	close(fds[0]);
+	/* the programs it execs, itself or in its children, join the same
+	 * session (TRAIL_SESSION, as `trail record -- CMD` gives its
+	 * command): one recording, not a recorder per image */
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE) {
+			char v[48];
+
+			snprintf(v, sizeof(v), "%d:%d", (int)trail__sess[s].cli_pid,
+				 trail__sess[s].cli_fd);
+			setenv("TRAIL_SESSION", v, 1);
+			break;
+		}
 }
 
 /* after libtrail's own start (runtime.c's constructor, 101) */

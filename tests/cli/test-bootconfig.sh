@@ -194,6 +194,26 @@ boot_session() {
 	tail -1 g.txt | grep -q '} /\* main \*/' || die "main not closed: $(tail -3 g.txt)"
 }
 
+# Through a launcher (sh, exec'ing or forking the program): one recording,
+# the program's events in it, no second recorder's complaint.
+boot_through_launchers() {
+	local f how
+	for how in "exec $EX 1 5" "$EX 1 5; true"; do
+		fresh_registry
+		rm -f l-*.dat
+		cat >l.bconf <<-EOF
+		ftrace.events = "app:*"
+		trail.output = "$PWD/l-%p.dat"
+		EOF
+		env TRAIL_BOOTCONFIG=l.bconf LD_PRELOAD=$LIBTRAIL sh -c "$how" >/dev/null 2>err.txt
+		f=$(boot_file 'l-*.dat') || die "$how: no file: $(cat err.txt)"
+		[ "$(ls l-*.dat | wc -l)" = 1 ] || die "$how: $(ls l-*.dat)"
+		[ "$($TRAIL report -q -i "$f" | grep -c ': app:request:')" = 5 ] ||
+			die "$how: $($TRAIL report -q -i "$f" | head -5)"
+		hasnt err.txt "trail"
+	done
+}
+
 # A file the recorder refuses: said on the program's stderr, the program
 # run untraced; killed, the program's recording is written all the same.
 boot_bad_and_killed() {
@@ -226,4 +246,5 @@ t record_events record_events
 t record_probes record_probes
 t record_functions record_functions
 t boot_session boot_session
+t boot_through_launchers boot_through_launchers
 t boot_bad_and_killed boot_bad_and_killed
