@@ -31,6 +31,9 @@ check_file() {
 	EOF
 	$TRAIL bootconfig -c a.bconf >out.txt 2>err.txt
 	has out.txt "a.bconf: ok"
+	# what it asks for, as the command line that asks for the same
+	has out.txt "  trail record -p function_graph -l 'parse_*' -l 'handle_*' --max-graph-depth 8 "
+	has out.txt " -e app:request -f 'bytes > 4096' -T app:request:hist:keys=path:vals=bytes -T app:error:stacktrace -T app:error:traceoff -b 65536K -o /var/tmp/app.dat ..."
 	# what means nothing here is named, where it is, and left out
 	has err.txt "warning: a.bconf:9:5: ftrace.cpumask:"
 	has err.txt "warning: a.bconf:11:10: kernel.traceoff_on_warning:"

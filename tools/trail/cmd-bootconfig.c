@@ -5,10 +5,12 @@
  * checks one: its grammar, its keys (src/session/bootcfg.c), the session
  * they make checked against itself, and, a program named, against the
  * program's objects as `trail record` checks them (events, filters,
- * triggers, functions, probes).
+ * triggers, functions, probes); then what it asks for, said as the
+ * `trail record` command line that asks for the same.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../src/session/session.h"
 #include "opt.h"
@@ -33,6 +35,98 @@ static const struct opt_cmd bootconfig_opts = {
 		{0},
 	},
 };
+
+/* one argument, quoted for a shell where it needs it */
+static void arg(const char *a)
+{
+	if (*a && !strpbrk(a, " \t\n'\"\\$`*?[]{}()<>|&;!#~"))
+		printf(" %s", a);
+	else {
+		printf(" '");
+		for (; *a; a++)
+			if (*a == '\'')
+				printf("'\\''");
+			else
+				putchar(*a);
+		putchar('\'');
+	}
+}
+
+static void opt_arg(const char *opt, const char *a)
+{
+	printf(" %s", opt);
+	arg(a);
+}
+
+/* an event pattern that a filter line ("@filter PAT TEXT") names */
+static int filtered(const struct trail_session *S, const char *ev)
+{
+	size_t n = strlen(ev);
+
+	for (int i = 0; i < S->nfilters; i++)
+		if (!strncmp(S->filters[i] + 8, ev, n) && S->filters[i][8 + n] == ' ')
+			return 1;
+	return 0;
+}
+
+/* What the file asks for, as the trail record command line that asks
+ * for the same (what tracing_on = 0 does has no option: said apart). */
+static void as_command(const struct trail_session *S)
+{
+	char buf[64];
+
+	printf("  trail record");
+	if (S->tracer)
+		opt_arg("-p", S->tracer);
+	for (int i = 0; i < S->nfuncs_user; i++) {
+		char o[3] = {'-', S->funcs[i][1], 0};
+
+		opt_arg(o, S->funcs[i] + 3);
+	}
+	if (S->max_depth) {
+		snprintf(buf, sizeof(buf), "%u", S->max_depth);
+		opt_arg("--max-graph-depth", buf);
+	}
+	if (S->retval)
+		printf(" --retval");
+	if (S->args)
+		printf(" --args");
+	for (int i = 0; i < S->nsynths; i++)
+		opt_arg("--synth", S->synths[i] + 7);
+	for (int i = 0; i < S->nprobes; i++)
+		opt_arg("--probe", S->probes[i]);
+	for (int i = 0; i < S->nevents; i++) {
+		int dup = 0;
+
+		for (int k = 0; k < i && !dup; k++)
+			dup = !strcmp(S->events[k], S->events[i]);
+		if (dup || filtered(S, S->events[i]))
+			continue;
+		opt_arg("-e", S->events[i]);
+	}
+	for (int i = 0; i < S->nfilters; i++) {
+		const char *pat = S->filters[i] + 8, *text = strchr(pat, ' ') + 1;
+		char ev[512];
+
+		snprintf(ev, sizeof(ev), "%.*s", (int)(text - 1 - pat), pat);
+		opt_arg("-e", ev);
+		opt_arg("-f", text);
+	}
+	for (int i = 0; i < S->ntriggers; i++)
+		opt_arg("-T", S->trig_args[i]);
+	if (S->buffer_given) {
+		snprintf(buf, sizeof(buf), "%lluK", (unsigned long long)(S->buffer_bytes >> 10));
+		opt_arg("-b", buf);
+	}
+	if (S->overwrite)
+		printf(" --overwrite");
+	if (S->clock_want)
+		opt_arg("-C", S->clock_want);
+	opt_arg("-o", S->output);
+	printf(" ...\n");
+	if (S->start_paused)
+		printf("  (tracing off until a traceon trigger fires: ftrace.tracing_on = 0)\n");
+}
 
 int cmd_bootconfig(int argc, char **argv)
 {
@@ -64,9 +158,11 @@ int cmd_bootconfig(int argc, char **argv)
 		else
 			r = trail_session_check_program(&S);
 	}
-	if (!r)
-		printf("%s: ok%s%s\n", file, *S.cmd ? ", checked against " : "",
-		       *S.cmd ? S.cmd_path : "");
+	if (!r) {
+		printf("%s: ok%s%s; it records what this asks for:\n", file,
+		       *S.cmd ? ", checked against " : "", *S.cmd ? S.cmd_path : "");
+		as_command(&S);
+	}
 	trail_session_free(&S);
 	return r;
 }
