@@ -243,6 +243,50 @@ boot_bad_and_killed() {
 	hasnt err.txt "warning"
 }
 
+# trail snapshot PID: a boot session's flight recorder asked from outside
+# writes what it holds into OUTPUT.1, the recording going on; a session
+# that is not a flight recorder, or none, is said.
+snapshot_on_request() {
+	local sp f
+	fresh_registry
+	cat >s.bconf <<-EOF
+	ftrace {
+	    options = overwrite
+	    buffer_size = 4MB
+	    event.kprobes.pi { probes = "parse_int v=\$arg1:s32"; enable }
+	}
+	trail.output = "$PWD/s-%p.dat"
+	EOF
+	env TRAIL_BOOTCONFIG=s.bconf LD_PRELOAD=$LIBTRAIL "$P" --spin 30 >spin.txt 2>err.txt & sp=$!
+	wait_for "grep -q spinning spin.txt" || die "never spun: $(cat err.txt)"
+	sleep 0.3
+	$TRAIL snapshot $sp >out.txt || die "snapshot: $(cat out.txt)"
+	has out.txt "flight recorder) writes a snapshot"
+	wait_for "[ -s s-$sp.dat.1 ]" || die "no snapshot file: $(ls; cat err.txt)"
+	[ "$($TRAIL report -q -i s-$sp.dat.1 | grep -c ': kprobes:pi:')" -gt 0 ] || die "empty snapshot"
+	kill $sp
+	wait $sp 2>/dev/null || true
+	f=$(boot_file "s-$sp.dat") || die "not written"
+	# not a flight recorder; no session at all
+	cat >n.bconf <<-EOF
+	ftrace.event.kprobes.pi { probes = "parse_int v=\$arg1:s32"; enable }
+	trail.output = "$PWD/n-%p.dat"
+	EOF
+	env TRAIL_BOOTCONFIG=n.bconf LD_PRELOAD=$LIBTRAIL "$P" --spin 30 >spin2.txt 2>err.txt & sp=$!
+	wait_for "grep -q spinning spin2.txt" || die "never spun: $(cat err.txt)"
+	expect_rc 1 $TRAIL snapshot $sp 2>err.txt
+	has err.txt "which is not a flight recorder (--overwrite)"
+	kill $sp
+	wait $sp 2>/dev/null || true
+	boot_file "n-$sp.dat" >/dev/null || die "not written"
+	sleep 30 & sp=$!
+	expect_rc 1 $TRAIL snapshot $sp 2>err.txt
+	has err.txt "process $sp records for no trail session"
+	kill $sp
+	expect_rc 2 $TRAIL snapshot 2>err.txt
+	has err.txt "give one PID"
+}
+
 t check_file check_file
 t syntax_errors syntax_errors
 t record_events record_events
@@ -251,3 +295,4 @@ t record_functions record_functions
 t boot_session boot_session
 t boot_through_launchers boot_through_launchers
 t boot_bad_and_killed boot_bad_and_killed
+t snapshot_on_request snapshot_on_request

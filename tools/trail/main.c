@@ -22,6 +22,7 @@ static const char main_help[] =
 	"  probe    define dynamic events (probes) on functions, as dynamic_events\n"
 	"  synth    define synthetic events (for hist triggers), as synthetic_events\n"
 	"  bootconfig  check a bootconfig file of boot-time tracing keys\n"
+	"  snapshot what a process's flight recorder holds, into a file now\n"
 	"  ps       list the running processes that trail can attach to\n"
 	"  version  print the version\n"
 	"\n"
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
 		{"synth", cmd_synth},
 		{"hist", cmd_hist},
 		{"bootconfig", cmd_bootconfig},
+		{"snapshot", cmd_snapshot},
 	};
 
 	/* (glibc's stdout is a variable to set, its manual says) */
