@@ -166,7 +166,9 @@ static void boot_session(void)
 /* after libtrail's own start (runtime.c's constructor, 101) */
 __attribute__((constructor(102))) static void boot_ctor(void)
 {
-	if (trail__pid != getpid()) /* (disabled: TRAIL_DISABLE) */
+	/* (disabled: TRAIL_DISABLE; loaded by an attach's injection, inside
+	 * its dlopen: a recorder is attaching already) */
+	if (trail__pid != getpid() || !trail__at_start)
 		return;
 	boot_session();
 }

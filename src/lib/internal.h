@@ -213,6 +213,9 @@ HIDDEN void trail__init(void);
 /* libtrail-decoder.so (beside libtrail) loaded, for unmodified code's
  * function entries: a session that hooks them joins from here */
 HIDDEN void trail__decoder_load(void);
+/* libtrail was loaded with the program (preloaded or linked), not by a
+ * dlopen later (an attach's injection) */
+extern int trail__at_start HIDDEN;
 /* Register a descriptor made at run time (a probe event) under the
  * control lock, in memory the caller gives (d, rt; allocates nothing: the
  * control signal handler calls it); it stays registered. */

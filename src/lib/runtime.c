@@ -68,6 +68,7 @@
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int disabled;
 #define ctl_signal trail__ctl_sig /* (record.c's: read below the runtime) */
+int trail__at_start;
 static int ctl_lock_word;
 static int have_membarrier;
 static int registry_fd = -1;
@@ -1296,6 +1297,9 @@ __attribute__((constructor(101))) static void trail_ctor(int argc, char **argv, 
 {
 	(void)argc;
 	(void)argv;
+	/* (started with the program: the C library has not set environ yet;
+	 * dlopen'ed later, by an attach's injection, it has) */
+	trail__at_start = !environ;
 	if (!environ && envp)
 		environ = envp;
 	trail__self_enter(); /* (a session joins here: its probes are in) */
