@@ -34,8 +34,24 @@
 #include "bconf.h"
 #include "internal.h"
 
+/* Where each value the file gave the session was written: the checks
+ * against the programs, later, say their caret errors at its place too. */
+struct bwhere {
+	struct trail_diag diag;         /* (first: what S->diag points to) */
+	const struct trail_diag *outer; /* the front-end's */
+	const char *path;
+	size_t n;
+	struct {
+		const char *text;
+		unsigned line, col;
+	} v[];
+};
+
 struct bctx {
 	struct trail_session *S;
+	const char **wtext;             /* the values given, and their keys */
+	const struct trail_bconf_node **wnode;
+	size_t nw;
 	const char *path;
 	const struct trail_diag *outer; /* the front-end's diag */
 	struct trail_diag diag;         /* ... with the key's place first */
@@ -62,6 +78,39 @@ static void emit(void *ctx, const struct trail_diag_msg *m)
 		}
 	}
 	b->outer->emit(b->outer->ctx, &w);
+}
+
+/* a value given to the session: text, written at the key k */
+static void note(struct bctx *b, const char *text, const struct trail_bconf_node *k)
+{
+	const char **t = realloc(b->wtext, (b->nw + 1) * sizeof(*t));
+	const struct trail_bconf_node **n = t ? realloc(b->wnode, (b->nw + 1) * sizeof(*n)) : NULL;
+
+	if (t)
+		b->wtext = t;
+	if (!n)
+		return; /* (said without its place, then) */
+	b->wnode = n;
+	t[b->nw] = text;
+	n[b->nw++] = k;
+}
+
+/* the session's diag once the file is read: a caret error on a value
+ * the file gave, after the value's place */
+static void emit_where(void *ctx, const struct trail_diag_msg *m)
+{
+	const struct bwhere *w = ctx;
+	struct trail_diag_msg x = *m;
+	char what[512];
+
+	for (size_t i = 0; m->input && i < w->n; i++)
+		if (!strcmp(m->input, w->v[i].text)) {
+			snprintf(what, sizeof(what), "%s:%u:%u: %s", w->path, w->v[i].line, w->v[i].col,
+				 m->what);
+			x.what = what;
+			break;
+		}
+	w->outer->emit(w->outer->ctx, &x);
 }
 
 static void unknown(struct bctx *b, const char *key, const char *why)
@@ -231,6 +280,7 @@ static int kprobe(struct bctx *b, const char *key, const struct trail_bconf_node
 		return trail_session_err(b->S, "out of memory");
 	if (!trail_session_keep(b->S, def))
 		return TRAIL_SESSION_FAIL;
+	note(b, def, k);
 	return trail_session_probe(b->S, def);
 }
 
@@ -321,6 +371,7 @@ static int event_key(struct bctx *b, const char *key, const char *rest,
 		/* the filter applies to the pattern before it: this event */
 		if ((r = trail_session_event(b->S, ev)))
 			return r;
+		note(b, f, k);
 		return trail_session_filter(b->S, f);
 	}
 	if (!strcmp(leaf, "actions"))
@@ -331,6 +382,7 @@ static int event_key(struct bctx *b, const char *key, const char *rest,
 
 			if (asprintf(&t, "%s:%s", ev, v->data) < 0 || !trail_session_keep(b->S, t))
 				return TRAIL_SESSION_FAIL;
+			note(b, t, v);
 			if ((r = trail_session_trigger(b->S, t)))
 				return r;
 		}
@@ -480,6 +532,30 @@ int trail_session_bootconfig(struct trail_session *S, const char *path, const ch
 	for (b.pass = 0, r = 0; b.pass < 2 && !r; b.pass++)
 		r = trail_bconf_each(S->bconf, one_key, &b);
 	S->diag = b.outer;
+	if (!r && b.nw) {
+		struct bwhere *w = malloc(sizeof(*w) + b.nw * sizeof(w->v[0]));
+		char *p = strdup(path);
+
+		if (!w || !p) {
+			free(w);
+			free(p);
+		} else if (!trail_session_keep(S, (char *)w)) {
+			free(p); /* (w freed by keep) */
+		} else if (trail_session_keep(S, p)) {
+			w->diag = (struct trail_diag){emit_where, w};
+			w->outer = b.outer;
+			w->path = p;
+			w->n = b.nw;
+			for (size_t i = 0; i < b.nw; i++) {
+				w->v[i].text = b.wtext[i];
+				w->v[i].line = b.wnode[i]->line;
+				w->v[i].col = b.wnode[i]->col;
+			}
+			S->diag = &w->diag;
+		}
+	}
+	free(b.wtext);
+	free(b.wnode);
 	return r;
 }
 

@@ -73,10 +73,11 @@ syntax_errors() {
 	printf 'ftrace.tracer = function, function_graph\n' >l.bconf
 	expect_rc 2 $TRAIL bootconfig -c l.bconf 2>err.txt
 	has err.txt "l.bconf:1:8: ftrace.tracer takes one value, not a list"
-	# a value the program's events refuse: record's caret under it
+	# a value the program's events refuse: record's caret under it, the
+	# place of its key first
 	printf 'ftrace.event.app.request { enable; filter = "bytes >> 3" }\n' >f.bconf
 	expect_rc 1 $TRAIL bootconfig -c f.bconf "$EX" 2>err.txt
-	has err.txt "filter for app:request: Illegal integer value"
+	has err.txt "trail: f.bconf:1:36: filter for app:request: Illegal integer value"
 	has err.txt "  bytes >> 3"
 	printf 'ftrace.tracer = irqsoff\n' >t.bconf
 	expect_rc 2 $TRAIL bootconfig -c t.bconf 2>err.txt
