@@ -188,6 +188,8 @@ t attach_then_detach attach_then_detach
 t attach_to_preloaded_process attach_to_preloaded_process
 t two_sessions_do_not_interfere two_sessions_do_not_interfere
 TRIES=4
+# (under ASan a try takes ~6 s: two there, the plain stage runs four)
+ldd "$LIBTRAIL" | grep -q libasan && TRIES=2
 if ldd "$LIBTRAIL" | grep -q libtsan; then
 	# TSan's own background thread blocks every signal: a running TSan
 	# process cannot have its function entries patched (it never could)
