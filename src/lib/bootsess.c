@@ -14,8 +14,8 @@
  * run recorded. The recorder writes the file when the process exits,
  * however it ends (a fatal signal included: the flight recorder's
  * contents are in the shared buffer). The programs it execs join that
- * session (TRAIL_SESSION set once joined), as a command's do under `trail
- * record -- CMD`. A file the recorder refuses (its
+ * session (TRAIL_SESSION in TRAIL_BOOTCONFIG's place in the environment,
+ * once joined), as a command's do under `trail record -- CMD`. A file the recorder refuses (its
  * grammar, its keys: the message on the program's stderr) ends the wait
  * at once, through a pipe the recorder holds: the program runs untraced,
  * never refused. Only raw system calls before the exec: this runs before
@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
+#include "../session/bconf.h"
 #include "internal.h"
 
 #define BOOT_WAIT_MS 5000
@@ -60,6 +61,40 @@ static int tool_path(char *out, size_t n)
 		return 0;
 	strcpy(out + (slash - di.dli_fname), "/../bin/trail");
 	return access(out, X_OK);
+}
+
+/* the file asks for function hooks or probes (ftrace.tracer other than
+ * nop, kernel.ftrace, an event's probes): a key that needs the decoder */
+static int hooking_key(void *arg, const char *key, const struct trail_bconf_node *k)
+{
+	const struct trail_bconf_node *v = trail_bconf_values(k);
+	size_t n = strlen(key);
+	(void)arg;
+
+	if ((n >= 7 && !strcmp(key + n - 7, ".tracer")) || !strcmp(key, "kernel.ftrace"))
+		return v && strcmp(v->data, "nop");
+	return n >= 7 && !strcmp(key + n - 7, ".probes");
+}
+
+/* does FILE hook functions? (unreadable or bad: no, the recorder says why) */
+static int hooks_functions(const char *file)
+{
+	char *buf = malloc(TRAIL_BCONF_MAX + 1);
+	struct trail_bconf c;
+	struct trail_bconf_err e;
+	ssize_t n = -1;
+	int fd, r = 0;
+
+	if (buf && (fd = open(file, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, buf, TRAIL_BCONF_MAX + 1);
+		close(fd);
+	}
+	if (n > 0 && !trail_bconf_parse(buf, (size_t)n, &c, &e)) {
+		r = trail_bconf_each(&c, hooking_key, NULL);
+		trail_bconf_free(&c);
+	}
+	free(buf);
+	return r;
 }
 
 static int active_session(void)
@@ -104,10 +139,10 @@ static int spawn(const char *tool, char *const argv[], char *const envp[], int k
 	return 0;
 }
 
-static void boot_session(void)
+static void boot_session(char **envp)
 {
 	const char *file = getenv("TRAIL_BOOTCONFIG");
-	char tool[PATH_MAX], pid[24], *envp[MAX_ENV];
+	char tool[PATH_MAX], pid[24], *renv[MAX_ENV];
 	/* (--allow-unknown: the events of a program a launcher execs, or of
 	 * libraries loaded later, are not in the image that starts it) */
 	char *argv[] = {tool, "record", "-q", "--allow-unknown", "--bootconfig", NULL, "-P", pid,
@@ -126,14 +161,16 @@ static void boot_session(void)
 	for (char **e = environ; e && *e && n < MAX_ENV - 1; e++)
 		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "TRAIL_BOOTCONFIG=", 17) &&
 		    strncmp(*e, "TRAIL_SESSION=", 14))
-			envp[n++] = *e;
-	envp[n] = NULL;
-	/* the functions a file may ask for are hooked with the decoder: in
-	 * before the recorder looks (it would load it through ptrace) */
-	trail__decoder_load();
+			renv[n++] = *e;
+	renv[n] = NULL;
+	/* functions the file hooks are hooked with the decoder: in before
+	 * the recorder looks (it would load it through ptrace); a file of
+	 * events only leaves the program without it */
+	if (hooks_functions(file))
+		trail__decoder_load();
 	if (pipe2(fds, O_CLOEXEC))
 		return;
-	if (spawn(tool, argv, envp, fds[1])) {
+	if (spawn(tool, argv, renv, fds[1])) {
 		close(fds[0]);
 		close(fds[1]);
 		return;
@@ -151,24 +188,33 @@ static void boot_session(void)
 	close(fds[0]);
 	/* the programs it execs, itself or in its children, join the same
 	 * session (TRAIL_SESSION, as `trail record -- CMD` gives its
-	 * command): one recording, not a recorder per image */
+	 * command): one recording, not a recorder per image. Written in the
+	 * place of TRAIL_BOOTCONFIG in the environment the loader passed,
+	 * not by setenv: the C library may not have started yet, and sets
+	 * environ to that array when it does */
 	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
 		if (__atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE) {
-			char v[48];
+			static char v[64];
 
-			snprintf(v, sizeof(v), "%d:%d", (int)trail__sess[s].cli_pid,
+			snprintf(v, sizeof(v), "TRAIL_SESSION=%d:%d", (int)trail__sess[s].cli_pid,
 				 trail__sess[s].cli_fd);
-			setenv("TRAIL_SESSION", v, 1);
+			for (char **e = envp; e && *e; e++)
+				if (!strncmp(*e, "TRAIL_BOOTCONFIG=", 17)) {
+					*e = v;
+					break;
+				}
 			break;
 		}
 }
 
 /* after libtrail's own start (runtime.c's constructor, 101) */
-__attribute__((constructor(102))) static void boot_ctor(void)
+__attribute__((constructor(102))) static void boot_ctor(int argc, char **argv, char **envp)
 {
+	(void)argc;
+	(void)argv;
 	/* (disabled: TRAIL_DISABLE; loaded by an attach's injection, inside
 	 * its dlopen: a recorder is attaching already) */
 	if (trail__pid != getpid() || !trail__at_start)
 		return;
-	boot_session();
+	boot_session(envp);
 }
