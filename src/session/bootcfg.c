@@ -390,6 +390,90 @@ static int event_key(struct bctx *b, const char *key, const char *rest,
 }
 
 /* ftrace.KEY, or ftrace.instance.NAME.KEY */
+static int limit(struct bctx *b, const char *key, const struct trail_bconf_node *k)
+{
+	(void)key;
+	return funcs(b, 'l', k);
+}
+
+static int notrace(struct bctx *b, const char *key, const struct trail_bconf_node *k)
+{
+	(void)key;
+	return funcs(b, 'n', k);
+}
+
+static int graph(struct bctx *b, const char *key, const struct trail_bconf_node *k)
+{
+	(void)key;
+	return funcs(b, 'g', k);
+}
+
+static int enable(struct bctx *b, const char *key, const struct trail_bconf_node *k)
+{
+	(void)key;
+	return events(b, k);
+}
+
+static int snapshots(struct bctx *b, const char *key, const struct trail_bconf_node *k)
+{
+	(void)key, (void)k;
+	b->S->overwrite = 1; /* snapshots take the flight recorder's */
+	return 0;
+}
+
+/* what is recorded is written however the process ends (a fatal signal,
+ * SIGKILL included: the buffer is shared memory the recorder keeps): the
+ * kernel's dump_on_oops, always */
+static int always(struct bctx *b, const char *key, const struct trail_bconf_node *k)
+{
+	(void)b, (void)key, (void)k;
+	return 0;
+}
+
+/* The keys a session takes (pass 0), under ftrace. and under kernel.
+ * (the kernel command line's spellings), and the part each makes. */
+static const struct {
+	const char *ftrace, *kernel;
+	int (*take)(struct bctx *b, const char *key, const struct trail_bconf_node *k);
+} keys[] = {
+	{"tracer", "ftrace", tracer},
+	{"ftrace.filters", "ftrace_filter", limit},
+	{"ftrace.notraces", "ftrace_notrace", notrace},
+	{"fgraph_notraces", "fgraph_notraces", notrace},
+	{"fgraph_filters", "fgraph_filters", graph},
+	{"fgraph_max_depth", "fgraph_max_depth", depth},
+	{"buffer_size", "trace_buf_size", buffer},
+	{"trace_clock", "trace_clock", clock_},
+	{"options", "trace_options", options},
+	{"tracing_on", NULL, tracing_on},
+	{"events", "trace_event", enable},
+	{"alloc_snapshot", NULL, snapshots},
+	{NULL, "dump_on_oops", always},
+};
+
+/* ftrace.REST (kernel: kernel.REST): the table's part, else a warning */
+static int table_key(struct bctx *b, const char *key, const char *rest,
+		     const struct trail_bconf_node *k, int kernel)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *name = kernel ? keys[i].kernel : keys[i].ftrace;
+
+		if (name && !strcmp(rest, name))
+			return keys[i].take(b, key, k);
+	}
+	if (kernel && !strcmp(rest, "tp_printk"))
+		unknown(b, key, "events written to stderr as text are not taken yet (trail "
+			"report -i FILE prints them): left out");
+	else if (kernel)
+		unknown(b, key, "means nothing for a process: left out");
+	else
+		unknown(b, key, !strcmp(rest, "cpumask") ? "a process's threads are not bound to a "
+							   "CPU mask here: left out"
+							 : "not a boot-time tracing key: left out");
+	return 0;
+}
+
+/* ftrace.KEY, or ftrace.instance.NAME.KEY */
 static int ftrace_key(struct bctx *b, const char *key, const char *rest,
 		      const struct trail_bconf_node *k)
 {
@@ -401,73 +485,7 @@ static int ftrace_key(struct bctx *b, const char *key, const char *rest,
 	}
 	if (!strncmp(rest, "event.", 6))
 		return event_key(b, key, rest + 6, k);
-	if (b->pass == 1)
-		return 0;
-	if (!strcmp(rest, "tracer"))
-		return tracer(b, key, k);
-	if (!strcmp(rest, "ftrace.filters"))
-		return funcs(b, 'l', k);
-	if (!strcmp(rest, "ftrace.notraces") || !strcmp(rest, "fgraph_notraces"))
-		return funcs(b, 'n', k);
-	if (!strcmp(rest, "fgraph_filters"))
-		return funcs(b, 'g', k);
-	if (!strcmp(rest, "fgraph_max_depth"))
-		return depth(b, key, k);
-	if (!strcmp(rest, "buffer_size"))
-		return buffer(b, key, k);
-	if (!strcmp(rest, "trace_clock"))
-		return clock_(b, key, k);
-	if (!strcmp(rest, "options"))
-		return options(b, key, k);
-	if (!strcmp(rest, "tracing_on"))
-		return tracing_on(b, key, k);
-	if (!strcmp(rest, "events"))
-		return events(b, k);
-	if (!strcmp(rest, "alloc_snapshot")) {
-		b->S->overwrite = 1; /* snapshots take the flight recorder's */
-		return 0;
-	}
-	unknown(b, key, !strcmp(rest, "cpumask") ? "a process's threads are not bound to a "
-						   "CPU mask here: left out"
-						 : "not a boot-time tracing key: left out");
-	return 0;
-}
-
-static int kernel_key(struct bctx *b, const char *key, const char *rest,
-		      const struct trail_bconf_node *k)
-{
-	if (b->pass == 1)
-		return 0;
-	if (!strcmp(rest, "fgraph_max_depth"))
-		return depth(b, key, k);
-	if (!strcmp(rest, "fgraph_filters"))
-		return funcs(b, 'g', k);
-	if (!strcmp(rest, "fgraph_notraces") || !strcmp(rest, "ftrace_notrace"))
-		return funcs(b, 'n', k);
-	if (!strcmp(rest, "ftrace_filter"))
-		return funcs(b, 'l', k);
-	if (!strcmp(rest, "ftrace"))
-		return tracer(b, key, k);
-	if (!strcmp(rest, "trace_event"))
-		return events(b, k);
-	if (!strcmp(rest, "trace_buf_size"))
-		return buffer(b, key, k);
-	if (!strcmp(rest, "trace_clock"))
-		return clock_(b, key, k);
-	if (!strcmp(rest, "trace_options"))
-		return options(b, key, k);
-	/* what is recorded is written however the process ends (a fatal
-	 * signal, SIGKILL included: the buffer is shared memory the recorder
-	 * keeps): the kernel's dump_on_oops, always */
-	if (!strcmp(rest, "dump_on_oops"))
-		return 0;
-	if (!strcmp(rest, "tp_printk")) {
-		unknown(b, key, "events written to stderr as text are not taken yet (trail "
-			"report -i FILE prints them): left out");
-		return 0;
-	}
-	unknown(b, key, "means nothing for a process: left out");
-	return 0;
+	return b->pass == 1 ? 0 : table_key(b, key, rest, k, 0);
 }
 
 static int one_key(void *arg, const char *key, const struct trail_bconf_node *k)
@@ -478,7 +496,7 @@ static int one_key(void *arg, const char *key, const struct trail_bconf_node *k)
 	if (!strncmp(key, "ftrace.", 7))
 		return ftrace_key(b, key, key + 7, k);
 	if (!strncmp(key, "kernel.", 7))
-		return kernel_key(b, key, key + 7, k);
+		return b->pass == 1 ? 0 : table_key(b, key, key + 7, k, 1);
 	if (b->pass == 1)
 		return 0;
 	if (!strcmp(key, "trail.output")) {
