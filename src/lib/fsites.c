@@ -484,6 +484,15 @@ int trail__fobj_check(struct fobj *o, uint32_t k)
 	case TRAIL_ARCH_ENTER_TRAP:
 		flags = FSITE_RELOC | FSITE_TRAP | len;
 		break;
+	case -ENOTSUP:
+	case -ENOMEM:
+		/* no decoder in this process (libtrail-decoder.so not loaded:
+		 * a session that did not ask for it), or no memory for it:
+		 * nothing said about the code, so nothing cached; the site
+		 * stays to be decoded when a decoder is there */
+		trail_arch_table_reader(NULL, NULL);
+		o->nchecked--;
+		return -1;
 	default:
 		flags = FSITE_REFUSED;
 	}

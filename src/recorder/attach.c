@@ -409,6 +409,20 @@ size_t trail_recorder_attach_new(struct trail_recorder *R)
 		    !trail_recorder_pid_catches((pid_t)pid, reg.signal) ||
 		    !trail_recorder_pid_maps_libtrail((pid_t)pid))
 			continue;
+		if (R->o.patches) {
+			char err[512];
+
+			/* the decoder (libtrail cannot load it in its signal
+			 * handler), then its threads made to take what
+			 * patching sends them, before it is asked */
+			if (R->o.decoder && !trail_recorder_pid_maps((pid_t)pid, "/libtrail-decoder.so") &&
+			    trail_recorder_inject((pid_t)pid, R->o.decoder, err, sizeof(err)) &&
+			    !trail__proc_gone((pid_t)pid))
+				rec_warn(R, "process %ld: %s: its functions without patchable entries "
+					 "are not hooked", pid, err);
+			if (open_signals(R, (pid_t)pid, reg.signal, 0, NULL))
+				continue;
+		}
 		send_cmd(R, (pid_t)pid, reg.signal, TRAIL_CTL_ATTACH);
 	}
 	closedir(dir);

@@ -97,6 +97,7 @@ static void snapshot(struct trail_recorder *R)
 		trail__rec_write_events(S);
 		trail__rec_write_modules(S);
 		trail__rec_copy_chunks(S);
+		trail__rec_write_hists(S); /* (the tables as they stand: the mount's hist files) */
 		write_streams(S);
 		trail__rec_add_sync(S);
 		trail__rec_write_clock(S);

@@ -103,6 +103,12 @@ struct trail_recorder_opts {
 	/* tracing starts off (ftrace's tracing_on = 0): until a traceon
 	 * trigger, nothing is recorded */
 	int start_paused;
+
+	/* a session that patches code, joining every process (-a):
+	 * libtrail-decoder.so, loaded (trail_recorder_inject) into a process
+	 * that does not map it before it is asked to join, for its
+	 * functions without patchable entries; NULL: not loaded */
+	const char *decoder;
 };
 
 /* The default buffer size for this machine (arena.c says why). */

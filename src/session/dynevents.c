@@ -6,13 +6,17 @@
  * each compiled for the program or process (probes.c) into a spec line
  * of the session.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/filter.h"
+#include "../common/registry.h"
 #include "../common/spec.h"
+#include "../common/util.h"
 #include "../common/trigger.h"
 #include "internal.h"
 #include "probes.h"
@@ -138,6 +142,65 @@ static int wants_usdt(const struct trail_session *S)
 	return 0;
 }
 
+/* -a: the user's registered processes (at most 64), to compile kept
+ * definitions for (an eprobe needs its source event's fields, a probe
+ * its function): the first that has what a definition names gives its
+ * spec line, which every process runs (objects and events are named in
+ * it, not addresses). */
+#define ALL_TARGETS 64
+struct targets {
+	struct ptarget *t[ALL_TARGETS];
+	int n;
+};
+
+static void all_targets(struct targets *T)
+{
+	char path[512], err[512];
+	struct dirent *d;
+	DIR *dir;
+	int dfd;
+
+	T->n = 0;
+	if (trail__registry_path(path, sizeof(path)) || (dfd = trail__registry_open(path, 0)) < 0)
+		return;
+	if (!(dir = fdopendir(dfd))) {
+		close(dfd);
+		return;
+	}
+	while ((d = readdir(dir)) && T->n < ALL_TARGETS) {
+		struct trail_reg reg;
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+
+		if (*end || pid <= 0 || trail__registry_get(dfd, (pid_t)pid, &reg) ||
+		    !trail__proc_alive((pid_t)pid, reg.start))
+			continue;
+		if (!ptarget_pid(&T->t[T->n], (pid_t)pid, err, sizeof(err)))
+			T->n++;
+		else
+			ptarget_free(T->t[T->n]);
+	}
+	closedir(dir);
+}
+
+/* d compiled for t, or with t NULL for the first of T it compiles for */
+static int compile_any(struct ptarget *t, const struct targets *T, const struct probe_def *d,
+		       const struct probe_list *all, char **line, char **res, struct probe_err *e)
+{
+	int r;
+
+	if (t || !T->n)
+		return ptarget_compile(t, d, all, line, res, e);
+	for (int k = 0; k < T->n; k++) {
+		if (!(r = ptarget_compile(T->t[k], d, all, line, res, e)))
+			return 0;
+		free(*line);
+		free(*res);
+		*line = *res = NULL;
+	}
+	return ptarget_compile(NULL, d, all, line, res, e);
+}
+
 /*
  * The dynamic events of this recording: --probe definitions (recorded
  * without an -e), and those of the user's dynamic_events file an -e
@@ -151,6 +214,7 @@ static int setup_probes(struct trail_session *S, struct ptarget *t, const char *
 	struct probe_list all = {0};
 	int ninline = 0, bad = 0, r, nkept = 0;
 	char err[512], **kept;
+	struct targets T = {.n = 0};
 
 	if ((r = probes_read(&all, err, sizeof(err)))) {
 		trail_session_err(S, "%s", err);
@@ -206,6 +270,8 @@ static int setup_probes(struct trail_session *S, struct ptarget *t, const char *
 	kept = calloc((size_t)all.n + 1, sizeof(*kept));
 	if (!kept)
 		return -1;
+	if (!t)
+		all_targets(&T);
 	for (int i = 0; i < all.n && !bad; i++) {
 		const struct probe_def *d = &all.defs[i];
 		int mine = i >= all.n - ninline;
@@ -221,7 +287,7 @@ static int setup_probes(struct trail_session *S, struct ptarget *t, const char *
 			bad = 1;
 			continue;
 		}
-		r = ptarget_compile(t, d, &all, &line, &res, &e);
+		r = compile_any(t, &T, d, &all, &line, &res, &e);
 		if (r == -ENOENT && (!mine || S->allow_unknown) && d->kind != 'e')
 			r = mine ? ptarget_compile(NULL, d, &all, &line, &res, &e) : 1;
 		free(res);
@@ -245,6 +311,8 @@ static int setup_probes(struct trail_session *S, struct ptarget *t, const char *
 	if (!bad && nkept)
 		probes_mark_in_use(kept, nkept);
 	free(kept);
+	for (int k = 0; k < T.n; k++)
+		ptarget_free(T.t[k]);
 	probes_free(&all);
 	if (!bad && t && ptarget_usdt_each(t, usdt_one, &(struct usdt_ctx){S, t}))
 		bad = 1;

@@ -430,6 +430,45 @@ probes_with_tracers() {
 }
 t probes_with_tracers probes_with_tracers
 
+# A kept function event on a function of an unmodified program (the
+# example: no patchable entries) that runs without the instruction
+# decoder: -P loads it (a kept definition patches code as a --probe
+# does), -a too, two sessions hook the function at once, and the site
+# cache keeps what the code is (it was once written "refused" by a
+# process without the decoder, and later recordings hooked nothing).
+kept_probes_running_unmodified() {
+	local ex=$BUILD/examples/example a b
+	fresh_registry
+	$TRAIL probe 'worker_serve(int id, int requests)'
+	LD_PRELOAD=$BUILD/libtrail.so.1 "$ex" --loop 2 3 >/dev/null &
+	local pid=$!
+	wait_for "[ -e reg/$pid ]" || die "never registered"
+	$TRAIL record -q -P $pid -e functions:worker_serve -o a.dat & a=$!
+	wait_for "grep -q trail-arena /proc/$pid/maps" || die "never attached"
+	sleep 0.3
+	$TRAIL record -q -P $pid -e functions:worker_serve -o b.dat & b=$!
+	sleep 0.5
+	stop_rec $b
+	stop_rec $a
+	kill -0 $pid || die "the program died"
+	for f in a b; do
+		$TRAIL report -i $f.dat >$f.txt
+		grep -q 'functions:worker_serve: (worker_serve+0x0/0x[0-9a-f]*) id=1 requests=3' $f.txt ||
+			die "$f: $(tail -3 $f.txt)"
+	done
+	$TRAIL record -q -a -p function -l worker_serve -o c.dat & a=$!
+	sleep 0.5
+	stop_rec $a
+	$TRAIL report -i c.dat >c.txt
+	has c.txt 'worker_serve <-'
+	kill -0 $pid || die "the program died"
+	kill $pid
+	# a new process (decoder loaded at its start) finds the site in the cache
+	expect_rc 0 $TRAIL record -q -e functions:worker_serve -o d.dat -- "$ex" 2 3
+	[ "$($TRAIL report -i d.dat | grep -c 'functions:worker_serve:')" = 2 ] || die "launched: $(cat d.dat | head -0; $TRAIL report -i d.dat | tail -3)"
+}
+t kept_probes_running_unmodified kept_probes_running_unmodified
+
 probe_in_dlopened_library() {
 	fresh_registry
 	# the library is not there when the recording starts: loaded and

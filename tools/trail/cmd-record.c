@@ -373,6 +373,8 @@ static int command_result(struct rec *C, int own)
 static void recorder_opts(struct rec *C, struct trail_recorder_opts *o)
 {
 	trail_session_recorder_opts(&C->s, o);
+	if (C->s.all && o->patches)
+		o->decoder = tool_decoder_path();
 	o->log = log_msg;
 	o->log_ctx = C;
 	o->fmt_bytes = tool_human_bytes;

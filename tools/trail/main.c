@@ -23,6 +23,8 @@ static const char main_help[] =
 	"  synth    define synthetic events (for hist triggers), as synthetic_events\n"
 	"  bootconfig  check a bootconfig file of boot-time tracing keys\n"
 	"  snapshot what a process's flight recorder holds, into a file now\n"
+	"  mount    the recordings of your processes as the kernel's tracefs (FUSE)\n"
+	"  umount   end a trail mount\n"
 	"  ps       list the running processes that trail can attach to\n"
 	"  version  print the version\n"
 	"\n"
@@ -58,6 +60,8 @@ int main(int argc, char **argv)
 		{"ps", cmd_ps},
 		{"probe", cmd_probe},
 		{"synth", cmd_synth},
+		{"mount", cmd_mount},
+		{"umount", cmd_umount},
 		{"hist", cmd_hist},
 		{"bootconfig", cmd_bootconfig},
 		{"snapshot", cmd_snapshot},

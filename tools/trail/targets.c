@@ -200,7 +200,7 @@ again:
 	 * once everything asked of the process is known to be there; and
 	 * hooking functions, the instruction decoder (which libtrail cannot
 	 * load in its control signal's handler), libtrail with it */
-	decoder = (S->tracer || S->nprobes || S->nusdt) &&
+	decoder = trail_session_patches(S) &&
 		  !trail_recorder_pid_maps(pid, "/libtrail-decoder.so");
 	if (decoder && !tool_decoder_path()) {
 		fprintf(stderr, "trail: no libtrail-decoder.so beside libtrail.so.1: functions of "

@@ -104,5 +104,7 @@ int tool_wfile_close(struct tool_wfile *w, const char *cmd);
 int cmd_probe(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_hist(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
+int cmd_umount(int argc, char **argv);
 
 #endif /* TRAIL_TOOL_H */
