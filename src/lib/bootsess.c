@@ -77,24 +77,36 @@ static int hooking_key(void *arg, const char *key, const struct trail_bconf_node
 }
 
 /* does FILE hook functions? (unreadable or bad: no, the recorder says why) */
-static int hooks_functions(const char *file)
+/* 1 if it hooks functions; *instances: its instances (a session each) */
+static int hooks_functions(const char *file, int *instances)
 {
-	char *buf = malloc(TRAIL_BCONF_MAX + 1);
+	char *buf = malloc(TRAIL_BCONF_MAX + 1), names[TRAIL_MAX_SESSIONS][64];
 	struct trail_bconf c;
 	struct trail_bconf_err e;
 	ssize_t n = -1;
 	int fd, r = 0;
 
+	*instances = 0;
 	if (buf && (fd = open(file, O_RDONLY | O_CLOEXEC)) >= 0) {
 		n = read(fd, buf, TRAIL_BCONF_MAX + 1);
 		close(fd);
 	}
 	if (n > 0 && !trail_bconf_parse(buf, (size_t)n, &c, &e)) {
 		r = trail_bconf_each(&c, hooking_key, NULL);
+		*instances = trail_bconf_names(&c, "ftrace.instance.", names, TRAIL_MAX_SESSIONS);
 		trail_bconf_free(&c);
 	}
 	free(buf);
 	return r;
+}
+
+static int active_sessions(void)
+{
+	int n = 0;
+
+	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+		n += __atomic_load_n(&trail__sess[s].state, __ATOMIC_ACQUIRE) == PS_ACTIVE;
+	return n;
 }
 
 static int active_session(void)
@@ -147,7 +159,7 @@ static void boot_session(char **envp)
 	 * libraries loaded later, are not in the image that starts it) */
 	char *argv[] = {tool, "record", "-q", "--allow-unknown", "--bootconfig", NULL, "-P", pid,
 			NULL};
-	int fds[2], n = 0;
+	int fds[2], n = 0, instances = 0;
 
 	if (!file || !*file || active_session() || getenv("TRAIL_SESSION"))
 		return;
@@ -166,7 +178,7 @@ static void boot_session(char **envp)
 	/* functions the file hooks are hooked with the decoder: in before
 	 * the recorder looks (it would load it through ptrace); a file of
 	 * events only leaves the program without it */
-	if (hooks_functions(file))
+	if (hooks_functions(file, &instances))
 		trail__decoder_load();
 	if (pipe2(fds, O_CLOEXEC))
 		return;
@@ -176,7 +188,10 @@ static void boot_session(char **envp)
 		return;
 	}
 	close(fds[1]);
-	for (int ms = 0; ms < BOOT_WAIT_MS && !active_session(); ms++) {
+	/* the top's session, and one for each instance (their recorders
+	 * the top's starts): the program runs once they record, or the top's
+	 * is gone, or in 5 s */
+	for (int ms = 0; ms < BOOT_WAIT_MS && active_sessions() < 1 + instances; ms++) {
 		struct pollfd p = {fds[0], POLLIN, 0};
 		struct timespec ts = {0, 1000000};
 

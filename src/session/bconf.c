@@ -415,3 +415,40 @@ int trail_bconf_each(const struct trail_bconf *c,
 
 	return each(c->root, key, 0, fn, arg);
 }
+
+struct names {
+	const char *prefix;
+	size_t plen;
+	char (*names)[64];
+	int max, n;
+};
+
+static int name_key(void *arg, const char *key, const struct trail_bconf_node *k)
+{
+	struct names *l = arg;
+	const char *name = key + l->plen, *dot;
+	size_t len;
+
+	(void)k;
+	if (strncmp(key, l->prefix, l->plen) || !(dot = strchr(name, '.')) || dot == name ||
+	    (len = (size_t)(dot - name)) > 63)
+		return 0;
+	for (int i = 0; i < l->n && i < l->max; i++)
+		if (strlen(l->names[i]) == len && !strncmp(l->names[i], name, len))
+			return 0;
+	if (l->n < l->max) {
+		memcpy(l->names[l->n], name, len);
+		l->names[l->n][len] = '\0';
+	}
+	l->n++;
+	return 0;
+}
+
+int trail_bconf_names(const struct trail_bconf *c, const char *prefix, char (*names)[64],
+		      int max)
+{
+	struct names l = {prefix, strlen(prefix), names, max, 0};
+
+	trail_bconf_each(c, name_key, &l);
+	return l.n;
+}

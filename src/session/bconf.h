@@ -53,6 +53,11 @@ void trail_bconf_free(struct trail_bconf *c);
 int trail_bconf_each(const struct trail_bconf *c,
 		     int (*fn)(void *arg, const char *key, const struct trail_bconf_node *k),
 		     void *arg);
+/* The distinct names that follow prefix ("ftrace.instance.") in the
+ * keys, in the order first written, up to max of at most 63 bytes each
+ * (longer ones left out): how many there are. */
+int trail_bconf_names(const struct trail_bconf *c, const char *prefix, char (*names)[64],
+		      int max);
 /* A key node's values: the first (NULL: none), then ->next while ->value */
 const struct trail_bconf_node *trail_bconf_values(const struct trail_bconf_node *k);
 /* how many values a key has */

@@ -473,15 +473,57 @@ static int table_key(struct bctx *b, const char *key, const char *rest,
 	return 0;
 }
 
-/* ftrace.KEY, or ftrace.instance.NAME.KEY */
+/* Does the session's instance name GROUP.EVENT (ev: "GROUP.EVENT.LEAF")
+ * under its own event keys? (the top's probes and synthetic events are
+ * every instance's definitions, taken where one is used) */
+struct uses {
+	const char *prefix; /* ftrace.instance.NAME.event.GROUP.EVENT. */
+	size_t len;
+};
+
+static int uses_key(void *arg, const char *key, const struct trail_bconf_node *k)
+{
+	const struct uses *u = arg;
+
+	(void)k;
+	return !strncmp(key, u->prefix, u->len);
+}
+
+static int instance_uses(const struct bctx *b, const char *ev)
+{
+	const char *leaf = strrchr(ev, '.');
+	char prefix[512];
+	struct uses u = {prefix, 0};
+
+	if (!leaf || (strcmp(leaf, ".probes") && strcmp(leaf, ".fields")))
+		return 0;
+	u.len = (size_t)snprintf(prefix, sizeof(prefix), "ftrace.instance.%s.event.%.*s.",
+				 b->S->instance, (int)(leaf - ev), ev);
+	return u.len < sizeof(prefix) && trail_bconf_each(b->S->bconf, uses_key, &u);
+}
+
+/* ftrace.KEY, or ftrace.instance.NAME.KEY: the instance's own keys are
+ * read for its session as the top's are for the top's */
 static int ftrace_key(struct bctx *b, const char *key, const char *rest,
 		      const struct trail_bconf_node *k)
 {
 	if (!strncmp(rest, "instance.", 9)) {
-		if (b->pass == 0)
-			unknown(b, key, "instances (a second session with its own buffer) are not "
-				"taken from a bootconfig file yet: left out");
-		return 0;
+		const char *name = rest + 9, *dot = strchr(name, '.');
+		const char *want = b->S->instance;
+
+		if (!dot || dot == name) {
+			if (b->pass == 0)
+				unknown(b, key, "an instance's keys are ftrace.instance.NAME.KEY: "
+					"left out");
+			return 0;
+		}
+		if (!want || strlen(want) != (size_t)(dot - name) || strncmp(want, name, strlen(want)))
+			return 0; /* (another session's) */
+		rest = dot + 1;
+	} else if (b->S->instance) {
+		if (!strncmp(rest, "event.", 6) && instance_uses(b, rest + 6))
+			return event_key(b, key, rest + 6, k);
+		return 0; /* (the top's) */
 	}
 	if (!strncmp(rest, "event.", 6))
 		return event_key(b, key, rest + 6, k);
@@ -510,6 +552,8 @@ static int one_key(void *arg, const char *key, const struct trail_bconf_node *k)
 	unknown(b, key, "not a tracing key (ftrace.*, kernel.*, trail.output): left out");
 	return 0;
 }
+
+static int instance_output(struct trail_session *S);
 
 int trail_session_bootconfig(struct trail_session *S, const char *path, const char *text,
 			     size_t len)
@@ -550,6 +594,19 @@ int trail_session_bootconfig(struct trail_session *S, const char *path, const ch
 	for (b.pass = 0, r = 0; b.pass < 2 && !r; b.pass++)
 		r = trail_bconf_each(S->bconf, one_key, &b);
 	S->diag = b.outer;
+	if (!r && S->instance) {
+		char names[64][64];
+		int n = trail_session_bootconfig_instances(S, names, 64), i;
+
+		for (i = 0; i < n && i < 64 && strcmp(names[i], S->instance); i++)
+			;
+		r = i == n || i == 64
+			    ? trail_session_usage(S, "%s: no instance '%s' (ftrace.instance.%s.*)", path,
+						  S->instance, S->instance)
+			    : instance_output(S);
+	}
+	if (!r && !(S->bconf_path = trail_session_keep(S, strdup(path))))
+		r = TRAIL_SESSION_FAIL;
 	if (!r && b.nw) {
 		struct bwhere *w = malloc(sizeof(*w) + b.nw * sizeof(w->v[0]));
 		char *p = strdup(path);
@@ -575,6 +632,29 @@ int trail_session_bootconfig(struct trail_session *S, const char *path, const ch
 	free(b.wtext);
 	free(b.wnode);
 	return r;
+}
+
+int trail_session_bootconfig_instances(const struct trail_session *S, char (*names)[64],
+				       int max)
+{
+	return S->bconf ? trail_bconf_names(S->bconf, "ftrace.instance.", names, max) : 0;
+}
+
+/* an instance's output: OUTPUT with .NAME before its extension
+ * (app-%p.dat: app-%p.NAME.dat), else after it */
+static int instance_output(struct trail_session *S)
+{
+	const char *out = S->output ? S->output : "trace.dat", *slash = strrchr(out, '/');
+	const char *dot = strrchr(slash ? slash + 1 : out, '.');
+	char *o = NULL;
+
+	if (dot && dot > (slash ? slash + 1 : out)) {
+		if (asprintf(&o, "%.*s.%s%s", (int)(dot - out), out, S->instance, dot) < 0)
+			o = NULL;
+	} else if (asprintf(&o, "%s.%s", out, S->instance) < 0) {
+		o = NULL;
+	}
+	return (S->output = trail_session_keep(S, o)) ? 0 : TRAIL_SESSION_FAIL;
 }
 
 int trail_session_bootconfig_file(struct trail_session *S, const char *path)

@@ -109,6 +109,11 @@ struct trail_session {
 	char **owned;
 	int nowned;
 	struct trail_bconf *bconf; /* a bootconfig's tree, its values used */
+	const char *bconf_path;    /* ... its file (kept) */
+	/* which of the file's instances the session records: NULL the top
+	 * (ftrace.*), else ftrace.instance.NAME.* (the top's probe and
+	 * synthetic definitions it names with them), into OUTPUT.NAME */
+	const char *instance;
 	int start_paused;   /* tracing off until a traceon trigger */
 	int check_only;     /* checked, not recorded: no target needed */
 };
@@ -142,6 +147,10 @@ int trail_session_bootconfig(struct trail_session *S, const char *path, const ch
 			     size_t len);
 /* ... read from the file path (at most the grammar's limit and a byte) */
 int trail_session_bootconfig_file(struct trail_session *S, const char *path);
+/* The instances (ftrace.instance.NAME) of the session's bootconfig file,
+ * up to max names of at most 63 bytes: how many there are. */
+int trail_session_bootconfig_instances(const struct trail_session *S, char (*names)[64],
+				       int max);
 
 /* The parts against each other (a filter needs an event, graph options
  * a graph tracer...), and the kept synthetic definitions the session

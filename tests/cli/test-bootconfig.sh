@@ -288,6 +288,51 @@ snapshot_on_request() {
 	has err.txt "give one PID"
 }
 
+# Instances (ftrace.instance.NAME): a session each, with its own events
+# and filters, the top's probe definitions where it names them, into
+# OUTPUT.NAME; checked and said by -c; recorded from the first
+# instruction in a boot-time session.
+instances() {
+	local f
+	fresh_registry
+	rm -f i-*.dat
+	cat >i.bconf <<-EOF
+	ftrace {
+	    event.app.start { enable }
+	    event.kprobes.ws.probes = "worker_serve id=%di"
+	    instance.slow {
+	        event.app.request { enable; filter = "fd > 100" }
+	        event.kprobes.ws.enable
+	    }
+	    instance.stops.event.app.stop.enable
+	}
+	trail.output = "$PWD/i-%p.dat"
+	EOF
+	$TRAIL bootconfig -c i.bconf "$EX" >out.txt
+	has out.txt "instance slow (ftrace.instance.slow): ok; a recorder of its own (--instance slow):"
+	has out.txt " -e kprobes:ws -e app:request -f 'fd > 100' -o $PWD/i-%p.slow.dat ..."
+	has out.txt "instance stops (ftrace.instance.stops): ok"
+	has out.txt "  trail record -e app:stop -o $PWD/i-%p.stops.dat ..."
+	expect_rc 2 $TRAIL record --bootconfig i.bconf --instance nosuch -- "$EX" 2>err.txt
+	has err.txt "i.bconf: no instance 'nosuch' (ftrace.instance.nosuch.*)"
+	expect_rc 2 $TRAIL record --instance slow -e app:start -- "$EX" 2>err.txt
+	has err.txt "--instance slow names an instance of a --bootconfig file"
+	env TRAIL_BOOTCONFIG=i.bconf LD_PRELOAD=$LIBTRAIL "$EX" 2 3 >/dev/null
+	f=$(boot_file 'i-[0-9]*[0-9].dat') || die "no file: $(ls i-*)"
+	wait_for "[ -e ${f%.dat}.slow.dat ] && [ -e ${f%.dat}.stops.dat ]" || die "instances: $(ls i-*)"
+	$TRAIL report -q -i "$f" >top.txt
+	$TRAIL report -q -i "${f%.dat}.slow.dat" >slow.txt
+	$TRAIL report -q -i "${f%.dat}.stops.dat" >stops.txt
+	has top.txt "app:start: workers=2 requests=3"
+	hasnt top.txt "app:request"
+	[ "$(grep -c 'app:request: fd=1[0-9][0-9] ' slow.txt)" = 3 ] || die "slow: $(cat slow.txt)"
+	hasnt slow.txt "fd=10 "
+	[ "$(grep -c 'kprobes:ws: (worker_serve+0x0' slow.txt)" = 2 ] || die "slow probes: $(cat slow.txt)"
+	hasnt slow.txt "app:start"
+	has stops.txt "app:stop: handled=6"
+	[ "$(grep -c ': app:' stops.txt)" = 1 ] || die "stops: $(cat stops.txt)"
+}
+
 t check_file check_file
 t syntax_errors syntax_errors
 t record_events record_events
@@ -297,3 +342,4 @@ t boot_session boot_session
 t boot_through_launchers boot_through_launchers
 t boot_bad_and_killed boot_bad_and_killed
 t snapshot_on_request snapshot_on_request
+t instances instances

@@ -128,6 +128,35 @@ static void as_command(const struct trail_session *S)
 		printf("  (tracing off until a traceon trigger fires: ftrace.tracing_on = 0)\n");
 }
 
+/* instance name of the file: checked as the top is, its command said */
+static int check_instance(const char *file, const char *name, char **cmd)
+{
+	static const struct trail_diag diag = {tool_diag, (void *)"bootconfig"};
+	struct trail_session S;
+	const char *why;
+	int r;
+
+	trail_session_init(&S, &diag);
+	S.check_only = 1;
+	S.instance = name;
+	r = trail_session_bootconfig_file(&S, file);
+	if (!r)
+		r = trail_session_validate(&S, cmd);
+	if (!r && *S.cmd) {
+		if (!(S.cmd_path = tool_find_file(S.cmd[0], 1, &why)))
+			r = (tool_err("%s: %s", S.cmd[0], why), 1);
+		else
+			r = trail_session_check_program(&S);
+	}
+	if (!r) {
+		printf("instance %s (ftrace.instance.%s): ok; a recorder of its own "
+		       "(--instance %s):\n", name, name, name);
+		as_command(&S);
+	}
+	trail_session_free(&S);
+	return r;
+}
+
 int cmd_bootconfig(int argc, char **argv)
 {
 	static const struct trail_diag diag = {tool_diag, (void *)"bootconfig"};
@@ -162,6 +191,14 @@ int cmd_bootconfig(int argc, char **argv)
 		printf("%s: ok%s%s; it records what this asks for:\n", file,
 		       *S.cmd ? ", checked against " : "", *S.cmd ? S.cmd_path : "");
 		as_command(&S);
+	}
+	/* each instance: a session of its own, checked the same way */
+	if (!r) {
+		char names[64][64];
+		int n = trail_session_bootconfig_instances(&S, names, 64);
+
+		for (int i = 0; i < n && i < 64 && !r; i++)
+			r = check_instance(file, names[i], argv + optind);
 	}
 	trail_session_free(&S);
 	return r;

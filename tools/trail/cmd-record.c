@@ -93,6 +93,7 @@ enum {
 	O_CHUNK = OPT_LONG_ID, O_OVERWRITE, O_BLOCKING, O_UNKNOWN, O_DEPTH,
 	O_THRESH, O_RETVAL, O_ARGS, O_NO_LIBCALL, O_NEST_LIBCALL, O_TID, O_NEST, O_PROBE, O_SYNTH,
 	O_BOOTCONFIG,
+	O_INSTANCE,
 };
 
 static const struct opt_cmd record_opts = {
@@ -160,6 +161,9 @@ static const struct opt_cmd record_opts = {
 		 "what to record from a bootconfig file (the kernel's\n"
 		 "boot-time tracing keys: ftrace.tracer, ftrace.event.*,\n"
 		 "...; 'trail bootconfig -c' checks one)", O_BOOTCONFIG, NULL},
+		{0, "instance", OPT_REQUIRED, "NAME",
+		 "with --bootconfig: its instance NAME alone\n"
+		 "(ftrace.instance.NAME.*), into OUTPUT.NAME", O_INSTANCE, NULL},
 		{0, "synth", OPT_REQUIRED, "DEF",
 		 "a synthetic event for this recording only, in the\n"
 		 "grammar of 'trail synth' (for -T's trace())", O_SYNTH, NULL},
@@ -410,6 +414,12 @@ static int parse(struct rec *C, int argc, char **argv)
 	struct opt_parser op;
 	int c, r = 0;
 
+	/* (the instance first: the bootconfig file is read for it) */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--instance") && i + 1 < argc)
+			S->instance = argv[i + 1];
+		else if (!strncmp(argv[i], "--instance=", 11))
+			S->instance = argv[i] + 11;
 	opt_init(&op, &record_opts, argc, argv);
 	while (!r && (c = opt_next(&op)) != OPT_END) {
 		uint64_t v;
@@ -533,6 +543,8 @@ static int parse(struct rec *C, int argc, char **argv)
 			return op.status ? op.status : -1;
 		}
 	}
+	if (!r && S->instance && !S->bconf)
+		return usage_err("--instance %s names an instance of a --bootconfig file", S->instance);
 	if (!r)
 		r = trail_session_validate(S, argv + optind);
 	/* a file per process: -o with %p (a bootconfig's trail.output) */
@@ -689,6 +701,7 @@ static int record(struct rec *C, int argc, char **argv)
 		goto out;
 	}
 
+	record_instances_start(S, trail_recorder_child(C->R, NULL, NULL));
 	for (;;) {
 		uint64_t now = trail__mono_ns();
 		pid_t child;
@@ -735,6 +748,7 @@ static int record(struct rec *C, int argc, char **argv)
 		}
 		trail_recorder_nap(C->R, n);
 	}
+	record_instances_stop();
 	if (trail_recorder_error(C->R)) {
 		/* stop the writers, keep what is on disk */
 		trail_recorder_detach(C->R);

@@ -1270,8 +1270,10 @@ int mnt_run(const char *dir, int foreground, int debug)
 	struct fuse *f;
 	pthread_t t;
 
-	if (check_dir(dir, &real))
+	if (check_dir(dir, &real)) {
+		free(real);
 		return 1;
+	}
 	if (access("/dev/fuse", R_OK | W_OK)) {
 		tool_err("mount: /dev/fuse: %s (FUSE is needed: the fuse3 package, and /dev/fuse "
 			 "in a container)", strerror(errno));

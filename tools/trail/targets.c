@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -336,3 +337,77 @@ int record_check_command(struct trail_session *S, const char **libtrail)
 	return trail_session_check_program(S);
 }
 
+
+/* ------------------------------------------------- a bootconfig's instances */
+
+#define MAX_INSTANCES 64
+static pid_t inst_pid[MAX_INSTANCES];
+static int ninst;
+
+void record_instances_start(const struct trail_session *S, pid_t pid)
+{
+	char names[MAX_INSTANCES][64], pids[32][24];
+	int n;
+
+	if (!S->bconf || S->instance || !S->bconf_path)
+		return;
+	n = trail_session_bootconfig_instances(S, names, MAX_INSTANCES);
+	if (n > MAX_INSTANCES) {
+		tool_warn("%s: %d instances, the first %d recorded", S->bconf_path, n, MAX_INSTANCES);
+		n = MAX_INSTANCES;
+	}
+	for (int i = 0; i < n; i++) {
+		char *argv[16 + 2 * 32];
+		int a = 0;
+		pid_t c;
+
+		argv[a++] = "trail";
+		argv[a++] = "record";
+		argv[a++] = "-q";
+		argv[a++] = "--allow-unknown";
+		argv[a++] = "--bootconfig";
+		argv[a++] = (char *)S->bconf_path;
+		argv[a++] = "--instance";
+		argv[a++] = names[i];
+		if (S->all) {
+			argv[a++] = "-a";
+		} else if (pid) {
+			snprintf(pids[0], sizeof(pids[0]), "%d", (int)pid);
+			argv[a++] = "-P";
+			argv[a++] = pids[0];
+		} else {
+			for (int k = 0; k < S->npids && k < 32; k++) {
+				snprintf(pids[k], sizeof(pids[k]), "%d", (int)S->pids[k]);
+				argv[a++] = "-P";
+				argv[a++] = pids[k];
+			}
+		}
+		argv[a] = NULL;
+		if ((c = fork()) == 0) {
+			execv("/proc/self/exe", argv);
+			_exit(127);
+		}
+		if (c > 0)
+			inst_pid[ninst++] = c;
+	}
+}
+
+void record_instances_stop(void)
+{
+	for (int i = 0; i < ninst; i++)
+		kill(inst_pid[i], SIGINT);
+	for (int i = 0; i < ninst; i++) {
+		int st, t;
+
+		for (t = 0; t < 1000 && waitpid(inst_pid[i], &st, WNOHANG) != inst_pid[i]; t++) {
+			struct timespec ts = {0, 10000000};
+
+			nanosleep(&ts, NULL);
+		}
+		if (t == 1000) {
+			kill(inst_pid[i], SIGKILL);
+			waitpid(inst_pid[i], &st, 0);
+		}
+	}
+	ninst = 0;
+}

@@ -18,4 +18,11 @@ int record_check_pid(struct trail_session *S, pid_t pid, int *sig);
  * program's objects. 0, or the exit status (said). */
 int record_check_command(struct trail_session *S, const char **libtrail);
 
+/* A bootconfig file's instances (ftrace.instance.NAME): a recorder each,
+ * `trail record -q --bootconfig FILE --instance NAME`, started as children
+ * of this one on what it records (pid: the launched command, else S's -P
+ * processes, or -a), and stopped with it (SIGINT, 10 s, then SIGKILL). */
+void record_instances_start(const struct trail_session *S, pid_t pid);
+void record_instances_stop(void);
+
 #endif /* TRAIL_TOOLS_TARGETS_H */
