@@ -128,8 +128,10 @@ static void as_command(const struct trail_session *S)
 		printf("  (tracing off until a traceon trigger fires: ftrace.tracing_on = 0)\n");
 }
 
-/* instance name of the file: checked as the top is, its command said */
-static int check_instance(const char *file, const char *name, char **cmd)
+/* The file's top (name NULL) or its instance name: read, checked (with
+ * cmd, against its program), and said as a command line. *names: the
+ * instances (the top's call), up to 64. 0, or the exit status. */
+static int check_one(const char *file, const char *name, char **cmd, char (*names)[64], int *n)
 {
 	static const struct trail_diag diag = {tool_diag, (void *)"bootconfig"};
 	struct trail_session S;
@@ -148,22 +150,26 @@ static int check_instance(const char *file, const char *name, char **cmd)
 		else
 			r = trail_session_check_program(&S);
 	}
-	if (!r) {
+	if (!r && !name)
+		printf("%s: ok%s%s; it records what this asks for:\n", file,
+		       *S.cmd ? ", checked against " : "", *S.cmd ? S.cmd_path : "");
+	else if (!r)
 		printf("instance %s (ftrace.instance.%s): ok; a recorder of its own "
 		       "(--instance %s):\n", name, name, name);
+	if (!r)
 		as_command(&S);
-	}
+	if (!r && names)
+		*n = trail_session_bootconfig_instances(&S, names, 64);
 	trail_session_free(&S);
 	return r;
 }
 
 int cmd_bootconfig(int argc, char **argv)
 {
-	static const struct trail_diag diag = {tool_diag, (void *)"bootconfig"};
-	struct trail_session S;
 	struct opt_parser op;
-	const char *file = NULL, *why;
-	int c, r;
+	const char *file = NULL;
+	char names[64][64];
+	int c, r, n = 0;
 
 	opt_init(&op, &bootconfig_opts, argc, argv);
 	while ((c = opt_next(&op)) != OPT_END) {
@@ -176,30 +182,9 @@ int cmd_bootconfig(int argc, char **argv)
 		tool_usage_err("bootconfig", "give the file to check: -c FILE");
 		return EXIT_USAGE;
 	}
-	trail_session_init(&S, &diag);
-	S.check_only = 1;
-	r = trail_session_bootconfig_file(&S, file);
-	if (!r)
-		r = trail_session_validate(&S, argv + optind);
-	if (!r && *S.cmd) {
-		if (!(S.cmd_path = tool_find_file(S.cmd[0], 1, &why)))
-			r = (tool_err("%s: %s", S.cmd[0], why), 1);
-		else
-			r = trail_session_check_program(&S);
-	}
-	if (!r) {
-		printf("%s: ok%s%s; it records what this asks for:\n", file,
-		       *S.cmd ? ", checked against " : "", *S.cmd ? S.cmd_path : "");
-		as_command(&S);
-	}
+	r = check_one(file, NULL, argv + optind, names, &n);
 	/* each instance: a session of its own, checked the same way */
-	if (!r) {
-		char names[64][64];
-		int n = trail_session_bootconfig_instances(&S, names, 64);
-
-		for (int i = 0; i < n && i < 64 && !r; i++)
-			r = check_instance(file, names[i], argv + optind);
-	}
-	trail_session_free(&S);
+	for (int i = 0; i < n && i < 64 && !r; i++)
+		r = check_one(file, names[i], argv + optind, NULL, NULL);
 	return r;
 }
