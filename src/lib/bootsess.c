@@ -170,10 +170,12 @@ static void boot_session(char **envp)
 	}
 	argv[5] = (char *)file;
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	for (char **e = environ; e && *e && n < MAX_ENV - 1; e++)
+	for (char **e = environ; e && *e && n < MAX_ENV - 2; e++)
 		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "TRAIL_BOOTCONFIG=", 17) &&
 		    strncmp(*e, "TRAIL_SESSION=", 14))
 			renv[n++] = *e;
+	/* (what `trail record -P PID` looks for to take the session over) */
+	renv[n++] = "TRAIL_BOOT_RECORDER=1";
 	renv[n] = NULL;
 	/* functions the file hooks are hooked with the decoder: in before
 	 * the recorder looks (it would load it through ptrace); a file of

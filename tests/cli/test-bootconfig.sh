@@ -333,6 +333,34 @@ instances() {
 	[ "$(grep -c ': app:' stops.txt)" = 1 ] || die "stops: $(cat stops.txt)"
 }
 
+# trail record -P on a process a boot-time session records: once its own
+# session has joined, the boot session's recorder is stopped and its file
+# written whole; the two overlap, so nothing is lost between them.
+take_over() {
+	local pid f last first
+	fresh_registry
+	rm -f tk-*.dat*
+	printf 'ftrace.events = "app:*"\ntrail.output = "%s/tk-%%p.dat"\n' "$PWD" >tk.bconf
+	TRAIL_BOOTCONFIG=tk.bconf LD_PRELOAD=$LIBTRAIL "$EX" --loop 2 3 >/dev/null &
+	pid=$!
+	wait_for "[ -e tk-$pid.dat.part ]" || die "no boot session: $(ls)"
+	sleep 0.3
+	$TRAIL record -P $pid -e 'app:*' -o new.dat 2>err.txt &
+	local r=$!
+	wait_for "grep -q 'took over' err.txt" || die "no take-over: $(cat err.txt)"
+	has err.txt "trail: took over the boot-time session (trail record "
+	has err.txt "what it recorded is in $PWD/tk-$pid.dat"
+	[ -e "tk-$pid.dat" ] && [ ! -e "tk-$pid.dat.part" ] || die "boot file not written: $(ls tk-*)"
+	sleep 0.3
+	stop_rec $r
+	kill $pid
+	last=$($TRAIL report -q -i "tk-$pid.dat" | awk '/app:/ { t = $3 } END { sub(":", "", t); print t }')
+	first=$($TRAIL report -q -i new.dat | awk '/app:/ { t = $3; sub(":", "", t); print t; exit }')
+	awk -v l="$last" -v f="$first" 'BEGIN { exit !(f + 0 <= l + 0) }' ||
+		die "a gap between the boot file ($last) and the new one ($first)"
+	[ "$($TRAIL report -q -i new.dat | grep -c 'app:request')" -gt 6 ] || die "new: $(head new.dat)"
+}
+
 t check_file check_file
 t syntax_errors syntax_errors
 t record_events record_events
@@ -343,3 +371,4 @@ t boot_through_launchers boot_through_launchers
 t boot_bad_and_killed boot_bad_and_killed
 t snapshot_on_request snapshot_on_request
 t instances instances
+t take_over take_over

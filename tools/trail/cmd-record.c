@@ -701,6 +701,7 @@ static int record(struct rec *C, int argc, char **argv)
 		goto out;
 	}
 
+	record_take_over(S);
 	record_instances_start(S, trail_recorder_child(C->R, NULL, NULL));
 	for (;;) {
 		uint64_t now = trail__mono_ns();

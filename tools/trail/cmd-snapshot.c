@@ -61,54 +61,50 @@ static int recorder_memfd(pid_t rpid, ino_t ino)
 	return fd;
 }
 
-/* One session of pid's (its arena mapped at lo, inode ino): 1 asked, 0
- * not a flight recorder or not ours to ask (said), -1 not an arena */
-static int ask(pid_t pid, unsigned long lo, ino_t ino)
+struct asked {
+	pid_t pid;
+	int asked;
+};
+
+/* One session of pid's (its arena mapped at lo, inode ino, header h):
+ * asked, if a flight recorder and ours to ask (else said) */
+static int ask(void *arg, unsigned long lo, ino_t ino, const struct trail_arena_hdr *h)
 {
-	struct trail_arena_hdr h;
-	char path[64];
-	int fd, mfd;
+	struct asked *a = arg;
+	int mfd;
 	void *m;
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	if (pread(fd, &h, sizeof(h), (off_t)lo) != (ssize_t)sizeof(h) ||
-	    h.magic != TRAIL_ARENA_MAGIC) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	if (!(h.flags & TRAIL_ARENA_OVERWRITE)) {
+	(void)lo;
+	if (!(h->flags & TRAIL_ARENA_OVERWRITE)) {
 		tool_warn("process %d records for trail record %u, which is not a flight recorder "
-			  "(--overwrite): its file gets every event already", (int)pid,
-			  h.recorder_pid);
+			  "(--overwrite): its file gets every event already", (int)a->pid,
+			  h->recorder_pid);
 		return 0;
 	}
-	if ((mfd = recorder_memfd((pid_t)h.recorder_pid, ino)) < 0) {
+	if ((mfd = recorder_memfd((pid_t)h->recorder_pid, ino)) < 0) {
 		tool_warn("process %d records for trail record %u, whose buffer cannot be opened "
-			  "(%s)", (int)pid, h.recorder_pid, strerror(errno));
+			  "(%s)", (int)a->pid, h->recorder_pid, strerror(errno));
 		return 0;
 	}
-	m = mmap(NULL, sizeof(h), PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	m = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
 	close(mfd);
 	if (m == MAP_FAILED)
 		return 0;
 	/* the recorder writes a snapshot when the count changes */
 	__atomic_fetch_add(&((struct trail_arena_hdr *)m)->snapshots, 1, __ATOMIC_RELEASE);
-	munmap(m, sizeof(h));
+	munmap(m, sizeof(*h));
 	printf("trail record %u (process %d's flight recorder) writes a snapshot: its output's "
-	       "next .N file\n", h.recorder_pid, (int)pid);
-	return 1;
+	       "next .N file\n", h->recorder_pid, (int)a->pid);
+	a->asked++;
+	return 0;
 }
 
 int cmd_snapshot(int argc, char **argv)
 {
 	struct opt_parser op;
-	char path[64], line[4608];
-	int c, asked = 0, seen = 0;
+	struct asked a = {0, 0};
+	int c, seen;
 	pid_t pid;
-	FILE *f;
 
 	opt_init(&op, &snapshot_opts, argc, argv);
 	while ((c = opt_next(&op)) != OPT_END)
@@ -120,30 +116,18 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	if (tool_pid_arg("snapshot", "PID", argv[optind], &pid))
 		return EXIT_USAGE;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(path, "re"))) {
+	a.pid = pid;
+	seen = tool_arenas(pid, ask, &a);
+	if (seen < 0) {
 		if (errno == ENOENT)
 			tool_err("no process with pid %d", (int)pid);
 		else
-			tool_err("cannot read %s: %s", path, strerror(errno));
+			tool_err("cannot read /proc/%d/maps: %s", (int)pid, strerror(errno));
 		return 1;
 	}
-	/* each arena once: its first mapping (offset 0) */
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, off, ino;
-		char obj[4096] = "";
-
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %lu %4095s", &lo, &hi, &off, &ino, obj) != 5 ||
-		    off || strncmp(obj, "/memfd:trail-arena", 18))
-			continue;
-		c = ask(pid, lo, (ino_t)ino);
-		seen += c >= 0;
-		asked += c > 0;
-	}
-	fclose(f);
 	if (!seen) {
 		tool_err("process %d records for no trail session", (int)pid);
 		return 1;
 	}
-	return asked ? 0 : 1;
+	return a.asked ? 0 : 1;
 }

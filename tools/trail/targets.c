@@ -17,11 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../../src/common/arena.h"
 #include "../../src/common/registry.h"
 #include "../../src/common/util.h"
 #include "../../src/recorder/recorder.h"
@@ -410,4 +412,85 @@ void record_instances_stop(void)
 		}
 	}
 	ninst = 0;
+}
+
+/* ------------------------------------------------ a boot-time session's */
+
+struct boot {
+	pid_t rec[TRAIL_MAX_SESSIONS];
+	int n;
+};
+
+static int boot_arena(void *arg, unsigned long lo, ino_t ino, const struct trail_arena_hdr *h)
+{
+	struct boot *b = arg;
+	char path[64], env[65536];
+	pid_t r = (pid_t)h->recorder_pid;
+	ssize_t k;
+
+	(void)lo;
+	(void)ino;
+	if (r == getpid() || b->n == TRAIL_MAX_SESSIONS)
+		return 0;
+	for (int i = 0; i < b->n; i++)
+		if (b->rec[i] == r)
+			return 0;
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)r);
+	k = trail__read_file(path, env, sizeof(env));
+	for (ssize_t i = 0; i < k; i += (ssize_t)strlen(env + i) + 1)
+		if (!strcmp(env + i, "TRAIL_BOOT_RECORDER=1")) {
+			b->rec[b->n++] = r;
+			break;
+		}
+	return 0;
+}
+
+/* the file recorder r writes (its FILE.part), into out */
+static void rec_output(pid_t r, char *out, size_t n)
+{
+	char dir[64], p[320], link[4096];
+	struct dirent *d;
+	DIR *D;
+
+	snprintf(out, n, "its file");
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)r);
+	if (!(D = opendir(dir)))
+		return;
+	while ((d = readdir(D))) {
+		ssize_t k;
+
+		snprintf(p, sizeof(p), "%s/%s", dir, d->d_name);
+		k = readlink(p, link, sizeof(link) - 1);
+		if (k > 5 && !memcmp(link + k - 5, ".part", 5)) {
+			snprintf(out, n, "%.*s", (int)(k - 5), link);
+			break;
+		}
+	}
+	closedir(D);
+}
+
+void record_take_over(const struct trail_session *S)
+{
+	struct boot b = {.n = 0};
+	char out[4096];
+
+	/* (a boot-time session's own recorders: its instances') */
+	if (getenv("TRAIL_BOOT_RECORDER"))
+		return;
+	for (int i = 0; i < S->npids; i++)
+		tool_arenas(S->pids[i], boot_arena, &b);
+	for (int i = 0; i < b.n; i++) {
+		rec_output(b.rec[i], out, sizeof(out));
+		if (kill(b.rec[i], SIGINT))
+			continue;
+		/* (not our child: gone once init has reaped it) */
+		for (int t = 0; t < 1000 && !trail__proc_gone(b.rec[i]); t++) {
+			struct timespec ts = {0, 10000000};
+
+			nanosleep(&ts, NULL);
+		}
+		if (!S->quiet)
+			fprintf(stderr, "trail: took over the boot-time session (trail record %d): "
+				"what it recorded is in %s\n", (int)b.rec[i], out);
+	}
 }

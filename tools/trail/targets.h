@@ -25,4 +25,11 @@ int record_check_command(struct trail_session *S, const char **libtrail);
 void record_instances_start(const struct trail_session *S, pid_t pid);
 void record_instances_stop(void);
 
+/* -P on processes a boot-time session records (its recorder started by
+ * libtrail: TRAIL_BOOT_RECORDER in its environment): once this session
+ * has joined, that recorder is stopped, its file keeping what it recorded
+ * until then; this one records from then on (the two overlap: nothing is
+ * lost between them). Said unless S->quiet. */
+void record_take_over(const struct trail_session *S);
+
 #endif /* TRAIL_TOOLS_TARGETS_H */

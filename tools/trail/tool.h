@@ -105,6 +105,13 @@ int cmd_probe(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_hist(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
+/* Each trail session process pid records into (the arenas it maps):
+ * fn(arg, where it is mapped, its memfd's inode, its header read through
+ * /proc/PID/mem); fn's non-zero stops the walk. How many there were, or
+ * -1 (errno: pid's maps unreadable). */
+struct trail_arena_hdr;
+int tool_arenas(pid_t pid, int (*fn)(void *arg, unsigned long lo, ino_t ino,
+				     const struct trail_arena_hdr *h), void *arg);
 int cmd_umount(int argc, char **argv);
 
 #endif /* TRAIL_TOOL_H */

@@ -347,3 +347,36 @@ uint32_t tool_clock_choose(const char *want, const char **why)
 	close(dfd);
 	return clock;
 }
+
+int tool_arenas(pid_t pid, int (*fn)(void *arg, unsigned long lo, ino_t ino,
+				     const struct trail_arena_hdr *h), void *arg)
+{
+	char path[64], line[4608];
+	int n = 0, mem;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	mem = open(path, O_RDONLY | O_CLOEXEC);
+	/* each arena once: its first mapping (offset 0) */
+	while (mem >= 0 && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, ino;
+		char obj[4096] = "";
+		struct trail_arena_hdr h;
+
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %lu %4095s", &lo, &hi, &off, &ino, obj) != 5 ||
+		    off || strncmp(obj, "/memfd:trail-arena", 18) ||
+		    pread(mem, &h, sizeof(h), (off_t)lo) != (ssize_t)sizeof(h) ||
+		    h.magic != TRAIL_ARENA_MAGIC)
+			continue;
+		n++;
+		if (fn(arg, lo, (ino_t)ino, &h))
+			break;
+	}
+	if (mem >= 0)
+		close(mem);
+	fclose(f);
+	return n;
+}
