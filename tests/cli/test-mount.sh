@@ -223,7 +223,11 @@ instances() {
 	w 'app:start' "m/per_pid/$APP/set_event"
 	wait_for "grep -q 'app:start' m/per_pid/$APP/trace" || die "nothing for the pid"
 	running "$APP" || die "the example died"
+	# the process gone: its recording is still there, at once
 	kill "$APP"
+	wait "$APP" 2>/dev/null || true
+	timeout 3 cat "m/per_pid/$APP/trace" >dead.txt || die "the trace of an ended process hangs"
+	has dead.txt "app:start"
 }
 
 # bad writes: too long, NUL bytes, garbage; concurrent writers

@@ -529,7 +529,7 @@ static char *snapshot(struct mnt_inst *I)
 	for (int i = 0; i < 2500 && n <= before; i++) {
 		n = last_snapshot(I->out);
 		if (n <= before) {
-			if (kill(I->child, 0))
+			if (trail__proc_gone(I->child))
 				break;
 			msleep(2);
 		}
@@ -647,6 +647,10 @@ char *mnt_trace_text(struct mnt_inst *I, int pipe, size_t *len)
 		return NULL;
 	if (pipe)
 		w.hi = trail__mono_ns() - MNT_SETTLE_NS;
+	/* a recorder that ended (per_pid/PID: its process exited): its file
+	 * joins the earlier ones */
+	if (I->child && trail__proc_gone(I->child))
+		mnt_stop(I);
 	if (I->child && I->hdr)
 		snap = snapshot(I);
 	for (int i = 0; i < I->nold; i++)
