@@ -44,7 +44,7 @@ trap cleanup EXIT
 
 . "$(dirname "$0")/lib.sh"
 
-declare -a en dis notp rdtsc bytes lost10 repspeed lt ltbytes ltlost
+en=() dis=() notp=() rdtsc=() bytes=() lost10=() repspeed=() lt=() ltbytes=() ltlost=()
 for r in $(seq "$RUNS"); do
 	l=$("${PIN_REC[@]}" "$TRAIL" record -q -e bench:event -o "$TMP/t.dat" -- "$BUILD/bench/bench_event")
 	en+=("$(field ns_per_event "$l")"); rdtsc+=("$(field rdtsc_ns "$l")")
@@ -64,7 +64,8 @@ done
 # function_graph: the same -fpatchable-function-entry=5 binary untraced,
 # under trail, under uftrace (-b 4M: its default 128 KiB buffers make it
 # about 2.5x slower); the unpatched build as the reference
-declare -a fg_plain fg_pfe fg_trail fg_bytes uf uf_bytes fgu_trail fgw_trail ufu lc_trail lc_uf
+# (empty, not unset: a peer not installed leaves its own empty under set -u)
+fg_plain=() fg_pfe=() fg_trail=() fg_bytes=() uf=() uf_bytes=() fgu_trail=() fgw_trail=() ufu=() lc_trail=() lc_uf=()
 minus() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a-b}'; }
 for r in $(seq "$RUNS"); do
 	l=$("$BUILD/bench/bench_fgraph_plain"); pbase=$(field ns_per_iter "$l"); fg_plain+=("$pbase")

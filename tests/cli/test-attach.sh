@@ -275,7 +275,7 @@ attach_by_injection() {
 	$TRAIL record -o j.dat -p function_graph -l lookup -P $sp 2>err.txt &
 	local rp=$!
 	wait_for "grep -q 'attached to process' err.txt" || die "no attach: $(cat err.txt)"
-	sleep 0.5
+	sleep 0.2 # (a spinning caller: a large file already)
 	stop_rec $rp
 	has err.txt "loading "
 	has err.txt "into process $sp (ftrace-prog-nof)"
@@ -288,7 +288,7 @@ attach_by_injection() {
 	$TRAIL record -q -o k.dat -p function -l hash -P $sp 2>err2.txt &
 	rp=$!
 	wait_for "grep -q trail-arena /proc/$sp/maps" || die "second attach: $(cat err2.txt)"
-	sleep 0.5
+	sleep 0.2
 	stop_rec $rp
 	hasnt err2.txt "loading "
 	$TRAIL report -i k.dat | grep -q 'hash <-lookup' || die "second attach: $($TRAIL report -i k.dat | tail -2)"
