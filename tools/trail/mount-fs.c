@@ -91,6 +91,7 @@ struct fh {
 	size_t len;
 	int flags;
 	size_t poff; /* trace_pipe: what was returned of buf */
+	pthread_mutex_t pipe; /* trace_pipe: one reader of the handle at once */
 };
 
 static time_t mnt_time;
@@ -948,6 +949,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	}
 	h->n.I->opens++;
 	pthread_mutex_unlock(&mnt.lock);
+	pthread_mutex_init(&h->pipe, NULL);
 	fi->fh = (uint64_t)(uintptr_t)h;
 	fi->direct_io = 1;
 	if (h->n.file == F_TRACE_PIPE)
@@ -967,6 +969,7 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&mnt.lock);
 	h->n.I->opens--;
 	pthread_mutex_unlock(&mnt.lock);
+	pthread_mutex_destroy(&h->pipe);
 	free(h->buf);
 	free(h);
 	return 0;
@@ -1011,10 +1014,16 @@ static int pipe_read(struct fh *h, char *buf, size_t size, struct fuse_file_info
 static int op_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct fh *h = (struct fh *)(uintptr_t)fi->fh;
+	int r;
 
 	(void)path;
-	if (h->n.file == F_TRACE_PIPE)
-		return pipe_read(h, buf, size, fi);
+	if (h->n.file == F_TRACE_PIPE) {
+		/* (threads of a reader sharing the descriptor: one at a time) */
+		pthread_mutex_lock(&h->pipe);
+		r = pipe_read(h, buf, size, fi);
+		pthread_mutex_unlock(&h->pipe);
+		return r;
+	}
 	if (!h->buf || off < 0 || (size_t)off >= h->len)
 		return 0;
 	if (size > h->len - (size_t)off)
