@@ -57,16 +57,17 @@ static void write_end(struct trail_recorder *R)
  * streams and symbols that file has, its totals); the arena is only read,
  * each published chunk held while it is copied and then put back.
  */
-static void snapshot(struct trail_recorder *R)
+/* into path; said as snapshot N (0: not said, a private file): 0 or -errno */
+static int snapshot_to(struct trail_recorder *R, const char *path, uint32_t N)
 {
 	struct trail_recorder *S = malloc(sizeof(*S));
 	uint32_t n = shm_nprocs(&R->m);
-	char *path = NULL;
+	int err;
 
-	if (!S || asprintf(&path, "%s.%u", R->out.path, R->nsnaps + 1) < 0) {
-		free(S);
-		rec_warn(R, "snapshot %u: out of memory", R->nsnaps + 1);
-		return;
+	if (!S) {
+		if (N)
+			rec_warn(R, "snapshot %u: out of memory", N);
+		return -ENOMEM;
 	}
 	memcpy(S, R, sizeof(*S));
 	memset(&S->out, 0, sizeof(S->out));
@@ -103,14 +104,14 @@ static void snapshot(struct trail_recorder *R)
 		trail__rec_write_clock(S);
 		write_end(S);
 	}
-	if (S->out.err)
-		rec_warn(R, "snapshot %u (%s): %s", R->nsnaps + 1, path, strerror(-S->out.err));
-	else if (!trail_recorder_close(S, 1))
-		rec_info(R, "snapshot %u: %llu events in %s", R->nsnaps + 1,
-			 (unsigned long long)S->ev_total, path);
+	if (S->out.err && N)
+		rec_warn(R, "snapshot %u (%s): %s", N, path, strerror(-S->out.err));
+	else if (!S->out.err && !trail_recorder_close(S, 1) && N)
+		rec_info(R, "snapshot %u: %llu events in %s", N, (unsigned long long)S->ev_total,
+			 path);
+	err = S->out.err;
 	if (S->out.fd > 0 && S->out.err)
 		trail_recorder_close(S, 0);
-	R->nsnaps++;
 	for (size_t i = 0; i < S->nsymc; i++)
 		free(S->symc[i].path);
 	free(S->symc);
@@ -121,7 +122,25 @@ static void snapshot(struct trail_recorder *R)
 	free(S->slot_gen);
 	free(S->slot_written);
 	free(S);
+	return err;
+}
+
+static void snapshot(struct trail_recorder *R)
+{
+	char *path = NULL;
+
+	if (asprintf(&path, "%s.%u", R->out.path, R->nsnaps + 1) < 0) {
+		rec_warn(R, "snapshot %u: out of memory", R->nsnaps + 1);
+		return;
+	}
+	snapshot_to(R, path, R->nsnaps + 1);
+	R->nsnaps++;
 	free(path);
+}
+
+int trail_recorder_snapshot_file(struct trail_recorder *R, const char *path)
+{
+	return snapshot_to(R, path, 0);
 }
 
 void trail__rec_snapshots(struct trail_recorder *R)

@@ -181,6 +181,11 @@ uint32_t trail_recorder_poll(struct trail_recorder *R, uint64_t now, int all_new
 /* Sleep as the drain's pace wants after a pass that drained n chunks. */
 void trail_recorder_nap(struct trail_recorder *R, uint32_t n);
 
+/* What the buffer holds now (the snapshot trigger's file: published
+ * chunks, the committed part of those writers own), into a trace file of
+ * its own at path, while the recording goes on. 0 or -errno (not said). */
+int trail_recorder_snapshot_file(struct trail_recorder *R, const char *path);
+
 /* The trace file's first write error (-errno), or 0. */
 int trail_recorder_error(const struct trail_recorder *R);
 /* Ask every process to detach and wait for them (logged: those that did

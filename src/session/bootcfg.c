@@ -461,10 +461,13 @@ static int table_key(struct bctx *b, const char *key, const char *rest,
 		if (name && !strcmp(rest, name))
 			return keys[i].take(b, key, k);
 	}
-	if (kernel && !strcmp(rest, "tp_printk"))
-		unknown(b, key, "events written to stderr as text are not taken yet (trail "
-			"report -i FILE prints them): left out");
-	else if (kernel)
+	if (kernel && !strcmp(rest, "tp_printk")) {
+		/* every event on stderr as text too (the recorder's: a
+		 * boot-time session's is the program's) */
+		b->S->tp_printk = b->S->overwrite = 1;
+		return 0;
+	}
+	if (kernel)
 		unknown(b, key, "means nothing for a process: left out");
 	else
 		unknown(b, key, !strcmp(rest, "cpumask") ? "a process's threads are not bound to a "

@@ -115,6 +115,8 @@ struct trail_session {
 	 * synthetic definitions it names with them), into OUTPUT.NAME */
 	const char *instance;
 	int start_paused;   /* tracing off until a traceon trigger */
+	int tp_printk;      /* every event also on stderr as text, live
+			     * (a flight recorder's snapshots: overwrite) */
 	int check_only;     /* checked, not recorded: no target needed */
 };
 

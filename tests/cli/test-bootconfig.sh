@@ -361,6 +361,31 @@ take_over() {
 	[ "$($TRAIL report -q -i new.dat | grep -c 'app:request')" -gt 6 ] || die "new: $(head new.dat)"
 }
 
+# kernel.tp_printk (record --tp-printk): every event on stderr as text
+# too, while it is recorded (a boot-time session's recorder writes to the
+# program's stderr), and all of them in the file.
+tp_printk() {
+	local f
+	fresh_registry
+	$TRAIL record --tp-printk -e app:request -o p.dat -- "$EX" 1 5 >/dev/null 2>err.txt
+	[ "$(grep -c ': app:request: fd=' err.txt)" = 5 ] || die "printed: $(cat err.txt)"
+	has err.txt 'app:request: fd=10 path="/index.html"'
+	[ "$($TRAIL report -q -i p.dat | grep -c ': app:request:')" = 5 ] || die "recorded"
+	rm -f pk-*.dat
+	printf 'ftrace.events = "app:start", "app:stop"\nkernel.tp_printk\ntrail.output = "%s/pk-%%p.dat"\n' \
+		"$PWD" >pk.bconf
+	$TRAIL bootconfig -c pk.bconf >out.txt
+	has out.txt " --tp-printk "
+	# live: printed while the program runs, not at its end
+	TRAIL_BOOTCONFIG=pk.bconf LD_PRELOAD=$LIBTRAIL "$EX" --loop 1 2 >/dev/null 2>live.txt &
+	local pid=$!
+	wait_for "grep -q 'app:stop: handled=2' live.txt" || die "nothing printed live: $(cat live.txt)"
+	running $pid || die "the program ended"
+	kill $pid
+	has live.txt 'app:start: workers=1 requests=2'
+	hasnt live.txt "warning"
+}
+
 t check_file check_file
 t syntax_errors syntax_errors
 t record_events record_events
@@ -372,3 +397,4 @@ t boot_bad_and_killed boot_bad_and_killed
 t snapshot_on_request snapshot_on_request
 t instances instances
 t take_over take_over
+t tp_printk tp_printk

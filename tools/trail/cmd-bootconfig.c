@@ -118,7 +118,9 @@ static void as_command(const struct trail_session *S)
 		snprintf(buf, sizeof(buf), "%lluK", (unsigned long long)(S->buffer_bytes >> 10));
 		opt_arg("-b", buf);
 	}
-	if (S->overwrite)
+	if (S->tp_printk)
+		printf(" --tp-printk");
+	else if (S->overwrite)
 		printf(" --overwrite");
 	if (S->clock_want)
 		opt_arg("-C", S->clock_want);

@@ -94,6 +94,7 @@ enum {
 	O_THRESH, O_RETVAL, O_ARGS, O_NO_LIBCALL, O_NEST_LIBCALL, O_TID, O_NEST, O_PROBE, O_SYNTH,
 	O_BOOTCONFIG,
 	O_INSTANCE,
+	O_PRINTK,
 };
 
 static const struct opt_cmd record_opts = {
@@ -161,6 +162,9 @@ static const struct opt_cmd record_opts = {
 		 "what to record from a bootconfig file (the kernel's\n"
 		 "boot-time tracing keys: ftrace.tracer, ftrace.event.*,\n"
 		 "...; 'trail bootconfig -c' checks one)", O_BOOTCONFIG, NULL},
+		{0, "tp-printk", OPT_NONE, NULL,
+		 "every event also on stderr as text while it is\n"
+		 "recorded (a flight recorder's, every 100 ms)", O_PRINTK, NULL},
 		{0, "instance", OPT_REQUIRED, "NAME",
 		 "with --bootconfig: its instance NAME alone\n"
 		 "(ftrace.instance.NAME.*), into OUTPUT.NAME", O_INSTANCE, NULL},
@@ -386,26 +390,6 @@ static void recorder_opts(struct rec *C, struct trail_recorder_opts *o)
 
 /* ---------------------------------------------------------------- main */
 
-/* --tid TID[,TID...] */
-static int parse_tids(struct trail_session *S, const char *arg)
-{
-	const char *p = arg;
-	char *end;
-
-	for (;;) {
-		pid_t t;
-
-		if (tool_parse_pid(p, &end, &t) || (*end && *end != ','))
-			return usage_err("--tid needs thread ids (TID[,TID...]), not '%s'", arg);
-		if (S->ntids == (int)(sizeof(S->tids) / sizeof(S->tids[0])))
-			return usage_err("%s", "--tid: 32 threads at most");
-		S->tids[S->ntids++] = t;
-		if (!*end)
-			return 0;
-		p = end + 1;
-	}
-}
-
 /* The options into the session: 0, the exit status (said), or -1 (help
  * printed). */
 static int parse(struct rec *C, int argc, char **argv)
@@ -522,6 +506,9 @@ static int parse(struct rec *C, int argc, char **argv)
 		case O_BOOTCONFIG:
 			r = trail_session_bootconfig_file(S, optarg);
 			break;
+		case O_PRINTK:
+			S->tp_printk = S->overwrite = 1;
+			break;
 		case O_NEST:
 			if (tool_parse_ulong(optarg, NULL, 0, 64, &n))
 				return usage_err("--nest needs a signal handler level from 0 to 64, not '%s'",
@@ -529,7 +516,7 @@ static int parse(struct rec *C, int argc, char **argv)
 			S->nest = (int)n;
 			break;
 		case O_TID:
-			r = parse_tids(S, optarg);
+			r = record_parse_tids(S, optarg);
 			break;
 		case 'l':
 		case 'n':
@@ -703,6 +690,8 @@ static int record(struct rec *C, int argc, char **argv)
 
 	record_take_over(S);
 	record_instances_start(S, trail_recorder_child(C->R, NULL, NULL));
+	if (record_printk_start(S, &record_live))
+		goto out;
 	for (;;) {
 		uint64_t now = trail__mono_ns();
 		pid_t child;
@@ -750,6 +739,7 @@ static int record(struct rec *C, int argc, char **argv)
 		trail_recorder_nap(C->R, n);
 	}
 	record_instances_stop();
+	record_printk_end(C->R, &record_live);
 	if (trail_recorder_error(C->R)) {
 		/* stop the writers, keep what is on disk */
 		trail_recorder_detach(C->R);

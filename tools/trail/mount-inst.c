@@ -32,9 +32,8 @@
 #include "../../src/common/arena.h"
 #include "../../src/common/clock.h"
 #include "../../src/common/util.h"
-#include "../../src/export/output.h"
-#include "../../src/export/text.h"
 #include "mount.h"
+#include "textrange.h"
 
 #define MNT_OLD_MAX 4            /* files of earlier settings kept */
 #define MNT_SETTLE_NS 20000000ull /* trace_pipe: records this old are complete */
@@ -539,19 +538,17 @@ static char *snapshot(struct mnt_inst *I)
 	return path;
 }
 
-/* The report's text output, with the instance's trace_marker lines put
- * in among its records by time. */
-struct wrap {
-	struct trail_output o;
-	struct trail_output *in;
+/* The instance's trace_marker lines put in among the records by time. */
+struct marks {
 	struct mnt_inst *I;
 	FILE *f;
 	uint64_t lo, hi; /* records and markers in (lo, hi] */
 	unsigned next;   /* markers passed, oldest first */
 };
 
-static void markers_upto(struct wrap *w, uint64_t ns)
+static void markers_upto(void *arg, uint64_t ns)
 {
+	struct marks *w = arg;
 	struct mnt_inst *I = w->I;
 
 	while (w->next < I->nmk) {
@@ -569,77 +566,16 @@ static void markers_upto(struct wrap *w, uint64_t ns)
 	}
 }
 
-static int w_begin(void *ctx, const struct trail_export_src *src)
+/* one trace file's records in the range, markers among them; quiet: no
+ * header */
+static void render(struct marks *w, const char *path, int quiet)
 {
-	struct wrap *w = ctx;
-
-	return w->in->begin ? w->in->begin(w->in->ctx, src) : 0;
-}
-
-static int w_event(void *ctx, const struct trail_record *rec)
-{
-	struct wrap *w = ctx;
-
-	markers_upto(w, rec->ts_ns);
-	return w->in->event ? w->in->event(w->in->ctx, rec) : 0;
-}
-
-static int w_call(void *ctx, const struct trail_call *c)
-{
-	struct wrap *w = ctx;
-
-	markers_upto(w, c->kind == TRAIL_CALL_EXIT ? c->end_ns : c->start_ns);
-	return w->in->call(w->in->ctx, c);
-}
-
-static int w_damage(void *ctx, const char *msg)
-{
-	struct wrap *w = ctx;
-
-	return w->in->damage(w->in->ctx, msg);
-}
-
-static int w_end(void *ctx, const struct trail_export_src *src)
-{
-	struct wrap *w = ctx;
-
-	return w->in->end ? w->in->end(w->in->ctx, src) : 0;
-}
-
-/* one trace file through the text output; quiet: no header */
-static void render(struct wrap *w, const char *path, int quiet)
-{
-	struct trail_text_opts to = {.sz = sizeof(to), .out = w->f, .quiet = quiet};
-	struct trail_view v = {.sz = sizeof(v)};
-	struct trail_reader *r;
-	char err[512];
-
-	if (trail_reader_open(path, &r, err, sizeof(err)))
-		return;
-	if (!(w->in = trail_output_text_create(&to))) {
-		trail_reader_close(r);
-		return;
-	}
-	w->o = (struct trail_output){
-		.name = "mount", .ctx = w, .begin = w_begin, .event = w_event,
-		.call = w->in->call ? w_call : NULL, .whole_calls = w->in->whole_calls,
-		.damage = w->in->damage ? w_damage : NULL, .end = w_end,
-	};
-	v.has_start = 1;
-	v.start_ns = w->lo + 1;
-	if (w->hi != UINT64_MAX) {
-		v.has_end = 1;
-		v.end_ns = w->hi;
-	}
-	trail_export_run(r, "trace", &v, &w->o, err, sizeof(err));
-	trail_output_free(w->in);
-	w->in = NULL;
-	trail_reader_close(r);
+	text_range(path, w->lo, w->hi, quiet, w->f, markers_upto, w);
 }
 
 char *mnt_trace_text(struct mnt_inst *I, int pipe, size_t *len)
 {
-	struct wrap w = {.I = I, .lo = I->mark_ns, .hi = UINT64_MAX};
+	struct marks w = {.I = I, .lo = I->mark_ns, .hi = UINT64_MAX};
 	char *buf = NULL, *snap = NULL;
 	int files = 0;
 

@@ -494,3 +494,30 @@ void record_take_over(const struct trail_session *S)
 				"what it recorded is in %s\n", (int)b.rec[i], out);
 	}
 }
+
+/* ------------------------------------------------------------- --tid */
+
+/* --tid TID[,TID...] */
+int record_parse_tids(struct trail_session *S, const char *arg)
+{
+	const char *p = arg;
+	char *end;
+
+	for (;;) {
+		pid_t t;
+
+		if (tool_parse_pid(p, &end, &t) || (*end && *end != ',')) {
+			tool_usage_err("record", "--tid needs thread ids (TID[,TID...]), not '%s'", arg);
+			return EXIT_USAGE;
+		}
+		if (S->ntids == (int)(sizeof(S->tids) / sizeof(S->tids[0]))) {
+			tool_usage_err("record", "--tid: 32 threads at most");
+			return EXIT_USAGE;
+		}
+		S->tids[S->ntids++] = t;
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+

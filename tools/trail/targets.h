@@ -32,4 +32,16 @@ void record_instances_stop(void);
  * lost between them). Said unless S->quiet. */
 void record_take_over(const struct trail_session *S);
 
+/* --tid TID[,TID...] into S: 0, or a usage error (said) */
+int record_parse_tids(struct trail_session *S, const char *arg);
+
+/* --tp-printk (printk.c): the events on stderr as text while they are
+ * recorded, from the flight recorder's snapshots every 100 ms; the rest
+ * at the end (before the recorder finishes), through the loop's live
+ * hook (tool.h) it fills. -1: out of memory. */
+struct trail_recorder;
+struct record_live;
+int record_printk_start(const struct trail_session *S, struct record_live *live);
+void record_printk_end(struct trail_recorder *R, struct record_live *live);
+
 #endif /* TRAIL_TOOLS_TARGETS_H */
