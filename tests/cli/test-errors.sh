@@ -143,6 +143,8 @@ pid_errors() {
 	# a process without libtrail: nothing is loaded into it for a request
 	# it cannot satisfy (test-attach.sh loads it where it can)
 	sleep 30 & sp=$!
+	# (its name once it runs sleep, not the shell that forked it)
+	wait_for "grep -qx sleep /proc/$sp/comm" || die "sleep never ran"
 	expect_rc 1 $TRAIL record -e all -P $sp 2>err.txt
 	has err.txt "no event matches 'all' in process $sp (sleep)"
 	! grep -q libtrail /proc/$sp/maps || die "libtrail was loaded into sleep"
@@ -151,7 +153,7 @@ pid_errors() {
 		# root attaches to any user's process (test-attach.sh), and
 		# checks it as any other
 		setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30 & op=$!
-		sleep 0.2
+		wait_for "grep -qx sleep /proc/$op/comm" || die "sleep never ran"
 		expect_rc 1 $TRAIL record -e all -P $op 2>err.txt
 		kill $op
 		has err.txt "no event matches 'all' in process $op (sleep)"
