@@ -151,17 +151,38 @@ static int spawn(const char *tool, char *const argv[], char *const envp[], int k
 	return 0;
 }
 
+/* Without TRAIL_BOOTCONFIG, the default files: the user's
+ * ($XDG_CONFIG_HOME/trail/bootconfig, else ~/.config/trail/bootconfig),
+ * then the system's (/etc/trail/bootconfig): the first readable one, into
+ * buf; NULL if none. (TRAIL_BOOTCONFIG set empty: none at all.) */
+static const char *default_file(char *buf, size_t n)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	int k = -1;
+
+	if (xdg && *xdg == '/')
+		k = snprintf(buf, n, "%s/trail/bootconfig", xdg);
+	else if (home && *home == '/')
+		k = snprintf(buf, n, "%s/.config/trail/bootconfig", home);
+	if (k > 0 && (size_t)k < n && !access(buf, R_OK))
+		return buf;
+	if (!access("/etc/trail/bootconfig", R_OK))
+		return "/etc/trail/bootconfig";
+	return NULL;
+}
+
 static void boot_session(char **envp)
 {
 	const char *file = getenv("TRAIL_BOOTCONFIG");
-	char tool[PATH_MAX], pid[24], *renv[MAX_ENV];
+	char tool[PATH_MAX], pid[24], *renv[MAX_ENV], dflt[PATH_MAX];
 	/* (--allow-unknown: the events of a program a launcher execs, or of
 	 * libraries loaded later, are not in the image that starts it) */
 	char *argv[] = {tool, "record", "-q", "--allow-unknown", "--bootconfig", NULL, "-P", pid,
 			NULL};
 	int fds[2], n = 0, instances = 0;
 
-	if (!file || !*file || active_session() || getenv("TRAIL_SESSION"))
+	if (active_session() || getenv("TRAIL_SESSION") ||
+	    (!file && !(file = default_file(dflt, sizeof(dflt)))) || !*file)
 		return;
 	if (tool_path(tool, sizeof(tool))) {
 		fprintf(stderr, "trail: TRAIL_BOOTCONFIG=%s: no trail tool to record it ($TRAIL_TOOL, "

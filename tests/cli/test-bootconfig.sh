@@ -386,6 +386,28 @@ tp_printk() {
 	hasnt live.txt "warning"
 }
 
+# Without TRAIL_BOOTCONFIG, the user's default file ($XDG_CONFIG_HOME/
+# trail/bootconfig, else ~/.config/trail/bootconfig) is read; an empty
+# TRAIL_BOOTCONFIG turns the defaults off.
+default_files() {
+	local f
+	fresh_registry
+	rm -rf home xdg && mkdir -p home/.config/trail xdg/trail
+	printf 'ftrace.events = "app:start"\ntrail.output = "%s/home/h-%%p.dat"\n' "$PWD" \
+		>home/.config/trail/bootconfig
+	printf 'ftrace.events = "app:stop"\ntrail.output = "%s/xdg/x-%%p.dat"\n' "$PWD" >xdg/trail/bootconfig
+	env -u TRAIL_BOOTCONFIG -u XDG_CONFIG_HOME HOME=$PWD/home LD_PRELOAD=$LIBTRAIL "$EX" 1 2 >/dev/null
+	f=$(boot_file 'home/h-*.dat') || die "the user's default file was not read: $(ls home)"
+	$TRAIL report -q -i "$f" | grep -q 'app:start: workers=1' || die "$($TRAIL report -q -i "$f")"
+	env -u TRAIL_BOOTCONFIG XDG_CONFIG_HOME=$PWD/xdg HOME=$PWD/home LD_PRELOAD=$LIBTRAIL "$EX" 1 2 >/dev/null
+	f=$(boot_file 'xdg/x-*.dat') || die "XDG_CONFIG_HOME's file was not read: $(ls xdg)"
+	$TRAIL report -q -i "$f" | grep -q 'app:stop: handled=2' || die "$($TRAIL report -q -i "$f")"
+	rm -f home/h-*.dat
+	env -u XDG_CONFIG_HOME TRAIL_BOOTCONFIG= HOME=$PWD/home LD_PRELOAD=$LIBTRAIL "$EX" 1 2 >/dev/null
+	sleep 0.3
+	[ -z "$(ls home/h-*.dat 2>/dev/null)" ] || die "TRAIL_BOOTCONFIG= did not turn the defaults off"
+}
+
 t check_file check_file
 t syntax_errors syntax_errors
 t record_events record_events
@@ -398,3 +420,4 @@ t snapshot_on_request snapshot_on_request
 t instances instances
 t take_over take_over
 t tp_printk tp_printk
+t default_files default_files

@@ -85,6 +85,17 @@ static int execed(pid_t pid, const char *comm)
 /* pid's control signal, from its registry entry (libtrail loaded): 0, -1
  * said, -2: it exited, or -3: it ran a new program meanwhile (neither
  * said) */
+/* pid's registry entry, if it is this process's (its start time): 0,
+ * -ENOENT, -EPROTO, or -ESTALE (an earlier process's of that pid) */
+static int current_entry(int dfd, pid_t pid, struct trail_reg *reg)
+{
+	int r = trail__registry_get(dfd, pid, reg);
+
+	if (r)
+		return r;
+	return trail__proc_alive(pid, reg->start) ? 0 : -ESTALE;
+}
+
 static int registry_signal(pid_t pid, const char *comm, int *sig)
 {
 	char path[512];
@@ -102,14 +113,15 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 	}
 	/* a process that has just started may map libtrail before its
 	 * constructor writes the entry: 3 s to do it (a loaded machine took
-	 * more than 1) */
-	for (int tries = 0; dfd >= 0 && tries < 300 && trail__registry_get(dfd, pid, &reg) == -ENOENT &&
+	 * more than 1); an entry of an earlier process of that pid (it
+	 * died without removing it) is not its */
+	for (int tries = 0; dfd >= 0 && tries < 300 && current_entry(dfd, pid, &reg) < 0 &&
 			    !trail__proc_gone(pid); tries++) {
 		struct timespec ts = {0, 10000000};
 
 		nanosleep(&ts, NULL);
 	}
-	if (dfd < 0 || (r = trail__registry_get(dfd, pid, &reg), close(dfd), r)) {
+	if (dfd < 0 || (r = current_entry(dfd, pid, &reg), close(dfd), r)) {
 		if (trail__proc_gone(pid))
 			return -2;
 		if (execed(pid, comm))
@@ -117,6 +129,15 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 		tool_err("process %d (%s) has libtrail loaded but is not in the registry %s "
 			 "(another TRAIL_REGISTRY?)", (int)pid, comm, path);
 		return -1;
+	}
+	/* (a process ending: its handler gone before its entry, for a
+	 * moment; one starting: its entry there before the check saw the
+	 * handler) half a second to tell */
+	for (int t = 0; reg.signal && t < 100 && !trail_recorder_pid_catches(pid, reg.signal) &&
+			!trail__proc_gone(pid); t++) {
+		struct timespec ts = {0, 5000000};
+
+		nanosleep(&ts, NULL);
 	}
 	if (!reg.signal || !trail_recorder_pid_catches(pid, reg.signal)) {
 		if (trail__proc_gone(pid))
