@@ -9,7 +9,10 @@ lower one is a loop as surely as a call up. Prints every cycle
 (A -> B -> ... -> A) and exits 1 if there is one, else prints the edges
 and exits 0. A call through a pointer that the lower file defines and
 the upper one sets (a registration) is an edge from the upper to the
-lower only: that is how a lower layer calls up.
+lower only: that is how a lower layer calls up. A reference to a
+function of the C library is the C library's, even where a file of ours
+defines it to interpose it (libtrail's open, write, sigaction...): the
+other files call the C library through it, not that file.
 """
 import os
 import subprocess
@@ -31,6 +34,17 @@ def symbols(obj):
     return defined, undefined
 
 
+def libc_symbols():
+    try:
+        path = subprocess.run(["cc", "-print-file-name=libc.so.6"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        out = subprocess.run(["nm", "-D", "--defined-only", "-P", path], capture_output=True,
+                             text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return set()
+    return {line.split()[0].split("@")[0] for line in out.splitlines() if line.split()}
+
+
 def name_of(obj):
     base = os.path.basename(obj)
     return base[:-2] if base.endswith(".o") else base
@@ -39,12 +53,14 @@ def name_of(obj):
 def main(objs):
     defs, uses = {}, {}
     owner = {}
+    libc = libc_symbols()
     for o in objs:
         d, u = symbols(o)
         n = name_of(o)
         defs[n], uses[n] = d, u
         for s in d:
-            owner.setdefault(s, n)
+            if s not in libc:
+                owner.setdefault(s, n)
     edges = {n: sorted({owner[s] for s in uses[n] if s in owner and owner[s] != n}) for n in defs}
     # cycles: a depth-first search from each node back to itself
     cycles = set()

@@ -220,6 +220,15 @@ extern int trail__at_start HIDDEN;
  * control lock, in memory the caller gives (d, rt; allocates nothing: the
  * control signal handler calls it); it stays registered. */
 HIDDEN void trail__register_dyn(struct dso *d, struct evrt *rt, struct trail_event **evp);
+/* Take one out again (a user event deleted): its status word cleared,
+ * every writer that may hold it waited for, its extras freed. 0, then
+ * the caller may free d and the descriptor; -EBUSY if a writer could
+ * not be waited for (the memory must stay). Without the control lock. */
+HIDDEN int trail__unregister_dyn(struct dso *d);
+/* the control lock, the control signal blocked meanwhile (saved: the
+ * mask to give back) */
+HIDDEN void trail__ctl_enter(sigset_t *saved);
+HIDDEN void trail__ctl_leave(sigset_t *saved);
 /* every registered event, newest first (under the control lock) */
 HIDDEN struct evrt *trail__events(void);
 /* set by fprobe.c: told of each event registered (eprobes on it) */

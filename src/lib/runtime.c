@@ -912,6 +912,58 @@ void trail__register_dyn(struct dso *d, struct evrt *rt, struct trail_event **ev
 	dsos = d;
 }
 
+/* d's events off and out of the list (under the control lock) */
+static void dso_events_off(struct dso *d)
+{
+	struct evrt **pr = &events;
+
+	for (uint32_t i = 0; i < d->nevs; i++)
+		__atomic_store_n(d->evs[i].ev->state, 0, __ATOMIC_RELAXED);
+	while (*pr) {
+		if ((*pr)->dso == d)
+			*pr = (*pr)->next;
+		else
+			pr = &(*pr)->next;
+	}
+}
+
+void trail__ctl_enter(sigset_t *saved)
+{
+	ctl_lock(saved, NULL);
+}
+
+void trail__ctl_leave(sigset_t *saved)
+{
+	ctl_unlock(saved);
+}
+
+int trail__unregister_dyn(struct dso *d)
+{
+	struct dso **pd;
+	sigset_t saved;
+	int quiet = 0;
+
+	ctl_lock(&saved, NULL);
+	for (pd = &dsos; *pd; pd = &(*pd)->next)
+		if (*pd == d) {
+			*pd = d->next;
+			break;
+		}
+	dso_events_off(d);
+	ctl_unlock(&saved);
+	/* no writer may still hold the descriptor, nor its extras */
+	for (int i = 0; i < 3 && !quiet; i++)
+		quiet = grace_wait(NULL);
+	if (!quiet)
+		return -EBUSY;
+	ctl_lock(&saved, NULL);
+	for (uint32_t i = 0; i < d->nevs; i++)
+		for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
+			trail__evx_free(s, &d->evs[i]);
+	ctl_unlock(&saved);
+	return 0;
+}
+
 __attribute__((visibility("default"))) void
 trail__register(struct trail_event **start, struct trail_event **stop)
 {
@@ -984,18 +1036,8 @@ trail__unregister(struct trail_event **start, struct trail_event **stop)
 			*pd = d->next;
 			break;
 		}
-	if (d) {
-		struct evrt **pr = &events;
-
-		for (uint32_t i = 0; i < d->nevs; i++)
-			__atomic_store_n(d->evs[i].ev->state, 0, __ATOMIC_RELAXED);
-		while (*pr) {
-			if ((*pr)->dso == d)
-				*pr = (*pr)->next;
-			else
-				pr = &(*pr)->next;
-		}
-	}
+	if (d)
+		dso_events_off(d);
 	ctl_unlock(&saved);
 	if (d && __atomic_load_n(&exiting, __ATOMIC_RELAXED) && !others_recording()) {
 		/* at exit, kept (and reachable, for leak checkers): nobody

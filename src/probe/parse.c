@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/uevent.h"
 #include "fetcharg.h"
 
 /* User space has no kprobes nor uprobes group of its own: p and r events
@@ -1093,6 +1094,45 @@ static int is_func(const struct tok *t, int n)
 	return memchr(t[0].s, '(', (size_t)t[0].len) || (n > 1 && t[1].s[0] == '(');
 }
 
+/*
+ * u:NAME [TYPE FIELD[;TYPE FIELD...]]: a user event (the kernel's
+ * dynamic_events line for user_events: uevent.h's grammar, trail's types
+ * too), kept in group user_events; sym holds the definition after "u:".
+ */
+static int parse_user(const char *text, size_t at, struct probe_def *d, struct probe_err *e)
+{
+	struct trail_ue_def *def = malloc(sizeof(*def));
+	struct trail_filter_err fe = {0, ""};
+	struct probe_def n = {0};
+	int r;
+
+	if (!def)
+		return nomem(e);
+	r = trail_ue_parse(text + at, TRAIL_UE_EXT, def, &fe);
+	if (r) {
+		free(def);
+		return trail__probe_err(e, (int)at + fe.pos, "%s", fe.msg);
+	}
+	n.kind = 'u';
+	n.named = 1;
+	snprintf(n.group, sizeof(n.group), "%s", TRAIL_UE_PROVIDER);
+	snprintf(n.event, sizeof(n.event), "%s", trail_ue_name(def));
+	if (strlen(trail_ue_name(def)) >= sizeof(n.event)) {
+		free(def);
+		return trail__probe_err(e, (int)at, "Event name is too long");
+	}
+	free(def);
+	n.sym = strdup(text + at);
+	n.text = strdup(text);
+	n.sym_pos = (int)at;
+	if (!n.sym || !n.text) {
+		probe_def_free(&n);
+		return nomem(e);
+	}
+	*d = n;
+	return 0;
+}
+
 int probe_parse(const char *text, struct probe_def *d, struct probe_err *e)
 {
 	struct probe_def n = {0};
@@ -1101,6 +1141,12 @@ int probe_parse(const char *text, struct probe_def *d, struct probe_err *e)
 
 	e->pos = -1;
 	e->msg[0] = '\0';
+	{
+		size_t lead = strspn(text, " \t");
+
+		if (!strncmp(text + lead, "u:", 2))
+			return parse_user(text, lead + 2, d, e);
+	}
 	nt = split(text, &t);
 	if (nt < 0 || !(n.text = strdup(text)))
 		return free(n.text), nomem(e);
@@ -1173,6 +1219,20 @@ char *trail__probe_format(const struct probe_def *d, char *const *args, int narg
 		fprintf(f, "e:%s/%s %.*s.%s", d->group, d->event, (int)strcspn(d->sym, ":"), d->sym,
 			strchr(d->sym, ':') + 1);
 		break;
+	case 'u': { /* as the kernel lists it: "u:NAME TYPE FIELD; TYPE FIELD" */
+		struct trail_ue_def *def = malloc(sizeof(*def));
+		struct trail_filter_err fe;
+		char line[TRAIL_UE_DESC_MAX + 64];
+
+		if (def && !trail_ue_parse(d->sym, TRAIL_UE_EXT, def, &fe)) {
+			trail_ue_format(def, line, sizeof(line));
+			fprintf(f, "u:%s", line);
+		} else {
+			fprintf(f, "u:%s", d->sym);
+		}
+		free(def);
+		break;
+	}
 	default:
 		fputc(d->kind, f);
 		/* MAXACTIVE has no use here (the shadow stack has no limit)
@@ -1188,7 +1248,7 @@ char *trail__probe_format(const struct probe_def *d, char *const *args, int narg
 		else if (d->offset && !d->fileoff)
 			fprintf(f, "+%llu", (unsigned long long)d->offset);
 	}
-	if (d->kind != 'f') {
+	if (d->kind != 'f' && d->kind != 'u') {
 		for (int i = 0; args && i < nargs; i++)
 			fprintf(f, " %s", args[i]);
 		for (int i = 0; !args && i < d->nargs; i++) {

@@ -185,7 +185,7 @@ void trail_recorder_finish(struct trail_recorder *R)
 
 		if (refused)
 			rec_warn(R, "process %u (%.16s): %u event%s registered after it joined "
-				 "(a library loaded later) left off: a -f filter or -T trigger "
+				 "(a library loaded later, a user event) left off: a -f filter or -T trigger "
 				 "does not compile for %s fields, or more than %d -T select %s",
 				 pr->pid, pr->comm, refused, refused == 1 ? "" : "s",
 				 refused == 1 ? "its" : "their", TRAIL_TRIG_PER_EVENT,

@@ -10,9 +10,11 @@
  * process's mapped objects.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/arena.h"
 #include "../common/filter.h"
@@ -22,6 +24,7 @@
 #include "../common/spec.h"
 #include "../common/synth.h"
 #include "../common/trigger.h"
+#include "../common/uevent.h"
 #include "../common/util.h"
 #include "../probe/probe.h"
 #include "elfscan.h"
@@ -84,10 +87,87 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every -e must select something the program declares. */
-static int check_events(struct trail_session *S, struct known *k, const char *where)
+/*
+ * Events a program defines at run time, which no object declares: the
+ * kernel's user_events ABI puts them in user_events (user_events_multi
+ * for its MULTI_FORMAT ones), any system through trail/uevent.h, Python's
+ * and Java's bindings. An -e naming one of the first two is taken as
+ * such; one naming another system is when the program may define events
+ * (runtime, below): an interpreter with a trail binding, or a program
+ * linking libtrail itself.
+ */
+static int runtime_group(const char *e)
 {
-	int bad = 0;
+	const char *colon = strchr(e, ':');
+	size_t g = colon ? (size_t)(colon - e) : 0;
+
+	return (g == 11 && !memcmp(e, TRAIL_UE_PROVIDER, 11)) ||
+	       (g == 17 && !memcmp(e, TRAIL_UE_MULTI_PROVIDER, 17));
+}
+
+/* does the ELF file at path name libtrail.so.1 (a DT_NEEDED entry's
+ * string, in .dynstr, which the linker puts in the file's first pages)? */
+static int links_libtrail(const char *path)
+{
+	static const char want[] = "libtrail.so.1";
+	FILE *f = fopen(path, "rbe");
+	char *buf = malloc(1 << 20);
+	size_t n;
+	int hit;
+
+	if (!f || !buf) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return 0;
+	}
+	n = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	hit = memmem(buf, n, want, sizeof(want)) != NULL; /* (its NUL too) */
+	free(buf);
+	return hit;
+}
+
+/* may the program at path, or the process pid (path NULL), define events
+ * at run time? */
+static int runtime_defines(const char *path, pid_t pid)
+{
+	char buf[4096], exe[PATH_MAX];
+	const char *b;
+	ssize_t n;
+	FILE *f;
+	int hit = 0;
+
+	if (!path) {
+		snprintf(buf, sizeof(buf), "/proc/%d/exe", (int)pid);
+		if ((n = readlink(buf, exe, sizeof(exe) - 1)) <= 0)
+			return 0;
+		exe[n] = '\0';
+		path = exe;
+	}
+	b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	if (!strncmp(b, "python", 6) || !strcmp(b, "java"))
+		return 1;
+	/* a program linking libtrail: its DT_NEEDED, as the loader would
+	 * print them (a process: what it maps) */
+	if (pid)
+		snprintf(buf, sizeof(buf), "/proc/%d/maps", (int)pid);
+	if (!(f = pid ? fopen(buf, "re") : NULL)) {
+		if (pid)
+			return 0;
+		return links_libtrail(path);
+	}
+	while (!hit && fgets(buf, sizeof(buf), f))
+		hit = strstr(buf, "/_trail") || strstr(buf, "libtrail_jni") != NULL;
+	fclose(f);
+	return hit;
+}
+
+/* Every -e must select something the program declares. */
+static int check_events(struct trail_session *S, struct known *k, const char *where, pid_t pid)
+{
+	int bad = 0, rt = -1;
 
 	for (int i = 0; i < S->nevents; i++) {
 		const char *e = S->events[i];
@@ -103,7 +183,12 @@ static int check_events(struct trail_session *S, struct known *k, const char *wh
 		}
 		for (int j = 0; j < S->nsynths && !hit; j++)
 			hit = trail__spec_match1(e, strlen(e), TRAIL_SYNTH_PROVIDER, S->sdefs[j].name);
-		if (!hit) {
+		if (!hit && !runtime_group(e)) {
+			if (rt < 0)
+				rt = runtime_defines(pid ? NULL : S->cmd_path, pid);
+			hit = rt;
+		}
+		if (!hit && !runtime_group(e)) {
 			trail_session_err(S, "no event matches '%s' in %s", e, where);
 			bad = 1;
 		}
@@ -192,6 +277,29 @@ static int source_filter(const struct trail_session *S, const char *what, const 
 /* fn(name, blob, size, arg) for each event we know of that pat[0..plen)
  * selects: the program's or process's (k), and the probe events compiled
  * in. Returns fn's first non-zero value, or 0. */
+/* a kept user event's definition (an "@uevent DEF" line) as each_event
+ * wants it */
+static int uevent_each(const char *def, const char *pat, size_t plen,
+		       int (*fn)(const char *name, const void *blob, size_t size, void *arg), void *arg)
+{
+	struct trail_ue_def *d = malloc(sizeof(*d));
+	uint8_t *blob = malloc(65536);
+	struct trail_filter_err e;
+	char name[300];
+	size_t n;
+	int r = 0;
+
+	if (d && blob && !trail_ue_parse(def, TRAIL_UE_EXT, d, &e) &&
+	    trail__spec_match1(pat, plen, TRAIL_UE_PROVIDER, trail_ue_name(d)) &&
+	    (n = trail_ue_meta(d, TRAIL_UE_PROVIDER, trail_ue_name(d), blob, 65536))) {
+		snprintf(name, sizeof(name), "%s:%s", TRAIL_UE_PROVIDER, trail_ue_name(d));
+		r = fn(name, blob, n, arg);
+	}
+	free(d);
+	free(blob);
+	return r;
+}
+
 static int each_event(struct trail_session *S, const struct known *k, const char *pat, size_t plen,
 		      int (*fn)(const char *name, const void *blob, size_t size, void *arg),
 		      void *arg)
@@ -216,6 +324,10 @@ static int each_event(struct trail_session *S, const struct known *k, const char
 		uint8_t *blob;
 		char name[300];
 
+		if (!strncmp(S->funcs[j], "@uevent ", 8)) {
+			r = uevent_each(S->funcs[j] + 8, pat, plen, fn, arg);
+			continue;
+		}
 		if (strncmp(S->funcs[j], "@probe ", 7) || !(blob = malloc(n / 2 + 1)))
 			continue;
 		if (trail_probe_unhex(hex, n, blob, n / 2 + 1) > 0 &&
@@ -773,7 +885,7 @@ int trail_session_check_program(struct trail_session *S)
 			free_known(&k);
 			return TRAIL_SESSION_FAIL;
 		} else if (!S->allow_unknown) {
-			r = check_events(S, &k, S->cmd_path);
+			r = check_events(S, &k, S->cmd_path, 0);
 		}
 		if (!r)
 			r = check_filters(S, &k);
@@ -806,7 +918,7 @@ int trail_session_check_process(struct trail_session *S, pid_t pid, const char *
 			trail_session_err(S, "cannot read the objects of process %d: %s", (int)pid, err);
 			return -1;
 		}
-		r = check_events(S, &k, where);
+		r = check_events(S, &k, where, pid);
 		if (!r)
 			r = check_filters(S, &k);
 		free_known(&k);

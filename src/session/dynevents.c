@@ -281,6 +281,13 @@ static int setup_probes(struct trail_session *S, struct ptarget *t, const char *
 
 		if (!mine && !needed_event(S, d))
 			continue;
+		if (d->kind == 'u') {
+			/* a user event: its definition for libtrail, which makes
+			 * it before the program registers it (uevents.c) */
+			if (asprintf(&line, "@uevent %s", d->sym) < 0 || add_probe_line(S, d, line) < 0)
+				bad = 1;
+			continue;
+		}
 		if ((obj = ptarget_static_event(t, d->group, d->event))) {
 			trail_session_err(S, "probe %s:%s: %s declares a static event of that name: rename the "
 				 "probe", d->group, d->event, obj);

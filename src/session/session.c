@@ -410,7 +410,11 @@ int trail_session_validate(struct trail_session *S, char **cmd)
 
 int trail_session_patches(const struct trail_session *S)
 {
-	return S->tracer || S->nprobe_names || S->nusdt;
+	/* (a kept user event's definition patches nothing) */
+	for (int i = 0; i < S->nprobe_names; i++)
+		if (strncmp(S->probe_names[i], "user_events:", 12))
+			return 1;
+	return S->tracer || S->nusdt;
 }
 
 int trail_session_spec(struct trail_session *S)

@@ -32,6 +32,7 @@ static const struct opt_cmd probe_opts = {
 		 "                    naming variables: at its ret instructions)\n"
 		 "  e[:[GRP/][EVENT]] SYS/EVENT [NAME=FETCHARG[:TYPE] ...]\n"
 		 "  FUNC(TYPE NAME, ...)                      (functions:FUNC)\n"
+		 "  u:NAME [TYPE FIELD[;TYPE FIELD...]]       (user_events:NAME, a user event)\n"
 		 "FETCHARG: %REG $argN $arg* $$args $retval $stackN $stack $comm @ADDR \\IMM\n"
 		 "@SYM[+|-OFFS] +|-OFFS(FETCHARG) $FIELD (eprobes), or with DWARF a\n"
 		 "variable (at an instruction: any in scope there), VAR->MEMBER.MEMBER,\n"
@@ -66,9 +67,9 @@ static int list(const struct probe_list *l, struct ptarget *t)
 		char *line = NULL, *res = NULL;
 		struct probe_err e;
 
-		if (t && !ptarget_compile(t, &l->defs[i], l, &line, &res, &e))
+		if (t && l->defs[i].kind != 'u' && !ptarget_compile(t, &l->defs[i], l, &line, &res, &e))
 			printf("%s\n", res);
-		else if (!t) {
+		else if (!t || l->defs[i].kind == 'u') {
 			char *s = probe_def_format(&l->defs[i]);
 
 			printf("%s\n", s ? s : "");
@@ -173,7 +174,7 @@ static int add(struct probe_list *l, char **defs, int n, struct ptarget *t)
 			probe_def_free(&d);
 			return 1;
 		}
-		if (t) {
+		if (t && d.kind != 'u') {
 			r = ptarget_compile(t, &d, l, &line, &res, &e);
 			if (r) {
 				caret(defs[k], &e);

@@ -19,6 +19,7 @@
 #include "../../src/common/fetch.h"
 #include "../../src/common/meta.h"
 #include "../../src/common/registry.h"
+#include "../../src/common/uevent.h"
 #include "../../src/common/util.h"
 #include "../../src/session/elfscan.h"
 #include "../../src/session/probes.h"
@@ -215,6 +216,23 @@ static void probe_blob(struct mnt_ev *e)
 	for (i = 0; i < all.n; i++)
 		if (!strcmp(all.defs[i].group, e->group) && !strcmp(all.defs[i].event, e->name))
 			break;
+	if (i < all.n && all.defs[i].kind == 'u') {
+		/* a user event's (u: line): its fields are its definition's */
+		struct trail_ue_def *d = malloc(sizeof(*d));
+		uint8_t *blob = malloc(65536);
+		struct trail_filter_err fe;
+		size_t n = 0;
+
+		if (d && blob && !trail_ue_parse(all.defs[i].sym, TRAIL_UE_EXT, d, &fe))
+			n = trail_ue_meta(d, e->group, e->name, blob, 65536);
+		if (n && (e->blob = malloc(n))) {
+			memcpy(e->blob, blob, n);
+			e->size = n;
+		}
+		free(d);
+		free(blob);
+		goto out;
+	}
 	for (int k = 0; i < all.n && k < mnt.nseen && !e->blob; k++) {
 		struct ptarget *t = NULL;
 		char *line = NULL, *res = NULL;
