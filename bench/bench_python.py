@@ -9,11 +9,16 @@ the interpreter: ns per iteration of a loop minus the same empty loop.
   lttng      the same logging call with LTTng-UST's Python agent
              (python3-lttngust's lttngust module) as the only handler
 
+The interpreter pins itself to BENCH_CPU (as the C benchmarks do).
 Prints one RESULT line.
 """
 import logging
+import os
 import sys
 import time
+
+if os.environ.get("BENCH_CPU", "") not in ("", "-1"):
+    os.sched_setaffinity(0, {int(os.environ["BENCH_CPU"])})
 
 mode = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000000

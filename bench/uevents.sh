@@ -44,13 +44,13 @@ for r in $(seq "$RUNS"); do
 	l=$(LD_PRELOAD=$BUILD/libtrail.so.1 "$BUILD/bench/bench_uevent" "$N")
 	tpd+=("$(field tp_ns "$l")"); abid+=("$(field ue_abi_ns "$l")"); apid+=("$(field ue_api_ns "$l")")
 	if [ -d "$BUILD/bindings/python/trail" ]; then
-		l=$(taskset -c "$BENCH_CPU" "$PY" "$SRC/bench/bench_python.py" trail "$PY_N")
+		l=$("$PY" "$SRC/bench/bench_python.py" trail "$PY_N")
 		pyd+=("$(field call_ns "$l")"); pyg+=("$(field guard_ns "$l")")
 		l=$("${PIN_REC[@]}" "$TRAIL" record -q -e bench:py -o "$TMP/p.dat" -- \
-			taskset -c "$BENCH_CPU" "$PY" "$SRC/bench/bench_python.py" trail "$PY_N")
+			"$PY" "$SRC/bench/bench_python.py" trail "$PY_N")
 		pye+=("$(field call_ns "$l")"); pyk+=("$(field call_kw_ns "$l")")
 		l=$("${PIN_REC[@]}" "$TRAIL" record -q -e python:logging -o "$TMP/l.dat" -- \
-			taskset -c "$BENCH_CPU" "$PY" "$SRC/bench/bench_python.py" logging "$LOG_N")
+			"$PY" "$SRC/bench/bench_python.py" logging "$LOG_N")
 		lg+=("$(field log_ns "$l")")
 		w=$("$TRAIL" report -i "$TMP/l.dat" --stat | sed -n 's/.*entries-written: \([0-9]*\)\/.*/\1/p' | head -1)
 		[ "$w" = "$LOG_N" ] || echo "warning: logging run $r: $w events of $LOG_N" >&2
@@ -63,7 +63,7 @@ for r in $(seq "$RUNS"); do
 		lttng create trail-bench-py --output="$TMP/lt$r" >/dev/null
 		lttng enable-event --python bench >/dev/null
 		lttng start >/dev/null
-		l=$(taskset -c "$BENCH_CPU" "$PY" "$SRC/bench/bench_python.py" lttng "$LOG_N" 2)
+		l=$("$PY" "$SRC/bench/bench_python.py" lttng "$LOG_N" 2)
 		lttng stop >/dev/null 2>&1
 		lttng destroy trail-bench-py >/dev/null
 		lt+=("$(field log_ns "$l")")

@@ -16,7 +16,7 @@ if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq redis-server redis-tools nginx wrk python3.11 sqlite3 libz3-4 python3-lttngust)
 fi
 if [ "${1:-}" = "--sanitizers" ] || [ "${2:-}" = "--sanitizers" ]; then
-	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium redis-server redis-tools sqlite3)
+	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium redis-server redis-tools sqlite3 default-jdk-headless)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

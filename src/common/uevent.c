@@ -133,6 +133,11 @@ static int field(const char *s, size_t at, size_t end, unsigned opts, struct tra
 
 	if (d->nfields == TRAIL_UE_MAX_FIELDS)
 		return fail(e, at, "Too many fields (at most 128)");
+	/* (the kernel takes any byte in a type; a definition is one line of
+	 * trail's files and specs, and a type is shown as written) */
+	for (i = at; i < end; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return fail(e, i, "Invalid character");
 	f = &d->f[d->nfields];
 	memset(f, 0, sizeof(*f));
 	/* the type: one word, or a two-word form and its next word */
@@ -177,8 +182,8 @@ static int field(const char *s, size_t at, size_t end, unsigned opts, struct tra
 	}
 	for (i = 0; i < nw; i++)
 		if (!wl[i])
-			return fail(e, w[i], i ? "Extra blank (fields are TYPE NAME; TYPE NAME)"
-					       : "Missing field name (TYPE NAME)");
+			return fail(e, w[i], nw > 1 ? "Extra blank (fields are TYPE NAME; TYPE NAME)"
+						    : "Missing field name (TYPE NAME)");
 	if (nw == 2 && !is_struct)
 		return fail(e, w[1], "A size follows struct types only (struct TYPE NAME SIZE)");
 	if (nw == 2 && (parse_uint(s + w[1], wl[1], &size) || (s[w[1]] == '0' && wl[1] > 1)))

@@ -476,7 +476,7 @@ API int trail_uevent_field(const struct trail_uevent *ev, unsigned i, const char
 	if (kind)
 		*kind = k;
 	if (size)
-		*size = f->kind == TRAIL_UE_LOC ? (f->str ? 0 : f->esize) : f->size;
+		*size = f->kind == TRAIL_UE_LOC ? 0 : f->size;
 	return 0;
 }
 

@@ -635,6 +635,8 @@ int probe_compile(const struct probe_def *d, const struct probe_target *t, uint8
 	e->msg[0] = '\0';
 	if (d->kind == '-')
 		return trail__probe_err(e, 0, "A delete has nothing to compile");
+	if (d->kind == 'u') /* (libtrail takes its definition: "@uevent DEF") */
+		return trail__probe_err(e, 0, "A user event has nothing to compile");
 	if (d->kind == 'e' && !t->src)
 		return trail__probe_err(e, d->sym_pos, "Attached event does not exist");
 	if (d->kind == 'f')

@@ -19,6 +19,8 @@
  *   uevents churn N       N events registered, written, unregistered and
  *                         deleted in a loop
  *   uevents threads T N   T threads writing N each
+ *   uevents waitthreads FILE T   T threads writing while the bit is set,
+ *                         until FILE exists; prints the writes
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -288,6 +291,50 @@ static int wait_for(const char *stop, int max_s)
 	return 0;
 }
 
+/* T threads writing ue_count while the bit is set, until FILE exists:
+ * attach and detach meet writers mid-write */
+static const char *stop_file;
+static void *wait_thread(void *arg)
+{
+	long w = 0;
+	uint32_t i = 0;
+
+	(void)arg;
+	while (access(stop_file, F_OK)) {
+		for (int k = 0; k < 256; k++, i++) {
+			int64_t neg = -(int64_t)i;
+			struct iovec v[3] = {{&idx_a, 4}, {&i, 4}, {&neg, 8}};
+
+			if ((enabled & 1) && writev(data_fd, v, 3) == 16)
+				w++;
+		}
+		sched_yield();
+	}
+	return (void *)w;
+}
+
+static int wait_threads(const char *stop, int t)
+{
+	pthread_t th[16];
+	long total = 0;
+
+	stop_file = stop;
+	register_three();
+	if (t > 16)
+		t = 16;
+	for (int i = 0; i < t; i++)
+		pthread_create(&th[i], NULL, wait_thread, NULL);
+	printf("ready\n");
+	for (int i = 0; i < t; i++) {
+		void *w;
+
+		pthread_join(th[i], &w);
+		total += (long)w;
+	}
+	printf("threads written a=%ld\n", total);
+	return 0;
+}
+
 static int forked(int n)
 {
 	long wa = 0, wb = 0, wc = 0;
@@ -339,6 +386,8 @@ int main(int argc, char **argv)
 		return errors();
 	if (!strcmp(mode, "wait") && argc > 2)
 		return wait_for(argv[2], argc > 3 ? atoi(argv[3]) : 20);
+	if (!strcmp(mode, "waitthreads") && argc > 3)
+		return wait_threads(argv[2], atoi(argv[3]));
 	if (!strcmp(mode, "fork"))
 		return forked(argc > 2 ? atoi(argv[2]) : 10);
 	if (!strcmp(mode, "exec")) {
