@@ -8,6 +8,9 @@ the interpreter: ns per iteration of a loop minus the same empty loop.
              trail.LoggingHandler (the record only; no other handler)
   lttng      the same logging call with LTTng-UST's Python agent
              (python3-lttngust's lttngust module) as the only handler
+  nop        the same logging call with a handler that does nothing: the
+             logging module's own cost (the caller found, the record
+             made), which the two above pay too
 
 The interpreter pins itself to BENCH_CPU (as the C benchmarks do).
 Prints one RESULT line.
@@ -67,6 +70,11 @@ else:
     if mode == "logging":
         import trail
         log.addHandler(trail.LoggingHandler())
+    elif mode == "nop":
+        class Nop(logging.Handler):
+            def emit(self, record):
+                pass
+        log.addHandler(Nop())
     else:
         import lttngust  # noqa: F401 (registers its handler on the root logger)
         # its session daemon registration is asynchronous

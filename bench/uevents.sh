@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 tp=() abi=() api=() tpd=() abid=() apid=()
-pyd=() pyg=() pye=() pyk=() lg=() lgl=() lt=()
+pyd=() pyg=() pye=() pyk=() lg=() nop=() lt=()
 for r in $(seq "$RUNS"); do
 	l=$("${PIN_REC[@]}" "$TRAIL" record -q -e bench:event -e user_events:bench_ue -e bench:bench_api \
 		-o "$TMP/c.dat" -- "$BUILD/bench/bench_uevent" "$N")
@@ -52,6 +52,8 @@ for r in $(seq "$RUNS"); do
 		l=$("${PIN_REC[@]}" "$TRAIL" record -q -e python:logging -o "$TMP/l.dat" -- \
 			"$PY" "$SRC/bench/bench_python.py" logging "$LOG_N")
 		lg+=("$(field log_ns "$l")")
+		l=$("$PY" "$SRC/bench/bench_python.py" nop "$LOG_N")
+		nop+=("$(field log_ns "$l")")
 		w=$("$TRAIL" report -i "$TMP/l.dat" --stat | sed -n 's/.*entries-written: \([0-9]*\)\/.*/\1/p' | head -1)
 		[ "$w" = "$LOG_N" ] || echo "warning: logging run $r: $w events of $LOG_N" >&2
 	fi
@@ -86,12 +88,15 @@ if [ ${#pye[@]} -gt 0 ]; then
 	echo "    ev.enabled, not recorded               $(stats "${pyg[@]}")"
 	echo "    if ev.enabled: ev(i, i), not recorded  $(stats "${pyd[@]}")"
 	echo "    logging.info, trail.LoggingHandler     $(stats "${lg[@]}")"
+	echo "    logging.info, a handler doing nothing  $(stats "${nop[@]}")"
 fi
 if [ ${#lt[@]} -gt 0 ]; then
 	echo "    logging.info, LTTng's Python agent     $(stats "${lt[@]}")"
 	m=$(median "${lt[@]}")
-	awk -v a="$(median "${pye[@]}")" -v b="$(median "${lg[@]}")" -v l="$m" \
-		'BEGIN { printf "    ratios to LTTng'"'"'s agent: ev() %.3f, LoggingHandler %.3f\n", a / l, b / l }'
+	awk -v a="$(median "${pye[@]}")" -v b="$(median "${lg[@]}")" -v l="$m" -v z="$(median "${nop[@]}")" \
+		'BEGIN { printf "    ratios to LTTng'"'"'s agent: ev() %.3f, LoggingHandler %.3f;\n", a / l, b / l
+			 printf "    the handlers alone (less the logging module'"'"'s %.0f ns): trail %.0f ns, LTTng %.0f ns, %.3f\n",
+				z, b - z, l - z, (b - z) / (l - z) }'
 else
 	echo "    (LTTng's Python agent: not installed, python3-lttngust)"
 fi

@@ -355,7 +355,99 @@ static PyObject *mod_event(PyObject *mod, PyObject *args, PyObject *kw)
 	return (PyObject *)e;
 }
 
+/*
+ * _log(ev, record, asctime): a logging.LogRecord as LoggingHandler's event
+ * (its fields: asctime, msg, logger_name, funcName, lineno, int_loglevel,
+ * thread, threadName, pathname), read and written here rather than in
+ * Python: the message as LogRecord.getMessage() makes it (str(msg) %
+ * args), asctime None for the message itself. A record's attribute that
+ * is missing or of another type is a TypeError or AttributeError, as
+ * logging would raise.
+ */
+static PyObject *names_log[8];
+
+static PyObject *mod_log(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+	static const char *const attrs[8] = {"msg", "args", "name", "funcName", "lineno", "levelno",
+					     "thread", "threadName"};
+	PyObject *vals[9] = {NULL}, *a[8] = {NULL}, *res = NULL, *msg = NULL;
+	struct trail_uvalue v[9];
+	EventObject *e;
+	int i, r;
+	(void)mod;
+
+	if (nargs != 3 || !PyObject_TypeCheck(args[0], &EventType)) {
+		PyErr_SetString(PyExc_TypeError, "_log(event, record, asctime)");
+		return NULL;
+	}
+	e = (EventObject *)args[0];
+	if (!__atomic_load_n(e->state, __ATOMIC_RELAXED))
+		Py_RETURN_NONE;
+	if (e->nfields != 9) {
+		PyErr_SetString(PyExc_TypeError, "_log: not LoggingHandler's event");
+		return NULL;
+	}
+	for (i = 0; i < 8; i++) {
+		if (!names_log[i] && !(names_log[i] = PyUnicode_InternFromString(attrs[i])))
+			goto out;
+		if (!(a[i] = PyObject_GetAttr(args[1], names_log[i])))
+			goto out;
+	}
+	if (!(msg = PyObject_Str(a[0])))
+		goto out;
+	if (PyObject_IsTrue(a[1]) == 1) { /* getMessage(): msg % args */
+		PyObject *m = PyUnicode_Format(msg, a[1]);
+
+		Py_DECREF(msg);
+		if (!(msg = m))
+			goto out;
+	}
+	vals[0] = args[2] == Py_None ? msg : args[2];
+	vals[1] = msg;
+	vals[2] = a[2];
+	vals[3] = a[3];
+	vals[4] = a[4];
+	vals[5] = a[5];
+	vals[6] = a[6] == Py_None ? NULL : a[6];
+	vals[7] = a[7];
+	{
+		PyObject *path = PyObject_GetAttrString(args[1], "pathname");
+
+		if (!path)
+			goto out;
+		vals[8] = path;
+		for (i = 0; i < 9; i++) {
+			PyObject *o = vals[i] ? vals[i] : Py_None;
+
+			if (i == 6 && o == Py_None) { /* no thread id: 0 */
+				v[i].i = 0;
+				continue;
+			}
+			if (value_of(e, (unsigned)i, o, &v[i])) {
+				Py_DECREF(path);
+				goto out;
+			}
+		}
+		r = trail_uevent_write(e->ev, v, 9);
+		Py_DECREF(path);
+	}
+	if (r) {
+		errno = -r;
+		PyErr_SetFromErrno(PyExc_OSError);
+		goto out;
+	}
+	res = Py_None;
+	Py_INCREF(res);
+out:
+	Py_XDECREF(msg);
+	for (i = 0; i < 8; i++)
+		Py_XDECREF(a[i]);
+	return res;
+}
+
 static PyMethodDef mod_methods[] = {
+	{"_log", (PyCFunction)(void (*)(void))mod_log, METH_FASTCALL,
+	 "_log(event, record, asctime): a logging record as trail.LoggingHandler writes it"},
 	{"event", (PyCFunction)(void (*)(void))mod_event, METH_VARARGS | METH_KEYWORDS,
 	 "event(system, name, **fields) -> Event\n"
 	 "event(system, 'name type field; type field...') -> Event\n\n"

@@ -164,6 +164,14 @@ seed_eprobe() {
 		die "caret: $(cat m/error_log)"
 	expect_rc 1 w 'p:bad nosuchfunc%' m/dynamic_events 2>/dev/null
 	has m/error_log "dynamic_events: error: Invalid probed address suffix"
+	# a user event, the kernel's u: line: its format from its definition
+	echo 'u:request2 u32 fd; char[] path' >>m/dynamic_events
+	has m/dynamic_events 'u:request2 u32 fd; char[] path'
+	has m/events/user_events/request2/format 'field:__data_loc char[] path;'
+	expect_rc 1 eval "echo 'u:bad u32 fd; strng p' >>m/dynamic_events" 2>/dev/null
+	has m/error_log "dynamic_events: error: Invalid type"
+	echo '-:user_events/request2' >>m/dynamic_events
+	[ ! -e m/events/user_events/request2 ] || die "the deleted user event is there"
 	running "$APP" || die "the example died"
 	kill "$APP"
 }

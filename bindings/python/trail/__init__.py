@@ -21,7 +21,7 @@ events, with the fields LTTng's Python agent records:
 """
 import logging as _logging
 
-from ._trail import Event, event
+from ._trail import Event, event, _log
 
 __all__ = ["Event", "event", "LoggingHandler"]
 
@@ -48,19 +48,17 @@ class LoggingHandler(_logging.Handler):
             return False
         if self.filters and not self.filter(record):
             return False
-        self.emit(record)
+        try:  # (emit's work, without a call more)
+            _log(self._ev, record, self.format(record) if self.formatter else None)
+        except Exception:
+            self.handleError(record)
         return True
 
     def emit(self, record):
         try:
-            ev = self._ev
-            if ev.enabled:
-                msg = record.getMessage()
-                # asctime: the record as formatted, LTTng's; without a
-                # formatter that is the message (Formatter()'s default),
-                # and formatting it again would double the cost
-                ev(self.format(record) if self.formatter else msg, msg, record.name,
-                   record.funcName, record.lineno, record.levelno, record.thread or 0,
-                   record.threadName or "", record.pathname)
+            # asctime: the record as formatted, LTTng's; without a
+            # formatter that is the message (Formatter()'s default),
+            # and formatting it again would double the cost
+            _log(self._ev, record, self.format(record) if self.formatter else None)
         except Exception:
             self.handleError(record)
