@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static int is_ident(const char *s, size_t len)
+/* an identifier of at most 128 bytes; with dots, '.' too past the first
+ * byte (an event name: the kernel's user_events_multi:NAME.<id>) */
+static int is_ident(const char *s, size_t len, int dots)
 {
 	if (!len || len > 128)
 		return 0;
@@ -14,7 +16,7 @@ static int is_ident(const char *s, size_t len)
 		char c = s[i];
 		int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			    c == '_';
-		if (!alpha && !(i && c >= '0' && c <= '9'))
+		if (!alpha && !(i && ((c >= '0' && c <= '9') || (dots && c == '.'))))
 			return 0;
 	}
 	return 1;
@@ -22,7 +24,7 @@ static int is_ident(const char *s, size_t len)
 
 /* a NUL-terminated identifier at p[*off], inside size */
 static const char *take_name(const uint8_t *p, uint32_t size, uint32_t *off,
-			     size_t want_len)
+			     size_t want_len, int dots)
 {
 	const char *s = (const char *)p + *off;
 	const void *z;
@@ -36,7 +38,7 @@ static const char *take_name(const uint8_t *p, uint32_t size, uint32_t *off,
 	len = (size_t)((const char *)z - s);
 	if (want_len != (size_t)-1 && len != want_len)
 		return NULL;
-	if (!is_ident(s, len))
+	if (!is_ident(s, len, dots))
 		return NULL;
 	*off += (uint32_t)len + 1;
 	return s;
@@ -67,10 +69,10 @@ int trail__meta_parse(const void *blob, size_t avail, struct trail_meta *m,
 	m->fixed_len = 0;
 	m->variable = 0;
 	*why = "bad provider name";
-	if (!(m->provider = take_name(p, h.size, &off, (size_t)-1)))
+	if (!(m->provider = take_name(p, h.size, &off, (size_t)-1, 0)))
 		return -EPROTO;
 	*why = "bad event name";
-	if (!(m->name = take_name(p, h.size, &off, (size_t)-1)))
+	if (!(m->name = take_name(p, h.size, &off, (size_t)-1, 1)))
 		return -EPROTO;
 	for (uint32_t i = 0; i < h.nfields; i++) {
 		struct trail_meta_field mf;
@@ -83,7 +85,7 @@ int trail__meta_parse(const void *blob, size_t avail, struct trail_meta *m,
 		memcpy(&mf, p + off, sizeof(mf));
 		off += sizeof(mf);
 		*why = "bad field name";
-		if (!(f->name = take_name(p, h.size, &off, mf.namelen)))
+		if (!(f->name = take_name(p, h.size, &off, mf.namelen, 0)))
 			return -EPROTO;
 		for (uint32_t j = 0; j < i; j++)
 			if (!strcmp(m->fields[j].name, f->name)) {

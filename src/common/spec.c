@@ -174,7 +174,7 @@ size_t trail__spec_check(const char *pat, const char **why)
 		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 			 (c >= '0' && c <= '9') || c == '_' || c == '*' ||
 			 c == '?' || c == '[' || c == ']' || c == '!' ||
-			 c == '^' || c == '-' || c == ':';
+			 c == '^' || c == '-' || c == ':' || c == '.';
 
 		if (!ok) {
 			*why = "unexpected character in event name";

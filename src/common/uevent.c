@@ -192,6 +192,8 @@ static int field(const char *s, size_t at, size_t end, unsigned opts, struct tra
 		return fail(e, end, "Missing struct size (struct TYPE NAME SIZE)");
 	if ((nm = bad_ident(s + w[0], wl[0])) >= 0)
 		return fail(e, w[0] + (size_t)nm, "Invalid field name (letters, digits and _)");
+	if (wl[0] > TRAIL_UE_FIELD_MAX)
+		return fail(e, w[0] + TRAIL_UE_FIELD_MAX, "Field name too long (at most 128 bytes)");
 	/* the size, and the kind */
 	f->sign = type[0] != 'u';
 	if (is_struct) {
@@ -308,7 +310,7 @@ int trail_ue_parse(const char *s, unsigned opts, struct trail_ue_def *d, struct 
 	if ((r = bad_ident(s, nl)) >= 0)
 		return fail(e, (size_t)r, "Invalid event name (letters, digits and _)");
 	if (nl > TRAIL_UE_NAME_MAX)
-		return fail(e, TRAIL_UE_NAME_MAX, "Event name too long");
+		return fail(e, TRAIL_UE_NAME_MAX, "Event name too long (at most 110 bytes)");
 	at = keep(d, s, nl);
 	d->name = (uint16_t)at;
 	for (i = nl; i < len;) {

@@ -34,7 +34,10 @@
 #define TRAIL_UE_PROVIDER "user_events"
 #define TRAIL_UE_MULTI_PROVIDER "user_events_multi"
 #define TRAIL_UE_DESC_MAX 512  /* the kernel's MAX_EVENT_DESC, NUL included */
-#define TRAIL_UE_NAME_MAX 255  /* a trail event name's bytes */
+#define TRAIL_UE_NAME_MAX 110  /* an event's or system's name: trail's
+				* names are at most 128 bytes, and a
+				* MULTI_FORMAT one takes ".<id>" more */
+#define TRAIL_UE_FIELD_MAX 128 /* a field name's bytes */
 #define TRAIL_UE_MAX_FIELDS 128
 #define TRAIL_UE_ARRAY_MAX 1024 /* the kernel's MAX_FIELD_ARRAY_SIZE */
 #define TRAIL_UE_LOC_OFF 8     /* a __data_loc's offsets start before the

@@ -180,6 +180,19 @@ threads_exact() {
 		die "$($TRAIL report -i t.dat | sed -n 1,8p)"
 }
 
+# MULTI_FORMAT: one name, two sets of fields, two events
+# (user_events_multi:NAME.<id>), each recorded as itself
+multi_format() {
+	fresh_registry
+	$TRAIL record -q -e 'user_events_multi:ue_multi.*' -o m.dat -- "$UE" multi >out.txt
+	has out.txt "multi written 2"
+	fields_of m.dat 'user_events_multi:ue_multi\.[0-9a-f]+' | sort >got.txt
+	printf '%s\n' 'first=5' 'second=6' | diff -u - got.txt
+	$TRAIL report -q -i m.dat | grep -q 'user_events_multi:ue_multi\.0: first=5' || die "$($TRAIL report -q -i m.dat)"
+	has out.txt "ue_multi.0 # Used by trail"
+	has out.txt "Busy: 2"
+}
+
 # thousands of events registered, written, unregistered and deleted (the
 # last reference, the fd's, closed each time): none left behind, none
 # lost (ASan's leak check runs the same)
@@ -325,6 +338,7 @@ t threads_while_detaching threads_while_detaching
 t fork_and_exec fork_and_exec
 t threads_exact threads_exact
 t churn churn
+t multi_format multi_format
 t u_lines u_lines
 for f in python_types python_errors python_threads_and_logging python_attached; do
 	if pyok; then

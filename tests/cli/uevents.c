@@ -16,6 +16,8 @@
  *                         inherited), unregisters in the child only
  *   uevents exec          register, then exec itself ("uevents after"),
  *                         which writes with the old fd's index
+ *   uevents multi         a MULTI_FORMAT name twice, with other fields;
+ *                         user_events_status printed
  *   uevents churn N       N events registered, written, unregistered and
  *                         deleted in a loop
  *   uevents threads T N   T threads writing N each
@@ -406,6 +408,33 @@ int main(int argc, char **argv)
 		ssize_t k = write(atoi(argv[2]), pay, 12);
 
 		printf("after_exec write %s\n", k < 0 ? strerrorname_np(errno) : "went nowhere");
+		return 0;
+	}
+	if (!strcmp(mode, "multi")) {
+		/* MULTI_FORMAT: the same name with other fields, beside it;
+		 * user_events_status lists them */
+		volatile uint32_t w = 0;
+		uint32_t i1, i2, a = 5;
+		uint64_t b = 6;
+		int fd = open_data(), s, n = 0;
+		char buf[1024];
+		ssize_t k;
+
+		must(reg(fd, "ue_multi u32 first", &w, 0, 4, USER_EVENT_REG_MULTI_FORMAT, &i1), "first");
+		must(reg(fd, "ue_multi u64 second", &w, 1, 4, USER_EVENT_REG_MULTI_FORMAT, &i2), "second");
+		{
+			struct iovec v1[2] = {{&i1, 4}, {&a, 4}}, v2[2] = {{&i2, 4}, {&b, 8}};
+
+			n += (w & 1) && writev(fd, v1, 2) == 8;
+			n += (w & 2) && writev(fd, v2, 2) == 12;
+		}
+		printf("multi written %d\n", n);
+		s = open("/sys/kernel/tracing/user_events_status", O_RDONLY);
+		if (s < 0)
+			s = open("/sys/kernel/debug/tracing/user_events_status", O_RDONLY);
+		k = s >= 0 ? read(s, buf, sizeof(buf) - 1) : -1;
+		buf[k > 0 ? k : 0] = '\0';
+		fputs(buf, stdout);
 		return 0;
 	}
 	if (!strcmp(mode, "churn")) {
