@@ -13,7 +13,7 @@
 set -eu
 pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev libdw-dev libcapstone-dev systemtap-sdt-dev binutils procps util-linux libfuse3-dev fuse3 python3-dev)
 if [ "${1:-}" = "--bench" ]; then
-	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq redis-server redis-tools nginx wrk python3.11 sqlite3 libz3-4 python3-lttngust)
+	pkgs+=(lttng-tools liblttng-ust-dev babeltrace2 uftrace hyperfine jq redis-server redis-tools nginx wrk python3.11 sqlite3 libz3-4 python3-lttngust rt-tests)
 fi
 if [ "${1:-}" = "--sanitizers" ] || [ "${2:-}" = "--sanitizers" ]; then
 	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 chromium redis-server redis-tools sqlite3 default-jdk-headless)

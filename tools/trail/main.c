@@ -23,6 +23,8 @@ static const char main_help[] =
 	"  synth    define synthetic events (for hist triggers), as synthetic_events\n"
 	"  bootconfig  check a bootconfig file of boot-time tracing keys\n"
 	"  snapshot what a process's flight recorder holds, into a file now\n"
+	"  timerlat wake-up latency per CPU, as the kernel's timerlat tracer (top, hist)\n"
+	"  osnoise  operating system noise per CPU, as the kernel's osnoise tracer\n"
 	"  mount    the recordings of your processes as the kernel's tracefs (FUSE)\n"
 	"  umount   end a trail mount\n"
 	"  ps       list the running processes that trail can attach to\n"
@@ -65,6 +67,8 @@ int main(int argc, char **argv)
 		{"hist", cmd_hist},
 		{"bootconfig", cmd_bootconfig},
 		{"snapshot", cmd_snapshot},
+		{"timerlat", cmd_timerlat},
+		{"osnoise", cmd_osnoise},
 	};
 
 	/* (glibc's stdout is a variable to set, its manual says) */

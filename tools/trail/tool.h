@@ -83,6 +83,8 @@ int cmd_ps(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bootconfig(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_timerlat(int argc, char **argv);
+int cmd_osnoise(int argc, char **argv);
 /* Can the registry directory be read (a missing one can: nothing
  * registered yet)? 0, or -1 with its path and why said. */
 int tool_registry_usable(void);

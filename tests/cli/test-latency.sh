@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# trail timerlat and trail osnoise (the kernel's latency tracers for what a
+# process sees): rtla's layouts, numbers that mean something (a CPU kept
+# busy by another thread shows more noise than one that is not; the
+# histogram's counts add up to its samples), the options' bad values.
+. "$(dirname "$0")/lib.sh"
+
+NCPU=$(nproc)
+
+timerlat_top_layout() {
+	$TRAIL timerlat top -q -d 2 -c 0 -p 1000 >out.txt 2>err.txt
+	sed -n 1p out.txt | grep -q '^ \{37\}Timer Latency \{46\}$' || die "$(cat -A out.txt | head -2)"
+	grep -qE '^  0 00:00:0[23]   \|          IRQ Timer Latency \(us\)        \|         Thread Timer Latency \(us\)$' out.txt ||
+		die "$(sed -n 2p out.txt)"
+	has out.txt 'CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max'
+	# CPU 0's row: 2 s of a 1 ms timer (the first period and the last
+	# partial one aside), the IRQ block rtla's "-", min <= avg <= max
+	local row n mn av mx
+	row=$(grep -E '^  0 #' out.txt) || die "no CPU 0 row: $(cat out.txt)"
+	n=$(sed -E 's/^  0 #([0-9]+) .*/\1/' <<<"$row")
+	[ "$n" -ge 1500 ] && [ "$n" -le 2100 ] || die "count $n: $row"
+	grep -qE '^  0 #[0-9]+ +\|        -         -         -         - \|' <<<"$row" || die "$row"
+	read -r mn av mx <<<"$(awk -F'|' '{ split($3, a, " "); print a[2], a[3], a[4] }' <<<"$row")"
+	[ "$mn" -le "$av" ] && [ "$av" -le "$mx" ] || die "min $mn avg $av max $mx: $row"
+	grep -qE '^ALL #[0-9]+ +e0 \|' out.txt || die "$(tail -2 out.txt)"
+	has err.txt "IRQ columns: the timer interrupt's own latency is the kernel's to see"
+	# not quiet: a refreshed table, rtla's ESC c before each
+	$TRAIL timerlat top -d 2 -c 0 >tty.txt 2>/dev/null
+	[ "$(grep -c $'\033c' tty.txt)" -ge 2 ] || die "$(grep -c $'\033c' tty.txt) refreshes"
+}
+
+timerlat_hist_adds_up() {
+	$TRAIL timerlat hist -d 2 -c 0 -p 500 -b 10 -E 20 --with-zeros >h.txt 2>/dev/null
+	has h.txt '# RTLA timerlat histogram'
+	has h.txt '# Time unit is microseconds (us)'
+	grep -qE '^Index   Thr-000$' h.txt || die "$(sed -n 4p h.txt)"
+	# 20 buckets of 10 us (0, 10, ... 190) and "over": their sum is count
+	[ "$(grep -cE '^[0-9]+ ' h.txt)" = 20 ] || die "$(cat h.txt)"
+	grep -qE '^190 ' h.txt || die "$(cat h.txt)"
+	local buckets over count
+	buckets=$(awk '$1 ~ /^[0-9]+$/ { s += $2 } END { print s }' h.txt)
+	over=$(awk '$1 == "over:" { print $2 }' h.txt)
+	count=$(awk '$1 == "count:" { print $2; exit }' h.txt)
+	[ $((buckets + over)) = "$count" ] && [ "$count" -ge 3000 ] || die "$buckets + $over != $count"
+	has h.txt 'ALL:         Thr'
+	# nanoseconds
+	$TRAIL timerlat hist -d 1 -c 0 -n --no-summary >n.txt 2>/dev/null
+	has n.txt '# Time unit is nanoseconds (ns)'
+	hasnt n.txt 'count:'
+}
+
+# a CPU kept busy by a thread of the same class shows more noise than it
+# did alone: the measuring thread is preempted
+osnoise_loaded_cpu() {
+	local cpu=$((NCPU - 1)) hog idle busy
+	$TRAIL osnoise top -q -d 2 -c $cpu -p 200000 >idle.txt
+	taskset -c $cpu sh -c 'while :; do :; done' & hog=$!
+	$TRAIL osnoise top -q -d 2 -c $cpu -p 200000 >busy.txt
+	kill $hog
+	wait $hog 2>/dev/null || true
+	has busy.txt 'CPU Period       Runtime        Noise  % CPU Aval   Max Noise   Max Single          HW          NMI          IRQ      Softirq       Thread'
+	idle=$(awk -v c=$cpu '$1 == c { print $5 }' idle.txt)
+	busy=$(awk -v c=$cpu '$1 == c { print $5 }' busy.txt)
+	[ -n "$idle" ] && [ -n "$busy" ] || die "$(cat idle.txt busy.txt)"
+	# the hog takes about half of the CPU; the thread was preempted
+	awk -v b="$busy" 'BEGIN { exit !(b < 80) }' || die "busy: $busy % available: $(cat busy.txt)"
+	awk -v b="$busy" -v i="$idle" 'BEGIN { exit !(b < i) }' || die "busy $busy % >= idle $idle %"
+	[ "$(awk -v c=$cpu '$1 == c { print $NF }' busy.txt)" -gt 0 ] || die "no preemption counted: $(cat busy.txt)"
+}
+
+osnoise_hist_and_stop() {
+	$TRAIL osnoise hist -d 1 -c 0 -T 1 >h.txt
+	has h.txt '# RTLA osnoise histogram'
+	grep -qE '^Index   CPU-000$' h.txt || die "$(cat h.txt)"
+	grep -qE '^avg: +[0-9]+\.[0-9]{2} $' h.txt || die "$(grep avg h.txt)"
+	# a gap past 1 us stops it: rtla's words and exit status
+	expect_rc 2 $TRAIL osnoise top -q -c 0 -d 10 -T 1 -s 1 >s.txt
+	has s.txt 'osnoise hit stop tracing'
+}
+
+bad_options() {
+	expect_rc 2 $TRAIL timerlat top -c 9999 -d 1 2>err.txt
+	has err.txt "not a CPU list"
+	expect_rc 2 $TRAIL timerlat top -c $NCPU -d 1 2>err.txt
+	has err.txt "CPU $NCPU is not online"
+	expect_rc 2 $TRAIL timerlat top -c 0-x 2>err.txt
+	has err.txt "not a CPU list"
+	[ "$(caret_col err.txt)" = 2 ] || die "$(cat err.txt)"
+	expect_rc 2 $TRAIL timerlat top -p 50 2>err.txt
+	has err.txt "a period from 100 to 1000000 us"
+	expect_rc 2 $TRAIL timerlat top -P d:1ms:10ms 2>err.txt
+	has err.txt "SCHED_DEADLINE is not supported here"
+	expect_rc 2 $TRAIL timerlat top -P f:100 2>err.txt
+	has err.txt "f:PRIO (1..99)"
+	expect_rc 2 $TRAIL timerlat top -d 0 2>err.txt
+	has err.txt "not a duration"
+	expect_rc 2 $TRAIL osnoise top -r 50 2>err.txt
+	has err.txt "a runtime of at least 100 us"
+	expect_rc 2 $TRAIL timerlat hist --no-index 2>err.txt
+	has err.txt "--no-index needs --with-zeros"
+	# no permission for SCHED_FIFO: measured anyway, and said
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			$TRAIL timerlat top -q -d 1 -c 0 >o.txt 2>err.txt
+		has err.txt "the threads run at the default priority: SCHED_FIFO not allowed"
+		grep -qE '^  0 #[0-9]+' o.txt || die "$(cat o.txt)"
+	fi
+}
+
+t timerlat_top_layout timerlat_top_layout
+t timerlat_hist_adds_up timerlat_hist_adds_up
+t osnoise_loaded_cpu osnoise_loaded_cpu
+t osnoise_hist_and_stop osnoise_hist_and_stop
+t bad_options bad_options

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-latency.c - `trail timerlat top|hist` and `trail osnoise top|hist`:
+ * the kernel's timerlat and osnoise tracers for what a process sees
+ * (latency.c measures), printed in rtla's layouts (tools/tracing/rtla:
+ * the same titles, columns and widths, `ESC c` before each refresh of a
+ * top, the histogram's over/count/min/avg/max rows) so that a reader of
+ * rtla's output reads these. What user space cannot see is said, not
+ * invented: timerlat's IRQ columns show rtla's "-" (the timer
+ * interrupt's own latency is the kernel's), and a line says so.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "latency.h"
+#include "opt.h"
+#include "tool.h"
+
+enum {
+	O_DMA = OPT_LONG_ID, O_NO_HEADER, O_NO_SUMMARY, O_NO_INDEX, O_WITH_ZEROS,
+};
+
+#define COMMON_ROWS                                                                                \
+	{'d', "duration", OPT_REQUIRED, "TIME",                                                    \
+	 "stop after TIME (s, m, h, d; default: until Ctrl-C)", 0, "a time"},                      \
+	{'c', "cpus", OPT_REQUIRED, "LIST", "the CPUs to measure (0-3,5; default: all)", 0,      \
+	 "a CPU list"},                                                                            \
+	{'P', "priority", OPT_REQUIRED, "o:NICE|r:PRIO|f:PRIO",                                  \
+	 "the measuring threads' scheduling", 0, "a policy"},                                      \
+	{0, "dma-latency", OPT_REQUIRED, "US",                                                     \
+	 "hold /dev/cpu_dma_latency at US meanwhile", O_DMA, "microseconds"},                      \
+	{'q', "quiet", OPT_NONE, NULL, "top: print only at the end", 0, NULL},                    \
+	{'b', "bucket-size", OPT_REQUIRED, "N", "hist: a bucket's width, us (default 1)", 0,       \
+	 "a width"},                                                                               \
+	{'E', "entries", OPT_REQUIRED, "N", "hist: buckets (default 256)", 0, "a count"},          \
+	{0, "no-header", OPT_NONE, NULL, "hist: without its header", O_NO_HEADER, NULL},          \
+	{0, "no-summary", OPT_NONE, NULL, "hist: without count, min, avg, max", O_NO_SUMMARY,     \
+	 NULL},                                                                                    \
+	{0, "no-index", OPT_NONE, NULL, "hist: without the index column (with --with-zeros)",      \
+	 O_NO_INDEX, NULL},                                                                        \
+	{0, "with-zeros", OPT_NONE, NULL, "hist: the empty buckets too", O_WITH_ZEROS, NULL},     \
+	OPT_HELP_ROW
+
+static const struct opt_cmd timerlat_opts = {
+	.name = "timerlat",
+	.intro = "Usage: trail timerlat [top|hist] [OPTIONS]\n"
+		 "\n"
+		 "The kernel's timerlat tracer for what a program sees: a thread per CPU\n"
+		 "sleeps until a time on the monotonic clock, PERIOD apart, and takes how\n"
+		 "late it woke (rtla timerlat's thread latency). top: a table refreshed every\n"
+		 "second; hist: a histogram at the end. In rtla's layouts; exit status 2\n"
+		 "when -T stopped it.\n",
+	.col = 30,
+	.opts = (const struct opt[]){
+		{'p', "period", OPT_REQUIRED, "US", "the timer's period (100..1000000, default 1000)", 0,
+		 "microseconds"},
+		{'T', "thread", OPT_REQUIRED, "US", "stop when a thread latency reaches US", 0,
+		 "microseconds"},
+		{'n', "nano", OPT_NONE, NULL, "in nanoseconds", 0, NULL},
+		COMMON_ROWS,
+		{0},
+	},
+};
+
+static const struct opt_cmd osnoise_opts = {
+	.name = "osnoise",
+	.intro = "Usage: trail osnoise [top|hist] [OPTIONS]\n"
+		 "\n"
+		 "The kernel's osnoise tracer for what a program sees: a thread per CPU\n"
+		 "reads the clock in a loop for RUNTIME of every PERIOD; a gap longer than\n"
+		 "the threshold is noise. top: per CPU, noise, CPU available, the largest\n"
+		 "gap, and the interference seen from user space (the CPU's interrupts,\n"
+		 "NMIs and softirqs, the thread's preemptions; HW: gaps none of those\n"
+		 "explain); hist: the gaps' histogram. In rtla's layouts.\n",
+	.col = 30,
+	.opts = (const struct opt[]){
+		{'p', "period", OPT_REQUIRED, "US", "a window (default 1000000)", 0, "microseconds"},
+		{'r', "runtime", OPT_REQUIRED, "US", "measured of each window (default: all of it)", 0,
+		 "microseconds"},
+		{'T', "threshold", OPT_REQUIRED, "US", "the smallest gap that is noise (default 5)", 0,
+		 "microseconds"},
+		{'s', "stop", OPT_REQUIRED, "US", "stop when a single gap passes US", 0, "microseconds"},
+		{'S', "stop-total", OPT_REQUIRED, "US", "stop when a window's noise passes US", 0,
+		 "microseconds"},
+		COMMON_ROWS,
+		{0},
+	},
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* rtla's duration: "D HH:MM:SS", days in 3 columns */
+static void duration(uint64_t ns, char *buf, size_t n)
+{
+	uint64_t s = ns / 1000000000ull;
+
+	snprintf(buf, n, "%3u %02u:%02u:%02u", (unsigned)(s / 86400), (unsigned)(s / 3600 % 24),
+		 (unsigned)(s / 60 % 60), (unsigned)(s % 60));
+}
+
+/* rtla's -d: a number, then s, m, h or d */
+static int parse_duration(const char *s, uint64_t *ns)
+{
+	char *end;
+	unsigned long v;
+	uint64_t mul = 1;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || !v)
+		return -1;
+	if (*end == 'm' || *end == 'M')
+		mul = 60;
+	else if (*end == 'h' || *end == 'H')
+		mul = 3600;
+	else if (*end == 'd' || *end == 'D')
+		mul = 86400;
+	else if (*end && *end != 's' && *end != 'S')
+		return -1;
+	if (*end && end[1])
+		return -1;
+	*ns = (uint64_t)v * mul * 1000000000ull;
+	return 0;
+}
+
+/* "0-3,5": 0, or the offset of the first bad byte + 1 */
+static size_t parse_cpus(const char *s, struct lat_opts *o)
+{
+	const char *p = s;
+
+	o->ncpus = 0;
+	while (*p) {
+		char *end;
+		unsigned long a, b;
+
+		if (*p < '0' || *p > '9')
+			return (size_t)(p - s) + 1;
+		a = strtoul(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				return (size_t)(end - s) + 2;
+			b = strtoul(end + 1, &end, 10);
+			if (b < a)
+				return (size_t)(p - s) + 1;
+		}
+		if (b >= LAT_MAX_CPUS)
+			return (size_t)(p - s) + 1;
+		for (unsigned long c = a; c <= b; c++) {
+			int dup = 0;
+
+			for (int k = 0; k < o->ncpus; k++)
+				dup |= o->cpus[k] == (int)c;
+			if (!dup && o->ncpus < LAT_MAX_CPUS)
+				o->cpus[o->ncpus++] = (int)c;
+		}
+		if (*end == ',' && end[1])
+			end++;
+		else if (*end)
+			return (size_t)(end - s) + 1;
+		p = end;
+	}
+	return o->ncpus ? 0 : 1;
+}
+
+static int parse_prio(const char *s, struct lat_opts *o)
+{
+	char *end;
+	long v;
+
+	if ((s[0] == 'd' || s[0] == 'D') && s[1] == ':')
+		return -2; /* SCHED_DEADLINE */
+	if (!s[0] || s[1] != ':')
+		return -1;
+	v = strtol(s + 2, &end, 10);
+	if (end == s + 2 || *end)
+		return -1;
+	switch (s[0]) {
+	case 'o': case 'O':
+		if (v < -20 || v > 19)
+			return -1;
+		o->policy = SCHED_OTHER;
+		o->prio = (int)v; /* (a nice value) */
+		return 0;
+	case 'f': case 'F':
+	case 'r': case 'R':
+		if (v < 1 || v > 99)
+			return -1;
+		o->policy = s[0] == 'f' || s[0] == 'F' ? SCHED_FIFO : SCHED_RR;
+		o->prio = (int)v;
+		return 0;
+	}
+	return -1;
+}
+
+struct view {
+	int tracer, top, quiet, nano, no_header, no_summary, no_index, with_zeros;
+	uint32_t bucket, entries;
+};
+
+static uint64_t unit(const struct view *v, uint64_t ns)
+{
+	return v->nano ? ns : ns / 1000;
+}
+
+/* ------------------------------------------------------------- timerlat */
+
+static void timerlat_top(const struct view *v, struct lat_run *r, FILE *f)
+{
+	static const char no_value[] = "        -";
+	const char *u = v->nano ? "ns" : "us";
+	uint64_t tc = 0, tmin = UINT64_MAX, tmax = 0, tsum = 0;
+	char d[32];
+	int e = 0;
+
+	if (!v->quiet)
+		fputs("\033c", f);
+	duration(lat_now() - r->t0, d, sizeof(d));
+	fprintf(f, "                                     Timer Latency                                              \n");
+	fprintf(f, "%-6s   |          IRQ Timer Latency (%s)        |         Thread Timer Latency (%s)\n", d,
+		u, u);
+	fprintf(f, "CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max\n");
+	for (int i = 0; i < r->o.ncpus; i++) {
+		const struct lat_cpu *c = &r->c[i];
+		uint64_t n = __atomic_load_n(&c->count, __ATOMIC_RELAXED);
+
+		if (!n)
+			continue;
+		fprintf(f, "%3d #%-9llu |%s %s %s %s |", c->cpu, (unsigned long long)n, no_value, no_value,
+			no_value, no_value);
+		fprintf(f, "%9llu %9llu %9llu %9llu\n", (unsigned long long)unit(v, c->cur),
+			(unsigned long long)unit(v, c->min), (unsigned long long)unit(v, c->sum / n),
+			(unsigned long long)unit(v, c->max));
+		tc += n;
+		tsum += c->sum;
+		tmin = c->min < tmin ? c->min : tmin;
+		tmax = c->max > tmax ? c->max : tmax;
+	}
+	if (tc) {
+		uint64_t k = tc;
+
+		while (k > 999999) {
+			k /= 10;
+			e++;
+		}
+		fprintf(f, "%.*s|%.*s|%.*s\n", 15, "----------------------------------------", 40,
+			"----------------------------------------", 39,
+			"----------------------------------------");
+		fprintf(f, "ALL #%-6llu e%d |          %s %s %s |", (unsigned long long)k, e, no_value,
+			no_value, no_value);
+		fprintf(f, "          %9llu %9llu %9llu\n", (unsigned long long)unit(v, tmin),
+			(unsigned long long)unit(v, tsum / tc), (unsigned long long)unit(v, tmax));
+	}
+	fflush(f);
+}
+
+/* one hist column's final rows; cols of them */
+struct hcol {
+	const struct lat_cpu *c;
+};
+
+static void hist_rows(const struct view *v, const struct lat_run *r, FILE *f, int osnoise)
+{
+	char d[32];
+	int shown[LAT_MAX_CPUS], ns = 0;
+
+	for (int i = 0; i < r->o.ncpus; i++)
+		if (__atomic_load_n(&r->c[i].count, __ATOMIC_RELAXED) || v->with_zeros)
+			shown[ns++] = i;
+	duration(lat_now() - r->t0, d, sizeof(d));
+	if (!v->no_header) {
+		fprintf(f, "# RTLA %s histogram\n", osnoise ? "osnoise" : "timerlat");
+		fprintf(f, "# Time unit is %s (%s)\n", v->nano ? "nanoseconds" : "microseconds",
+			v->nano ? "ns" : "us");
+		fprintf(f, "# Duration: %s\n", d);
+		if (!v->no_index)
+			fputs("Index", f);
+		for (int k = 0; k < ns; k++)
+			fprintf(f, osnoise ? "   CPU-%03d" : "   Thr-%03d", r->c[shown[k]].cpu);
+		fputc('\n', f);
+	}
+	for (uint32_t b = 0; b < v->entries; b++) {
+		uint64_t total = 0;
+
+		for (int k = 0; k < ns; k++)
+			total += r->c[shown[k]].hist[b];
+		if (!total && !v->with_zeros)
+			continue;
+		if (!v->no_index)
+			fprintf(f, "%-6u", b * v->bucket);
+		for (int k = 0; k < ns; k++)
+			fprintf(f, "%9llu ", (unsigned long long)r->c[shown[k]].hist[b]);
+		fputc('\n', f);
+	}
+	if (!v->no_index)
+		fputs("over: ", f);
+	for (int k = 0; k < ns; k++)
+		fprintf(f, "%9llu ", (unsigned long long)r->c[shown[k]].over);
+	fputc('\n', f);
+	if (v->no_summary)
+		return;
+	for (int row = 0; row < 4; row++) {
+		static const char *const label[] = {"count:", "min:  ", "avg:  ", "max:  "};
+
+		if (!v->no_index)
+			fputs(label[row], f);
+		for (int k = 0; k < ns; k++) {
+			const struct lat_cpu *c = &r->c[shown[k]];
+
+			if (row == 0)
+				fprintf(f, "%9llu ", (unsigned long long)c->count);
+			else if (!c->count)
+				fprintf(f, "%9c ", '-');
+			else if (row == 1)
+				fprintf(f, "%9llu ", (unsigned long long)unit(v, c->min));
+			else if (row == 2 && osnoise)
+				fprintf(f, "%9.2f ", (double)c->sum / (double)c->count / (v->nano ? 1 : 1000.0));
+			else if (row == 2)
+				fprintf(f, "%9llu ", (unsigned long long)unit(v, c->sum / c->count));
+			else
+				fprintf(f, "%9llu ", (unsigned long long)unit(v, c->max));
+		}
+		fputc('\n', f);
+	}
+	if (!osnoise) { /* ALL: one column, the thread's */
+		uint64_t tc = 0, tmin = UINT64_MAX, tmax = 0, tsum = 0;
+
+		for (int k = 0; k < ns; k++) {
+			const struct lat_cpu *c = &r->c[shown[k]];
+
+			if (!c->count)
+				continue;
+			tc += c->count;
+			tsum += c->sum;
+			tmin = c->min < tmin ? c->min : tmin;
+			tmax = c->max > tmax ? c->max : tmax;
+		}
+		fprintf(f, "%s       Thr\n", v->no_index ? "" : "ALL:  ");
+		fprintf(f, "%s%9llu \n", v->no_index ? "" : "count:", (unsigned long long)tc);
+		if (tc) {
+			fprintf(f, "%s%9llu \n", v->no_index ? "" : "min:  ", (unsigned long long)unit(v, tmin));
+			fprintf(f, "%s%9llu \n", v->no_index ? "" : "avg:  ", (unsigned long long)unit(v, tsum / tc));
+			fprintf(f, "%s%9llu \n", v->no_index ? "" : "max:  ", (unsigned long long)unit(v, tmax));
+		}
+	}
+}
+
+/* -------------------------------------------------------------- osnoise */
+
+static void osnoise_top(const struct view *v, struct lat_run *r, FILE *f)
+{
+	char d[32];
+
+	if (!v->quiet)
+		fputs("\033c", f);
+	duration(lat_now() - r->t0, d, sizeof(d));
+	fprintf(f, "%42s%s%39s%35s\n", "", "Operating System Noise", "", "");
+	fprintf(f, "duration: %9s | time is in us\n", d);
+	fprintf(f, "CPU Period       Runtime        Noise  %% CPU Aval   Max Noise   Max Single          HW          NMI          IRQ      Softirq       Thread\n");
+	for (int i = 0; i < r->o.ncpus; i++) {
+		const struct lat_cpu *c = &r->c[i];
+		uint64_t rt = __atomic_load_n(&c->runtime, __ATOMIC_RELAXED) / 1000, no = c->noise / 1000, p;
+
+		if (!rt)
+			continue;
+		p = (rt > no ? rt - no : 0) * 10000000ull / rt;
+		fprintf(f, "%3d #%-6llu %12llu ", c->cpu, (unsigned long long)c->windows, (unsigned long long)rt);
+		fprintf(f, "%12llu ", (unsigned long long)no);
+		fprintf(f, "  %3llu.%05llu", (unsigned long long)(p / 100000), (unsigned long long)(p % 100000));
+		fprintf(f, "%12llu %12llu", (unsigned long long)(c->max_noise / 1000),
+			(unsigned long long)(c->max_single / 1000));
+		fprintf(f, "%12llu %12llu %12llu %12llu %12llu\n", (unsigned long long)c->hw,
+			(unsigned long long)c->nmi, (unsigned long long)c->irq, (unsigned long long)c->softirq,
+			(unsigned long long)c->thread);
+	}
+	fflush(f);
+}
+
+/* ----------------------------------------------------------------- main */
+
+static int run(int argc, char **argv, enum lat_tracer tracer)
+{
+	const struct opt_cmd *cmd = tracer == LAT_TIMERLAT ? &timerlat_opts : &osnoise_opts;
+	struct view v = {.tracer = tracer, .top = 1, .bucket = 1, .entries = 256};
+	struct lat_opts o = {.tracer = tracer};
+	uint64_t dur = 0, t;
+	struct opt_parser op;
+	struct lat_run r;
+	unsigned long u;
+	char why[256];
+	int id, dma = -1, cpus_given = 0, rc = 0;
+	long dma_us = -1;
+	const char *name = cmd->name;
+
+	o.period_ns = tracer == LAT_TIMERLAT ? 1000000ull : 1000000000ull;
+	o.thresh_ns = 5000;
+	o.policy = tracer == LAT_TIMERLAT ? SCHED_FIFO : SCHED_OTHER;
+	o.prio = tracer == LAT_TIMERLAT ? 95 : 0;
+	if (argc > 1 && (!strcmp(argv[1], "top") || !strcmp(argv[1], "hist"))) {
+		v.top = argv[1][0] == 't';
+		argv++;
+		argc--;
+	}
+	opt_init(&op, cmd, argc, argv);
+	while ((id = opt_next(&op)) != OPT_END) {
+		switch (id) {
+		case OPT_EXIT:
+			return op.status;
+		case 'd':
+			if (parse_duration(optarg, &dur)) {
+				tool_usage_err(name, "-d %s: not a duration (a number, then s, m, h or d)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'c': {
+			size_t bad = parse_cpus(optarg, &o);
+
+			if (bad) {
+				tool_caret(name, optarg, bad - 1, "not a CPU list (0-3,5)");
+				return EXIT_USAGE;
+			}
+			cpus_given = 1;
+			break;
+		}
+		case 'P': {
+			int pr = parse_prio(optarg, &o);
+
+			if (pr == -2) {
+				tool_err("%s: -P %s: SCHED_DEADLINE is not supported here (o:NICE, r:PRIO, "
+					 "f:PRIO)", name, optarg);
+				return EXIT_USAGE;
+			}
+			if (pr) {
+				tool_usage_err(name, "-P %s: o:NICE (-20..19), r:PRIO or f:PRIO (1..99)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		}
+		case 'p':
+		case 'r':
+		case 'T':
+		case 's':
+		case 'S':
+		case O_DMA:
+			if (tool_parse_ulong(optarg, NULL, id == O_DMA ? 0 : 1,
+					     id == O_DMA ? 10000 : 10000000, &u)) {
+				tool_usage_err(name, "%s %s: out of range", id == O_DMA ? "--dma-latency"
+					       : (char[]){'-', (char)id, 0}, optarg);
+				return EXIT_USAGE;
+			}
+			if (id == 'p') {
+				if (tracer == LAT_TIMERLAT && (u < 100 || u > 1000000)) {
+					tool_usage_err(name, "-p %s: a period from 100 to 1000000 us (the timer "
+						       "cannot wake a thread reliably more often)", optarg);
+					return EXIT_USAGE;
+				}
+				o.period_ns = u * 1000ull;
+			} else if (id == 'r') {
+				if (u < 100) {
+					tool_usage_err(name, "-r %s: a runtime of at least 100 us", optarg);
+					return EXIT_USAGE;
+				}
+				o.runtime_ns = u * 1000ull;
+			} else if (id == 'T') {
+				if (tracer == LAT_TIMERLAT)
+					o.stop_ns = u * 1000ull;
+				else
+					o.thresh_ns = u * 1000ull;
+			} else if (id == 's') {
+				o.stop_ns = u * 1000ull;
+			} else if (id == 'S') {
+				o.stop_total_ns = u * 1000ull;
+			} else {
+				dma_us = (long)u;
+			}
+			break;
+		case 'n': v.nano = 1; break;
+		case 'q': v.quiet = 1; break;
+		case 'b':
+		case 'E':
+			if (tool_parse_ulong(optarg, NULL, id == 'b' ? 1 : 10, id == 'b' ? 999999 : 9999999,
+					     &u)) {
+				tool_usage_err(name, "-%c %s: out of range", id, optarg);
+				return EXIT_USAGE;
+			}
+			if (id == 'b')
+				v.bucket = (uint32_t)u;
+			else
+				v.entries = (uint32_t)u;
+			break;
+		case O_NO_HEADER: v.no_header = 1; break;
+		case O_NO_SUMMARY: v.no_summary = 1; break;
+		case O_NO_INDEX: v.no_index = 1; break;
+		case O_WITH_ZEROS: v.with_zeros = 1; break;
+		}
+	}
+	if (optind < argc) {
+		tool_usage_err(name, "unexpected '%s' (top or hist come first)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (v.no_index && !v.with_zeros) {
+		tool_usage_err(name, "--no-index needs --with-zeros (else the rows cannot be told apart)");
+		return EXIT_USAGE;
+	}
+	if (!o.runtime_ns || o.runtime_ns > o.period_ns)
+		o.runtime_ns = tracer == LAT_OSNOISE && o.runtime_ns > o.period_ns ? 0 : o.period_ns;
+	if (!o.runtime_ns) {
+		tool_usage_err(name, "-r: the runtime cannot be longer than the period");
+		return EXIT_USAGE;
+	}
+	if (!cpus_given) {
+		cpu_set_t set;
+
+		if (sched_getaffinity(0, sizeof(set), &set))
+			CPU_ZERO(&set);
+		for (int c = 0; c < CPU_SETSIZE && o.ncpus < LAT_MAX_CPUS; c++)
+			if (CPU_ISSET(c, &set))
+				o.cpus[o.ncpus++] = c;
+	}
+	o.bucket_ns = v.bucket * (v.nano ? 1u : 1000u);
+	o.entries = v.top ? 0 : v.entries;
+	if (dma_us >= 0) {
+		int32_t val = (int32_t)dma_us;
+
+		dma = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+		if (dma < 0 || write(dma, &val, sizeof(val)) != sizeof(val)) {
+			tool_err("%s: --dma-latency: /dev/cpu_dma_latency: %s", name, strerror(errno));
+			if (dma >= 0)
+				close(dma);
+			return 1;
+		}
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if ((rc = lat_start(&r, &o, why, sizeof(why)))) {
+		tool_err("%s: %s", name, rc == -EINVAL || rc == -EAGAIN ? why : strerror(-rc));
+		lat_free(&r);
+		if (dma >= 0)
+			close(dma);
+		return rc == -EINVAL ? EXIT_USAGE : 1;
+	}
+	for (t = lat_now(); !interrupted && !__atomic_load_n(&r.stop, __ATOMIC_RELAXED) &&
+			    (!dur || lat_now() - r.t0 < dur);) {
+		struct timespec ts = {0, 50000000};
+
+		nanosleep(&ts, NULL);
+		if (v.top && !v.quiet && lat_now() - t >= 1000000000ull) {
+			t = lat_now();
+			if (tracer == LAT_TIMERLAT)
+				timerlat_top(&v, &r, stdout);
+			else
+				osnoise_top(&v, &r, stdout);
+		}
+		for (int i = 0; i < o.ncpus; i++)
+			if (r.c[i].failed) {
+				lat_stop(&r);
+				tool_err("%s: %s", name, r.c[i].why);
+				lat_free(&r);
+				return 1;
+			}
+	}
+	lat_stop(&r);
+	if (v.top && tracer == LAT_TIMERLAT)
+		timerlat_top(&v, &r, stdout);
+	else if (v.top)
+		osnoise_top(&v, &r, stdout);
+	else
+		hist_rows(&v, &r, stdout, tracer == LAT_OSNOISE);
+	if (r.stopped_cpu >= 0) {
+		printf("%s hit stop tracing\n", name);
+		printf("  CPU %d: %s of %.2f us\n", r.stopped_cpu,
+		       tracer == LAT_TIMERLAT ? "thread latency" : "noise", (double)r.stopped_value / 1000.0);
+		rc = 2;
+	}
+	if (r.prio_note)
+		tool_warn("%s: the threads run at the default priority: %s not allowed (CAP_SYS_NICE or "
+			  "an RLIMIT_RTPRIO, or -P o:0)", name,
+			  o.policy == SCHED_FIFO ? "SCHED_FIFO" : o.policy == SCHED_RR ? "SCHED_RR" : "the nice value");
+	if (tracer == LAT_TIMERLAT)
+		fprintf(stderr, "trail: timerlat: IRQ columns: the timer interrupt's own latency is the "
+			"kernel's to see (its timerlat tracer); the thread latency is measured here\n");
+	lat_free(&r);
+	if (dma >= 0)
+		close(dma);
+	return rc;
+}
+
+int cmd_timerlat(int argc, char **argv)
+{
+	return run(argc, argv, LAT_TIMERLAT);
+}
+
+int cmd_osnoise(int argc, char **argv)
+{
+	return run(argc, argv, LAT_OSNOISE);
+}
