@@ -124,6 +124,37 @@ void trail_text_event(struct lbuf *l, const struct trail_export_src *src,
 		snprintf(b, sizeof(b), " object:0x%llx value:0x%llx", (unsigned long long)a[2],
 			 (unsigned long long)a[3]);
 		lb_str(l, b);
+	} else if (!strcmp(m->provider, "timerlat") && !strcmp(m->name, "timerlat") && rec->len >= 20) {
+		/* the kernel's timerlat layout (seed 001) */
+		uint64_t seq, lat;
+		int32_t ctx;
+		char b[96];
+
+		memcpy(&seq, rec->payload, 8);
+		memcpy(&ctx, rec->payload + 8, 4);
+		memcpy(&lat, rec->payload + 12, 8);
+		snprintf(b, sizeof(b), "#%llu context %6s timer_latency %9llu ns", (unsigned long long)seq,
+			 ctx ? "thread" : "irq", (unsigned long long)lat);
+		lb_str(l, b);
+	} else if (!strcmp(m->provider, "osnoise") && !strcmp(m->name, "osnoise") && rec->len >= 44) {
+		/* the kernel's osnoise layout (seed 001): runtime and noise in
+		 * us, % CPU available, the largest gap, the counters */
+		uint64_t rt, no, mx, p;
+		uint32_t c[5];
+		char b[160];
+
+		memcpy(&rt, rec->payload, 8);
+		memcpy(&no, rec->payload + 8, 8);
+		memcpy(&mx, rec->payload + 16, 8);
+		memcpy(c, rec->payload + 24, 20);
+		rt /= 1000;
+		no /= 1000;
+		p = rt ? (rt > no ? rt - no : 0) * 10000000ull / rt : 0;
+		snprintf(b, sizeof(b), "%12llu %12llu %3llu.%05llu %12llu %6u %6u %6u %6u %6u",
+			 (unsigned long long)rt, (unsigned long long)no, (unsigned long long)(p / 100000),
+			 (unsigned long long)(p % 100000), (unsigned long long)(mx / 1000), c[0], c[1], c[2],
+			 c[3], c[4]);
+		lb_str(l, b);
 	} else if (probe && rec->len >= (probe == 2 ? 16u : 8u))
 		probe_line(l, src, rec, probe);
 	else

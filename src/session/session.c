@@ -313,9 +313,10 @@ int trail_session_func(struct trail_session *S, char kind, const char *glob)
 
 int trail_session_tracer(struct trail_session *S, const char *name)
 {
-	if (strcmp(name, "function") && strcmp(name, "function_graph"))
+	if (strcmp(name, "function") && strcmp(name, "function_graph") && strcmp(name, "timerlat") &&
+	    strcmp(name, "osnoise"))
 		return trail_session_usage(S, "unknown tracer '%s' (available: function "
-					   "function_graph)", name);
+					   "function_graph timerlat osnoise)", name);
 	S->tracer = name;
 	return 0;
 }

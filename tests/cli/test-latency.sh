@@ -78,6 +78,31 @@ osnoise_hist_and_stop() {
 	has s.txt 'osnoise hit stop tracing'
 }
 
+# record -p timerlat|osnoise: each sample an event, in the kernel's
+# layouts (seed 001), from threads named as the kernel's
+recorded() {
+	export TRAIL_REGISTRY=$TMP/reg
+	fresh_registry
+	$TRAIL record -q -p timerlat -o t.dat -- -c 0 -d 1 -p 1000
+	$TRAIL report -q -i t.dat >r.txt
+	local n
+	n=$(grep -cE '^ +timerlat/0-[0-9]+ +\[000\] +[0-9.]+: timerlat:timerlat: #[0-9]+ context thread timer_latency +[0-9]+ ns$' r.txt)
+	[ "$n" -ge 800 ] && [ "$n" = "$(wc -l <r.txt)" ] || die "$n of $(wc -l <r.txt): $(head -3 r.txt)"
+	grep -q ': #1 context thread' r.txt || die "$(head -2 r.txt)"
+	# the samples by value: trail hist on the recording
+	$TRAIL hist -i t.dat -e timerlat:timerlat 'keys=timer_latency.log2' >h.txt
+	has h.txt "Hits: $n"
+	$TRAIL record -q -p osnoise -o o.dat -- -c 0 -d 2 -p 500000
+	$TRAIL report -q -i o.dat >o.txt
+	grep -qE '^ +osnoise/0-[0-9]+ +\[000\] +[0-9.]+: osnoise:osnoise: +500000 +[0-9]+ +[0-9]{1,3}\.[0-9]{5} +[0-9]+( +[0-9]+){5}$' o.txt ||
+		die "$(head -3 o.txt)"
+	[ "$(wc -l <o.txt)" -ge 3 ] || die "$(cat o.txt)"
+	expect_rc 2 $TRAIL record -p timerlat -P 1 2>err.txt
+	has err.txt "records trail's own measuring threads"
+	expect_rc 1 $TRAIL timerlat emit -d 1 2>err.txt
+	has err.txt "run it as \`trail record -p timerlat\`"
+}
+
 bad_options() {
 	expect_rc 2 $TRAIL timerlat top -c 9999 -d 1 2>err.txt
 	has err.txt "not a CPU list"
@@ -111,4 +136,5 @@ t timerlat_top_layout timerlat_top_layout
 t timerlat_hist_adds_up timerlat_hist_adds_up
 t osnoise_loaded_cpu osnoise_loaded_cpu
 t osnoise_hist_and_stop osnoise_hist_and_stop
+t recorded recorded
 t bad_options bad_options

@@ -9,8 +9,10 @@
  * invented: timerlat's IRQ columns show rtla's "-" (the timer
  * interrupt's own latency is the kernel's), and a line says so.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <trail/uevent.h>
+
+#include "../../src/session/session.h"
 #include "latency.h"
 #include "opt.h"
 #include "tool.h"
@@ -56,7 +61,8 @@ static const struct opt_cmd timerlat_opts = {
 		 "sleeps until a time on the monotonic clock, PERIOD apart, and takes how\n"
 		 "late it woke (rtla timerlat's thread latency). top: a table refreshed every\n"
 		 "second; hist: a histogram at the end. In rtla's layouts; exit status 2\n"
-		 "when -T stopped it.\n",
+		 "when -T stopped it. `trail record -p timerlat [-- OPTIONS]` records each\n"
+		 "sample as a timerlat:timerlat event.\n",
 	.col = 30,
 	.opts = (const struct opt[]){
 		{'p', "period", OPT_REQUIRED, "US", "the timer's period (100..1000000, default 1000)", 0,
@@ -78,7 +84,8 @@ static const struct opt_cmd osnoise_opts = {
 		 "the threshold is noise. top: per CPU, noise, CPU available, the largest\n"
 		 "gap, and the interference seen from user space (the CPU's interrupts,\n"
 		 "NMIs and softirqs, the thread's preemptions; HW: gaps none of those\n"
-		 "explain); hist: the gaps' histogram. In rtla's layouts.\n",
+		 "explain); hist: the gaps' histogram. In rtla's layouts. `trail record\n"
+		 "-p osnoise [-- OPTIONS]` records each window as an osnoise:osnoise event.\n",
 	.col = 30,
 	.opts = (const struct opt[]){
 		{'p', "period", OPT_REQUIRED, "US", "a window (default 1000000)", 0, "microseconds"},
@@ -389,6 +396,94 @@ static void osnoise_top(const struct view *v, struct lat_run *r, FILE *f)
 	fflush(f);
 }
 
+/* ---------------------------------------------------- trail record -p */
+
+/*
+ * `trail record -p timerlat|osnoise [OPTIONS] [-- TRACER OPTIONS]`: the
+ * recording of `trail TRACER emit TRACER OPTIONS`, whose measuring
+ * threads write each sample as an event (timerlat:timerlat,
+ * osnoise:osnoise: the kernel's fields) through trail/uevent.h of the
+ * libtrail the recorder preloads; `trail report` prints them in the
+ * kernel's layouts ("#58508 context thread timer_latency 106167 ns").
+ */
+int latency_record(struct trail_session *S, char **cmd, char ***out)
+{
+	static char self[PATH_MAX];
+	int n = 0, osn = !strcmp(S->tracer, "osnoise");
+	char **v;
+	ssize_t k;
+
+	if (S->npids || S->all) {
+		tool_usage_err("record", "-p %s records trail's own measuring threads: no -P or -a "
+			       "(its options after --)", S->tracer);
+		return EXIT_USAGE;
+	}
+	if ((k = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return 1;
+	self[k] = '\0';
+	while (cmd && cmd[n])
+		n++;
+	if (!(v = calloc((size_t)n + 4, sizeof(*v))))
+		return 1;
+	v[0] = self;
+	v[1] = osn ? "osnoise" : "timerlat";
+	v[2] = "emit";
+	memcpy(v + 3, cmd, (size_t)n * sizeof(*v));
+	*out = v; /* (lives as long as the process) */
+	S->tracer = NULL;
+	S->allow_unknown = 1;
+	return trail_session_event(S, osn ? "osnoise:osnoise" : "timerlat:timerlat");
+}
+
+struct emit {
+	struct trail_uevent *ev;
+	int (*write)(struct trail_uevent *, const struct trail_uvalue *, unsigned);
+};
+
+static void emit_sample(void *arg, int cpu, uint64_t seq, uint64_t value, const uint64_t *w)
+{
+	struct emit *e = arg;
+	struct trail_uvalue v[8];
+
+	(void)cpu;
+	if (!w) { /* timerlat: seqnum, context (1: thread), timer_latency */
+		v[0].u = seq;
+		v[1].i = 1;
+		v[2].u = value;
+		e->write(e->ev, v, 3);
+		return;
+	}
+	v[0].u = w[OSN_RUNTIME];
+	v[1].u = w[OSN_NOISE];
+	v[2].u = w[OSN_MAX_SINGLE];
+	v[3].u = w[OSN_HW];
+	v[4].u = w[OSN_NMI];
+	v[5].u = w[OSN_IRQ];
+	v[6].u = w[OSN_SOFTIRQ];
+	v[7].u = w[OSN_THREAD];
+	e->write(e->ev, v, 8);
+}
+
+static int emit_setup(enum lat_tracer tracer, struct emit *e)
+{
+	struct trail_uevent *(*mk)(const char *, const char *, struct trail_uevent_err *);
+	struct trail_uevent_err err;
+
+	*(void **)&mk = dlsym(RTLD_DEFAULT, "trail_uevent_new");
+	*(void **)&e->write = dlsym(RTLD_DEFAULT, "trail_uevent_write");
+	if (!mk || !e->write) {
+		tool_err("%s emit: the samples are written through libtrail: run it as `trail record "
+			 "-p %s`", tracer == LAT_TIMERLAT ? "timerlat" : "osnoise",
+			 tracer == LAT_TIMERLAT ? "timerlat" : "osnoise");
+		return -1;
+	}
+	e->ev = tracer == LAT_TIMERLAT
+			? mk("timerlat", "timerlat u64 seqnum; s32 context; u64 timer_latency", &err)
+			: mk("osnoise", "osnoise u64 runtime; u64 noise; u64 max_sample; u32 hw_count; "
+					"u32 nmi_count; u32 irq_count; u32 softirq_count; u32 thread_count", &err);
+	return e->ev ? 0 : -1;
+}
+
 /* ----------------------------------------------------------------- main */
 
 static int run(int argc, char **argv, enum lat_tracer tracer)
@@ -409,8 +504,13 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 	o.thresh_ns = 5000;
 	o.policy = tracer == LAT_TIMERLAT ? SCHED_FIFO : SCHED_OTHER;
 	o.prio = tracer == LAT_TIMERLAT ? 95 : 0;
-	if (argc > 1 && (!strcmp(argv[1], "top") || !strcmp(argv[1], "hist"))) {
+	struct emit em = {0};
+	int emit = 0;
+
+	if (argc > 1 && (!strcmp(argv[1], "top") || !strcmp(argv[1], "hist") ||
+			 !strcmp(argv[1], "emit"))) {
 		v.top = argv[1][0] == 't';
+		emit = argv[1][0] == 'e';
 		argv++;
 		argc--;
 	}
@@ -530,6 +630,13 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 			if (CPU_ISSET(c, &set))
 				o.cpus[o.ncpus++] = c;
 	}
+	if (emit) {
+		if (emit_setup(tracer, &em))
+			return 1;
+		o.sample = emit_sample;
+		o.arg = &em;
+		v.quiet = 1;
+	}
 	o.bucket_ns = v.bucket * (v.nano ? 1u : 1000u);
 	o.entries = v.top ? 0 : v.entries;
 	if (dma_us >= 0) {
@@ -573,7 +680,9 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 			}
 	}
 	lat_stop(&r);
-	if (v.top && tracer == LAT_TIMERLAT)
+	if (emit)
+		; /* (the samples are the recording's) */
+	else if (v.top && tracer == LAT_TIMERLAT)
 		timerlat_top(&v, &r, stdout);
 	else if (v.top)
 		osnoise_top(&v, &r, stdout);
@@ -589,7 +698,7 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 		tool_warn("%s: the threads run at the default priority: %s not allowed (CAP_SYS_NICE or "
 			  "an RLIMIT_RTPRIO, or -P o:0)", name,
 			  o.policy == SCHED_FIFO ? "SCHED_FIFO" : o.policy == SCHED_RR ? "SCHED_RR" : "the nice value");
-	if (tracer == LAT_TIMERLAT)
+	if (tracer == LAT_TIMERLAT && !emit)
 		fprintf(stderr, "trail: timerlat: IRQ columns: the timer interrupt's own latency is the "
 			"kernel's to see (its timerlat tracer); the thread latency is measured here\n");
 	lat_free(&r);

@@ -130,7 +130,9 @@ static const struct opt_cmd record_opts = {
 		 "patchable entry, -fpatchable-function-entry=5, or of an\n"
 		 "unmodified program's own functions, and the program's\n"
 		 "calls into shared libraries)\n"
-		 "or function_graph (calls and returns, with durations)", 0, NULL},
+		 "or function_graph (calls and returns, with durations);\n"
+		 "timerlat, osnoise: trail's own measuring threads\n"
+		 "(trail timerlat; their options after --)", 0, NULL},
 		{'l', "limit-func", OPT_REQUIRED, "GLOB", "trace only these functions, FUNC or FUNC@OBJECT (repeatable; a library's only where named)", 0, NULL},
 		{'n', "notrace-func", OPT_REQUIRED, "GLOB", "not these, FUNC or FUNC@OBJECT (repeatable)", 0, NULL},
 		{'g', "graph-func", OPT_REQUIRED, "GLOB",
@@ -532,8 +534,14 @@ static int parse(struct rec *C, int argc, char **argv)
 	}
 	if (!r && S->instance && !S->bconf)
 		return usage_err("--instance %s names an instance of a --bootconfig file", S->instance);
-	if (!r)
+	if (!r && S->tracer && (!strcmp(S->tracer, "timerlat") || !strcmp(S->tracer, "osnoise"))) {
+		char **lat = NULL; /* (trail's own measuring threads: cmd-latency.c) */
+
+		if (!(r = latency_record(S, argv + optind, &lat)))
+			r = trail_session_validate(S, lat);
+	} else if (!r) {
 		r = trail_session_validate(S, argv + optind);
+	}
 	/* a file per process: -o with %p (a bootconfig's trail.output) */
 	if (!r && strstr(S->output, "%p")) {
 		const char *p = strstr(S->output, "%p");

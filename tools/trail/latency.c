@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,6 +126,12 @@ static int setup(struct lat_run *r, struct lat_cpu *c)
 {
 	cpu_set_t set;
 
+	char name[16];
+
+	/* (the kernel's threads' names: a report shows timerlat/1-PID) */
+	snprintf(name, sizeof(name), "%s/%d", r->o.tracer == LAT_TIMERLAT ? "timerlat" : "osnoise",
+		 c->cpu);
+	prctl(PR_SET_NAME, name, 0, 0, 0);
 	CPU_ZERO(&set);
 	CPU_SET(c->cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {

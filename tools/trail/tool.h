@@ -85,6 +85,10 @@ int cmd_bootconfig(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_timerlat(int argc, char **argv);
 int cmd_osnoise(int argc, char **argv);
+/* record -p timerlat|osnoise: the session records `trail TRACER emit CMD`
+ * (*out, the command to launch); 0, or an exit status */
+struct trail_session;
+int latency_record(struct trail_session *S, char **cmd, char ***out);
 /* Can the registry directory be read (a missing one can: nothing
  * registered yet)? 0, or -1 with its path and why said. */
 int tool_registry_usable(void);
