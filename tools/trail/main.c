@@ -25,6 +25,7 @@ static const char main_help[] =
 	"  snapshot what a process's flight recorder holds, into a file now\n"
 	"  timerlat wake-up latency per CPU, as the kernel's timerlat tracer (top, hist)\n"
 	"  osnoise  operating system noise per CPU, as the kernel's osnoise tracer\n"
+	"  rv       runtime verification: a DOT automaton checked against a trace\n"
 	"  mount    the recordings of your processes as the kernel's tracefs (FUSE)\n"
 	"  umount   end a trail mount\n"
 	"  ps       list the running processes that trail can attach to\n"
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 		{"snapshot", cmd_snapshot},
 		{"timerlat", cmd_timerlat},
 		{"osnoise", cmd_osnoise},
+		{"rv", cmd_rv},
 	};
 
 	/* (glibc's stdout is a variable to set, its manual says) */

@@ -85,6 +85,7 @@ int cmd_bootconfig(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_timerlat(int argc, char **argv);
 int cmd_osnoise(int argc, char **argv);
+int cmd_rv(int argc, char **argv);
 /* record -p timerlat|osnoise: the session records `trail TRACER emit CMD`
  * (*out, the command to launch); 0, or an exit status */
 struct trail_session;

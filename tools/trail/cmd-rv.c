@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-rv.c - `trail rv check -i FILE MODEL.dot`: runtime verification
+ * offline, the kernel's RV deterministic-automaton monitors (their DOT
+ * models, src/common/rv.c) replayed over a recorded trace in time
+ * order: one automaton per thread (default), per process, or per value
+ * of a field (--per FIELD: per object); an event of the model's alphabet
+ * with no transition from the instance's state is a violation, said as
+ * the kernel's printk reactor says it ("rv: monitor wip does not allow
+ * event preempt_enable on state non_preemptive"), and the event is
+ * refused: the instance stays in its state (the kernel's monitor resets
+ * and waits for its start event). Events the model does not name pass
+ * by.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/common/filter.h"
+#include "../../src/common/rv.h"
+#include "../../src/common/spec.h"
+#include "../../src/tracefile/reader.h"
+#include "opt.h"
+#include "tool.h"
+
+enum { O_PER = OPT_LONG_ID, O_REACTOR };
+
+static const struct opt_cmd rv_opts = {
+	.name = "rv",
+	.intro = "Usage: trail rv check [-i FILE] [--per thread|process|FIELD] MODEL.dot\n"
+		 "\n"
+		 "Runtime verification: a deterministic automaton in the kernel's rvgen DOT\n"
+		 "format (states; \"__init_S\" -> S, the initial state; doublecircle,\n"
+		 "accepting; edges labelled with events: SYS:EVENT or EVENT, a filter in\n"
+		 "brackets: app:lock[id == 3]) checked against a recording, in time order.\n"
+		 "Each violation is printed as the kernel's printk reactor prints it; exit\n"
+		 "status 1 when there is one.\n",
+	.col = 28,
+	.opts = (const struct opt[]){
+		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, "a file"},
+		{0, "per", OPT_REQUIRED, "WHAT", "an automaton per thread (default), process,\n"
+						  "or value of this field", O_PER, "thread, process or a field"},
+		{0, "reactor", OPT_REQUIRED, "R", "printk (each violation, default) or nop (the\n"
+						  "counts only)", O_REACTOR, "printk or nop"},
+		OPT_HELP_ROW,
+		{0},
+	},
+};
+
+struct lab { /* an event of the model, on one event of the trace */
+	int ev;                 /* the model's event */
+	struct trail_filter *f; /* NULL: none */
+	struct lab *next;
+};
+
+struct inst {
+	uint64_t key;
+	int state, used;
+};
+
+struct tab {
+	struct inst *v;
+	size_t n, cap;
+};
+
+static struct inst *inst_of(struct tab *t, uint64_t key, int init)
+{
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		size_t nc = t->cap ? 2 * t->cap : 256;
+		struct inst *nv = calloc(nc, sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		for (size_t k = 0; k < t->cap; k++)
+			if (t->v[k].used) {
+				for (i = t->v[k].key * 0x9e3779b97f4a7c15ull % nc; nv[i].used; i = (i + 1) % nc)
+					;
+				nv[i] = t->v[k];
+			}
+		free(t->v);
+		t->v = nv;
+		t->cap = nc;
+	}
+	for (i = key * 0x9e3779b97f4a7c15ull % t->cap; t->v[i].used; i = (i + 1) % t->cap)
+		if (t->v[i].key == key)
+			return &t->v[i];
+	t->v[i] = (struct inst){key, init, 1};
+	t->n++;
+	return &t->v[i];
+}
+
+/* the record's key field's value (ints as they are, strings hashed) */
+static int key_of(const struct trail_record *rec, int field, uint64_t *k)
+{
+	uint32_t off = 0;
+	struct trail_fval v;
+
+	for (int i = 0; i <= field; i++)
+		if (!trail_field_at(rec->event, (uint32_t)i, rec->payload, rec->len, &off, &v))
+			return -1;
+	if (v.f->kind == TRAIL_FK_STRING || v.f->kind == TRAIL_FK_SEQ || v.f->kind == TRAIL_FK_ARRAY) {
+		uint64_t h = 1469598103934665603ull;
+		size_t n = (size_t)v.count * (v.f->kind == TRAIL_FK_STRING ? 1 : v.f->size);
+
+		for (size_t j = 0; j < n; j++)
+			h = (h ^ v.data[j]) * 1099511628211ull;
+		*k = h;
+	} else {
+		*k = trail_fval_u64(&v, 0);
+	}
+	return 0;
+}
+
+static int check(const char *input, const char *model_path, const char *per, int printk)
+{
+	struct trail_rv_model *m = malloc(sizeof(*m));
+	struct trail_rv_err e;
+	struct trail_reader *r = NULL;
+	struct lab **byid = NULL;
+	int *keyfield = NULL, *used = NULL, rc = 1, mode;
+	uint64_t events = 0, violations = 0;
+	struct tab T = {0};
+	struct trail_record rec;
+	uint32_t nids;
+	char err[512], *text = NULL;
+	size_t tn = 0;
+	FILE *f;
+
+	mode = !strcmp(per, "thread") ? 0 : !strcmp(per, "process") ? 1 : 2;
+	if (!m || !(f = fopen(model_path, "re"))) {
+		tool_err("rv: %s: %s", model_path, strerror(errno));
+		free(m);
+		return 1;
+	}
+	text = malloc(1 << 20);
+	tn = text ? fread(text, 1, 1 << 20, f) : 0;
+	if (text && !feof(f)) {
+		tool_err("rv: %s: larger than 1 MiB: not a monitor's model", model_path);
+		goto out_f;
+	}
+	if (trail_rv_parse(text ? text : "", tn, m, &e)) {
+		tool_err("rv: %s:%d:%d: %s", model_path, e.line, e.col, e.msg);
+		goto out_f;
+	}
+	fclose(f);
+	f = NULL;
+	if (!strcmp(m->name, "state_automaton") || !strcmp(m->name, "monitor")) {
+		/* rvgen's default digraph name: the monitor is its file's */
+		const char *b = strrchr(model_path, '/');
+		size_t bl;
+
+		b = b ? b + 1 : model_path;
+		bl = strcspn(b, ".");
+		snprintf(m->name, sizeof(m->name), "%.*s", (int)(bl < 127 ? bl : 127), b);
+	}
+	if (trail_reader_open(input, &r, err, sizeof(err))) {
+		tool_err("rv: %s", err);
+		goto out;
+	}
+	nids = trail_reader_event_ids(r);
+	byid = calloc(nids + 1, sizeof(*byid));
+	keyfield = calloc(nids + 1, sizeof(*keyfield));
+	used = calloc((size_t)m->nevents, sizeof(*used));
+	if (!byid || !keyfield || !used)
+		goto out;
+	/* each label on the trace's events it names, its filter compiled */
+	for (uint32_t id = 0; id < nids; id++) {
+		const struct trail_revent *ev = trail_reader_event(r, id);
+
+		if (!ev)
+			continue;
+		keyfield[id] = -1;
+		for (int k = m->nevents - 1; k >= 0; k--) {
+			const char *filter, *lb = m->events[k];
+			size_t pl, fl;
+			int hit;
+			struct lab *L;
+
+			trail_rv_label(lb, &pl, &filter, &fl);
+			hit = memchr(lb, ':', pl) ? trail__spec_match1(lb, pl, ev->meta.provider, ev->meta.name)
+						  : trail__glob(lb, pl, ev->meta.name, strlen(ev->meta.name));
+			if (!hit)
+				continue;
+			if (!(L = calloc(1, sizeof(*L))))
+				goto out;
+			L->ev = k;
+			L->next = byid[id];
+			byid[id] = L;
+			used[k] = 1;
+			if (fl) {
+				char ftext[TRAIL_RV_NAME_MAX];
+				struct trail_filter_err fe;
+
+				snprintf(ftext, sizeof(ftext), "%.*s", (int)fl, filter);
+				if (!(L->f = malloc(sizeof(*L->f))) ||
+				    trail_filter_compile(ftext, &ev->meta, L->f, &fe)) {
+					char what[300];
+
+					snprintf(what, sizeof(what), "rv: %s: event %s, for %s:%s", model_path, lb,
+						 ev->meta.provider, ev->meta.name);
+					if (L->f)
+						tool_caret(what, lb, (size_t)(filter - lb) + (size_t)fe.pos, fe.msg);
+					goto out;
+				}
+			}
+			if (mode == 2 && keyfield[id] < 0) {
+				uint32_t i;
+
+				for (i = 0; i < ev->meta.nfields && strcmp(ev->meta.fields[i].name, per); i++)
+					;
+				if (i == ev->meta.nfields) {
+					tool_err("rv: per %s: event %s:%s has no field %s", per, ev->meta.provider,
+						 ev->meta.name, per);
+					goto out;
+				}
+				keyfield[id] = (int)i;
+			}
+		}
+	}
+	for (int k = 0; k < m->nevents; k++)
+		if (!used[k]) {
+			tool_err("rv: %s: event %s is in none of %s's events ('trail report --stat -i %s' "
+				 "lists them)", model_path, m->events[k], input, input);
+			goto out;
+		}
+	while (trail_reader_next(r, &rec) > 0) {
+		struct lab *L;
+		struct inst *in;
+		uint64_t key;
+		int nx;
+
+		if (rec.type != TRAIL_RT_EVENT || !rec.event || rec.event->id >= nids ||
+		    !(L = byid[rec.event->id]))
+			continue;
+		for (; L; L = L->next) {
+			struct trail_filter_ctx c = {.pid = rec.stream->pid, .tid = rec.stream->tid,
+						     .cpu = rec.cpu, .ts = rec.ts_ns, .comm = rec.stream->comm};
+
+			if (!L->f || trail_filter_match(L->f, rec.payload, rec.len, &c))
+				break;
+		}
+		if (!L)
+			continue;
+		if (mode == 0)
+			key = rec.stream->tid;
+		else if (mode == 1)
+			key = rec.stream->pid;
+		else if (key_of(&rec, keyfield[rec.event->id], &key))
+			continue;
+		if (!(in = inst_of(&T, key, m->init)))
+			goto out;
+		events++;
+		nx = m->next[in->state][L->ev];
+		if (nx >= 0) {
+			in->state = nx;
+			continue;
+		}
+		violations++;
+		if (printk) {
+			printf("%16s-%-7u [%03d] %6llu.%06llu: rv: monitor %s does not allow event %s on state %s",
+			       rec.stream->comm, rec.stream->tid, rec.cpu == ~0u ? -1 : (int)rec.cpu,
+			       (unsigned long long)(rec.ts_ns / 1000000000ull),
+			       (unsigned long long)(rec.ts_ns % 1000000000ull / 1000), m->name, m->events[L->ev],
+			       m->states[in->state]);
+			if (mode == 2)
+				printf(" (%s %llu)", per, (unsigned long long)key);
+			putchar('\n');
+		}
+		/* (the event is refused: the instance stays in its state,
+		 * where the kernel's monitor resets and waits for its start) */
+	}
+	{
+		size_t open = 0;
+
+		for (size_t i = 0; i < T.cap; i++)
+			open += T.v[i].used && !(m->accepting >> T.v[i].state & 1);
+		printf("rv: monitor %s: %llu events, %llu violation%s, %zu instance%s (per %s)", m->name,
+		       (unsigned long long)events, (unsigned long long)violations, violations == 1 ? "" : "s",
+		       T.n, T.n == 1 ? "" : "s", per);
+		if (m->accepting && open)
+			printf(", %zu left in a state that is not accepting", open);
+		putchar('\n');
+	}
+	{
+		const char *const *msgs;
+		size_t ne = trail_reader_errors(r, &msgs);
+
+		for (size_t i = 0; i < ne; i++)
+			tool_err("%s: %s", input, msgs[i]);
+	}
+	rc = violations ? 1 : 0;
+out:
+	for (uint32_t id = 0; byid && id < trail_reader_event_ids(r); id++)
+		while (byid[id]) {
+			struct lab *n = byid[id]->next;
+
+			free(byid[id]->f);
+			free(byid[id]);
+			byid[id] = n;
+		}
+	free(byid);
+	free(keyfield);
+	free(used);
+	free(T.v);
+	if (r)
+		trail_reader_close(r);
+	free(m);
+	free(text);
+	return rc;
+out_f:
+	fclose(f);
+	free(m);
+	free(text);
+	return 1;
+}
+
+int cmd_rv(int argc, char **argv)
+{
+	const char *input = "trace.dat", *per = "thread";
+	struct opt_parser op;
+	int id, printk = 1;
+
+	if (argc < 2 || strcmp(argv[1], "check")) {
+		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+			opt_init(&op, &rv_opts, argc, argv);
+			return opt_next(&op) == OPT_EXIT ? op.status : 0;
+		}
+		tool_usage_err("rv", "'trail rv check -i FILE MODEL.dot' (check is the command)");
+		return EXIT_USAGE;
+	}
+	argv++;
+	argc--;
+	opt_init(&op, &rv_opts, argc, argv);
+	while ((id = opt_next(&op)) != OPT_END) {
+		switch (id) {
+		case OPT_EXIT:
+			return op.status;
+		case 'i': input = optarg; break;
+		case O_PER: per = optarg; break;
+		case O_REACTOR:
+			if (strcmp(optarg, "printk") && strcmp(optarg, "nop")) {
+				tool_usage_err("rv", "--reactor %s: printk or nop", optarg);
+				return EXIT_USAGE;
+			}
+			printk = optarg[0] == 'p';
+			break;
+		}
+	}
+	if (optind + 1 != argc) {
+		tool_usage_err("rv", "one MODEL.dot is needed");
+		return EXIT_USAGE;
+	}
+	return check(input, argv[optind], per, printk);
+}
