@@ -93,5 +93,34 @@ bad_models() {
 	has err.txt "one MODEL.dot is needed"
 }
 
+# report --refcount: a known leak (object b, in leak_one) and a known use
+# after put (object c, in use_after_put), with their stacks
+refcount() {
+	fresh_registry
+	$TRAIL record -q -e 'app:obj_*' -T 'app:obj_get:stacktrace' -T 'app:obj_use:stacktrace' \
+		-o ref.dat -- "$BUILD/tests/cli/refprog"
+	local spec='get=app:obj_get:obj,put=app:obj_put:obj,use=app:obj_use:obj'
+	$TRAIL report -i ref.dat --refcount "$spec" >r.txt
+	has r.txt '# 3 objects, 1 unbalanced, 1 use after put, 0 puts without a get'
+	grep -qE '^unbalanced: object 0x[0-9a-f]+: count 1 \(2 gets, 1 put\)$' r.txt || die "$(cat r.txt)"
+	# the get not put back: leak_one's second, its stack through get()
+	sed -n '/^unbalanced/,$p' r.txt | grep -q '=> leak_one+' || die "$(cat r.txt)"
+	sed -n '/^use after put/,/^unbalanced/p' r.txt >u.txt
+	has u.txt 'app:obj_use (after its last put) at '
+	grep -q '=> use_after_put+' u.txt || die "$(cat u.txt)"
+	has u.txt '  its last put at '
+	# without use=: the leak alone
+	$TRAIL report -i ref.dat --refcount 'get=app:obj_get:obj,put=app:obj_put:obj' >r2.txt
+	has r2.txt '# 3 objects, 1 unbalanced, 0 uses after put, 0 puts without a get'
+	expect_rc 1 $TRAIL report -i ref.dat --refcount 'get=app:obj_get:nope,put=app:obj_put:obj' 2>err.txt
+	has err.txt 'app:obj_get has no field nope'
+	[ "$(caret_col err.txt)" = 16 ] || die "$(cat err.txt)"
+	expect_rc 1 $TRAIL report -i ref.dat --refcount 'get=app:obj_get:obj' 2>err.txt
+	has err.txt 'give a get= and a put='
+	expect_rc 1 $TRAIL report -i ref.dat --refcount 'take=app:obj_get:obj' 2>err.txt
+	has err.txt 'get=SYS:EVENT:FIELD'
+}
+
 t violations_per_key_thread_process violations_per_key_thread_process
+t refcount refcount
 t bad_models bad_models

@@ -23,7 +23,7 @@
 #include "tool.h"
 #include "viewopt.h"
 
-enum { O_STAT = OPT_LONG_ID, O_COUNT, O_SUMMARY, O_BY, O_SORT };
+enum { O_STAT = OPT_LONG_ID, O_COUNT, O_SUMMARY, O_BY, O_SORT, O_REFCOUNT };
 
 static const struct opt_cmd report_opts = {
 	.name = "report",
@@ -52,6 +52,10 @@ static const struct opt_cmd report_opts = {
 		{0, "sort", OPT_REQUIRED, "COLUMN",
 		 "--summary: total (default), self, calls, avg, min,\n"
 		 "max (biggest first) or name", O_SORT, NULL},
+		{0, "refcount", OPT_REQUIRED, "SPEC",
+		 "gets and puts paired per object instead of the events:\n"
+		 "get=SYS:EVENT:FIELD,put=...[,use=...]: unbalanced\n"
+		 "objects with their gets' stacks, uses after put", O_REFCOUNT, "a spec"},
 		VIEWOPT_ROWS,
 		OPT_HELP_ROW,
 		{0},
@@ -69,6 +73,7 @@ int cmd_report(int argc, char **argv)
 	size_t errlen;
 	int run = 0, c, ns_ts = 0, quiet = 0, stat_only = 0, rc = 0, graph_proc = 0, count = 0;
 	int abstime = 0, summary = 0, by = -1, sort = -1;
+	const char *refcount = NULL;
 	size_t nerr;
 	struct opt_parser op;
 	struct viewopt vo;
@@ -92,6 +97,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case O_COUNT:
 			count = 1;
+			break;
+		case O_REFCOUNT:
+			refcount = optarg;
 			break;
 		case O_SUMMARY:
 			summary = 1;
@@ -154,6 +162,10 @@ int cmd_report(int argc, char **argv)
 			       argv[optind]);
 		viewopt_free(&vo);
 		return EXIT_USAGE;
+	}
+	if (refcount) {
+		viewopt_free(&vo);
+		return report_refcount(path, refcount);
 	}
 	if ((by >= 0 || sort >= 0) && !summary) {
 		tool_usage_err("report", "%s is for --summary", by >= 0 ? "--by" : "--sort");

@@ -86,6 +86,8 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_timerlat(int argc, char **argv);
 int cmd_osnoise(int argc, char **argv);
 int cmd_rv(int argc, char **argv);
+/* report --refcount SPEC (refcount.c): exit status */
+int report_refcount(const char *path, const char *spec);
 /* record -p timerlat|osnoise: the session records `trail TRACER emit CMD`
  * (*out, the command to launch); 0, or an exit status */
 struct trail_session;
