@@ -21,6 +21,7 @@
 #include "../../src/common/rv.h"
 #include "../../src/common/spec.h"
 #include "../../src/tracefile/reader.h"
+#include "keymap.h"
 #include "opt.h"
 #include "tool.h"
 
@@ -55,64 +56,9 @@ struct lab { /* an event of the model, on one event of the trace */
 };
 
 struct inst {
-	uint64_t key;
-	int state, used;
+	struct keyent k;
+	int state;
 };
-
-struct tab {
-	struct inst *v;
-	size_t n, cap;
-};
-
-static struct inst *inst_of(struct tab *t, uint64_t key, int init)
-{
-	size_t i;
-
-	if (2 * (t->n + 1) > t->cap) {
-		size_t nc = t->cap ? 2 * t->cap : 256;
-		struct inst *nv = calloc(nc, sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		for (size_t k = 0; k < t->cap; k++)
-			if (t->v[k].used) {
-				for (i = t->v[k].key * 0x9e3779b97f4a7c15ull % nc; nv[i].used; i = (i + 1) % nc)
-					;
-				nv[i] = t->v[k];
-			}
-		free(t->v);
-		t->v = nv;
-		t->cap = nc;
-	}
-	for (i = key * 0x9e3779b97f4a7c15ull % t->cap; t->v[i].used; i = (i + 1) % t->cap)
-		if (t->v[i].key == key)
-			return &t->v[i];
-	t->v[i] = (struct inst){key, init, 1};
-	t->n++;
-	return &t->v[i];
-}
-
-/* the record's key field's value (ints as they are, strings hashed) */
-static int key_of(const struct trail_record *rec, int field, uint64_t *k)
-{
-	uint32_t off = 0;
-	struct trail_fval v;
-
-	for (int i = 0; i <= field; i++)
-		if (!trail_field_at(rec->event, (uint32_t)i, rec->payload, rec->len, &off, &v))
-			return -1;
-	if (v.f->kind == TRAIL_FK_STRING || v.f->kind == TRAIL_FK_SEQ || v.f->kind == TRAIL_FK_ARRAY) {
-		uint64_t h = 1469598103934665603ull;
-		size_t n = (size_t)v.count * (v.f->kind == TRAIL_FK_STRING ? 1 : v.f->size);
-
-		for (size_t j = 0; j < n; j++)
-			h = (h ^ v.data[j]) * 1099511628211ull;
-		*k = h;
-	} else {
-		*k = trail_fval_u64(&v, 0);
-	}
-	return 0;
-}
 
 static int check(const char *input, const char *model_path, const char *per, int printk)
 {
@@ -122,7 +68,7 @@ static int check(const char *input, const char *model_path, const char *per, int
 	struct lab **byid = NULL;
 	int *keyfield = NULL, *used = NULL, rc = 1, mode;
 	uint64_t events = 0, violations = 0;
-	struct tab T = {0};
+	struct keymap T = {.esize = sizeof(struct inst)};
 	struct trail_record rec;
 	uint32_t nids;
 	char err[512], *text = NULL;
@@ -248,10 +194,13 @@ static int check(const char *input, const char *model_path, const char *per, int
 			key = rec.stream->tid;
 		else if (mode == 1)
 			key = rec.stream->pid;
-		else if (key_of(&rec, keyfield[rec.event->id], &key))
+		else if (keymap_field(&rec, keyfield[rec.event->id], &key))
 			continue;
-		if (!(in = inst_of(&T, key, m->init)))
+		nx = (int)T.n;
+		if (!(in = keymap_get(&T, key)))
 			goto out;
+		if ((int)T.n != nx) /* (a new instance: at the initial state) */
+			in->state = m->init;
 		events++;
 		nx = m->next[in->state][L->ev];
 		if (nx >= 0) {
@@ -275,8 +224,11 @@ static int check(const char *input, const char *model_path, const char *per, int
 	{
 		size_t open = 0;
 
-		for (size_t i = 0; i < T.cap; i++)
-			open += T.v[i].used && !(m->accepting >> T.v[i].state & 1);
+		for (size_t i = 0; i < T.cap; i++) {
+			const struct inst *x = keymap_at(&T, i);
+
+			open += x && !(m->accepting >> x->state & 1);
+		}
 		printf("rv: monitor %s: %llu events, %llu violation%s, %zu instance%s (per %s)", m->name,
 		       (unsigned long long)events, (unsigned long long)violations, violations == 1 ? "" : "s",
 		       T.n, T.n == 1 ? "" : "s", per);
@@ -304,7 +256,7 @@ out:
 	free(byid);
 	free(keyfield);
 	free(used);
-	free(T.v);
+	keymap_free(&T);
 	if (r)
 		trail_reader_close(r);
 	free(m);

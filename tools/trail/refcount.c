@@ -22,6 +22,7 @@
 
 #include "../../src/common/spec.h"
 #include "../../src/tracefile/reader.h"
+#include "keymap.h"
 #include "tool.h"
 
 #define RC_KINDS 3 /* get, put, use */
@@ -37,8 +38,7 @@ struct site { /* one record of an object's, and its stack */
 };
 
 struct obj {
-	uint64_t key;
-	int used;
+	struct keyent k;
 	int64_t count;
 	uint64_t gets, puts;
 	int dead;                /* its count fell to zero once */
@@ -56,8 +56,7 @@ struct uap { /* a use after put */
 struct rc {
 	struct trail_reader *r;
 	int *kind, *field;       /* per event id: -1 none */
-	struct obj *v;
-	size_t n, cap;
+	struct keymap objs;
 	uint64_t underflows, after_put;
 	struct uap *uaps;        /* the uses after put, printed at the end */
 	struct site *pending;    /* per stream: the site awaiting its stack */
@@ -66,32 +65,7 @@ struct rc {
 
 static struct obj *obj_of(struct rc *C, uint64_t key)
 {
-	size_t i;
-
-	if (2 * (C->n + 1) > C->cap) {
-		size_t nc = C->cap ? 2 * C->cap : 256;
-		struct obj *nv = calloc(nc, sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		for (size_t k = 0; k < C->cap; k++)
-			if (C->v[k].used) {
-				for (i = C->v[k].key * 0x9e3779b97f4a7c15ull % nc; nv[i].used; i = (i + 1) % nc)
-					;
-				nv[i] = C->v[k];
-			}
-		free(C->v);
-		C->v = nv;
-		C->cap = nc;
-	}
-	for (i = key * 0x9e3779b97f4a7c15ull % C->cap; C->v[i].used; i = (i + 1) % C->cap)
-		if (C->v[i].key == key)
-			return &C->v[i];
-	memset(&C->v[i], 0, sizeof(C->v[i]));
-	C->v[i].key = key;
-	C->v[i].used = 1;
-	C->n++;
-	return &C->v[i];
+	return keymap_get(&C->objs, key);
 }
 
 static void site_of(struct site *s, const struct trail_record *rec)
@@ -183,29 +157,9 @@ static int parse_spec(struct rc *C, const char *spec, uint32_t nids)
 	return 0;
 }
 
-static int key_of(const struct trail_record *rec, int field, uint64_t *k)
-{
-	uint32_t off = 0;
-	struct trail_fval v;
-
-	for (int i = 0; i <= field; i++)
-		if (!trail_field_at(rec->event, (uint32_t)i, rec->payload, rec->len, &off, &v))
-			return -1;
-	if (v.f->kind == TRAIL_FK_STRING || v.f->kind == TRAIL_FK_SEQ || v.f->kind == TRAIL_FK_ARRAY) {
-		uint64_t h = 1469598103934665603ull;
-
-		for (size_t j = 0; j < (size_t)v.count * (v.f->kind == TRAIL_FK_STRING ? 1 : v.f->size); j++)
-			h = (h ^ v.data[j]) * 1099511628211ull;
-		*k = h;
-	} else {
-		*k = trail_fval_u64(&v, 0);
-	}
-	return 0;
-}
-
 int report_refcount(const char *path, const char *spec)
 {
-	struct rc C = {0};
+	struct rc C = {.objs = {.esize = sizeof(struct obj)}};
 	struct trail_record rec;
 	struct await { uint64_t key; int what; } *awaiting = NULL; /* per stream order: the
 							 * site its next stack is for
@@ -259,7 +213,7 @@ int report_refcount(const char *path, const char *spec)
 		}
 		awaiting[rec.stream->order].what = 0; /* (a stack belongs to the record before it) */
 		if (rec.event->id >= nids || (k = C.kind[rec.event->id]) < 0 ||
-		    key_of(&rec, C.field[rec.event->id], &key) || !(o = obj_of(&C, key)))
+		    keymap_field(&rec, C.field[rec.event->id], &key) || !(o = obj_of(&C, key)))
 			continue;
 		if (k == 0 || k == 2) {
 			if (o->dead && o->count <= 0) { /* use after put */
@@ -316,26 +270,26 @@ int report_refcount(const char *path, const char *spec)
 		print_site(&C, what, &C.uaps[i].at);
 		print_site(&C, "its last put", &C.uaps[i].put);
 	}
-	for (size_t i = 0; i < C.cap; i++) {
-		struct obj *o = &C.v[i];
+	for (size_t i = 0; i < C.objs.cap; i++) {
+		struct obj *o = keymap_at(&C.objs, i);
 
-		if (!o->used || !o->count)
+		if (!o || !o->count)
 			continue;
 		nobj_bad++;
 		printf("unbalanced: object 0x%llx: count %lld (%llu get%s, %llu put%s)\n",
-		       (unsigned long long)o->key, (long long)o->count, (unsigned long long)o->gets,
+		       (unsigned long long)o->k.key, (long long)o->count, (unsigned long long)o->gets,
 		       o->gets == 1 ? "" : "s", (unsigned long long)o->puts, o->puts == 1 ? "" : "s");
 		for (int g = 0; g < o->nopen; g++)
 			print_site(&C, "get not put back", &o->open[g]);
 	}
-	printf("# %zu object%s, %zu unbalanced, %llu use%s after put, %llu put%s without a get\n", C.n,
-	       C.n == 1 ? "" : "s", nobj_bad, (unsigned long long)C.after_put, C.after_put == 1 ? "" : "s",
+	printf("# %zu object%s, %zu unbalanced, %llu use%s after put, %llu put%s without a get\n",
+	       C.objs.n, C.objs.n == 1 ? "" : "s", nobj_bad, (unsigned long long)C.after_put, C.after_put == 1 ? "" : "s",
 	       (unsigned long long)C.underflows, C.underflows == 1 ? "" : "s");
 	rc = 0;
 out:
 	free(C.kind);
 	free(C.field);
-	free(C.v);
+	keymap_free(&C.objs);
 	free(C.uaps);
 	free(awaiting);
 	trail_reader_close(C.r);
