@@ -103,6 +103,38 @@ recorded() {
 	has err.txt "run it as \`trail record -p timerlat\`"
 }
 
+# -a: what delayed the thread, from the kernel's events (rtla's
+# auto-analysis), where tracefs is writable; else said, the latency alone.
+# A hog on the CPU makes a normal priority thread late past 300 us soon
+# (what delayed it is whatever the kernel recorded: checked for shape,
+# and against the latency that stopped it).
+auto_analysis() {
+	local cpu=$((NCPU - 1)) hog lat irq
+	taskset -c $cpu sh -c 'while :; do :; done' & hog=$!
+	expect_rc 2 $TRAIL timerlat top -q -c $cpu -P o:0 -a 300 -d 30 >a.txt 2>err.txt
+	kill $hog 2>/dev/null || true
+	wait $hog 2>/dev/null || true
+	has a.txt 'timerlat hit stop tracing'
+	lat=$(sed -nE 's/^  CPU [0-9]+: thread latency of ([0-9.]+) us$/\1/p' a.txt)
+	[ -n "$lat" ] || die "$(cat a.txt)"
+	awk -v l="$lat" 'BEGIN { exit !(l >= 300) }' || die "stopped at $lat us"
+	if [ -w /sys/kernel/tracing/instances ]; then
+		has a.txt "## CPU $cpu hit stop tracing, analyzing it ##"
+		grep -qE "^  Thread latency: +$lat us \(100%\)$" a.txt || die "$(cat a.txt)"
+		# the timer interrupt came before the thread ran
+		irq=$(sed -nE 's/^  IRQ latency: +([0-9.]+) us$/\1/p' a.txt)
+		[ -z "$irq" ] || awk -v i="$irq" -v l="$lat" 'BEGIN { exit !(i <= l) }' || die "$(cat a.txt)"
+		# each interference a line of NAME and duration
+		sed -n '/interference/,/^---/p' a.txt | grep -vE 'interference|^---' |
+			grep -vqE '^ +[^ ]+ +[0-9]+\.[0-9]{2} us$' && die "$(cat a.txt)"
+		[ -z "$(ls /sys/kernel/tracing/instances | grep trail-timerlat)" ] ||
+			die "instance left: $(ls /sys/kernel/tracing/instances)"
+	else
+		has err.txt "the kernel's events are not read"
+		grep -qE "Thread latency: +$lat us \(100%\) \(the kernel's events not read" a.txt || die "$(cat a.txt)"
+	fi
+}
+
 bad_options() {
 	expect_rc 2 $TRAIL timerlat top -c 9999 -d 1 2>err.txt
 	has err.txt "not a CPU list"
@@ -137,4 +169,5 @@ t timerlat_hist_adds_up timerlat_hist_adds_up
 t osnoise_loaded_cpu osnoise_loaded_cpu
 t osnoise_hist_and_stop osnoise_hist_and_stop
 t recorded recorded
+t auto_analysis auto_analysis
 t bad_options bad_options

@@ -24,6 +24,7 @@
 #include <trail/uevent.h>
 
 #include "../../src/session/session.h"
+#include "kattr.h"
 #include "latency.h"
 #include "opt.h"
 #include "tool.h"
@@ -69,6 +70,10 @@ static const struct opt_cmd timerlat_opts = {
 		 "microseconds"},
 		{'T', "thread", OPT_REQUIRED, "US", "stop when a thread latency reaches US", 0,
 		 "microseconds"},
+		{'a', "auto", OPT_REQUIRED, "US",
+		 "stop when a thread latency reaches US, and say\n"
+		 "what delayed it: the kernel's events, where tracefs\n"
+		 "is writable (rtla's auto-analysis)", 0, "microseconds"},
 		{'n', "nano", OPT_NONE, NULL, "in nanoseconds", 0, NULL},
 		COMMON_ROWS,
 		{0},
@@ -102,6 +107,11 @@ static const struct opt_cmd osnoise_opts = {
 };
 
 static volatile sig_atomic_t interrupted;
+
+static void ka_stop(void *arg)
+{
+	kattr_stop(arg);
+}
 
 static void on_signal(int sig)
 {
@@ -505,7 +515,8 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 	o.policy = tracer == LAT_TIMERLAT ? SCHED_FIFO : SCHED_OTHER;
 	o.prio = tracer == LAT_TIMERLAT ? 95 : 0;
 	struct emit em = {0};
-	int emit = 0;
+	struct kattr ka = {0};
+	int emit = 0, aa = 0, ka_on = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "top") || !strcmp(argv[1], "hist") ||
 			 !strcmp(argv[1], "emit"))) {
@@ -587,6 +598,14 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 				dma_us = (long)u;
 			}
 			break;
+		case 'a':
+			if (tool_parse_ulong(optarg, NULL, 1, 10000000, &u)) {
+				tool_usage_err(name, "-a %s: out of range", optarg);
+				return EXIT_USAGE;
+			}
+			o.stop_ns = u * 1000ull;
+			aa = 1;
+			break;
 		case 'n': v.nano = 1; break;
 		case 'q': v.quiet = 1; break;
 		case 'b':
@@ -650,9 +669,19 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 			return 1;
 		}
 	}
+	if (aa && tracer == LAT_TIMERLAT) {
+		if (kattr_start(&ka, o.cpus, o.ncpus))
+			tool_warn("%s: -a: the kernel's events are not read (%s): the thread latency "
+				  "alone", name, ka.why);
+		else
+			ka_on = 1;
+		o.on_stop = ka_stop;
+		o.stop_arg = &ka;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if ((rc = lat_start(&r, &o, why, sizeof(why)))) {
+		kattr_free(&ka);
 		tool_err("%s: %s", name, rc == -EINVAL || rc == -EAGAIN ? why : strerror(-rc));
 		lat_free(&r);
 		if (dma >= 0)
@@ -693,7 +722,17 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 		printf("  CPU %d: %s of %.2f us\n", r.stopped_cpu,
 		       tracer == LAT_TIMERLAT ? "thread latency" : "noise", (double)r.stopped_value / 1000.0);
 		rc = 2;
+		if (aa && tracer == LAT_TIMERLAT && r.stopped_due) {
+			if (ka_on)
+				kattr_analyze(&ka, r.stopped_cpu, r.stopped_due, r.stopped_woke, r.stopped_tid,
+					      stdout);
+			else
+				printf("## CPU %d hit stop tracing ##\n  Thread latency: %37s %9.2f us (100%%) "
+				       "(the kernel's events not read: %s)\n", r.stopped_cpu, "",
+				       (r.stopped_woke - r.stopped_due) / 1000.0, ka.why);
+		}
 	}
+	kattr_free(&ka);
 	if (r.prio_note)
 		tool_warn("%s: the threads run at the default priority: %s not allowed (CAP_SYS_NICE or "
 			  "an RLIMIT_RTPRIO, or -P o:0)", name,

@@ -45,10 +45,15 @@ static void account(struct lat_run *r, struct lat_cpu *c, uint64_t v)
 	put(&c->count, c->count + 1);
 }
 
-static void stop_at(struct lat_run *r, struct lat_cpu *c, uint64_t v)
+static void stop_at(struct lat_run *r, struct lat_cpu *c, uint64_t v, uint64_t due, uint64_t woke)
 {
 	if (!__atomic_exchange_n(&r->stop, 1, __ATOMIC_RELAXED)) {
+		if (r->o.on_stop)
+			r->o.on_stop(r->o.stop_arg);
 		r->stopped_value = v;
+		r->stopped_due = due;
+		r->stopped_woke = woke;
+		r->stopped_tid = c->tid;
 		r->stopped_cpu = c->cpu;
 	}
 }
@@ -132,6 +137,7 @@ static int setup(struct lat_run *r, struct lat_cpu *c)
 	snprintf(name, sizeof(name), "%s/%d", r->o.tracer == LAT_TIMERLAT ? "timerlat" : "osnoise",
 		 c->cpu);
 	prctl(PR_SET_NAME, name, 0, 0, 0);
+	c->tid = (long)gettid();
 	CPU_ZERO(&set);
 	CPU_SET(c->cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
@@ -173,8 +179,8 @@ static void *timerlat_thread(void *arg)
 		seq++;
 		if (r->o.sample)
 			r->o.sample(r->o.arg, c->cpu, seq, lat, NULL);
-		if (r->o.stop_ns && lat > r->o.stop_ns)
-			stop_at(r, c, lat);
+		if (r->o.stop_ns && lat >= r->o.stop_ns)
+			stop_at(r, c, lat, next, t);
 		next += r->o.period_ns;
 		while (next <= t) /* periods missed: the next one ahead */
 			next += r->o.period_ns;
@@ -210,7 +216,7 @@ static void *osnoise_thread(void *arg)
 				if (d > single)
 					single = d;
 				if (r->o.stop_ns && d > r->o.stop_ns) {
-					stop_at(r, c, d);
+					stop_at(r, c, d, 0, 0);
 					break;
 				}
 			}
@@ -242,7 +248,7 @@ static void *osnoise_thread(void *arg)
 		if (r->o.sample)
 			r->o.sample(r->o.arg, c->cpu, seq, noise, w);
 		if (r->o.stop_total_ns && noise > r->o.stop_total_ns)
-			stop_at(r, c, noise);
+			stop_at(r, c, noise, 0, 0);
 		if (r->o.runtime_ns < r->o.period_ns) {
 			uint64_t next = start + r->o.period_ns;
 			struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};

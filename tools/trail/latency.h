@@ -49,6 +49,9 @@ struct lat_opts {
 	 * its value and, for osnoise, the window's figures */
 	void (*sample)(void *arg, int cpu, uint64_t seq, uint64_t value, const uint64_t *w);
 	void *arg;
+	/* a stop threshold crossed: called once, in the measuring thread */
+	void (*on_stop)(void *arg);
+	void *stop_arg;
 };
 
 /* osnoise window figures (w[] of sample()) */
@@ -57,6 +60,7 @@ enum { OSN_RUNTIME, OSN_NOISE, OSN_MAX_SINGLE, OSN_HW, OSN_NMI, OSN_IRQ, OSN_SOF
 
 struct lat_cpu {
 	int cpu;
+	long tid;
 	pthread_t th;
 	int started, failed;       /* failed: -errno of pinning, priority */
 	char why[160];             /* what failed, said once */
@@ -77,6 +81,8 @@ struct lat_run {
 	volatile int stopped_cpu;   /* the CPU whose sample crossed a stop
 				     * threshold, -1: none */
 	uint64_t stopped_value;
+	uint64_t stopped_due, stopped_woke; /* timerlat: the sample's times */
+	long stopped_tid;
 	uint64_t t0;                /* start, CLOCK_MONOTONIC ns */
 	int prio_note;              /* the priority could not be set */
 };
