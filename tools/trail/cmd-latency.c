@@ -439,7 +439,10 @@ int latency_record(struct trail_session *S, char **cmd, char ***out)
 	v[1] = osn ? "osnoise" : "timerlat";
 	v[2] = "emit";
 	memcpy(v + 3, cmd, (size_t)n * sizeof(*v));
-	*out = v; /* (lives as long as the process) */
+	/* (the session owns it: freed with it) */
+	if (!trail_session_keep(S, (char *)v))
+		return 1;
+	*out = v;
 	S->tracer = NULL;
 	S->allow_unknown = 1;
 	return trail_session_event(S, osn ? "osnoise:osnoise" : "timerlat:timerlat");
