@@ -520,10 +520,14 @@ bad_output() {
 
 damaged_input() {
 	$TRAIL record -q --chunk-size 4K -e 'app:*' -o big.dat -- "$EXAMPLE" 4 2000
-	# a chunk in the middle damaged: the rest exported, exit 1, decodes
+	# chunks in the middle damaged: the rest exported, exit 1, decodes
+	# (three places 1000 bytes apart: one flip alone sometimes fell in a
+	# chunk's unused tail, damage said but no event lost)
 	size=$(stat -c %s big.dat)
 	cp big.dat bad.dat
 	flip4 bad.dat $((size / 2))
+	flip4 bad.dat $((size / 2 + 1000))
+	flip4 bad.dat $((size / 2 + 2000))
 	expect_rc 1 $TRAIL export -q --format perfetto -i bad.dat -o bad.pftrace 2>err.txt
 	has err.txt "damaged"
 	decode bad.pftrace >bad.txt
