@@ -18,7 +18,8 @@ enum { T_END, T_ID, T_ARROW, T_PUNCT };
 struct lex {
 	const char *s;
 	size_t n, i;
-	int line, col;      /* of the current token */
+	int line, col;      /* where the lexer is */
+	int tl, tc;         /* where the current token starts */
 	int type;
 	char tok[512];
 	char punct;
@@ -60,6 +61,8 @@ static int next(struct lex *L)
 		break;
 	}
 	L->tok[0] = '\0';
+	L->tl = L->line;
+	L->tc = L->col;
 	if (L->i >= L->n)
 		return L->type = T_END;
 	if (L->s[L->i] == '"') {
@@ -177,7 +180,7 @@ int trail_rv_parse(const char *text, size_t n, struct trail_rv_model *m, struct 
 	m->init = -1;
 	memset(shapes, 0, sizeof(shapes));
 	if (next(&L) != T_ID || (strcmp(L.tok, "digraph") && strcmp(L.tok, "strict")))
-		return fail(e, &L, L.line, L.col, "not a DOT digraph (digraph NAME { ... })");
+		return fail(e, &L, L.tl, L.tc, "not a DOT digraph (digraph NAME { ... })");
 	if (!strcmp(L.tok, "strict"))
 		next(&L);
 	if (next(&L) == T_ID) {
@@ -185,10 +188,10 @@ int trail_rv_parse(const char *text, size_t n, struct trail_rv_model *m, struct 
 		next(&L);
 	}
 	if (L.type != T_PUNCT || L.punct != '{')
-		return fail(e, &L, L.line, L.col, "'{' expected");
+		return fail(e, &L, L.tl, L.tc, "'{' expected");
 	depth = 1;
 	while (depth > 0) {
-		int line = L.line, col = L.col, t = next(&L);
+		int t = next(&L), line = L.tl, col = L.tc;
 
 		if (t == T_END)
 			return fail(e, &L, line, col, "the digraph's '}' is missing");
@@ -228,12 +231,12 @@ int trail_rv_parse(const char *text, size_t n, struct trail_rv_model *m, struct 
 			snprintf(src, sizeof(src), "%s", prev);
 			dline = L.line;
 			if (next(&L) != T_ID)
-				return fail(e, &L, L.line, L.col, "an edge needs its target");
+				return fail(e, &L, L.tl, L.tc, "an edge needs its target");
 			snprintf(dst, sizeof(dst), "%s", L.tok);
 			prev[0] = '\0';
-			line = L.line;
-			col = L.col;
 			if (next(&L) == T_PUNCT && L.punct == '[') {
+				line = L.tl;
+				col = L.tc;
 				if (attrs(&L, NULL, label, sizeof(label)))
 					return fail(e, &L, line, col, "an attribute list's ']' is missing");
 			} else if (L.type == T_ID) {
