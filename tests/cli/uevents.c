@@ -222,8 +222,11 @@ static int errors(void)
 	longname[sizeof(longname) - 1] = '\0';
 	E("too_long", reg(fd, longname, &w[1], 9, 4, 0, NULL));
 	E("bad_pointer", reg(fd, (const char *)8, &w[1], 10, 4, 0, NULL));
+	/* a size past the struct, its tail not all zeros (the kernel's
+	 * copy_struct_from_user: E2BIG) */
 	memset(big, 0, sizeof(big));
-	big[0].size = sizeof(big) + 4;
+	big[0].size = sizeof(big);
+	big[1].flags = 1;
 	E("size_tail_nonzero", ioctl(fd, DIAG_IOCSREG, big) == -1 ? -errno : 0);
 	E("persist", reg(fd, "ue_p u32 a", &w[1], 11, 4, USER_EVENT_REG_PERSIST, NULL));
 	E("multi_first", reg(fd, "ue_multi u32 first", &w[2], 0, 4, USER_EVENT_REG_MULTI_FORMAT, NULL));
