@@ -112,9 +112,11 @@ snapshot() {
 	rm -f o.dat*
 	# started under the recorder, each thread's records go from 0 to its
 	# first 1000 before the trigger (attached, the recording began
-	# anywhere in the threads' rounds of 0..1023: 829 records once)
+	# anywhere in the threads' rounds of 0..1023: 829 records once);
+	# --spin 2, not 1: it spins until a second boundary past now, which
+	# --spin 1 may find a few milliseconds away (no thread at 1000 yet)
 	$TRAIL record -q --probe 'p:x/in parse_int v=$arg1:s64' -T 'x:in:snapshot:1 if v == 1000' \
-		--overwrite -b 1M -o o.dat -- "$P2" --spin 1 >/dev/null
+		--overwrite -b 1M -o o.dat -- "$P2" --spin 2 >/dev/null
 	[ -e o.dat.1 ] && [ ! -e o.dat.2 ] || die "snapshots: $(ls o.dat*)"
 	$TRAIL report -q -i o.dat.1 >s.txt 2>err.txt || die "o.dat.1: $(cat err.txt)"
 	grep -q 'x:in: .* v=1000$' s.txt || die "the triggering record is not in the snapshot"
