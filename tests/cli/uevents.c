@@ -296,6 +296,15 @@ static int wait_for(const char *stop, int max_s)
 	return 0;
 }
 
+/* ue_count(i, -i) if its bit is set: 1 if written */
+static int write_count(uint32_t i)
+{
+	int64_t neg = -(int64_t)i;
+	struct iovec v[3] = {{&idx_a, 4}, {&i, 4}, {&neg, 8}};
+
+	return (enabled & 1) && writev(data_fd, v, 3) == 16;
+}
+
 /* T threads writing ue_count while the bit is set, until FILE exists:
  * attach and detach meet writers mid-write */
 static const char *stop_file;
@@ -303,18 +312,14 @@ static void *wait_thread(void *arg)
 {
 	long w = 0;
 	uint32_t i = 0;
+	time_t t0 = time(NULL);
 
 	(void)arg;
-	while (access(stop_file, F_OK)) {
+	while (access(stop_file, F_OK) && time(NULL) - t0 < 60) { /* (bounded) */
 		struct timespec ts = {0, 200000};
 
-		for (int k = 0; k < 64; k++, i++) {
-			int64_t neg = -(int64_t)i;
-			struct iovec v[3] = {{&idx_a, 4}, {&i, 4}, {&neg, 8}};
-
-			if ((enabled & 1) && writev(data_fd, v, 3) == 16)
-				w++;
-		}
+		for (int k = 0; k < 64; k++, i++)
+			w += write_count(i);
 		nanosleep(&ts, NULL); /* (a few 100,000 records a second) */
 	}
 	return (void *)w;
@@ -370,15 +375,9 @@ static int forked(int n)
 static void *thread_main(void *arg)
 {
 	long n = (long)arg, w = 0;
-	uint32_t i;
 
-	for (i = 0; i < (uint32_t)n; i++) {
-		int64_t neg = -(int64_t)i;
-		struct iovec v[3] = {{&idx_a, 4}, {&i, 4}, {&neg, 8}};
-
-		if ((enabled & 1) && writev(data_fd, v, 3) == 16)
-			w++;
-	}
+	for (uint32_t i = 0; i < (uint32_t)n; i++)
+		w += write_count(i);
 	return (void *)w;
 }
 
