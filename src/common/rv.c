@@ -10,7 +10,9 @@
  */
 #include "rv.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { T_END, T_ID, T_ARROW, T_PUNCT };
@@ -323,4 +325,239 @@ void trail_rv_label(const char *label, size_t *plen, const char **filter, size_t
 		*filter = br + 1;
 		*flen = (size_t)(cl - br - 1);
 	}
+}
+
+void trail_rv_name_from_path(struct trail_rv_model *m, const char *path)
+{
+	const char *b;
+	size_t bl;
+
+	if (strcmp(m->name, "state_automaton") && strcmp(m->name, "monitor"))
+		return;
+	b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	bl = strcspn(b, ".");
+	if (!bl)
+		return;
+	if (bl >= sizeof(m->name))
+		bl = sizeof(m->name) - 1;
+	memcpy(m->name, b, bl);
+	m->name[bl] = '\0';
+}
+
+int trail_rv_reactor(const char *name)
+{
+	static const char *const r[] = {"nop", "trace", "printk", "abort", "traceoff", "snapshot"};
+
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		if (!strcmp(name, r[i]))
+			return 1;
+	return 0;
+}
+
+static const char hex[] = "0123456789abcdef";
+
+struct out {
+	char *b;
+	size_t n, o;
+};
+
+static void put(struct out *o, const char *s, size_t k)
+{
+	for (size_t i = 0; i < k; i++, o->o++)
+		if (o->o < o->n)
+			o->b[o->o] = s[i];
+}
+
+/* a name, escaped, and a space after it */
+static void put_name(struct out *o, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= ' ' || c == '%' || c == 0x7f) {
+			char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+
+			put(o, e, 3);
+		} else {
+			put(o, (const char *)&c, 1);
+		}
+	}
+	put(o, " ", 1);
+}
+
+static void put_hex(struct out *o, uint64_t v, int digits)
+{
+	char d[16];
+
+	for (int i = digits - 1; i >= 0; i--, v >>= 4)
+		d[i] = hex[v & 15];
+	put(o, d, (size_t)digits);
+}
+
+size_t trail_rv_encode(const struct trail_rv_mon *mon, char *buf, size_t n)
+{
+	const struct trail_rv_model *m = &mon->m;
+	struct out o = {buf, n, 0};
+	char num[16];
+
+	snprintf(num, sizeof(num), "%d", mon->idx);
+	put_name(&o, num);
+	put_name(&o, mon->per);
+	put_name(&o, mon->reactor);
+	put_name(&o, m->name);
+	put_hex(&o, (uint64_t)m->init, 2);
+	put(&o, " ", 1);
+	put_hex(&o, m->accepting, 16);
+	put(&o, " ", 1);
+	put_hex(&o, (uint64_t)m->nstates, 2);
+	put(&o, " ", 1);
+	put_hex(&o, (uint64_t)m->nevents, 2);
+	put(&o, " ", 1);
+	for (int i = 0; i < m->nstates; i++)
+		put_name(&o, m->states[i]);
+	for (int i = 0; i < m->nevents; i++)
+		put_name(&o, m->events[i]);
+	for (int s = 0; s < m->nstates; s++)
+		for (int e = 0; e < m->nevents; e++)
+			put_hex(&o, (uint8_t)m->next[s][e], 2);
+	if (o.o >= n)
+		return 0;
+	buf[o.o] = '\0';
+	return o.o;
+}
+
+struct in {
+	const char *s;
+	size_t n, i;
+};
+
+static int unhex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* the next word, unescaped into d (cap bytes with its NUL); -1: none,
+ * too long or badly escaped */
+static int get_name(struct in *in, char *d, size_t cap)
+{
+	size_t k = 0;
+
+	if (in->i >= in->n || in->s[in->i] == ' ')
+		return -1;
+	while (in->i < in->n && in->s[in->i] != ' ') {
+		char c = in->s[in->i++];
+
+		if (c == '%') {
+			int h, l;
+
+			if (in->i + 2 > in->n || (h = unhex(in->s[in->i])) < 0 ||
+			    (l = unhex(in->s[in->i + 1])) < 0)
+				return -1;
+			c = (char)(h << 4 | l);
+			in->i += 2;
+		}
+		if (k + 1 >= cap)
+			return -1;
+		d[k++] = c;
+	}
+	d[k] = '\0';
+	if (in->i < in->n)
+		in->i++; /* (the space) */
+	return 0;
+}
+
+static int get_hex(struct in *in, int digits, uint64_t *v)
+{
+	*v = 0;
+	for (int i = 0; i < digits; i++) {
+		int h;
+
+		if (in->i >= in->n || (h = unhex(in->s[in->i])) < 0)
+			return -1;
+		*v = *v << 4 | (uint64_t)h;
+		in->i++;
+	}
+	return 0;
+}
+
+static int get_field(struct in *in, int digits, uint64_t *v)
+{
+	if (get_hex(in, digits, v))
+		return -1;
+	if (in->i < in->n && in->s[in->i] == ' ')
+		in->i++;
+	else
+		return -1;
+	return 0;
+}
+
+int trail_rv_decode(const char *v, size_t len, struct trail_rv_mon *mon)
+{
+	struct trail_rv_model *m = &mon->m;
+	struct in in = {v, len, 0};
+	char num[16];
+	uint64_t x, acc, ns, ne;
+
+	memset(mon, 0, sizeof(*mon));
+	if (get_name(&in, num, sizeof(num)) || get_name(&in, mon->per, sizeof(mon->per)) ||
+	    get_name(&in, mon->reactor, sizeof(mon->reactor)) ||
+	    get_name(&in, m->name, sizeof(m->name)) || get_field(&in, 2, &x) ||
+	    get_field(&in, 16, &acc) || get_field(&in, 2, &ns) || get_field(&in, 2, &ne))
+		return -1;
+	mon->idx = 0;
+	for (const char *c = num; *c; c++) {
+		if (*c < '0' || *c > '9' || mon->idx > 1000)
+			return -1;
+		mon->idx = mon->idx * 10 + (*c - '0');
+	}
+	if (!ns || ns > TRAIL_RV_MAX_STATES || !ne || ne > TRAIL_RV_MAX_EVENTS || x >= ns ||
+	    !trail_rv_reactor(mon->reactor))
+		return -1;
+	m->init = (int)x;
+	m->accepting = acc;
+	m->nstates = (int)ns;
+	m->nevents = (int)ne;
+	for (int i = 0; i < m->nstates; i++)
+		if (get_name(&in, m->states[i], sizeof(m->states[i])))
+			return -1;
+	for (int i = 0; i < m->nevents; i++)
+		if (get_name(&in, m->events[i], sizeof(m->events[i])))
+			return -1;
+	for (int s = 0; s < m->nstates; s++)
+		for (int e = 0; e < m->nevents; e++) {
+			if (get_hex(&in, 2, &x) || (x != 0xff && x >= ns))
+				return -1;
+			m->next[s][e] = (int8_t)(x == 0xff ? -1 : (int)x);
+		}
+	return in.i == in.n ? 0 : -1;
+}
+
+int trail_rv_load(const char *path, struct trail_rv_model *m, char *err, size_t n)
+{
+	FILE *f = fopen(path, "re");
+	struct trail_rv_err e;
+	char *text;
+	size_t tn;
+	int r = -1;
+
+	if (!f) {
+		snprintf(err, n, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!(text = malloc((1 << 20) + 1))) {
+		snprintf(err, n, "out of memory");
+	} else if ((tn = fread(text, 1, (1 << 20) + 1, f)) > 1 << 20) {
+		snprintf(err, n, "%s: larger than 1 MiB: not a monitor's model", path);
+	} else if (ferror(f)) {
+		snprintf(err, n, "%s: %s", path, strerror(errno));
+	} else if (trail_rv_parse(text, tn, m, &e)) {
+		snprintf(err, n, "%s:%d:%d: %s", path, e.line, e.col, e.msg);
+	} else {
+		trail_rv_name_from_path(m, path);
+		r = 0;
+	}
+	free(text);
+	fclose(f);
+	return r;
 }

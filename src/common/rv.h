@@ -45,4 +45,43 @@ int trail_rv_parse(const char *text, size_t n, struct trail_rv_model *m, struct 
  * *filter[0..*flen) (flen 0: none). */
 void trail_rv_label(const char *label, size_t *plen, const char **filter, size_t *flen);
 
+/* A model file (at most 1 MiB) read and parsed, its name from the path
+ * (below): 0, or -1 with the message in err ("PATH:LINE:COL: why", or
+ * the file's error). */
+int trail_rv_load(const char *path, struct trail_rv_model *m, char *err, size_t n);
+
+/* rvgen's default digraph names ("state_automaton", "monitor") give way
+ * to the model file's name up to its first dot: wip.dot is "wip". */
+void trail_rv_name_from_path(struct trail_rv_model *m, const char *path);
+
+/*
+ * A monitor in a session's spec: one line (the value of "@rv"),
+ *
+ *   IDX PER REACTOR NAME INIT ACCEPT NSTATES NEVENTS STATE... EVENT... NEXT
+ *
+ * PER "thread", "process" or a field's name; ACCEPT the accepting states'
+ * bits in hex; NEXT a transition a state and event, two hex digits each,
+ * "ff" for none; names with their spaces, '%' and control characters as
+ * %XX. The CLI parses the DOT (for its errors' line and column), the
+ * process decodes this: without allocating (the control signal handler).
+ */
+#define TRAIL_RV_PER_MAX 64
+#define TRAIL_RV_REACTOR_MAX 16
+#define TRAIL_RV_MONITORS 8 /* a session's */
+
+struct trail_rv_mon {
+	int idx;
+	char per[TRAIL_RV_PER_MAX];         /* thread, process or a field */
+	char reactor[TRAIL_RV_REACTOR_MAX]; /* nop trace printk abort traceoff snapshot */
+	struct trail_rv_model m;
+};
+
+/* The line's value into buf (n bytes); its length, or 0 when it does not
+ * fit. */
+size_t trail_rv_encode(const struct trail_rv_mon *mon, char *buf, size_t n);
+/* A line's value (len bytes) into mon; 0, or -1: damaged. */
+int trail_rv_decode(const char *v, size_t len, struct trail_rv_mon *mon);
+/* Is this a reactor's name? */
+int trail_rv_reactor(const char *name);
+
 #endif /* TRAIL_COMMON_RV_H */

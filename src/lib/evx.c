@@ -319,7 +319,7 @@ int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel)
 	const char *why;
 	struct evx *x;
 	size_t size = (sizeof(*x) + 4095) & ~(size_t)4095;
-	int filt;
+	int filt, nrv;
 
 	if (rt->x[s])
 		return 1;
@@ -327,7 +327,9 @@ int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel)
 	trail__spec_opts(spec, "trigger", trigger_line, &g);
 	if (g.err)
 		return g.err;
-	if (!filt && !g.n && !g.target)
+	if ((nrv = trail__rv_make(s, spec, rt, NULL)) < 0)
+		return nrv;
+	if (!filt && !g.n && !g.target && !nrv)
 		return 0;
 	if (filt && want.len >= sizeof(text))
 		return -EBADMSG;
@@ -356,11 +358,13 @@ int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int sel)
 	if (g.err)
 		goto bad;
 	x->ntrig = (uint16_t)g.n;
-	if (x->ntrig)
+	if (nrv && trail__rv_make(s, spec, rt, x) < 0)
+		goto bad;
+	if (x->ntrig || x->nrv)
 		x->how |= EVX_TRIG;
 	for (uint16_t i = 0; i < x->ntrig; i++)
 		x->after |= x->trig[i].after;
-	if (x->ntrig)
+	if (x->ntrig || x->nrv)
 		__atomic_store_n(&trail__trigger_hook, triggers_run, __ATOMIC_RELEASE);
 	link_targets(s, x);
 	/* release: the extras before the pointer; the status word's bits
@@ -538,16 +542,6 @@ static void hist_update(struct evx_trig *tr, struct writer *w, unsigned d, unsig
 	trail_hist_update(k, tr->tab, cpu, payload, len, &c, &io);
 }
 
-/* session s's traceon/traceoff: its processes stop or start writing (this
- * one at once, the others at their next chunk: trail__next_chunk) */
-static void session_pause(unsigned s, uint32_t off)
-{
-	struct psess *ps = &trail__sess[s];
-
-	__atomic_store_n(&ps->hdr->paused, off, __ATOMIC_RELAXED);
-	__atomic_store_n(&ps->paused, off, __ATOMIC_RELAXED);
-}
-
 /* may this run of tr go (its count not spent)? */
 static int take(struct evx_trig *tr)
 {
@@ -566,6 +560,10 @@ static int take(struct evx_trig *tr)
 static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s,
 			 const void *payload, uint32_t len, int after, struct trig_clock *tc)
 {
+	/* the monitors first: a violation's traceoff or snapshot takes in
+	 * the event itself, as the kernel's reactors run in its tracepoint */
+	if (x->nrv && !after)
+		trail__rv_run(x, w, d, s, payload, len);
 	for (uint16_t i = 0; i < x->ntrig; i++) {
 		struct evx_trig *tr = &x->trig[i];
 
@@ -577,10 +575,10 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 			continue;
 		switch (tr->t.cmd) {
 		case TRAIL_TRIG_TRACEON:
-			session_pause(s, 0);
+			trail__session_pause(s, 0);
 			break;
 		case TRAIL_TRIG_TRACEOFF:
-			session_pause(s, 1);
+			trail__session_pause(s, 1);
 			break;
 		case TRAIL_TRIG_STACKTRACE:
 			stacktrace(w, d, s);

@@ -27,6 +27,21 @@
 #define TRAIL_EVX_TARGETS 32 /* events an enable/disable_event trigger turns */
 
 struct evx;
+struct rvmon;
+
+/* the monitors (rvmon.c) an event is an event of: one a model's label
+ * that selects it, in the model's order (the first whose filter passes
+ * is taken) */
+#define TRAIL_EVX_RV 8
+
+struct evx_rv {
+	struct rvmon *mon;
+	int16_t ev;             /* the model's event */
+	uint8_t has_cond;
+	uint8_t key;            /* 0 the thread, 1 the process, 2 a field */
+	uint32_t kfield;        /* ... its index in the event's fields */
+	struct trail_filter cond; /* the label's [FILTER] */
+};
 
 struct evx_trig {
 	struct trail_trigger t; /* (t.filter: not kept, see cond) */
@@ -71,6 +86,8 @@ struct evx {
 	uint16_t ntrig;
 	struct trail_filter filter;
 	struct evx_trig trig[TRAIL_EVX_TRIGS];
+	uint16_t nrv;
+	struct evx_rv rv[TRAIL_EVX_RV];
 	/* scratch for the join: the event's fields, parsed */
 	struct trail_meta meta;
 };
@@ -88,5 +105,18 @@ HIDDEN int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int se
  * session has extras left. After the grace period, or before the bit
  * was ever set. */
 HIDDEN void trail__evx_free(unsigned s, struct evrt *rt);
+
+/* rvmon.c: session s's monitors ("@rv" lines of its spec, rv.h) on rt:
+ * how many labels select it (x NULL), or (x given) those into x->rv with
+ * their filters and keys bound to x->meta; -EBADMSG (a line damaged, a
+ * filter or key that does not fit rt), -E2BIG, -ENOMEM. The monitors are
+ * made at the first event that needs them; trail__rv_clear frees them,
+ * with the session's extras (after the grace period). */
+HIDDEN int trail__rv_make(unsigned s, const char *spec, const struct evrt *rt, struct evx *x);
+HIDDEN void trail__rv_clear(unsigned s);
+/* x's monitors on the event (payload, len): each instance's transition,
+ * a violation's reactor; before the record, in the record path at d */
+HIDDEN void trail__rv_run(struct evx *x, struct writer *w, unsigned d, unsigned s,
+			  const void *payload, uint32_t len);
 
 #endif /* TRAIL_LIB_EVX_H */

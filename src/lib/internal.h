@@ -144,6 +144,12 @@ struct writer {
 	uint32_t in_use;
 	struct writer *next;
 	struct trail_defer defer;
+	/* rvmon.c: the instances this thread found last (a monitor, its
+	 * slot), checked before they are used */
+	struct {
+		const void *mon;
+		void *slot;
+	} rvc[8];
 	struct wctx ctx[TRAIL_MAX_SESSIONS][TRAIL_MAX_DEPTH];
 };
 

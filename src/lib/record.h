@@ -346,6 +346,17 @@ write_sessions_two(struct trail_event *ev1, struct evrt *rt1, const void *p1, ui
 	} while (mask);
 }
 
+/* session s's traceoff (off 1) or traceon (0): its processes stop or
+ * start writing (this one at once, the others at their next chunk:
+ * trail__next_chunk) */
+static inline void trail__session_pause(unsigned s, uint32_t off)
+{
+	struct psess *ps = &trail__sess[s];
+
+	__atomic_store_n(&ps->hdr->paused, off, __ATOMIC_RELAXED);
+	__atomic_store_n(&ps->paused, off, __ATOMIC_RELAXED);
+}
+
 /* write_event's way for an event with extras (evx.h): session's triggers
  * run, and the sessions of mask that record it and whose filter passes get
  * the record. In the record path at level d. */

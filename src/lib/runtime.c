@@ -261,6 +261,7 @@ static void extras_free(unsigned s)
 	for (struct evrt *rt = events; rt; rt = rt->next)
 		trail__evx_free(s, rt);
 	trail__obj_clear(s);
+	trail__rv_clear(s);
 }
 
 /* Session s's extras on every event, before any is enabled: a filter or

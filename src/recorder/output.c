@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../common/meta.h"
+#include "../common/rv.h"
 #include "internal.h"
 #include "symtab.h"
 
@@ -89,6 +90,19 @@ static void write_info(struct trail_recorder *R)
 			n += (size_t)snprintf(text + n, sizeof(text) - n, "\n%s%d=%.*s: %s",
 					      filt ? "filter" : "trigger", filt ? k++ : kt++,
 					      (int)(sp - pat), pat, sp + 1);
+	}
+	/* --rv: "rvK=NAME per=PER reactor=R states=N events=N", K from 1 */
+	for (int i = o->nfuncs_user, k = 1; i < o->nfuncs && n < sizeof(text) - 1; i++) {
+		struct trail_rv_mon *mon;
+
+		if (strncmp(o->funcs[i], "@rv ", 4) || !(mon = malloc(sizeof(*mon))))
+			continue;
+		if (!trail_rv_decode(o->funcs[i] + 4, strlen(o->funcs[i] + 4), mon))
+			n += (size_t)snprintf(text + n, sizeof(text) - n,
+					      "\nrv%d=%s per=%s reactor=%s states=%d events=%d", k++,
+					      mon->m.name, mon->per, mon->reactor, mon->m.nstates,
+					      mon->m.nevents);
+		free(mon);
 	}
 	if (n < sizeof(text) - 1)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "\ncommand=");
@@ -171,7 +185,8 @@ void trail__rec_write_events(struct trail_recorder *R)
 		}
 		if (!tfw_section(&R->out, TRAIL_SEC_EVENT, &se, sizeof(se), blob, rec.size)) {
 			R->event_done[i] = 1;
-			if (strcmp(m.provider, "ftrace")) /* not a tracer's own */
+			/* (not a tracer's own, nor a monitor's violations) */
+			if (strcmp(m.provider, "ftrace") && (strcmp(m.provider, "rv") || strcmp(m.name, "error")))
 				R->user_events++;
 		}
 	}

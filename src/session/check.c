@@ -21,6 +21,7 @@
 #include "../common/hist.h"
 #include "../common/htab.h"
 #include "../common/meta.h"
+#include "../common/rv.h"
 #include "../common/spec.h"
 #include "../common/synth.h"
 #include "../common/trigger.h"
@@ -649,6 +650,89 @@ static int check_crowd(struct trail_session *S, const struct known *k)
 static int check_filters1(struct trail_session *S, const struct known *k, int known, uint64_t *histp,
 			  struct hdefs *defs);
 
+/* a monitor's label against one event (arg: struct rvcheck) */
+struct rvcheck {
+	struct trail_session *S;
+	const struct trail_rv_mon *mon;
+	const char *path, *label;
+	int n;
+};
+
+static int rv_each(const char *name, const void *blob, size_t size, void *arg)
+{
+	struct rvcheck *c = arg;
+	const char *filter, *why;
+	size_t pl, fl;
+	char what[600];
+	int r = 0;
+
+	c->n++;
+	snprintf(what, sizeof(what), "rv model %s: event", c->path);
+	trail_rv_label(c->label, &pl, &filter, &fl);
+	if (fl) {
+		char *shown = strdup(c->label);
+
+		if (!shown)
+			return trail_session_err(c->S, "out of memory") ? -1 : -1;
+		shown[(size_t)(filter - c->label) + fl] = '\0'; /* (the ']' off) */
+		r = source_filter(c->S, what, shown, (size_t)(filter - c->label), blob, size, name);
+		free(shown);
+		if (r)
+			return -1;
+	}
+	if (strcmp(c->mon->per, "thread") && strcmp(c->mon->per, "process")) {
+		struct trail_meta *m = malloc(sizeof(*m));
+		uint32_t i = 0;
+
+		if (!m || trail__meta_parse(blob, size, m, &why)) {
+			free(m);
+			return trail_session_err(c->S, "%s: its description is damaged", name) ? -1 : -1;
+		}
+		while (i < m->nfields && strcmp(m->fields[i].name, c->mon->per))
+			i++;
+		if (i == m->nfields)
+			r = trail_session_err(c->S, "--per %s: event %s (in %s's model) has no field %s",
+					      c->mon->per, name, c->mon->m.name, c->mon->per);
+		else if (m->fields[i].kind == TRAIL_FK_FLOAT)
+			r = trail_session_err(c->S, "--per %s: %s's field %s is a float: an instance key "
+					      "is an integer or a string", c->mon->per, name, c->mon->per);
+		free(m);
+	}
+	return r ? -1 : 0;
+}
+
+/* --rv: every event of every model is an event here (when the events
+ * are known), its filter compiles for it, its key field is there */
+static int check_rv(struct trail_session *S, const struct known *k)
+{
+	int known = (k->n || S->nprobe_names) && !S->allow_unknown && !S->all;
+
+	for (int i = 0; i < S->nrv; i++) {
+		const struct trail_rv_mon *mon = &S->rvs[i];
+
+		for (int e = 0; e < mon->m.nevents; e++) {
+			struct rvcheck c = {S, mon, S->rv_paths[i], mon->m.events[e], 0};
+			const char *filter;
+			char pat[TRAIL_RV_NAME_MAX + 2];
+			size_t pl, fl;
+
+			/* (EVENT alone: an event of that name in any system) */
+			trail_rv_label(c.label, &pl, &filter, &fl);
+			snprintf(pat, sizeof(pat), "%s%.*s", memchr(c.label, ':', pl) ? "" : "*:", (int)pl,
+				 c.label);
+			if (each_event(S, k, pat, strlen(pat), rv_each, &c))
+				return -1;
+			if (known && !c.n) {
+				trail_session_err(S, "--rv %s: event %.*s is none of the program's events "
+						     "('trail list' shows them; --allow-unknown takes it)",
+						  c.path, (int)pl, c.label);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 static int check_filters(struct trail_session *S, const struct known *k)
 {
 	int known = k->n || S->nprobe_names;
@@ -658,6 +742,8 @@ static int check_filters(struct trail_session *S, const struct known *k)
 
 	if (!r)
 		r = check_links(S, k, defs.d, defs.n, known && !S->allow_unknown && !S->all);
+	if (!r)
+		r = check_rv(S, k);
 	hdefs_free(&defs);
 	/* (checked once per process: the largest need) */
 	if (!r && hist) {
@@ -875,7 +961,8 @@ int trail_session_check_program(struct trail_session *S)
 
 	if ((r = trail_session_probes(S, 0, S->cmd_path)))
 		return r;
-	if ((S->nevents || S->ntriggers) && (!S->allow_unknown || S->nfilters || S->ntriggers)) {
+	if ((S->nevents || S->ntriggers || S->nrv) &&
+	    (!S->allow_unknown || S->nfilters || S->ntriggers || S->nrv)) {
 		r = elfscan_program(S->cmd_path, collect_event, &k, err, sizeof(err));
 		if (r == -ENOEXEC) {
 			/* a script: what it runs is known only when it runs */
@@ -907,7 +994,7 @@ int trail_session_check_process(struct trail_session *S, pid_t pid, const char *
 	snprintf(where, sizeof(where), "process %d (%s)", (int)pid, comm);
 	if (S->tracer && !S->allow_unknown && check_functions(S, pid, where))
 		return -1;
-	if (!S->allow_unknown && (S->nevents || S->ntriggers)) {
+	if (!S->allow_unknown && (S->nevents || S->ntriggers || S->nrv)) {
 		char err[512] = "";
 
 		r = elfscan_pid(pid, collect_event, &k, err, sizeof(err));

@@ -14,6 +14,7 @@
 
 #include "../common/arena.h"
 #include "../common/filter.h"
+#include "../common/rv.h"
 #include "../common/spec.h"
 #include "../common/synth.h"
 #include "../common/trigger.h"
@@ -209,6 +210,81 @@ int trail_session_trigger(struct trail_session *S, const char *text)
 	return 0;
 }
 
+/* do a and b say the same? */
+static int rv_same(const struct trail_rv_model *a, const struct trail_rv_model *b)
+{
+	if (strcmp(a->name, b->name) || a->init != b->init || a->accepting != b->accepting ||
+	    a->nstates != b->nstates || a->nevents != b->nevents)
+		return 0;
+	for (int i = 0; i < a->nstates; i++)
+		if (strcmp(a->states[i], b->states[i]))
+			return 0;
+	for (int i = 0; i < a->nevents; i++)
+		if (strcmp(a->events[i], b->events[i]))
+			return 0;
+	for (int i = 0; i < a->nstates; i++)
+		if (memcmp(a->next[i], b->next[i], (size_t)a->nevents))
+			return 0;
+	return 1;
+}
+
+int trail_session_rv(struct trail_session *S, const char *path)
+{
+	struct trail_rv_mon *r;
+	const char **p;
+	char err[600];
+
+	if (S->nrv == TRAIL_RV_MONITORS)
+		return trail_session_usage(S, "--rv %s: at most %d monitors a recording", path,
+					   TRAIL_RV_MONITORS);
+	if (!(r = realloc(S->rvs, (size_t)(S->nrv + 1) * sizeof(*r))))
+		return oom(S);
+	S->rvs = r;
+	if (!(p = realloc(S->rv_paths, (size_t)(S->nrv + 1) * sizeof(*p))))
+		return oom(S);
+	S->rv_paths = p;
+	r += S->nrv;
+	memset(r, 0, sizeof(*r));
+	if (trail_rv_load(path, &r->m, err, sizeof(err)))
+		return trail_session_usage(S, "--rv %s", err);
+	for (int i = 0; i < S->nrv; i++)
+		if (!strcmp(S->rvs[i].m.name, r->m.name))
+			return trail_session_usage(S, "--rv %s: a monitor named %s is loaded already (from "
+						   "%s): name the digraph", path, r->m.name, S->rv_paths[i]);
+	r->idx = S->nrv;
+	strcpy(r->per, "thread");
+	strcpy(r->reactor, "trace");
+	p[S->nrv++] = path;
+	return 0;
+}
+
+int trail_session_rv_per(struct trail_session *S, const char *per)
+{
+	size_t n = strlen(per);
+
+	if (!S->nrv)
+		return trail_session_usage(S, "--per %s: it applies to the --rv before it: give that "
+					   "first", per);
+	if (!n || n >= TRAIL_RV_PER_MAX || strspn(per, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						   "0123456789_") != n || isdigit((unsigned char)*per))
+		return trail_session_usage(S, "--per %s: thread, process, or the name of an event "
+					   "field (the instance key)", per);
+	strcpy(S->rvs[S->nrv - 1].per, per);
+	return 0;
+}
+
+int trail_session_rv_reactor(struct trail_session *S, const char *reactor)
+{
+	if (!S->nrv)
+		return trail_session_usage(S, "--reactor %s: it applies to the --rv before it: give "
+					   "that first", reactor);
+	if (!trail_rv_reactor(reactor))
+		return trail_session_usage(S, "--reactor %s: nop, trace, printk, abort, traceoff or "
+					   "snapshot", reactor);
+	strcpy(S->rvs[S->nrv - 1].reactor, reactor);
+	return 0;
+}
+
 int trail__sess_synth_find(const struct trail_session *S, const char *name)
 {
 	for (int i = 0; i < S->nsynths; i++)
@@ -353,7 +429,7 @@ int trail_session_validate(struct trail_session *S, char **cmd)
 	S->nfuncs_user = S->nfuncs;
 	if (synths_needed(S))
 		return TRAIL_SESSION_FAIL;
-	if (!S->nevents && !S->tracer && !S->nprobes && !S->ntriggers)
+	if (!S->nevents && !S->tracer && !S->nprobes && !S->ntriggers && !S->nrv)
 		return trail_session_usage(S, "no events selected: give -e EVENT (e.g. -e 'app:*' "
 					   "or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
@@ -442,6 +518,36 @@ int trail_session_spec(struct trail_session *S)
 		if (from)
 			*from = NULL;
 	}
+	/* the monitors, and their violations' event */
+	for (int i = 0; i <= S->nrv && S->nrv; i++) {
+		size_t cap = 1 << 17, n;
+		char *line = malloc(cap);
+
+		if (!line)
+			return oom(S);
+		if (i == S->nrv) {
+			strcpy(line, "rv:error");
+		} else {
+			struct trail_rv_mon *back = malloc(sizeof(*back));
+
+			memcpy(line, "@rv ", 4);
+			n = trail_rv_encode(&S->rvs[i], line + 4, cap - 4);
+			/* (what the processes will read: the same model) */
+			if (!back || !n || trail_rv_decode(line + 4, n, back) ||
+			    !rv_same(&back->m, &S->rvs[i].m)) {
+				free(back);
+				free(line);
+				return trail_session_err(S, "--rv %s: the model does not survive its "
+							 "encoding (a state or event with no name?)",
+							 S->rv_paths[i]);
+			}
+			free(back);
+		}
+		if (trail__sess_add_line(S, line)) {
+			free(line);
+			return oom(S);
+		}
+	}
 	return 0;
 }
 
@@ -502,6 +608,8 @@ void trail_session_free(struct trail_session *S)
 	free_all(S->triggers, S->ntriggers);
 	free(S->trig_args);
 	free(S->trig_off);
+	free(S->rvs);
+	free(S->rv_paths);
 	free(S->probes);
 	free(S->events);
 	free(S->pids);

@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 struct trail_synth;
+struct trail_rv_mon;
 struct trail_recorder_opts;
 
 #define TRAIL_SESSION_FAIL 1
@@ -96,6 +97,9 @@ struct trail_session {
 	int snapshot;       /* a -T is a snapshot */
 	int objtrace;       /* a -T is an objtrace: ftrace:objtrace recorded */
 	uint64_t hist_bytes; /* the histogram area the hist triggers want */
+	struct trail_rv_mon *rvs; /* --rv: monitors (rv.h), checked in the processes */
+	const char **rv_paths;    /* ... each one's model file */
+	int nrv;
 	char **synths;      /* synthetic events as "@synth DEF" */
 	struct trail_synth *sdefs; /* ... parsed */
 	int nsynths;
@@ -131,6 +135,14 @@ int trail_session_filter(struct trail_session *S, const char *text);
 /* [SYS:EVENT:]TRIGGER (without the event: the last event pattern's) */
 int trail_session_trigger(struct trail_session *S, const char *text);
 int trail_session_synth(struct trail_session *S, const char *def);
+/* a runtime verification monitor: its DOT model (the kernel's rvgen
+ * format, rv.h) read and parsed; its instances per thread until _per
+ * says otherwise (thread, process or an event field), its reactor trace
+ * (the rv:error record alone) until _reactor names another: both apply
+ * to the last monitor given */
+int trail_session_rv(struct trail_session *S, const char *path);
+int trail_session_rv_per(struct trail_session *S, const char *per);
+int trail_session_rv_reactor(struct trail_session *S, const char *reactor);
 int trail_session_probe(struct trail_session *S, const char *def);
 /* kind 'l' (limit), 'n' (notrace), 'g' (graph root) */
 int trail_session_func(struct trail_session *S, char kind, const char *glob);

@@ -162,4 +162,52 @@ TEST(rv_huge)
 		trail_rv_parse(wip, k, &m, &e);
 }
 
-TEST_MAIN(CHECK_T(rv_wip), CHECK_T(rv_hand_written), CHECK_T(rv_errors), CHECK_T(rv_huge))
+/* a monitor into its spec line and back (what the process reads): the
+ * same model; names with spaces, '%' and a filter survive; a damaged
+ * line (cut anywhere, a digit changed, a state out of range) is refused */
+TEST(rv_encode)
+{
+	static struct trail_rv_mon a, b;
+	static char line[1 << 16];
+	const char *t = "digraph \"my mon\" { __init_free -> free;\n"
+			"free -> \"held 100%\" [label = \"app:lock[id == 3 && name ~ \\\"a b\\\"]\\napp:trylock\"];\n"
+			"\"held 100%\" -> free [label = \"app:unlock\"]; }\n";
+	struct trail_rv_err e;
+	size_t n;
+
+	CHECK_EQ(trail_rv_parse(t, strlen(t), &a.m, &e), 0);
+	a.idx = 3;
+	strcpy(a.per, "id");
+	strcpy(a.reactor, "printk");
+	n = trail_rv_encode(&a, line, sizeof(line));
+	CHECK(n > 0 && !strchr(line, '\n'));
+	CHECK_EQ(trail_rv_decode(line, n, &b), 0);
+	CHECK_EQ(b.idx, 3);
+	CHECK_STR(b.per, "id");
+	CHECK_STR(b.reactor, "printk");
+	CHECK_STR(b.m.name, "my mon");
+	CHECK_EQ(b.m.nstates, 2);
+	CHECK_STR(b.m.states[1], "held 100%");
+	CHECK_STR(b.m.events[0], "app:lock[id == 3 && name ~ \"a b\"]");
+	CHECK_EQ(b.m.init, a.m.init);
+	CHECK_EQ(b.m.accepting, a.m.accepting);
+	for (int s = 0; s < a.m.nstates; s++)
+		CHECK(!memcmp(a.m.next[s], b.m.next[s], (size_t)a.m.nevents));
+	CHECK_EQ(trail_rv_encode(&a, line, 20), 0); /* (does not fit) */
+	n = trail_rv_encode(&a, line, sizeof(line));
+	for (size_t k = 0; k < n; k++)
+		CHECK_EQ(trail_rv_decode(line, k, &b), -1);
+	line[n - 1] = '7'; /* the last transition: to state 0x17 of 2 */
+	CHECK_EQ(trail_rv_decode(line, n, &b), -1);
+	n = trail_rv_encode(&a, line, sizeof(line));
+	memcpy(line + 2, "nobody!", 7); /* (past the name: no space where one is) */
+	CHECK_EQ(trail_rv_decode(line, n, &b), -1);
+	n = trail_rv_encode(&a, line, sizeof(line));
+	strcpy(a.reactor, "panic");
+	n = trail_rv_encode(&a, line, sizeof(line));
+	CHECK_EQ(trail_rv_decode(line, n, &b), -1);
+	CHECK(trail_rv_reactor("snapshot") && !trail_rv_reactor("panic"));
+}
+
+TEST_MAIN(CHECK_T(rv_wip), CHECK_T(rv_hand_written), CHECK_T(rv_errors), CHECK_T(rv_huge),
+	  CHECK_T(rv_encode))

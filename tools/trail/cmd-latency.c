@@ -5,9 +5,11 @@
  * (latency.c measures), printed in rtla's layouts (tools/tracing/rtla:
  * the same titles, columns and widths, `ESC c` before each refresh of a
  * top, the histogram's over/count/min/avg/max rows) so that a reader of
- * rtla's output reads these. What user space cannot see is said, not
- * invented: timerlat's IRQ columns show rtla's "-" (the timer
- * interrupt's own latency is the kernel's), and a line says so.
+ * rtla's output reads these. Where tracefs is writable the kernel's own
+ * events fill in what user space cannot see (kattr.c, read live by the
+ * measuring threads: timerlat's IRQ columns, osnoise's interference);
+ * elsewhere it is said, not invented: timerlat's IRQ columns show rtla's
+ * "-", osnoise counts from /proc, and a line says so.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -240,7 +242,8 @@ static void timerlat_top(const struct view *v, struct lat_run *r, FILE *f)
 	static const char no_value[] = "        -";
 	const char *u = v->nano ? "ns" : "us";
 	uint64_t tc = 0, tmin = UINT64_MAX, tmax = 0, tsum = 0;
-	char d[32];
+	uint64_t ic = 0, imin = UINT64_MAX, imax = 0, isum = 0;
+	char d[32], a[4][16];
 	int e = 0;
 
 	if (!v->quiet)
@@ -256,8 +259,23 @@ static void timerlat_top(const struct view *v, struct lat_run *r, FILE *f)
 
 		if (!n)
 			continue;
-		fprintf(f, "%3d #%-9llu |%s %s %s %s |", c->cpu, (unsigned long long)n, no_value, no_value,
-			no_value, no_value);
+		if (c->irq_count) {
+			uint64_t in = __atomic_load_n(&c->irq_count, __ATOMIC_RELAXED);
+
+			snprintf(a[0], sizeof(a[0]), "%9llu", (unsigned long long)unit(v, c->irq_cur));
+			snprintf(a[1], sizeof(a[1]), "%9llu", (unsigned long long)unit(v, c->irq_min));
+			snprintf(a[2], sizeof(a[2]), "%9llu", (unsigned long long)unit(v, c->irq_sum / in));
+			snprintf(a[3], sizeof(a[3]), "%9llu", (unsigned long long)unit(v, c->irq_max));
+			ic += in;
+			isum += c->irq_sum;
+			imin = c->irq_min < imin ? c->irq_min : imin;
+			imax = c->irq_max > imax ? c->irq_max : imax;
+		} else {
+			for (int k = 0; k < 4; k++)
+				snprintf(a[k], sizeof(a[k]), "%s", no_value);
+		}
+		fprintf(f, "%3d #%-9llu |%s %s %s %s |", c->cpu, (unsigned long long)n, a[0], a[1], a[2],
+			a[3]);
 		fprintf(f, "%9llu %9llu %9llu %9llu\n", (unsigned long long)unit(v, c->cur),
 			(unsigned long long)unit(v, c->min), (unsigned long long)unit(v, c->sum / n),
 			(unsigned long long)unit(v, c->max));
@@ -276,27 +294,50 @@ static void timerlat_top(const struct view *v, struct lat_run *r, FILE *f)
 		fprintf(f, "%.*s|%.*s|%.*s\n", 15, "----------------------------------------", 40,
 			"----------------------------------------", 39,
 			"----------------------------------------");
-		fprintf(f, "ALL #%-6llu e%d |          %s %s %s |", (unsigned long long)k, e, no_value,
-			no_value, no_value);
+		if (ic) {
+			snprintf(a[1], sizeof(a[1]), "%9llu", (unsigned long long)unit(v, imin));
+			snprintf(a[2], sizeof(a[2]), "%9llu", (unsigned long long)unit(v, isum / ic));
+			snprintf(a[3], sizeof(a[3]), "%9llu", (unsigned long long)unit(v, imax));
+		} else {
+			for (int k = 1; k < 4; k++)
+				snprintf(a[k], sizeof(a[k]), "%s", no_value);
+		}
+		fprintf(f, "ALL #%-6llu e%d |          %s %s %s |", (unsigned long long)k, e, a[1], a[2],
+			a[3]);
 		fprintf(f, "          %9llu %9llu %9llu\n", (unsigned long long)unit(v, tmin),
 			(unsigned long long)unit(v, tsum / tc), (unsigned long long)unit(v, tmax));
 	}
 	fflush(f);
 }
 
-/* one hist column's final rows; cols of them */
+/* one column of a histogram: a CPU's thread (or osnoise) samples, or
+ * its IRQ ones */
 struct hcol {
-	const struct lat_cpu *c;
+	int cpu, irq;
+	const uint64_t *hist;
+	uint64_t over, count, min, sum, max;
 };
 
 static void hist_rows(const struct view *v, const struct lat_run *r, FILE *f, int osnoise)
 {
+	struct hcol *col = calloc((size_t)r->o.ncpus * 2 + 1, sizeof(*col));
 	char d[32];
-	int shown[LAT_MAX_CPUS], ns = 0;
+	int n = 0, irq = 0;
 
-	for (int i = 0; i < r->o.ncpus; i++)
-		if (__atomic_load_n(&r->c[i].count, __ATOMIC_RELAXED) || v->with_zeros)
-			shown[ns++] = i;
+	if (!col)
+		return;
+	for (int i = 0; i < r->o.ncpus; i++) {
+		const struct lat_cpu *c = &r->c[i];
+
+		if (!__atomic_load_n(&c->count, __ATOMIC_RELAXED) && !v->with_zeros)
+			continue;
+		if (c->irq_hist) { /* (timerlat, the kernel's events read: rtla's IRQ column) */
+			col[n++] = (struct hcol){c->cpu, 1, c->irq_hist, c->irq_over, c->irq_count, c->irq_min,
+						 c->irq_sum, c->irq_max};
+			irq = 1;
+		}
+		col[n++] = (struct hcol){c->cpu, 0, c->hist, c->over, c->count, c->min, c->sum, c->max};
+	}
 	duration(lat_now() - r->t0, d, sizeof(d));
 	if (!v->no_header) {
 		fprintf(f, "# RTLA %s histogram\n", osnoise ? "osnoise" : "timerlat");
@@ -305,37 +346,39 @@ static void hist_rows(const struct view *v, const struct lat_run *r, FILE *f, in
 		fprintf(f, "# Duration: %s\n", d);
 		if (!v->no_index)
 			fputs("Index", f);
-		for (int k = 0; k < ns; k++)
-			fprintf(f, osnoise ? "   CPU-%03d" : "   Thr-%03d", r->c[shown[k]].cpu);
+		for (int k = 0; k < n; k++)
+			fprintf(f, osnoise ? "   CPU-%03d" : col[k].irq ? "   IRQ-%03d" : "   Thr-%03d", col[k].cpu);
 		fputc('\n', f);
 	}
 	for (uint32_t b = 0; b < v->entries; b++) {
 		uint64_t total = 0;
 
-		for (int k = 0; k < ns; k++)
-			total += r->c[shown[k]].hist[b];
+		for (int k = 0; k < n; k++)
+			total += col[k].hist[b];
 		if (!total && !v->with_zeros)
 			continue;
 		if (!v->no_index)
 			fprintf(f, "%-6u", b * v->bucket);
-		for (int k = 0; k < ns; k++)
-			fprintf(f, "%9llu ", (unsigned long long)r->c[shown[k]].hist[b]);
+		for (int k = 0; k < n; k++)
+			fprintf(f, "%9llu ", (unsigned long long)col[k].hist[b]);
 		fputc('\n', f);
 	}
 	if (!v->no_index)
 		fputs("over: ", f);
-	for (int k = 0; k < ns; k++)
-		fprintf(f, "%9llu ", (unsigned long long)r->c[shown[k]].over);
+	for (int k = 0; k < n; k++)
+		fprintf(f, "%9llu ", (unsigned long long)col[k].over);
 	fputc('\n', f);
-	if (v->no_summary)
+	if (v->no_summary) {
+		free(col);
 		return;
+	}
 	for (int row = 0; row < 4; row++) {
 		static const char *const label[] = {"count:", "min:  ", "avg:  ", "max:  "};
 
 		if (!v->no_index)
 			fputs(label[row], f);
-		for (int k = 0; k < ns; k++) {
-			const struct lat_cpu *c = &r->c[shown[k]];
+		for (int k = 0; k < n; k++) {
+			const struct hcol *c = &col[k];
 
 			if (row == 0)
 				fprintf(f, "%9llu ", (unsigned long long)c->count);
@@ -352,27 +395,40 @@ static void hist_rows(const struct view *v, const struct lat_run *r, FILE *f, in
 		}
 		fputc('\n', f);
 	}
-	if (!osnoise) { /* ALL: one column, the thread's */
-		uint64_t tc = 0, tmin = UINT64_MAX, tmax = 0, tsum = 0;
+	if (!osnoise) { /* ALL: the IRQ column (where read) and the thread's */
+		uint64_t tc[2] = {0}, tmin[2] = {UINT64_MAX, UINT64_MAX}, tmax[2] = {0}, tsum[2] = {0};
 
-		for (int k = 0; k < ns; k++) {
-			const struct lat_cpu *c = &r->c[shown[k]];
+		for (int k = 0; k < n; k++) {
+			const struct hcol *c = &col[k];
+			int x = c->irq;
 
 			if (!c->count)
 				continue;
-			tc += c->count;
-			tsum += c->sum;
-			tmin = c->min < tmin ? c->min : tmin;
-			tmax = c->max > tmax ? c->max : tmax;
+			tc[x] += c->count;
+			tsum[x] += c->sum;
+			tmin[x] = c->min < tmin[x] ? c->min : tmin[x];
+			tmax[x] = c->max > tmax[x] ? c->max : tmax[x];
 		}
-		fprintf(f, "%s       Thr\n", v->no_index ? "" : "ALL:  ");
-		fprintf(f, "%s%9llu \n", v->no_index ? "" : "count:", (unsigned long long)tc);
-		if (tc) {
-			fprintf(f, "%s%9llu \n", v->no_index ? "" : "min:  ", (unsigned long long)unit(v, tmin));
-			fprintf(f, "%s%9llu \n", v->no_index ? "" : "avg:  ", (unsigned long long)unit(v, tsum / tc));
-			fprintf(f, "%s%9llu \n", v->no_index ? "" : "max:  ", (unsigned long long)unit(v, tmax));
+		fprintf(f, "%s%s       Thr\n", v->no_index ? "" : "ALL:  ", irq ? "      IRQ" : "");
+		for (int row = 0; row < 4; row++) {
+			static const char *const label[] = {"count:", "min:  ", "avg:  ", "max:  "};
+
+			if (row && !tc[0] && !tc[1])
+				break;
+			fputs(v->no_index ? "" : label[row], f);
+			for (int x = irq ? 1 : 0; x >= 0; x--) {
+				uint64_t val = row == 0 ? tc[x] : !tc[x] ? 0 : row == 1 ? unit(v, tmin[x])
+					     : row == 2 ? unit(v, tsum[x] / tc[x]) : unit(v, tmax[x]);
+
+				if (row && !tc[x])
+					fprintf(f, "%9c ", '-');
+				else
+					fprintf(f, "%9llu ", (unsigned long long)val);
+			}
+			fputc('\n', f);
 		}
 	}
+	free(col);
 }
 
 /* -------------------------------------------------------------- osnoise */
@@ -477,6 +533,20 @@ static void emit_sample(void *arg, int cpu, uint64_t seq, uint64_t value, const 
 	e->write(e->ev, v, 8);
 }
 
+/* timerlat: the sample's IRQ context record (context 0), before its
+ * thread's */
+static void emit_irq(void *arg, int cpu, uint64_t seq, uint64_t value)
+{
+	struct emit *e = arg;
+	struct trail_uvalue v[3];
+
+	(void)cpu;
+	v[0].u = seq;
+	v[1].i = 0;
+	v[2].u = value;
+	e->write(e->ev, v, 3);
+}
+
 static int emit_setup(enum lat_tracer tracer, struct emit *e)
 {
 	struct trail_uevent *(*mk)(const char *, const char *, struct trail_uevent_err *);
@@ -518,7 +588,7 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 	o.policy = tracer == LAT_TIMERLAT ? SCHED_FIFO : SCHED_OTHER;
 	o.prio = tracer == LAT_TIMERLAT ? 95 : 0;
 	struct emit em = {0};
-	struct kattr ka = {0};
+	struct kattr ka = {0}, kl = {0};
 	int emit = 0, aa = 0, ka_on = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "top") || !strcmp(argv[1], "hist") ||
@@ -656,6 +726,7 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 		if (emit_setup(tracer, &em))
 			return 1;
 		o.sample = emit_sample;
+		o.irq_sample = emit_irq;
 		o.arg = &em;
 		v.quiet = 1;
 	}
@@ -681,10 +752,16 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 		o.on_stop = ka_stop;
 		o.stop_arg = &ka;
 	}
+	/* the kernel's events read live where tracefs lets us: timerlat's
+	 * IRQ latency, osnoise's interference */
+	if (!kattr_start_named(&kl, tracer == LAT_TIMERLAT ? "timerlat-live" : "osnoise", o.cpus,
+			       o.ncpus))
+		o.live = &kl;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if ((rc = lat_start(&r, &o, why, sizeof(why)))) {
 		kattr_free(&ka);
+		kattr_free(&kl);
 		tool_err("%s: %s", name, rc == -EINVAL || rc == -EAGAIN ? why : strerror(-rc));
 		lat_free(&r);
 		if (dma >= 0)
@@ -736,13 +813,18 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 		}
 	}
 	kattr_free(&ka);
+	kattr_free(&kl);
 	if (r.prio_note)
 		tool_warn("%s: the threads run at the default priority: %s not allowed (CAP_SYS_NICE or "
 			  "an RLIMIT_RTPRIO, or -P o:0)", name,
 			  o.policy == SCHED_FIFO ? "SCHED_FIFO" : o.policy == SCHED_RR ? "SCHED_RR" : "the nice value");
-	if (tracer == LAT_TIMERLAT && !emit)
-		fprintf(stderr, "trail: timerlat: IRQ columns: the timer interrupt's own latency is the "
-			"kernel's to see (its timerlat tracer); the thread latency is measured here\n");
+	if (!o.live && tracer == LAT_TIMERLAT && !emit)
+		fprintf(stderr, "trail: timerlat: IRQ columns: the timer interrupt's latency is read from "
+			"the kernel's local_timer_entry events, which are not readable here (%s); the "
+			"thread latency is measured here\n", kl.why);
+	else if (!o.live && !emit)
+		fprintf(stderr, "trail: osnoise: HW NMI IRQ Softirq Thread: counted from /proc (the "
+			"kernel's events are not readable here: %s): HW is a lower bound\n", kl.why);
 	lat_free(&r);
 	if (dma >= 0)
 		close(dma);

@@ -94,7 +94,7 @@ enum {
 	O_THRESH, O_RETVAL, O_ARGS, O_NO_LIBCALL, O_NEST_LIBCALL, O_TID, O_NEST, O_PROBE, O_SYNTH,
 	O_BOOTCONFIG,
 	O_INSTANCE,
-	O_PRINTK,
+	O_PRINTK, O_RV, O_RV_PER, O_RV_REACTOR,
 };
 
 static const struct opt_cmd record_opts = {
@@ -124,6 +124,19 @@ static const struct opt_cmd record_opts = {
 		 "disable_event:S:E; [:COUNT] [if FILTER];\n"
 		 "hist:keys=... (kept in the process: trail hist);\n"
 		 "objtrace:add:FIELD[,OFFSET][:TYPE] (with -p)", 0, NULL},
+		{0, "rv", OPT_REQUIRED, "MODEL.dot",
+		 "a runtime verification monitor: a DOT automaton\n"
+		 "(the kernel's rvgen format) checked in the process\n"
+		 "on every event it names, before its record; a\n"
+		 "violation is an rv:error record", O_RV, NULL},
+		{0, "per", OPT_REQUIRED, "WHAT",
+		 "the --rv before it: an automaton per thread\n"
+		 "(default), process, or value of this event field", O_RV_PER, NULL},
+		{0, "reactor", OPT_REQUIRED, "R",
+		 "the --rv before it, at a violation, besides the\n"
+		 "record: trace (default, nothing more), nop, printk\n"
+		 "(a line on the process's stderr), traceoff, snapshot,\n"
+		 "abort (the process dumps core)", O_RV_REACTOR, NULL},
 		{'o', "output", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
 		{'p', "plugin", OPT_REQUIRED, "TRACER",
 		 "a tracer: function (every call of a function with a\n"
@@ -507,6 +520,15 @@ static int parse(struct rec *C, int argc, char **argv)
 			break;
 		case O_BOOTCONFIG:
 			r = trail_session_bootconfig_file(S, optarg);
+			break;
+		case O_RV:
+			r = trail_session_rv(S, optarg);
+			break;
+		case O_RV_PER:
+			r = trail_session_rv_per(S, optarg);
+			break;
+		case O_RV_REACTOR:
+			r = trail_session_rv_reactor(S, optarg);
 			break;
 		case O_PRINTK:
 			S->tp_printk = S->overwrite = 1;

@@ -30,13 +30,16 @@ enum { O_PER = OPT_LONG_ID, O_REACTOR };
 static const struct opt_cmd rv_opts = {
 	.name = "rv",
 	.intro = "Usage: trail rv check [-i FILE] [--per thread|process|FIELD] MODEL.dot\n"
+		 "       trail rv list [-i FILE | MODEL.dot...]\n"
 		 "\n"
 		 "Runtime verification: a deterministic automaton in the kernel's rvgen DOT\n"
 		 "format (states; \"__init_S\" -> S, the initial state; doublecircle,\n"
 		 "accepting; edges labelled with events: SYS:EVENT or EVENT, a filter in\n"
 		 "brackets: app:lock[id == 3]) checked against a recording, in time order.\n"
 		 "Each violation is printed as the kernel's printk reactor prints it; exit\n"
-		 "status 1 when there is one.\n",
+		 "status 1 when there is one. 'trail record --rv MODEL.dot' checks it in\n"
+		 "the process instead. list: the monitors a recording ran (with its\n"
+		 "rv:error records a monitor), or what models say (states, transitions).\n",
 	.col = 28,
 	.opts = (const struct opt[]){
 		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, "a file"},
@@ -63,7 +66,6 @@ struct inst {
 static int check(const char *input, const char *model_path, const char *per, int printk)
 {
 	struct trail_rv_model *m = malloc(sizeof(*m));
-	struct trail_rv_err e;
 	struct trail_reader *r = NULL;
 	struct lab **byid = NULL;
 	int *keyfield = NULL, *used = NULL, rc = 1, mode;
@@ -71,36 +73,13 @@ static int check(const char *input, const char *model_path, const char *per, int
 	struct keymap T = {.esize = sizeof(struct inst)};
 	struct trail_record rec;
 	uint32_t nids;
-	char err[512], *text = NULL;
-	size_t tn = 0;
-	FILE *f;
+	char err[512];
 
 	mode = !strcmp(per, "thread") ? 0 : !strcmp(per, "process") ? 1 : 2;
-	if (!m || !(f = fopen(model_path, "re"))) {
-		tool_err("rv: %s: %s", model_path, strerror(errno));
+	if (!m || trail_rv_load(model_path, m, err, sizeof(err))) {
+		tool_err("rv: %s", m ? err : "out of memory");
 		free(m);
 		return 1;
-	}
-	text = malloc(1 << 20);
-	tn = text ? fread(text, 1, 1 << 20, f) : 0;
-	if (text && !feof(f)) {
-		tool_err("rv: %s: larger than 1 MiB: not a monitor's model", model_path);
-		goto out_f;
-	}
-	if (trail_rv_parse(text ? text : "", tn, m, &e)) {
-		tool_err("rv: %s:%d:%d: %s", model_path, e.line, e.col, e.msg);
-		goto out_f;
-	}
-	fclose(f);
-	f = NULL;
-	if (!strcmp(m->name, "state_automaton") || !strcmp(m->name, "monitor")) {
-		/* rvgen's default digraph name: the monitor is its file's */
-		const char *b = strrchr(model_path, '/');
-		size_t bl;
-
-		b = b ? b + 1 : model_path;
-		bl = strcspn(b, ".");
-		snprintf(m->name, sizeof(m->name), "%.*s", (int)(bl < 127 ? bl : 127), b);
 	}
 	if (trail_reader_open(input, &r, err, sizeof(err))) {
 		tool_err("rv: %s", err);
@@ -260,13 +239,95 @@ out:
 	if (r)
 		trail_reader_close(r);
 	free(m);
-	free(text);
 	return rc;
-out_f:
-	fclose(f);
+}
+
+/* a model: its states (initial, accepting) and transitions */
+static int list_model(const char *path)
+{
+	struct trail_rv_model *m = malloc(sizeof(*m));
+	char err[600];
+
+	if (!m || trail_rv_load(path, m, err, sizeof(err))) {
+		tool_err("rv: %s", m ? err : "out of memory");
+		free(m);
+		return 1;
+	}
+	printf("%s: %d state%s, %d event%s (%s)\n", m->name, m->nstates, m->nstates == 1 ? "" : "s",
+	       m->nevents, m->nevents == 1 ? "" : "s", path);
+	for (int s = 0; s < m->nstates; s++) {
+		int any = 0;
+
+		printf("  %s%s%s\n", m->states[s], s == m->init ? " (initial)" : "",
+		       m->accepting >> s & 1 ? " (accepting)" : "");
+		for (int e = 0; e < m->nevents; e++)
+			if (m->next[s][e] >= 0) {
+				printf("    %s -> %s\n", m->events[e], m->states[m->next[s][e]]);
+				any = 1;
+			}
+		if (!any)
+			printf("    (no event leaves it)\n");
+	}
 	free(m);
-	free(text);
-	return 1;
+	return 0;
+}
+
+/* the monitors a recording ran (its INFO's rvK), and each one's
+ * violations (rv:error records) */
+static int list_file(const char *input)
+{
+	struct trail_reader *r;
+	struct trail_record rec;
+	char err[512], key[16], names[TRAIL_RV_MONITORS][TRAIL_RV_NAME_MAX];
+	uint64_t count[TRAIL_RV_MONITORS] = {0}, other = 0;
+	int n = 0;
+
+	if (trail_reader_open(input, &r, err, sizeof(err))) {
+		tool_err("rv: %s", err);
+		return 1;
+	}
+	for (; n < TRAIL_RV_MONITORS; n++) {
+		const char *v;
+
+		snprintf(key, sizeof(key), "rv%d", n + 1);
+		if (!(v = trail_reader_info(r, key)))
+			break;
+		snprintf(names[n], sizeof(names[n]), "%.*s", (int)strcspn(v, " "), v);
+	}
+	while (n && trail_reader_next(r, &rec) > 0) {
+		struct trail_fval fv;
+		uint32_t off = 0;
+		int k;
+
+		if (rec.type != TRAIL_RT_EVENT || !rec.event || strcmp(rec.event->meta.provider, "rv") ||
+		    strcmp(rec.event->meta.name, "error"))
+			continue;
+		/* (its second field: the monitor) */
+		if (!trail_field_at(rec.event, 0, rec.payload, rec.len, &off, &fv) ||
+		    !trail_field_at(rec.event, 1, rec.payload, rec.len, &off, &fv) ||
+		    fv.f->kind != TRAIL_FK_STRING) {
+			other++;
+			continue;
+		}
+		for (k = 0; k < n && (strlen(names[k]) != fv.count || memcmp(names[k], fv.data, fv.count));
+		     k++)
+			;
+		if (k < n)
+			count[k]++;
+		else
+			other++;
+	}
+	if (!n)
+		printf("# %s: no monitor ran (trail record --rv MODEL.dot)\n", input);
+	for (int k = 0; k < n; k++) {
+		snprintf(key, sizeof(key), "rv%d", k + 1);
+		printf("%s: %llu violation%s\n", trail_reader_info(r, key), (unsigned long long)count[k],
+		       count[k] == 1 ? "" : "s");
+	}
+	if (other)
+		printf("# %llu rv:error records of no monitor listed\n", (unsigned long long)other);
+	trail_reader_close(r);
+	return 0;
 }
 
 int cmd_rv(int argc, char **argv)
@@ -275,12 +336,37 @@ int cmd_rv(int argc, char **argv)
 	struct opt_parser op;
 	int id, printk = 1;
 
+	if (argc >= 2 && !strcmp(argv[1], "list")) {
+		int rc = 0, file = 0;
+
+		opt_init(&op, &rv_opts, argc - 1, argv + 1);
+		while ((id = opt_next(&op)) != OPT_END) {
+			if (id == OPT_EXIT)
+				return op.status;
+			if (id == 'i') {
+				input = optarg;
+				file = 1;
+			} else {
+				tool_usage_err("rv", "list takes -i FILE or models");
+				return EXIT_USAGE;
+			}
+		}
+		if (optind < argc - 1 && file) {
+			tool_usage_err("rv", "list: -i FILE or models, not both");
+			return EXIT_USAGE;
+		}
+		if (optind == argc - 1)
+			return list_file(input);
+		for (int i = optind; i < argc - 1; i++)
+			rc |= list_model(argv[1 + i]);
+		return rc;
+	}
 	if (argc < 2 || strcmp(argv[1], "check")) {
 		if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 			opt_init(&op, &rv_opts, argc, argv);
 			return opt_next(&op) == OPT_EXIT ? op.status : 0;
 		}
-		tool_usage_err("rv", "'trail rv check -i FILE MODEL.dot' (check is the command)");
+		tool_usage_err("rv", "'trail rv check -i FILE MODEL.dot' or 'trail rv list'");
 		return EXIT_USAGE;
 	}
 	argv++;

@@ -10,7 +10,8 @@
  * context switches. When a sample crosses the threshold the instance
  * stops, and that CPU's records between the timer's due time and the
  * thread's wake-up are read back: the timer interrupt's latency, then
- * each interference with its duration, in rtla's layout.
+ * each interference with its duration, in rtla's layout. TRAIL_TRACEFS
+ * names tracefs where it is mounted elsewhere.
  */
 #include "kattr.h"
 
@@ -23,9 +24,9 @@
 #include <unistd.h>
 
 static const char *const events[] = {
-	"irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit", "irq/irq_handler_entry",
-	"irq/irq_handler_exit", "irq/softirq_entry", "irq/softirq_exit", "nmi/nmi_handler",
-	"sched/sched_switch",
+	"irq_vectors", /* (the local timer's, IPIs', irq_work's... entries and exits) */
+	"irq/irq_handler_entry", "irq/irq_handler_exit", "irq/softirq_entry", "irq/softirq_exit",
+	"nmi/nmi_handler", "sched/sched_switch",
 };
 
 static int put(const char *dir, const char *file, const char *v)
@@ -43,24 +44,33 @@ static int put(const char *dir, const char *file, const char *v)
 
 int kattr_start(struct kattr *k, const int *cpus, int ncpus)
 {
+	return kattr_start_named(k, "timerlat", cpus, ncpus);
+}
+
+int kattr_start_named(struct kattr *k, const char *name, const int *cpus, int ncpus)
+{
 	static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 	const char *root = NULL;
 	char mask[300] = "", p[600];
 	uint64_t words[16] = {0};
 	int n = 0;
 
+	const char *env = getenv("TRAIL_TRACEFS");
+
 	memset(k, 0, sizeof(*k));
 	for (int i = 0; i < 2 && !root; i++) {
-		snprintf(p, sizeof(p), "%s/instances", roots[i]);
+		const char *d = env && *env ? env : roots[i];
+
+		snprintf(p, sizeof(p), "%s/instances", d);
 		if (!access(p, W_OK))
-			root = roots[i];
+			root = d;
 	}
 	if (!root) {
-		snprintf(k->why, sizeof(k->why), "tracefs is not mounted at /sys/kernel/tracing, or not "
-			 "writable (root or the tracing group)");
+		snprintf(k->why, sizeof(k->why), "tracefs is not mounted at %.150s, or not writable "
+			 "(root or the tracing group)", env && *env ? env : "/sys/kernel/tracing");
 		return -1;
 	}
-	snprintf(k->dir, sizeof(k->dir), "%s/instances/trail-timerlat-%d", root, (int)getpid());
+	snprintf(k->dir, sizeof(k->dir), "%s/instances/trail-%s-%d", root, name, (int)getpid());
 	if (mkdir(k->dir, 0700) && errno != EEXIST) {
 		snprintf(k->why, sizeof(k->why), "%.180s: %s", k->dir, strerror(errno));
 		return -1;
@@ -281,4 +291,69 @@ void kattr_analyze(struct kattr *k, int cpu, uint64_t due, uint64_t woke, long t
 	block(out, "Thread interference", 33, thr, nthr, total);
 	fprintf(out, "------------------------------------------------------------------------\n");
 	fprintf(out, "  Thread latency: %37s %9.2f us (100%%)\n", "", total / 1000.0);
+}
+
+/* ----------------------------------------------------------------- live */
+
+int kattr_pipe_open(const struct kattr *k, int cpu, struct kpipe *p)
+{
+	char path[640];
+
+	p->n = 0;
+	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe", k->dir, cpu);
+	p->fd = k->ok ? open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
+	return p->fd < 0 ? -1 : 0;
+}
+
+void kattr_pipe_close(struct kpipe *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+}
+
+static void classify(char *s, void (*fn)(void *, const struct kevent *), void *arg)
+{
+	struct line l;
+	struct kevent e = {0};
+	char x[32];
+
+	if (parse(s, &l))
+		return;
+	e.ts = l.ts;
+	e.kind = KEV_OTHER;
+	if (strstr(l.ev, "_entry") && strcmp(l.ev, "softirq_entry")) {
+		e.kind = KEV_IRQ;
+		e.timer = !strcmp(l.ev, "local_timer_entry");
+	} else if (!strcmp(l.ev, "softirq_entry")) {
+		e.kind = KEV_SOFTIRQ;
+	} else if (!strcmp(l.ev, "nmi_handler")) {
+		e.kind = KEV_NMI;
+	} else if (!strcmp(l.ev, "sched_switch")) {
+		e.kind = KEV_SWITCH;
+		e.prev_pid = atol(field(l.f, "prev_pid=", x, sizeof(x)) ? x : "-1");
+	}
+	if (e.kind != KEV_OTHER)
+		fn(arg, &e);
+}
+
+void kattr_pipe_read(struct kpipe *p, void (*fn)(void *arg, const struct kevent *ev), void *arg)
+{
+	for (int rounds = 0; p->fd >= 0 && rounds < 4096; rounds++) {
+		ssize_t r = read(p->fd, p->buf + p->n, sizeof(p->buf) - 1 - p->n);
+		char *s, *nl;
+
+		if (r <= 0)
+			return; /* (EAGAIN: nothing more now) */
+		p->n += (size_t)r;
+		p->buf[p->n] = '\0';
+		for (s = p->buf; (nl = strchr(s, '\n')); s = nl + 1) {
+			*nl = '\0';
+			classify(s, fn, arg);
+		}
+		p->n = (size_t)(p->buf + p->n - s);
+		if (p->n == sizeof(p->buf) - 1) /* (a line longer than the buffer: dropped) */
+			p->n = 0;
+		memmove(p->buf, s, p->n);
+	}
 }

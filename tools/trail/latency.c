@@ -3,6 +3,7 @@
  * latency.c - timerlat and osnoise measuring threads (latency.h).
  */
 #include "latency.h"
+#include "kattr.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -157,15 +158,54 @@ static int setup(struct lat_run *r, struct lat_cpu *c)
 	return 0;
 }
 
+/* timerlat: the local timer interrupt of the sample due at `due` (the
+ * first at or after it, to the microsecond the kernel prints) */
+struct tfind {
+	uint64_t due, woke, at;
+};
+
+static void timer_seen(void *arg, const struct kevent *e)
+{
+	struct tfind *t = arg;
+
+	if (e->kind == KEV_IRQ && e->timer && !t->at && e->ts + 1000 > t->due && e->ts <= t->woke)
+		t->at = e->ts;
+}
+
+static void irq_account(struct lat_run *r, struct lat_cpu *c, uint64_t seq, uint64_t lat)
+{
+	uint64_t n = c->irq_count + 1, b = lat / r->o.bucket_ns;
+
+	if (c->irq_hist && b < r->o.entries)
+		__atomic_fetch_add(&c->irq_hist[b], 1, __ATOMIC_RELAXED);
+	else
+		put(&c->irq_over, c->irq_over + 1);
+	put(&c->irq_cur, lat);
+	if (n == 1 || lat < c->irq_min)
+		put(&c->irq_min, lat);
+	if (lat > c->irq_max)
+		put(&c->irq_max, lat);
+	put(&c->irq_sum, c->irq_sum + lat);
+	put(&c->irq_count, n);
+	if (r->o.irq_sample)
+		r->o.irq_sample(r->o.arg, c->cpu, seq, lat);
+}
+
 static void *timerlat_thread(void *arg)
 {
 	struct lat_run *r = ((struct targ *)arg)->r;
 	struct lat_cpu *c = ((struct targ *)arg)->c;
 	uint64_t next, t, seq = 0;
+	struct kpipe *kp = NULL;
 
 	free(arg);
 	if (setup(r, c))
 		return NULL;
+	if (r->o.live && (kp = malloc(sizeof(*kp))) && kattr_pipe_open(r->o.live, c->cpu, kp)) {
+		free(kp);
+		kp = NULL;
+	}
+	c->live = kp != NULL;
 	next = lat_now() + r->o.period_ns;
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
@@ -175,8 +215,15 @@ static void *timerlat_thread(void *arg)
 			continue; /* (a signal: the same deadline again) */
 		t = lat_now();
 		lat = t > next ? t - next : 0;
-		account(r, c, lat);
 		seq++;
+		if (kp) { /* (after the measure: the pipe's reading is not in it) */
+			struct tfind tf = {next, t, 0};
+
+			kattr_pipe_read(kp, timer_seen, &tf);
+			if (tf.at)
+				irq_account(r, c, seq, tf.at > next ? tf.at - next : 0);
+		}
+		account(r, c, lat);
 		if (r->o.sample)
 			r->o.sample(r->o.arg, c->cpu, seq, lat, NULL);
 		if (r->o.stop_ns && lat >= r->o.stop_ns)
@@ -185,18 +232,67 @@ static void *timerlat_thread(void *arg)
 		while (next <= t) /* periods missed: the next one ahead */
 			next += r->o.period_ns;
 	}
+	if (kp) {
+		kattr_pipe_close(kp);
+		free(kp);
+	}
 	return NULL;
+}
+
+/* osnoise: a window's interference from the kernel's events */
+#define GAPS_MAX 1024
+
+struct wfind {
+	uint64_t start, end;
+	long tid;
+	const uint64_t *gaps; /* pairs: start, end */
+	int ngaps;
+	uint8_t *hit;         /* each gap: an event fell in it */
+	uint64_t nmi, irq, softirq, thread;
+};
+
+static void window_seen(void *arg, const struct kevent *e)
+{
+	struct wfind *w = arg;
+
+	/* (the kernel prints microseconds: a microsecond's slack each side) */
+	if (e->ts + 1000 < w->start || e->ts > w->end + 1000)
+		return;
+	if (e->kind == KEV_SWITCH && e->prev_pid != w->tid)
+		return; /* (only the thread's being switched out is interference) */
+	switch (e->kind) {
+	case KEV_IRQ: w->irq++; break;
+	case KEV_SOFTIRQ: w->softirq++; break;
+	case KEV_NMI: w->nmi++; break;
+	case KEV_SWITCH: w->thread++; break;
+	default: return;
+	}
+	for (int i = 0; i < w->ngaps; i++)
+		if (e->ts + 1000 >= w->gaps[2 * i] && e->ts <= w->gaps[2 * i + 1] + 1000)
+			w->hit[i] = 1;
 }
 
 static void *osnoise_thread(void *arg)
 {
 	struct lat_run *r = ((struct targ *)arg)->r;
 	struct lat_cpu *c = ((struct targ *)arg)->c;
-	uint64_t seq = 0;
+	uint64_t seq = 0, *gapv = NULL;
+	uint8_t *hit = NULL;
+	struct kpipe *kp = NULL;
 
 	free(arg);
 	if (setup(r, c))
 		return NULL;
+	if (r->o.live && (kp = malloc(sizeof(*kp))) && (gapv = malloc(GAPS_MAX * 16)) &&
+	    (hit = malloc(GAPS_MAX)) && !kattr_pipe_open(r->o.live, c->cpu, kp)) {
+		struct wfind none = {0};
+
+		kattr_pipe_read(kp, window_seen, &none); /* (what came before) */
+	} else {
+		free(kp);
+		kp = NULL;
+	}
+	c->live = kp != NULL;
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		uint64_t start, last, t, noise = 0, single = 0, gaps = 0, w[OSN_N], ex;
 		struct counts k0, k1;
@@ -210,6 +306,10 @@ static void *osnoise_thread(void *arg)
 				break;
 
 			if (d > r->o.thresh_ns) {
+				if (kp && gaps < GAPS_MAX) {
+					gapv[2 * gaps] = last;
+					gapv[2 * gaps + 1] = t;
+				}
 				noise += d;
 				gaps++;
 				account(r, c, d);
@@ -232,6 +332,20 @@ static void *osnoise_thread(void *arg)
 		w[OSN_THREAD] = k1.nivcsw - k0.nivcsw;
 		ex = w[OSN_NMI] + w[OSN_IRQ] + w[OSN_SOFTIRQ] + w[OSN_THREAD];
 		w[OSN_HW] = gaps > ex ? gaps - ex : 0;
+		if (kp) { /* the kernel's events: each gap explained or not */
+			struct wfind wf = {.start = start, .end = t, .tid = c->tid, .gaps = gapv,
+					   .ngaps = gaps < GAPS_MAX ? (int)gaps : GAPS_MAX, .hit = hit};
+
+			memset(hit, 0, (size_t)wf.ngaps);
+			kattr_pipe_read(kp, window_seen, &wf);
+			w[OSN_NMI] = wf.nmi;
+			w[OSN_IRQ] = wf.irq;
+			w[OSN_SOFTIRQ] = wf.softirq;
+			w[OSN_THREAD] = wf.thread;
+			w[OSN_HW] = 0;
+			for (int i = 0; i < wf.ngaps; i++)
+				w[OSN_HW] += !hit[i];
+		}
 		put(&c->runtime, c->runtime + w[OSN_RUNTIME]);
 		if (noise > c->max_noise)
 			put(&c->max_noise, noise);
@@ -258,6 +372,12 @@ static void *osnoise_thread(void *arg)
 				;
 		}
 	}
+	if (kp) {
+		kattr_pipe_close(kp);
+		free(kp);
+	}
+	free(gapv);
+	free(hit);
 	return NULL;
 }
 
@@ -286,7 +406,9 @@ int lat_start(struct lat_run *r, const struct lat_opts *o, char *why, size_t wn)
 		struct targ *a = malloc(sizeof(*a));
 
 		c->cpu = o->cpus[i];
-		if (o->entries && !(c->hist = calloc(o->entries, sizeof(*c->hist)))) {
+		if (o->entries && (!(c->hist = calloc(o->entries, sizeof(*c->hist))) ||
+				   (o->live && o->tracer == LAT_TIMERLAT &&
+				    !(c->irq_hist = calloc(o->entries, sizeof(*c->irq_hist)))))) {
 			free(a);
 			a = NULL;
 		}
@@ -319,8 +441,10 @@ void lat_stop(struct lat_run *r)
 
 void lat_free(struct lat_run *r)
 {
-	for (int i = 0; r->c && i < r->o.ncpus; i++)
+	for (int i = 0; r->c && i < r->o.ncpus; i++) {
 		free(r->c[i].hist);
+		free(r->c[i].irq_hist);
+	}
 	free(r->c);
 	r->c = NULL;
 }

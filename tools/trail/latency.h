@@ -8,7 +8,8 @@
  *   monotonic clock, a period apart, and takes how late it woke (the
  *   kernel's timerlat "thread" latency: timer interrupt, wake-up,
  *   scheduling, return to user space). The "IRQ" latency, the timer
- *   interrupt's own, is the kernel's to see: not measured here.
+ *   interrupt's own, is the kernel's to see: read from its
+ *   local_timer_entry events where tracefs lets trail (o.live).
  *
  *   osnoise: the thread reads the clock in a loop for RUNTIME of every
  *   PERIOD; a gap between two reads longer than the threshold is noise
@@ -17,7 +18,12 @@
  *   can be seen from user space: the CPU's interrupts (/proc/interrupts,
  *   NMIs apart), softirqs (/proc/softirqs) and the thread's involuntary
  *   context switches; HW counts the gaps none of those explain (a lower
- *   bound: a gap that met an interrupt is not counted as HW).
+ *   bound: a gap that met an interrupt is not counted as HW). Where
+ *   tracefs lets trail read the kernel's events (o.live), each window's
+ *   interference is counted from them instead (each interrupt, softirq
+ *   and NMI entry in the window, each time the thread was switched out)
+ *   and HW is each gap that none of them fell in, as the kernel's
+ *   osnoise counts.
  *
  * Every figure in nanoseconds; one writer per CPU (its thread), readers
  * tolerate a figure read mid-update (64-bit loads and stores).
@@ -27,6 +33,8 @@
 
 #include <pthread.h>
 #include <stdint.h>
+
+struct kattr;
 
 #define LAT_MAX_CPUS 1024
 #define LAT_HIST_MAX 100000
@@ -49,6 +57,13 @@ struct lat_opts {
 	 * its value and, for osnoise, the window's figures */
 	void (*sample)(void *arg, int cpu, uint64_t seq, uint64_t value, const uint64_t *w);
 	void *arg;
+	/* timerlat: each sample's IRQ latency (the local timer interrupt's,
+	 * from live), before its thread sample */
+	void (*irq_sample)(void *arg, int cpu, uint64_t seq, uint64_t value);
+	/* the kernel's events of the CPUs, read live by each thread (NULL:
+	 * none): timerlat's IRQ latency, osnoise's interference counted
+	 * from them and HW the gaps none of them explains */
+	struct kattr *live;
 	/* a stop threshold crossed: called once, in the measuring thread */
 	void (*on_stop)(void *arg);
 	void *stop_arg;
@@ -72,6 +87,10 @@ struct lat_cpu {
 	 * gap, the histogram's samples) */
 	uint64_t runtime, noise, max_noise, max_single, windows;
 	uint64_t hw, nmi, irq, softirq, thread;
+	/* timerlat with live events: the IRQ latency (count..max) */
+	uint64_t irq_count, irq_cur, irq_min, irq_max, irq_sum, irq_over;
+	uint64_t *irq_hist;        /* hist: entries buckets */
+	int live;                  /* the kernel's events are read */
 };
 
 struct lat_run {
