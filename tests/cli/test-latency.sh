@@ -158,6 +158,9 @@ live_timerlat_irq() {
 	read -r ic tc <<<"$(awk '$1 == "count:" { print $2, $3; exit }' h.txt)"
 	[ "$tc" -ge 1500 ] && [ $((ic * 100)) -ge $((tc * 90)) ] && [ "$ic" -le "$tc" ] || die "IRQ $ic of $tc samples"
 	has h.txt 'ALL:        IRQ       Thr'
+	# -i: an IRQ latency past 1 us stops it (rtla's words, exit status 2)
+	expect_rc 2 $TRAIL timerlat top -q -c 0 -d 10 -i 1 >i.txt 2>/dev/null
+	grep -qE '^  CPU 0: IRQ latency of [0-9]+\.[0-9]{2} us$' i.txt || die "$(cat i.txt)"
 	export TRAIL_REGISTRY=$TMP/reg
 	fresh_registry
 	$TRAIL record -q -p timerlat -o t.dat -- -c 0 -d 1 -p 1000
@@ -205,6 +208,9 @@ live_osnoise_attribution() {
 }
 
 bad_options() {
+	# -i needs the kernel's events (this script's TRAIL_TRACEFS: none)
+	expect_rc 1 $TRAIL timerlat top -c 0 -d 1 -i 20 2>err.txt
+	has err.txt "-i: the IRQ latency is read from the kernel's events, which are not readable here"
 	expect_rc 2 $TRAIL timerlat top -c 9999 -d 1 2>err.txt
 	has err.txt "not a CPU list"
 	expect_rc 2 $TRAIL timerlat top -c $NCPU -d 1 2>err.txt

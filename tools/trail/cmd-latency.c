@@ -72,6 +72,9 @@ static const struct opt_cmd timerlat_opts = {
 		 "microseconds"},
 		{'T', "thread", OPT_REQUIRED, "US", "stop when a thread latency reaches US", 0,
 		 "microseconds"},
+		{'i', "irq", OPT_REQUIRED, "US",
+		 "stop when an IRQ latency reaches US (the kernel's\n"
+		 "events: tracefs writable)", 0, "microseconds"},
 		{'a', "auto", OPT_REQUIRED, "US",
 		 "stop when a thread latency reaches US, and say\n"
 		 "what delayed it: the kernel's events, where tracefs\n"
@@ -635,6 +638,7 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 		}
 		case 'p':
 		case 'r':
+		case 'i':
 		case 'T':
 		case 's':
 		case 'S':
@@ -663,6 +667,8 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 					o.stop_ns = u * 1000ull;
 				else
 					o.thresh_ns = u * 1000ull;
+			} else if (id == 'i') {
+				o.stop_irq_ns = u * 1000ull;
 			} else if (id == 's') {
 				o.stop_ns = u * 1000ull;
 			} else if (id == 'S') {
@@ -757,6 +763,14 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 	if (!kattr_start_named(&kl, tracer == LAT_TIMERLAT ? "timerlat-live" : "osnoise", o.cpus,
 			       o.ncpus))
 		o.live = &kl;
+	else if (o.stop_irq_ns) {
+		tool_err("%s: -i: the IRQ latency is read from the kernel's events, which are not "
+			 "readable here (%s)", name, kl.why);
+		kattr_free(&ka);
+		if (dma >= 0)
+			close(dma);
+		return 1;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if ((rc = lat_start(&r, &o, why, sizeof(why)))) {
@@ -800,7 +814,8 @@ static int run(int argc, char **argv, enum lat_tracer tracer)
 	if (r.stopped_cpu >= 0) {
 		printf("%s hit stop tracing\n", name);
 		printf("  CPU %d: %s of %.2f us\n", r.stopped_cpu,
-		       tracer == LAT_TIMERLAT ? "thread latency" : "noise", (double)r.stopped_value / 1000.0);
+		       tracer == LAT_OSNOISE ? "noise" : r.stopped_irq ? "IRQ latency" : "thread latency",
+		       (double)r.stopped_value / 1000.0);
 		rc = 2;
 		if (aa && tracer == LAT_TIMERLAT && r.stopped_due) {
 			if (ka_on)

@@ -46,9 +46,11 @@ static void account(struct lat_run *r, struct lat_cpu *c, uint64_t v)
 	put(&c->count, c->count + 1);
 }
 
-static void stop_at(struct lat_run *r, struct lat_cpu *c, uint64_t v, uint64_t due, uint64_t woke)
+static void stop_at(struct lat_run *r, struct lat_cpu *c, uint64_t v, uint64_t due, uint64_t woke,
+		    int irq)
 {
 	if (!__atomic_exchange_n(&r->stop, 1, __ATOMIC_RELAXED)) {
+		r->stopped_irq = irq;
 		if (r->o.on_stop)
 			r->o.on_stop(r->o.stop_arg);
 		r->stopped_value = v;
@@ -220,14 +222,20 @@ static void *timerlat_thread(void *arg)
 			struct tfind tf = {next, t, 0};
 
 			kattr_pipe_read(kp, timer_seen, &tf);
-			if (tf.at)
-				irq_account(r, c, seq, tf.at > next ? tf.at - next : 0);
+			if (tf.at) {
+				uint64_t il = tf.at > next ? tf.at - next : 0;
+
+				irq_account(r, c, seq, il);
+				if (r->o.stop_irq_ns && il >= r->o.stop_irq_ns) {
+					stop_at(r, c, il, next, t, 1);
+				}
+			}
 		}
 		account(r, c, lat);
 		if (r->o.sample)
 			r->o.sample(r->o.arg, c->cpu, seq, lat, NULL);
 		if (r->o.stop_ns && lat >= r->o.stop_ns)
-			stop_at(r, c, lat, next, t);
+			stop_at(r, c, lat, next, t, 0);
 		next += r->o.period_ns;
 		while (next <= t) /* periods missed: the next one ahead */
 			next += r->o.period_ns;
@@ -316,7 +324,7 @@ static void *osnoise_thread(void *arg)
 				if (d > single)
 					single = d;
 				if (r->o.stop_ns && d > r->o.stop_ns) {
-					stop_at(r, c, d, 0, 0);
+					stop_at(r, c, d, 0, 0, 0);
 					break;
 				}
 			}
@@ -362,7 +370,7 @@ static void *osnoise_thread(void *arg)
 		if (r->o.sample)
 			r->o.sample(r->o.arg, c->cpu, seq, noise, w);
 		if (r->o.stop_total_ns && noise > r->o.stop_total_ns)
-			stop_at(r, c, noise, 0, 0);
+			stop_at(r, c, noise, 0, 0, 0);
 		if (r->o.runtime_ns < r->o.period_ns) {
 			uint64_t next = start + r->o.period_ns;
 			struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};

@@ -47,6 +47,7 @@ struct lat_opts {
 	uint64_t runtime_ns;   /* osnoise: the measuring part of a window */
 	uint64_t thresh_ns;    /* osnoise: the smallest gap that is noise */
 	uint64_t stop_ns;      /* timerlat -T, osnoise -s: stop past it (0: never) */
+	uint64_t stop_irq_ns;  /* timerlat -i: an IRQ latency past it stops (live) */
 	uint64_t stop_total_ns; /* osnoise -S: a window's noise past it stops */
 	int policy, prio;      /* sched policy (SCHED_OTHER: left alone) */
 	uint32_t bucket_ns;    /* hist: a bucket's width */
@@ -101,6 +102,7 @@ struct lat_run {
 				     * threshold, -1: none */
 	uint64_t stopped_value;
 	uint64_t stopped_due, stopped_woke; /* timerlat: the sample's times */
+	int stopped_irq;            /* timerlat: by its IRQ latency (-i) */
 	long stopped_tid;
 	uint64_t t0;                /* start, CLOCK_MONOTONIC ns */
 	int prio_note;              /* the priority could not be set */
