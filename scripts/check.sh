@@ -38,10 +38,10 @@ else
 	echo "not ok - asan build failed"; total_fail=$((total_fail + 1))
 fi
 
-echo "== concurrency tests under TSan (stress, attach/detach, SIGKILL, fork, the record path)"
+echo "== concurrency tests under TSan (stress, attach/detach, SIGKILL, fork, the record path, RV monitors)"
 if { [ -f build-tsan/build.ninja ] || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false; } >/dev/null &&
    ninja -C build-tsan >/dev/null; then
-	TSAN_OPTIONS=halt_on_error=1 TEST_FILTER='stress|attach|sigkill|record|htab' \
+	TSAN_OPTIONS=halt_on_error=1 TEST_FILTER='stress|attach|sigkill|record|htab|test-rv' \
 		tests/run.sh build-tsan | tee "$logs/tsan"
 	tally "$logs/tsan"
 else
