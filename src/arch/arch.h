@@ -370,6 +370,12 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
  * of a displaced instruction. */
 uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, uintptr_t ip);
 
+/* The SIGTRAP handler (installed now if it is not) asks fn first about
+ * each perf event's trap (si_code TRAP_PERF: a hardware watchpoint with
+ * sigtrap): fn(si, uc) returns 1 when it was its (uc may be changed), 0
+ * to pass it on. Under the caller's lock; 0 or -errno. */
+int trail_arch_perf_trap(int (*fn)(void *si, void *uc));
+
 /* Implemented by the caller: is addr a site it has patched or poked? The
  * SIGTRAP handler asks; other traps go to the program's own handler.
  * Returns 0 if not, else where a thread that meets the site's breakpoint

@@ -16,7 +16,7 @@ static unsigned own_fields(uint8_t kind, uint8_t flags, const char **names)
 {
 	unsigned n = 0;
 
-	if (kind == TRAIL_PROBE_ENTRY)
+	if (kind == TRAIL_PROBE_ENTRY || kind == TRAIL_PROBE_WATCH)
 		names[n++] = "__probe_ip";
 	else if (kind == TRAIL_PROBE_RETURN) {
 		names[n++] = "__probe_func";
@@ -91,16 +91,25 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 		return -EPROTO;
 	*why = "unknown probe kind";
 	if (h.kind != TRAIL_PROBE_ENTRY && h.kind != TRAIL_PROBE_RETURN &&
-	    h.kind != TRAIL_PROBE_EVENT)
+	    h.kind != TRAIL_PROBE_EVENT && h.kind != TRAIL_PROBE_WATCH)
 		return -EPROTO;
 	*why = "unknown probe flags";
 	if (h.flags & ~(TRAIL_PROBE_F_FAULT | TRAIL_PROBE_F_COMM | TRAIL_PROBE_F_FILTER |
 			TRAIL_PROBE_F_INSN | TRAIL_PROBE_F_SEMA | TRAIL_PROBE_F_VEC |
-			TRAIL_PROBE_F_ADDR))
+			TRAIL_PROBE_F_ADDR | TRAIL_PROBE_F_ABS))
+		return -EPROTO;
+	*why = "bad watchpoint";
+	if (h.kind == TRAIL_PROBE_WATCH &&
+	    (!(h.jump & 3) || (h.jump & 12) ||
+	     ((h.jump >> 4) != 1 && (h.jump >> 4) != 2 && (h.jump >> 4) != 4 && (h.jump >> 4) != 8) ||
+	     (h.offset & ((h.jump >> 4) - 1u)) || (h.flags & ~(TRAIL_PROBE_F_FAULT | TRAIL_PROBE_F_COMM |
+							       TRAIL_PROBE_F_ABS))))
+		return -EPROTO;
+	if (h.kind != TRAIL_PROBE_WATCH && (h.flags & TRAIL_PROBE_F_ABS))
 		return -EPROTO;
 	*why = "bad instruction probe";
 	if (((h.flags & TRAIL_PROBE_F_INSN) && h.kind != TRAIL_PROBE_ENTRY) ||
-	    (h.jump && (!(h.flags & TRAIL_PROBE_F_INSN) || h.jump > 24)) ||
+	    (h.jump && h.kind != TRAIL_PROBE_WATCH && (!(h.flags & TRAIL_PROBE_F_INSN) || h.jump > 24)) ||
 	    ((h.flags & (TRAIL_PROBE_F_SEMA | TRAIL_PROBE_F_VEC)) && !(h.flags & TRAIL_PROBE_F_INSN)) ||
 	    ((h.flags & TRAIL_PROBE_F_ADDR) &&
 	     (h.kind != TRAIL_PROBE_ENTRY || (h.flags & TRAIL_PROBE_F_INSN))))
@@ -169,7 +178,7 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 		if (!p->filter[0] || h.strs_size - 1u - k >= TRAIL_FILTER_MAX_TEXT)
 			return -EPROTO;
 	}
-	if (h.kind != TRAIL_PROBE_ENTRY && h.offset) {
+	if (h.kind != TRAIL_PROBE_ENTRY && h.kind != TRAIL_PROBE_WATCH && h.offset) {
 		*why = "offset on a return or event probe";
 		return -EPROTO;
 	}
@@ -227,6 +236,11 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 				return -EPROTO;
 			break;
 		case TRAIL_FOP_IMM:
+			break;
+		case TRAIL_FOP_WADDR:
+			*why = "$addr outside a wprobe";
+			if (h.kind != TRAIL_PROBE_WATCH)
+				return -EPROTO;
 			break;
 		case TRAIL_FOP_SYM:
 			*why = "bad symbol object";

@@ -24,6 +24,8 @@
  * fields (kernel names), then one field per argument:
  *
  *   p:  u64 __probe_ip                    (the probed address)
+ *   w:  u64 __probe_ip                    (the instruction after the
+ *                                         access, where the trap is)
  *   r:  u64 __probe_func, u64 __probe_ret_ip
  *   e:  nothing
  *   then, if TRAIL_PROBE_F_FAULT: u64 __probe_fault (bit i: argument i
@@ -79,6 +81,13 @@ enum trail_probe_kind {
 	TRAIL_PROBE_ENTRY = 'p',
 	TRAIL_PROBE_RETURN = 'r',
 	TRAIL_PROBE_EVENT = 'e', /* eprobe */
+	TRAIL_PROBE_WATCH = 'w', /* wprobe: a data watchpoint. offset: the
+				  * watched variable's link-time address in
+				  * obj ("" the program), or with F_ABS an
+				  * address; jump: the access (bits 0-1: 1
+				  * read, 2 write) and the length in bytes
+				  * (bits 4-7: 1, 2, 4, 8); sym: the
+				  * variable's name or the address's text */
 };
 
 #define TRAIL_PROBE_F_FAULT 0x1u  /* payload has __probe_fault */
@@ -97,6 +106,7 @@ enum trail_probe_kind {
 				   * obj (not "") is offset: an unnamed one
 				   * (a stripped object's, probed as
 				   * PATH:OFFSET); sym is the offset's text */
+#define TRAIL_PROBE_F_ABS 0x80u   /* w: offset is an address, not in obj */
 #define TRAIL_PROBE_F_SEMA 0x10u  /* with INSN (a USDT probe): the last
 				   * string of strs is the link-time address
 				   * of its semaphore, in hex, a u16 counted
@@ -155,6 +165,7 @@ enum trail_fetch_op {
 			      * zero-extended: +OFFS(...) */
 	TRAIL_FOP_BITFIELD,  /* a = bits [arg, arg + size) of a (size: width),
 			      * b<size>@<arg>/<container> */
+	TRAIL_FOP_WADDR,     /* a = the watched address (kind w only): $addr */
 	/* store ops: append the argument's field, end the argument */
 	TRAIL_FOP_ST_INT = 32, /* size bytes of a (1, 2, 4, 8) */
 	TRAIL_FOP_ST_STRING, /* the NUL-terminated string at a + imm (at most

@@ -78,6 +78,7 @@ struct fctx {
 	const uint8_t *src;                   /* eprobe: the source payload */
 	uint32_t srclen;
 	const struct trail_meta *srcm;
+	uintptr_t waddr;                      /* a watchpoint's address */
 };
 
 /* where the entry trampoline saved each register (SP and IP: none) */
@@ -254,6 +255,9 @@ static uint32_t run(const struct fprobe *pr, const struct fprobe_att *at, const 
 				break;
 			case TRAIL_FOP_IMM:
 				a = (uint64_t)in->imm;
+				break;
+			case TRAIL_FOP_WADDR:
+				a = c->waddr;
 				break;
 			case TRAIL_FOP_SYM:
 				a = at->syms[in - pr->code];
@@ -770,7 +774,7 @@ static void fast_make(struct fprobe *pr)
 	uint32_t len = pr->own * 8u;
 
 	/* (a register cannot fault: such a probe has no __probe_fault) */
-	if (pr->kind == TRAIL_PROBE_EVENT || pr->fault || n % 2)
+	if (pr->kind == TRAIL_PROBE_EVENT || pr->kind == TRAIL_PROBE_WATCH || pr->fault || n % 2)
 		return;
 	if (!n) { /* no arguments: nothing to run (run() runs nothing) */
 		pr->fast_len = pr->own * 8u;
@@ -834,7 +838,8 @@ static struct fprobe *probe_make(const uint8_t *hex, size_t n)
 	pr->blob = blob;
 	pr->len = (uint32_t)len;
 	pr->kind = pr->p.hdr->kind;
-	pr->own = pr->kind == TRAIL_PROBE_ENTRY ? 1 : pr->kind == TRAIL_PROBE_RETURN ? 2 : 0;
+	pr->own = pr->kind == TRAIL_PROBE_ENTRY || pr->kind == TRAIL_PROBE_WATCH ? 1
+		  : pr->kind == TRAIL_PROBE_RETURN ? 2 : 0;
 	pr->fault = !!(pr->p.hdr->flags & TRAIL_PROBE_F_FAULT);
 	pr->tail = palloc(sizeof(uint16_t) * (pr->p.hdr->nargs + 1u));
 	code = palloc(sizeof(*code) * (pr->p.hdr->ninsns + 1u));
@@ -1096,6 +1101,28 @@ void trail__fprobe_fire_insn(struct fprobe_att *const *list, uint32_t m,
 		trail__ustart.ip = 0;
 }
 
+void trail__fprobe_fire_watch(const struct fprobe_att *at, uint32_t m,
+			      const struct trail_arch_regs *r, uintptr_t sp, uintptr_t ip, uintptr_t waddr)
+{
+	struct fctx c = {.er = r, .sp = sp, .ip = ip, .waddr = waddr};
+	struct fprobe *pr = at->pr;
+
+	m &= __atomic_load_n(&pr->state, __ATOMIC_RELAXED);
+	if (!m)
+		return;
+	{
+		uint8_t buf[pr->p.hdr->payload_max];
+
+		memcpy(buf, &ip, 8);
+		emit(pr, m, buf, fetch(pr, at, &c, buf));
+	}
+}
+
+struct fprobe *trail__fprobe_get(const char *hex, size_t n)
+{
+	return probe_make((const uint8_t *)hex, n);
+}
+
 /* ------------------------------------------------------------ sessions */
 
 struct joining {
@@ -1118,7 +1145,8 @@ static int probe_line(const char *v, size_t len, void *arg)
 	if (!trail__spec_match(j->spec, pr->rt.provider, pr->rt.name) && !pr->rt.x[j->s])
 		return 0;
 	__atomic_fetch_or(&pr->sessions, 1u << j->s, __ATOMIC_RELEASE);
-	j->functions += pr->kind != TRAIL_PROBE_EVENT;
+	/* (a watchpoint hooks no function: fwatch.c arms it) */
+	j->functions += pr->kind != TRAIL_PROBE_EVENT && pr->kind != TRAIL_PROBE_WATCH;
 	j->any = 1;
 	return 0;
 }

@@ -124,7 +124,7 @@ static const uint8_t arg_regs[6] = {
 static int emit_arg(struct cc *cc, const char *fetch, const struct probe_fa *fa)
 {
 	const struct probe_ftype *t = &fa->type;
-	int mem = fa->base == FA_MEM || fa->base == FA_SYM;
+	int mem = fa->base == FA_MEM || fa->base == FA_SYM || fa->base == FA_WVALUE;
 	int nd = fa->nderef + mem, last = (t->kind == TRAIL_FK_STRING || t->count) && nd;
 	int64_t offs[TRAIL_PROBE_MAX_INSNS + 1], imm = 0;
 	uint32_t obj = 0;
@@ -157,6 +157,10 @@ static int emit_arg(struct cc *cc, const char *fetch, const struct probe_fa *fa)
 	case FA_MEM:
 	case FA_IMM:
 		ret = emit(cc, TRAIL_FOP_IMM, 0, 0, 0, (int64_t)fa->num);
+		break;
+	case FA_WADDR:
+	case FA_WVALUE: /* ($value: the address, then its memory) */
+		ret = emit(cc, TRAIL_FOP_WADDR, 0, 0, 0, 0);
 		break;
 	case FA_SYM:
 		ret = sym_op(cc, fetch, fa, &obj, &imm);
@@ -350,7 +354,7 @@ static int compile_dwarf(struct cc *cc, const char *fetch, const char *type,
 			 const struct probe_fctx *c, const struct probe_fa *fa, const char *name,
 			 int pos)
 {
-	struct probe_fctx c2 = {c->kind, c->fixed ? c->pos : c->pos + fa->name, c->tpos, 1};
+	struct probe_fctx c2 = {c->kind, c->fixed ? c->pos : c->pos + fa->name, c->tpos, 1, c->wlen};
 	struct probe_dvar dv;
 	char *expr, *raw, err[256];
 	const char *rf, *rtype = type;
@@ -445,7 +449,7 @@ static int compile_all_args(struct cc *cc, const struct probe_arg *a)
 		return ret == -ENOENT ? -ENOENT : -EINVAL;
 	}
 	for (int i = 0; !ret && i < n; i++) {
-		struct probe_fctx c = {'p', a->pos, -1, 1};
+		struct probe_fctx c = {'p', a->pos, -1, 1, 0};
 
 		ret = compile_fetch(cc, v[i].fetch, v[i].type, &c, v[i].name, a->pos);
 	}
@@ -566,7 +570,7 @@ static int insn_parts(struct cc *cc)
 static int build(struct cc *cc, uint8_t **blob, size_t *len)
 {
 	const struct probe_def *d = cc->d;
-	const char *obj = d->obj ? d->obj : "";
+	const char *obj = d->kind == 'w' ? (d->wobj ? d->wobj : "") : d->obj ? d->obj : "";
 	size_t mlen, size;
 	uint8_t *meta = insn_parts(cc) ? NULL : meta_blob(cc, &mlen), *b;
 	uint32_t own = d->kind == 'e' ? 0 : d->kind == 'r' ? 16 : 8;
@@ -575,9 +579,11 @@ static int build(struct cc *cc, uint8_t **blob, size_t *len)
 		.kind = d->kind == 'f' ? TRAIL_PROBE_ENTRY : (uint8_t)d->kind,
 		.flags = (uint8_t)cc->flags,
 		.nargs = (uint8_t)cc->nfields,
-		.jump = (uint8_t)(cc->t->insn_addr ? cc->t->insn_jump : 0),
+		.jump = (uint8_t)(d->kind == 'w' ? (unsigned)(d->wtype | d->wlen << 4)
+				  : cc->t->insn_addr ? cc->t->insn_jump : 0),
 		.offset = cc->t->insn_addr ? cc->t->insn_addr
-			  : cc->t->entry_addr ? cc->t->entry_addr : d->kind == 'p' ? d->offset : 0,
+			  : cc->t->entry_addr ? cc->t->entry_addr
+			  : d->kind == 'w' ? d->waddr : d->kind == 'p' ? d->offset : 0,
 		.sym_len = (uint16_t)(strlen(d->sym) + 1),
 		.obj_len = (uint16_t)(strlen(obj) + 1),
 		.ninsns = (uint16_t)cc->ncode,
@@ -585,7 +591,11 @@ static int build(struct cc *cc, uint8_t **blob, size_t *len)
 	};
 	struct trail_probe p;
 	const char *why;
-	uint32_t max = cc->max + own + (cc->flags & TRAIL_PROBE_F_FAULT ? 8 : 0);
+	uint32_t max;
+
+	if (d->kind == 'w' && d->wabs)
+		h.flags |= TRAIL_PROBE_F_ABS;
+	max = cc->max + own + (cc->flags & TRAIL_PROBE_F_FAULT ? 8 : 0);
 
 	if (!meta)
 		return nomem(cc);
@@ -645,7 +655,7 @@ int probe_compile(const struct probe_def *d, const struct probe_target *t, uint8
 		const struct probe_arg *a = &d->args[i];
 		/* a function event's fetch-args are built, not written */
 		struct probe_fctx c = {d->kind == 'f' ? 'p' : d->kind, a->fetch_pos, a->type_pos,
-				       d->kind == 'f'};
+				       d->kind == 'f', d->wlen ? d->wlen : 8};
 
 		if (!a->name[0])
 			ret = compile_all_args(&cc, a);

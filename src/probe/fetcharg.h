@@ -30,6 +30,8 @@ enum probe_fa_base {
 	FA_FIELD,  /* $FIELD of an eprobe's source event (maybe $comm) */
 	FA_DWARF,  /* VAR, VAR->F.G, VAR[I]: resolved by the compiler */
 	FA_IMM,    /* \IMM: the number itself */
+	FA_WADDR,  /* w: $addr, the watched address */
+	FA_WVALUE, /* w: $value, what is there after the access */
 };
 
 /* A fetch type: an integer (bitfield, array) or a string. */
@@ -58,7 +60,7 @@ struct probe_fa {
 	struct probe_ftype type;
 };
 
-/* Where a fetch-arg sits: its kind of probe ('p', 'r', 'e'; 'f' is 'p')
+/* Where a fetch-arg sits: its kind of probe ('p', 'r', 'e', 'w'; 'f' is 'p')
  * and the text positions carets go to. fixed: the fetch-arg was built,
  * not written; every caret goes to pos. */
 struct probe_fctx {
@@ -66,6 +68,7 @@ struct probe_fctx {
 	int pos;  /* of fetch[0] */
 	int tpos; /* of type[0], -1: none (its carets go to pos) */
 	int fixed;
+	int wlen; /* w: the watch's length ($value's size) */
 };
 
 /* Parse fetch (with its type, NULL: none) into *fa: the grammar, the

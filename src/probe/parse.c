@@ -23,6 +23,7 @@
  * go to "probes" (the kernel's are "kprobes"/"uprobes"). */
 #define GROUP_PROBES "probes"
 #define GROUP_EPROBES "eprobes"
+#define GROUP_WPROBES "wprobes"
 #define GROUP_FUNCTIONS "functions"
 /* The groups trail writes its own events into (the function tracers',
  * synthetic events, user events): a probe there would pass for one of
@@ -222,6 +223,24 @@ static int fa_var(const char *f, size_t o, size_t n, const struct probe_fctx *c,
 		fa->namelen = (int)vn;
 		return 0;
 	}
+	if (c->kind == 'w') {
+		if (vn == 4 && !memcmp(v, "addr", 4)) {
+			fa->base = FA_WADDR;
+			return 0;
+		}
+		if (vn == 5 && !memcmp(v, "value", 5)) {
+			fa->base = FA_WVALUE;
+			/* (the watch's own width, unsigned) */
+			if (!fa->typed && c->wlen)
+				fa->type = (struct probe_ftype){TRAIL_FK_INT, (uint8_t)c->wlen, TRAIL_FF_HEX, 0, 0, 0};
+			return 0;
+		}
+		if (!(vn == 4 && (!memcmp(v, "comm", 4) || !memcmp(v, "COMM", 4))))
+			return trail__probe_err(e, AT(c, o),
+				"Invalid $-variable specified: a wprobe has $addr, $value and $comm");
+	} else if ((vn == 4 && !memcmp(v, "addr", 4)) || (vn == 5 && !memcmp(v, "value", 5))) {
+		return trail__probe_err(e, AT(c, o), "$%.*s is a wprobe's (w:)", (int)vn, v);
+	}
 	if (vn == 6 && !memcmp(v, "retval", 6)) {
 		if (c->kind != 'r')
 			return trail__probe_err(e, AT(c, o), "$retval is not available on probe");
@@ -290,6 +309,9 @@ static int fa_dwarf(const char *f, size_t o, size_t n, const struct probe_fctx *
 	if (c->kind == 'e')
 		return trail__probe_err(e, AT(c, o),
 					"Invalid fetch argument: an eprobe reads fields ($FIELD)");
+	if (c->kind == 'w')
+		return trail__probe_err(e, AT(c, o),
+			"Invalid fetch argument: a wprobe reads $addr, $value, @SYM, registers and memory");
 	/* (on a return probe, a variable is read at the function's ret
 	 * instructions: the compiler says whether it can be) */
 	for (;;) {
@@ -385,7 +407,7 @@ static int fa_parse(const char *f, size_t o, size_t n, const struct probe_fctx *
  * string or array store takes the last dereference in */
 static int nops(const struct probe_fa *fa)
 {
-	int deref = fa->nderef + (fa->base == FA_MEM || fa->base == FA_SYM);
+	int deref = fa->nderef + (fa->base == FA_MEM || fa->base == FA_SYM || fa->base == FA_WVALUE);
 	int n = fa->base == FA_COMM ? 0 : 1 + deref;
 
 	if ((fa->type.kind == TRAIL_FK_STRING || fa->type.count) && deref)
@@ -396,7 +418,7 @@ static int nops(const struct probe_fa *fa)
 int trail__probe_fit(const struct probe_fa *fa, const struct probe_fctx *c, struct probe_err *e)
 {
 	const struct probe_ftype *t = &fa->type;
-	int mem = fa->nderef || fa->base == FA_MEM || fa->base == FA_SYM;
+	int mem = fa->nderef || fa->base == FA_MEM || fa->base == FA_SYM || fa->base == FA_WVALUE;
 
 	if (fa->base == FA_COMM) {
 		if (fa->nderef)
@@ -522,8 +544,8 @@ static int parse_head(const struct tok *t, struct probe_def *d, const char **evs
 	uint64_t maxact;
 
 	d->kind = t->s[0];
-	if (!strchr("pre-", d->kind))
-		return trail__probe_err(e, t->pos, "Unknown probe type: p, r, e, -: or FUNC(TYPE NAME, ...)");
+	if (!strchr("prew-", d->kind))
+		return trail__probe_err(e, t->pos, "Unknown probe type: p, r, e, w, -: or FUNC(TYPE NAME, ...)");
 	if (hl > 1 && isdigit((unsigned char)t->s[1])) {
 		if (d->kind != 'r')
 			return trail__probe_err(e, t->pos + 1, "Maxactive is only for function exit");
@@ -532,7 +554,7 @@ static int parse_head(const struct tok *t, struct probe_def *d, const char **evs
 		if (maxact > MAX_MAXACTIVE)
 			return trail__probe_err(e, t->pos + 1, "Maxactive is too big");
 	} else if (hl > 1) {
-		return trail__probe_err(e, t->pos + 1, "Unknown probe type: p, r, e, -: or FUNC(TYPE NAME, ...)");
+		return trail__probe_err(e, t->pos + 1, "Unknown probe type: p, r, e, w, -: or FUNC(TYPE NAME, ...)");
 	}
 	if (d->kind == '-' && !colon)
 		return trail__probe_err(e, t->pos + 1, "Event name is not specified");
@@ -687,6 +709,75 @@ static int parse_point(const struct tok *t, struct probe_def *d, struct probe_er
 	return 0;
 }
 
+/* w's SPEC: [r|w|rw]@<ADDR|[OBJ:]SYM[+|-OFFS]>[:LEN] */
+static int parse_wspec(const struct tok *t, struct probe_def *d, struct probe_err *e)
+{
+	const char *s = t->s, *at = memchr(s, '@', (size_t)t->len), *end = s + t->len, *lc, *colon, *op;
+	int64_t off = 0;
+
+	d->wpos = t->pos;
+	if (!at)
+		return trail__probe_err(e, t->pos, "Invalid watch specification: [r|w|rw]@ADDR|SYM[:LEN]");
+	if (at == s || (at - s == 2 && !memcmp(s, "rw", 2)))
+		d->wtype = 3;
+	else if (at - s == 1 && s[0] == 'r')
+		d->wtype = 1;
+	else if (at - s == 1 && s[0] == 'w')
+		d->wtype = 2;
+	else
+		return trail__probe_err(e, t->pos, "Invalid access type: r, w or rw");
+	s = at + 1;
+	/* :LEN, the last ':' followed by digits only (OBJ:SYM has one too) */
+	for (lc = end; lc > s && lc[-1] != ':'; lc--)
+		;
+	if (lc > s && lc < end && strspn(lc, "0123456789") == (size_t)(end - lc)) {
+		uint64_t v;
+
+		if (span_u64(lc, (size_t)(end - lc), 10, &v) || (v != 1 && v != 2 && v != 4 && v != 8))
+			return trail__probe_err(e, t->pos + (int)(lc - t->s),
+						"Invalid length: 1, 2, 4 or 8 bytes");
+		d->wlen = (int)v;
+		end = lc - 1;
+	} else if (lc > s && lc == end) {
+		return trail__probe_err(e, t->pos + (int)(lc - t->s), "Invalid length: 1, 2, 4 or 8 bytes");
+	}
+	if (s == end)
+		return trail__probe_err(e, t->pos + (int)(s - t->s), "Invalid watch address or symbol");
+	if (isdigit((unsigned char)s[0])) { /* an address */
+		uint64_t v;
+
+		if (span_u64(s, (size_t)(end - s), 0, &v))
+			return trail__probe_err(e, t->pos + (int)(s - t->s), "Invalid watch address");
+		if (!(d->sym = strndup(s, (size_t)(end - s))))
+			return nomem(e);
+		d->offset = v;
+		d->wabs = 1;
+		d->sym_pos = t->pos + (int)(s - t->s);
+		return 0;
+	}
+	colon = memchr(s, ':', (size_t)(end - s));
+	if (colon) {
+		if (!is_obj(s, (size_t)(colon - s)))
+			return trail__probe_err(e, t->pos + (int)(s - t->s),
+				"OBJ:SYM needs a path or a library name as OBJ (libfoo.so:var)");
+		if (!(d->obj = strndup(s, (size_t)(colon - s))))
+			return nomem(e);
+		s = colon + 1;
+	}
+	d->sym_pos = t->pos + (int)(s - t->s);
+	op = s;
+	while (op < end && *op != '+' && *op != '-')
+		op++;
+	if (op < end && span_s64(op, (size_t)(end - op), &off))
+		return trail__probe_err(e, t->pos + (int)(op - t->s), "Invalid symbol offset");
+	if (!is_sym(s, (size_t)(op - s)))
+		return trail__probe_err(e, d->sym_pos, "Invalid watch address or symbol");
+	if (!(d->sym = strndup(s, (size_t)(op - s))))
+		return nomem(e);
+	d->offset = (uint64_t)off;
+	return 0;
+}
+
 /* e's source, SYS/EVENT or SYS.EVENT, kept as "SYS:EVENT" */
 static int parse_source(const struct tok *t, struct probe_def *d, struct probe_err *e)
 {
@@ -743,7 +834,7 @@ static int parse_arg(struct probe_def *d, int i, const struct tok *t, int *all_a
 	struct probe_arg *a = &d->args[i];
 	const char *eq = memchr(t->s, '=', (size_t)t->len), *body = eq ? eq + 1 : t->s, *colon;
 	int blen = t->len - (int)(body - t->s), bpos = t->pos + (int)(body - t->s);
-	struct probe_fctx c = {d->kind == 'f' ? 'p' : d->kind, bpos, 0, 0};
+	struct probe_fctx c = {d->kind == 'f' ? 'p' : d->kind, bpos, 0, 0, d->wlen ? d->wlen : 8};
 	struct probe_fa fa;
 	char dflt[16];
 
@@ -842,6 +933,11 @@ static void default_event(struct probe_def *d)
 
 		snprintf(d->event, sizeof(d->event), "p_%s_0x%llx", b ? b + 1 : d->obj,
 			 (unsigned long long)d->offset);
+	} else if (d->kind == 'w' && d->wabs) { /* w_0xADDR */
+		snprintf(d->event, sizeof(d->event), "w_0x%llx", (unsigned long long)d->offset);
+	} else if (d->kind == 'w') { /* w_SYM, w_SYM_OFFS */
+		snprintf(d->event, sizeof(d->event), d->offset ? "w_%s_%lld" : "w_%s", d->sym,
+			 (long long)d->offset);
 	} else {
 		snprintf(d->event, sizeof(d->event), "%c_%s_%llu", d->kind, d->sym,
 			 (unsigned long long)d->offset);
@@ -869,13 +965,18 @@ static int parse_probe(const struct tok *t, int n, struct probe_def *d, struct p
 		d->named = 1;
 		return 0;
 	}
-	if (d->kind != 'e') {
+	if (d->kind == 'w') {
+		if (n < 2)
+			return trail__probe_err(e, last, "Watch point is not specified");
+		if (parse_wspec(&t[1], d, e))
+			return -EINVAL;
+	} else if (d->kind != 'e') {
 		if (n < 2)
 			return trail__probe_err(e, last, "Probe point is not specified");
 		if (parse_point(&t[1], d, e))
 			return -EINVAL;
 	}
-	strcpy(d->group, d->kind == 'e' ? GROUP_EPROBES : GROUP_PROBES);
+	strcpy(d->group, d->kind == 'e' ? GROUP_EPROBES : d->kind == 'w' ? GROUP_WPROBES : GROUP_PROBES);
 	if (evs && event_name(evs, evn, (int)(evs - t[0].s) + t[0].pos, d->group, d->event, e))
 		return -EINVAL;
 	if (probe_group_reserved(d->group))
@@ -1218,6 +1319,18 @@ char *trail__probe_format(const struct probe_def *d, char *const *args, int narg
 	case 'e':
 		fprintf(f, "e:%s/%s %.*s.%s", d->group, d->event, (int)strcspn(d->sym, ":"), d->sym,
 			strchr(d->sym, ':') + 1);
+		break;
+	case 'w': /* as the kernel lists it: "w:wprobes/my_jiffies w@jiffies:4" */
+		fprintf(f, "w:%s/%s %s@", d->group, d->event,
+			d->wtype == 1 ? "r" : d->wtype == 2 ? "w" : "rw");
+		if (d->wabs)
+			fprintf(f, "0x%llx", (unsigned long long)d->offset);
+		else
+			fprintf(f, "%s%s%s", d->obj ? d->obj : "", d->obj ? ":" : "", d->sym);
+		if (!d->wabs && d->offset)
+			fprintf(f, "%+lld", (long long)d->offset);
+		if (d->wlen)
+			fprintf(f, ":%d", d->wlen);
 		break;
 	case 'u': { /* as the kernel lists it: "u:NAME TYPE FIELD; TYPE FIELD" */
 		struct trail_ue_def *def = malloc(sizeof(*def));

@@ -10,6 +10,10 @@
  *                                                    offset (uprobe_events)
  *   r[MAXACTIVE][:[GRP/][EVENT]] [OBJ:]SYM[+0] [FETCHARGS]   return probe
  *   e[:[GRP/][EVENT]] SYS/EVENT [FETCHARGS]            event probe
+ *   w[:[GRP/][EVENT]] [r|w|rw]@<ADDR|[OBJ:]SYM[+|-OFFS]>[:LEN] [FETCHARGS]
+ *                                                      watchpoint (the
+ *                                                      wprobe series'):
+ *                                                      an access to data
  *   -:[GRP/]EVENT                                      delete
  *   SYM(TYPE NAME, ...)                                function event
  *                                                      (functions:SYM)
@@ -17,7 +21,9 @@
  *   FETCHARGS: [NAME=]FETCHARG[:TYPE] ...
  *   FETCHARG:  %REG | @ADDR | @SYM[+|-OFFS] | $stackN | $stack | $retval |
  *              $comm | $argN | $arg* | $$args | +|-OFFS(FETCHARG) |
- *              $FIELD (eprobe) | a DWARF expression (VAR, VAR->F.G, VAR[I])
+ *              $FIELD (eprobe) | a DWARF expression (VAR, VAR->F.G, VAR[I]) |
+ *              $addr, $value (w: the watched address, what is there
+ *              after the access)
  *   TYPE:      u8..u64 s8..s64 x8..x64 char string ustring symbol symstr
  *              b<WIDTH>@<OFFSET>/<CONTAINER> TYPE[N]
  *
@@ -74,6 +80,13 @@ struct probe_def {
 			  * never parsed), 0: none */
 	int usdt;        /* made from a USDT note (never parsed): its
 			  * address is an instruction by the compiler's word */
+	int wtype;       /* w: 1 read, 2 write, 3 both (r, w, rw) */
+	int wlen;        /* w: 1, 2, 4, 8; 0: not given (the variable's size) */
+	int wabs;        /* w: an address (offset), not a symbol */
+	int wpos;        /* w: where its SPEC starts in text */
+	uint64_t waddr;  /* w, set by its compiler's caller: the variable's
+			  * link-time address in wobj (+OFFS), or the address */
+	const char *wobj; /* ... its object's path (NULL: an address) */
 	int sym_pos;
 	int nargs;
 	struct probe_arg *args;

@@ -155,6 +155,13 @@ static void join_failed(struct trail_recorder *R, pid_t pid, int sig, const stru
 	else if (pr->result == -E2BIG)
 		rec_err(R, "process %d: more than %d triggers (-T) on one of its events; nothing "
 			"was changed", (int)pid, TRAIL_TRIG_PER_EVENT);
+	else if (pr->result == -ENOSPC)
+		rec_err(R, "process %d: its threads' debug registers are taken (a debugger's "
+			"watchpoints, or another tool's): a wprobe (w:) needs one in each thread, "
+			"x86 has 4; nothing was changed", (int)pid);
+	else if (pr->result == -ENXIO)
+		rec_err(R, "process %d: a wprobe's (w:) variable is in an object it has not "
+			"loaded; nothing was changed", (int)pid);
 	else if (pr->result == -EUSERS)
 		rec_err(R, "process %d is already in %d trail sessions, the most it "
 			"can be in", (int)pid, TRAIL_MAX_SESSIONS);

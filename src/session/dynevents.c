@@ -212,7 +212,7 @@ static int compile_any(struct ptarget *t, const struct targets *T, const struct 
 static int setup_probes(struct trail_session *S, struct ptarget *t, const char *where)
 {
 	struct probe_list all = {0};
-	int ninline = 0, bad = 0, r, nkept = 0;
+	int ninline = 0, bad = 0, r, nkept = 0, nwatch = 0;
 	char err[512], **kept;
 	struct targets T = {.n = 0};
 
@@ -302,11 +302,20 @@ static int setup_probes(struct trail_session *S, struct ptarget *t, const char *
 			continue;
 		if (r) {
 			trail_session_caret(S, TRAIL_DIAG_ERR, "probe", d->text, (size_t)(e.pos < 0 ? 0 : e.pos), e.msg);
-			if (r == -ENOENT && d->kind != 'e')
+			if (r == -ENOENT && d->kind != 'e' && d->kind != 'w')
 				trail_session_note(S, "  (in %s; --allow-unknown accepts functions of "
 					"libraries loaded later)\n", where);
 			bad = 1;
 			free(line);
+			continue;
+		}
+		/* x86's debug registers: four a thread, one a watchpoint */
+		if (d->kind == 'w' && ++nwatch > 4) {
+			trail_session_caret(S, TRAIL_DIAG_ERR, "probe", d->text, 0,
+					    "a fifth watchpoint: x86 has 4 debug registers a thread, "
+					    "each wprobe takes one");
+			free(line);
+			bad = 1;
 			continue;
 		}
 		r = add_probe_line(S, d, line);

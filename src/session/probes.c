@@ -377,8 +377,10 @@ static int find_function(struct ptarget *t, const struct probe_def *d, struct po
 	return -ENOENT;
 }
 
-/* @SYM: a global of one of t's objects, from its symbol table */
-static int elf_sym(const char *path, const char *name, uint64_t *val)
+
+/* a wprobe's variable in path: its link-time address, size and symbol
+ * type (STT_OBJECT, STT_FUNC...); 1 if found */
+static int elf_var(const char *path, const char *name, uint64_t *val, uint64_t *size, int *type)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
 	Elf_Scn *scn = NULL;
@@ -395,7 +397,7 @@ static int elf_sym(const char *path, const char *name, uint64_t *val)
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
 		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
 			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !found; i++) {
 			GElf_Sym sym;
 			const char *n;
 
@@ -403,14 +405,94 @@ static int elf_sym(const char *path, const char *name, uint64_t *val)
 			    !(n = elf_strptr(e, sh.sh_link, sym.st_name)) || strcmp(n, name))
 				continue;
 			*val = sym.st_value;
+			*size = sym.st_size;
+			*type = GELF_ST_TYPE(sym.st_info);
 			found = 1;
-			break;
 		}
 	}
 	if (e)
 		elf_end(e);
 	close(fd);
 	return found;
+}
+
+/* @SYM: a global of one of t's objects, from its symbol table */
+static int elf_sym(const char *path, const char *name, uint64_t *val)
+{
+	uint64_t size;
+	int type;
+
+	return elf_var(path, name, val, &size, &type);
+}
+
+/* w: the watched variable found in t's objects (its link-time address
+ * into c->offset, its object into c->obj), the length and alignment
+ * checked as x86's debug registers take them. 0, or an error in e. */
+static int watch_target(struct ptarget *t, struct probe_def *c, char **objname, struct probe_err *e)
+{
+	uint64_t val = 0, size = 0, addr;
+	int type = 0, found = 0;
+
+	if (c->wtype == 1) {
+		e->pos = c->wpos;
+		snprintf(e->msg, sizeof(e->msg), "x86 cannot watch reads alone: watch rw@ (reads and "
+			 "writes) or w@ (writes)");
+		return -EINVAL;
+	}
+	if (!c->wabs) {
+		for (int i = 0; t && i < t->nobjs && !found; i++)
+			if (obj_is(&t->objs[i], c->obj) && elf_var(t->objs[i].path, c->sym, &val, &size, &type)) {
+				found = 1;
+				if (!(*objname = strdup(t->objs[i].path)))
+					return -ENOMEM;
+			}
+		if (!found) {
+			e->pos = c->sym_pos;
+			snprintf(e->msg, sizeof(e->msg), "unknown variable '%.100s'%s", c->sym,
+				 t && t->nobjs ? "" : " (a watched symbol needs the program: -- PROG or -P PID)");
+			return -ENOENT;
+		}
+		if (type == STT_FUNC || type == STT_GNU_IFUNC) {
+			e->pos = c->sym_pos;
+			snprintf(e->msg, sizeof(e->msg), "'%.100s' is a function, not a variable", c->sym);
+			return -EINVAL;
+		}
+		if (type != STT_OBJECT && type != STT_TLS && type != STT_NOTYPE) {
+			e->pos = c->sym_pos;
+			snprintf(e->msg, sizeof(e->msg), "'%.100s' is not a variable", c->sym);
+			return -EINVAL;
+		}
+		if (type == STT_TLS) {
+			e->pos = c->sym_pos;
+			snprintf(e->msg, sizeof(e->msg), "'%.100s' is thread-local: each thread has its own "
+				 "(watch one thread's by its address)", c->sym);
+			return -EINVAL;
+		}
+		if (!c->wlen) {
+			if (size != 1 && size != 2 && size != 4 && size != 8) {
+				e->pos = c->sym_pos;
+				snprintf(e->msg, sizeof(e->msg), "'%.100s' is %llu bytes: give the length to "
+					 "watch, :1, :2, :4 or :8 (and +OFFS)", c->sym, (unsigned long long)size);
+				return -EINVAL;
+			}
+			c->wlen = (int)size;
+		}
+		c->waddr = val + c->offset;
+		c->wobj = *objname;
+	} else {
+		c->waddr = c->offset;
+		if (!c->wlen)
+			c->wlen = 8;
+	}
+	addr = c->waddr;
+	if (addr & (uint64_t)(c->wlen - 1)) {
+		e->pos = c->sym_pos;
+		snprintf(e->msg, sizeof(e->msg), "unaligned: 0x%llx is not a multiple of %d (x86 watches "
+			 "1, 2, 4 or 8 bytes at an address aligned to their length)",
+			 (unsigned long long)addr, c->wlen);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 struct symctx {
@@ -819,7 +901,13 @@ int ptarget_compile(struct ptarget *t, const struct probe_def *d, const struct p
 	sc.t = t;
 	pt.sym_addr = sym_addr;
 	pt.ctx = &sc;
-	if (d->kind == 'e') {
+	if (d->kind == 'w') {
+		if ((r = watch_target(t, &c, &objname, e))) {
+			free(objname);
+			return r;
+		}
+		sc.objpath = c.wobj; /* (@SYM: the watched one's object first) */
+	} else if (d->kind == 'e') {
 		if (!(src = malloc(sizeof(*src))))
 			return -ENOMEM;
 		r = source_meta(t, d, all, src, &owned, e);

@@ -96,6 +96,14 @@ static const struct {
 	{"p:g/l app.c:42 total", "p:g/l app.c:42 total=total"},
 	{"p src/x.cc:7", "p:probes/p_src_x_cc_L7 src/x.cc:7"},
 	{"p /bin/app:parse:0", "p:probes/p_parse_L0 /bin/app:parse:0"},
+	/* wprobes (the wprobe series' w:, the kernel's listing) */
+	{"w w@counter", "w:wprobes/w_counter w@counter"},
+	{"w:g/e rw@counter:4 v=$value a=$addr", "w:g/e rw@counter:4 v=$value a=$addr"},
+	{"w @counter+8:8", "w:wprobes/w_counter_8 rw@counter+8:8"},
+	{"w:g/e w@obj-8:2", "w:g/e w@obj-8:2"},
+	{"w w@0x1000:4 $comm %ax", "w:wprobes/w_0x1000 w@0x1000:4 arg1=$comm arg2=%ax"},
+	{"w:g/e w@libfoo.so:var +0($addr):u8 @other", "w:g/e w@libfoo.so:var arg1=+0($addr):u8 arg2=@other"},
+	{"w:g/e r@v", "w:g/e r@v"},
 	{"foo()", "foo()"},
 	{"foo( void )", "foo()"},
 	{"libx.so:foo (int a)", "libx.so:foo(int a)"},
@@ -362,6 +370,21 @@ static const struct {
 	{"p ^3x:3", "A line needs a function (FUNC:RLN) or a source file (FILE:LINE)"},
 	{"p parse:^99999999999", "Invalid line number"},
 	{"p ./app:^0x1g", "Invalid file offset"},
+	/* wprobes */
+	{"w:g/e ^counter", "Invalid watch specification"},
+	{"w:g/e ^x@counter", "Invalid access type"},
+	{"w:g/e w@counter:^3", "Invalid length"},
+	{"w:g/e w@counter:^", "Invalid length"},
+	{"w:g/e w@^", "Invalid watch address or symbol"},
+	{"w:g/e w@^0x1g", "Invalid watch address"},
+	{"w:g/e w@^1x", "Invalid watch address"},
+	{"w:g/e w@counter^+x", "Invalid symbol offset"},
+	{"w:g/e w@counter ^$arg1", "a wprobe has $addr"},
+	{"w:g/e w@counter ^$retval", "a wprobe has $addr"},
+	{"w:g/e w@counter ^var", "a wprobe reads"},
+	{"p:g/e foo ^$addr", "wprobe's"},
+	{"r:g/e foo ^$value", "wprobe's"},
+	{"w:g/e ^", "Watch point is not specified"},
 };
 
 /* the row's text without its '^', and where the '^' was */

@@ -49,11 +49,19 @@ static void serialize(void)
 
 static uintptr_t watch_at; /* the int3 of trail_arch_watch, or 0 */
 static void (*watch_cb)(void *uc);
+static int (*perf_trap)(void *si, void *uc); /* trail_arch_perf_trap's */
+
+#define SI_TRAP_PERF 6 /* (TRAP_PERF: a perf event's sigtrap, Linux 5.13) */
 
 static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1, resume;
+	int (*pt)(void *, void *) = __atomic_load_n(&perf_trap, __ATOMIC_ACQUIRE);
+
+	/* a watchpoint's (its ip is past the access, not at an int3) */
+	if (si->si_code == SI_TRAP_PERF && pt && pt(si, ucv))
+		return;
 
 	if (ip == __atomic_load_n(&watch_at, __ATOMIC_ACQUIRE) && ip) {
 		/* the watched function: our callback, then its `ret` */
@@ -104,6 +112,15 @@ static int install_trap(void)
 }
 
 static int prot(uintptr_t addr, size_t len, int writable);
+
+int trail_arch_perf_trap(int (*fn)(void *si, void *uc))
+{
+	int r = install_trap();
+
+	if (!r)
+		__atomic_store_n(&perf_trap, fn, __ATOMIC_RELEASE);
+	return r;
+}
 
 int trail_arch_watch(uintptr_t fn, void (*cb)(void *uc))
 {

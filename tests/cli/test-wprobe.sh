@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# wprobes (w: in the probe grammar): hardware watchpoints on a plain
+# program's data (tests/cli/wp/wprog.c: 4 threads add to `counter` N
+# times under a lock, so its values are 1 .. 4N, each written once):
+# every write recorded once, with its value and the instruction after it
+# named; threads created after the start and threads already running at
+# an attach; kept definitions; what x86 cannot do refused before anything
+# runs; debug registers a debugger holds named as the cause.
+. "$(dirname "$0")/lib.sh"
+
+export TRAIL_REGISTRY=$TMP/reg
+PROG=$BUILD/tests/cli/wprog
+N=2000
+
+# the records of EVENT in FILE's report: their v= values, one a line
+values() { $TRAIL report -i "$1" | sed -n "s/.* $2: (.*) v=\(0x[0-9a-f]*\).*/\1/p"; }
+
+# 4N writes from 4 threads created after the start: 4N records, each
+# value once, the writer named (worker+OFF, the instruction after the
+# store); the program's output unchanged; one write of flag, in main
+every_write_once() {
+	fresh_registry
+	$TRAIL record -q --probe 'w:app/cnt w@counter v=$value a=$addr' --probe 'w:app/flag w@flag:1 f=$value' \
+		-o w.dat -- "$PROG" $N >out.txt
+	[ "$(cat out.txt)" = "counter=$((4 * N))" ] || die "program output: $(cat out.txt)"
+	$TRAIL report -i w.dat >r.txt
+	[ "$(grep -c ' app:cnt: ' r.txt)" = $((4 * N)) ] || die "$(grep -c ' app:cnt: ' r.txt) records of $((4 * N))"
+	values w.dat app:cnt | sort -u >v.txt
+	[ "$(wc -l <v.txt)" = $((4 * N)) ] || die "$(wc -l <v.txt) distinct values"
+	[ "$(printf '%d' "$(values w.dat app:cnt | sort | head -1)")" -ge 1 ] || die "a value 0"
+	# shellcheck disable=SC2046 # one value a word
+	[ "$(printf '%d\n' $(values w.dat app:cnt) | sort -n | tail -1)" = $((4 * N)) ] ||
+		die "the last value is not $((4 * N))"
+	# every record the writing function's, the same address each time
+	[ "$(grep ' app:cnt: ' r.txt | grep -vc ' app:cnt: (worker+0x')" = 0 ] || die "$(grep ' app:cnt: ' r.txt | grep -v worker | head -2)"
+	[ "$(sed -n 's/.* app:cnt: .* a=\(0x[0-9a-f]*\)$/\1/p' r.txt | sort -u | wc -l)" = 1 ] || die "more than one \$addr"
+	# four writer threads (and none of them the main one)
+	[ "$(grep ' app:cnt: ' r.txt | awk '{ print $1 }' | sort -u | wc -l)" = 4 ] || die "not 4 writers"
+	grep -qE ' app:flag: \(main\+0x[0-9a-f]+/0x[0-9a-f]+\) f=0x1$' r.txt || die "$(grep app:flag r.txt)"
+	[ "$(grep -c ' app:flag: ' r.txt)" = 1 ] || die "flag written once"
+}
+
+# -P on a process whose threads are already running: each gets the
+# watchpoint (and writes nothing until the recorder is there)
+running_threads() {
+	fresh_registry
+	rm -f go
+	LD_PRELOAD=$BUILD/libtrail.so.1 "$PROG" $N "$TMP/go" >out.txt &
+	local pid=$! rec
+	for _ in $(seq 100); do [ "$(ls /proc/$pid/task | wc -l)" -ge 5 ] && break; sleep 0.05; done
+	$TRAIL record --probe 'w:app/cnt w@counter v=$value' -o p.dat -P $pid 2>rr.err &
+	rec=$!
+	wait_for "grep -q 'attached to process' rr.err" || die "never attached: $(cat rr.err)"
+	touch go
+	wait $pid
+	has out.txt "counter=$((4 * N))"
+	stop_rec $rec
+	[ "$(values p.dat app:cnt | sort -u | wc -l)" = $((4 * N)) ] || die "$(values p.dat app:cnt | wc -l) records"
+}
+
+# a definition kept with trail probe, listed as the kernel lists it,
+# recorded by -e; an address watch of the same variable
+kept_definitions() {
+	fresh_registry
+	$TRAIL probe 'w:app/cnt w@counter v=$value'
+	$TRAIL probe 'w w@flag'
+	$TRAIL probe -l >l.txt
+	cat >want.txt <<'W'
+w:app/cnt w@counter v=$value
+w:wprobes/w_flag w@flag
+W
+	diff -u want.txt l.txt || die "trail probe -l"
+	$TRAIL record -q -e 'app:cnt' -e 'wprobes:*' -o k.dat -- "$PROG" 100 >/dev/null
+	[ "$(values k.dat app:cnt | wc -l)" = 400 ] || die "$(values k.dat app:cnt | wc -l) of 400"
+	has <($TRAIL report -i k.dat) ' wprobes:w_flag: (main+0x'
+	$TRAIL probe -d app/cnt
+	$TRAIL probe -d wprobes/w_flag
+}
+
+# refused before the program runs, a caret under the cause
+bad_watches() {
+	fresh_registry
+	local r
+	# DEFINITION|MESSAGE|CARET COLUMN|EXIT STATUS (2: the grammar's, 1:
+	# the program's variables)
+	for r in 'w:a/b r@counter|x86 cannot watch reads alone|6|1' \
+		 'w:a/b w@touch|'"'"'touch'"'"' is a function, not a variable|8|1' \
+		 'w:a/b w@small|'"'"'small'"'"' is 16 bytes: give the length|8|1' \
+		 'w:a/b w@small+2:4|unaligned: 0x|8|1' \
+		 'w:a/b w@nosuch|unknown variable '"'"'nosuch'"'"'|8|1' \
+		 'w:a/b w@counter:3|Invalid length: 1, 2, 4 or 8 bytes|16|2' \
+		 'w:a/b x@counter|Invalid access type: r, w or rw|6|2' \
+		 'w:a/b counter|Invalid watch specification|6|2' \
+		 'w:a/b w@counter $arg1|a wprobe has $addr, $value and $comm|16|2' \
+		 'w:a/b w@counter x=counter|a wprobe reads $addr, $value, @SYM, registers and memory|18|2' \
+		 'p:a/b touch $value|$value is a wprobe'"'"'s (w:)|12|2'; do
+		IFS='|' read -r def msg col rc <<<"$r"
+		expect_rc "$rc" $TRAIL record -q --probe "$def" -o x.dat -- "$PROG" 1 2>err.txt
+		has err.txt "$msg"
+		[ "$(caret_col err.txt)" = "$col" ] || die "$def: caret at $(caret_col err.txt), not $col: $(cat err.txt)"
+	done
+expect_rc 1 $TRAIL record -q --probe 'w:a/a w@counter' --probe 'w:a/b w@flag' --probe 'w:a/c w@small:4' \
+		--probe 'w:a/d w@small+4:4' --probe 'w:a/e w@small+8:4' -o x.dat -- "$PROG" 1 2>err.txt
+	has err.txt 'a fifth watchpoint: x86 has 4 debug registers a thread'
+	[ ! -e x.dat ] || die "a refused recording wrote x.dat"
+}
+
+# a process whose threads' debug registers a debugger holds: the attach
+# says so, and changes nothing (the program runs on, its output right)
+registers_taken() {
+	fresh_registry
+	rm -f go
+	WPROG_HOLD=1 LD_PRELOAD=$BUILD/libtrail.so.1 "$PROG" 10 "$TMP/go" >out.txt &
+	local pid=$!
+	for _ in $(seq 100); do grep -q held out.txt && break; sleep 0.05; done
+	has out.txt 'held 4'
+	expect_rc 1 $TRAIL record -q --probe 'w:app/cnt w@counter' -o t.dat -P $pid 2>err.txt
+	has err.txt "process $pid: its threads' debug registers are taken (a debugger's watchpoints"
+	touch go
+	wait $pid
+	has out.txt 'counter=40'
+}
+
+if ldd "$LIBTRAIL" | grep -q libtsan; then
+	for n in every_write_once running_threads kept_definitions bad_watches registers_taken; do
+		skip $n "TSan's background thread blocks SIGTRAP: watchpoints trap with it"
+	done
+	exit 0
+fi
+t every_write_once every_write_once
+t running_threads running_threads
+t kept_definitions kept_definitions
+t bad_watches bad_watches
+t registers_taken registers_taken
