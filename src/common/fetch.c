@@ -102,7 +102,7 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 	if (h.kind == TRAIL_PROBE_WATCH &&
 	    (!(h.jump & 3) || (h.jump & 12) ||
 	     ((h.jump >> 4) != 1 && (h.jump >> 4) != 2 && (h.jump >> 4) != 4 && (h.jump >> 4) != 8) ||
-	     (h.offset & ((h.jump >> 4) - 1u)) || (h.flags & ~(TRAIL_PROBE_F_FAULT | TRAIL_PROBE_F_COMM |
+	     (h.offset != UINT64_MAX && (h.offset & ((h.jump >> 4) - 1u))) || (h.flags & ~(TRAIL_PROBE_F_FAULT | TRAIL_PROBE_F_COMM |
 							       TRAIL_PROBE_F_ABS))))
 		return -EPROTO;
 	if (h.kind != TRAIL_PROBE_WATCH && (h.flags & TRAIL_PROBE_F_ABS))

@@ -106,7 +106,9 @@ enum trail_probe_kind {
 				   * obj (not "") is offset: an unnamed one
 				   * (a stripped object's, probed as
 				   * PATH:OFFSET); sym is the offset's text */
-#define TRAIL_PROBE_F_ABS 0x80u   /* w: offset is an address, not in obj */
+#define TRAIL_PROBE_F_ABS 0x80u   /* w: offset is an address, not in obj
+				   * (~0: none yet, a set_wprobe trigger's
+				   * to give) */
 #define TRAIL_PROBE_F_SEMA 0x10u  /* with INSN (a USDT probe): the last
 				   * string of strs is the link-time address
 				   * of its semaphore, in hex, a u16 counted

@@ -90,7 +90,7 @@ struct trail_filter {
 
 struct trail_filter_err {
 	int pos;         /* byte of the text the error is at */
-	char msg[128]; /* (the longest, trigger.c's list of commands: 110) */
+	char msg[192]; /* (the longest, trigger.c's list of commands: 134) */
 };
 
 /* The common field named s[0..len) (common_pid, common_tid, common_cpu

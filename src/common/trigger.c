@@ -21,6 +21,8 @@ static const struct {
 	{"disable_event", TRAIL_TRIG_DISABLE_EVENT, 1},
 	{"hist", TRAIL_TRIG_HIST, 0},
 	{"objtrace", TRAIL_TRIG_OBJTRACE, 0},
+	{"set_wprobe", TRAIL_TRIG_SET_WPROBE, 0},
+	{"clear_wprobe", TRAIL_TRIG_CLEAR_WPROBE, 0},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -139,6 +141,69 @@ static int objtrace_of(const char *text, size_t *i, size_t head, struct trail_tr
 	return 0;
 }
 
+/* set_wprobe's ":GRP/EVENT:FIELD[+OFFSET]", clear_wprobe's
+ * ":GRP/EVENT[:FIELD[+OFFSET]]" at text[*i ..): up to a COUNT */
+static int wprobe_of(const char *text, size_t *i, size_t head, struct trail_trigger *t,
+		     struct trail_filter_err *e)
+{
+	size_t k = *i, n, f, sl;
+	int clear = t->cmd == TRAIL_TRIG_CLEAR_WPROBE;
+
+	if (k >= head || text[k] != ':')
+		return fail(e, k, "Missing wprobe event (GRP/EVENT)");
+	n = strcspn(text + k + 1, ":");
+	if (k + 1 + n > head)
+		n = head - k - 1;
+	sl = strcspn(text + k + 1, "/");
+	if (!n || sl >= n || sl == 0 || sl + 1 == n)
+		return fail(e, k + 1, "Missing wprobe event (GRP/EVENT)");
+	if (n >= sizeof(t->target))
+		return fail(e, k + 1, "Event name too long");
+	memcpy(t->target, text + k + 1, n);
+	t->target[sl] = ':';
+	t->target[n] = '\0';
+	{
+		const char *why;
+		size_t bad = trail__spec_check(t->target, &why);
+
+		if (bad)
+			return fail(e, k + bad, why);
+	}
+	k += 1 + n;
+	/* FIELD (a clear_wprobe's may be left out: then a COUNT or nothing) */
+	if (k >= head || (clear && k + 1 < head && text[k + 1] >= '0' && text[k + 1] <= '9')) {
+		if (!clear)
+			return fail(e, k, "Missing FIELD (set_wprobe:GRP/EVENT:FIELD[+OFFSET])");
+		*i = k;
+		return 0;
+	}
+	f = ++k;
+	n = strcspn(text + k, ":+-");
+	if (k + n > head)
+		n = head - k;
+	if (!n || n >= sizeof(t->obj_field))
+		return fail(e, k, "Missing FIELD (set_wprobe:GRP/EVENT:FIELD[+OFFSET])");
+	memcpy(t->obj_field, text + k, n);
+	t->obj_field_pos = (uint16_t)f;
+	k += n;
+	if (k < head && (text[k] == '+' || text[k] == '-')) { /* OFFSET */
+		int neg = text[k] == '-';
+		size_t on, bad;
+		uint64_t v;
+
+		k++;
+		on = strcspn(text + k, ":");
+		if (k + on > head)
+			on = head - k;
+		if (!on || trail__parse_num(text + k, on, &v, &bad) || v > (1ull << 40))
+			return fail(e, k, "Invalid offset");
+		t->obj_off = neg ? -(int64_t)v : (int64_t)v;
+		k += on;
+	}
+	*i = k;
+	return 0;
+}
+
 /* a count: 1 .. MAX, digits only */
 static int count_of(const char *s, size_t n, int32_t *v)
 {
@@ -189,7 +254,8 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 		return fail(e, i, "Missing trigger command");
 	if ((c = cmd_named(text + i, n)) < 0)
 		return fail(e, i, "Unknown trigger command (traceon, traceoff, snapshot, "
-				  "stacktrace, enable_event, disable_event, hist, objtrace)");
+				  "stacktrace, enable_event, disable_event, hist, objtrace, set_wprobe, "
+				  "clear_wprobe)");
 	t->cmd = cmds[c].cmd;
 	if (t->cmd == TRAIL_TRIG_HIST) { /* its own grammar, `if` included (hist.h) */
 		t->hist = text + i;
@@ -198,6 +264,9 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 	}
 	i += n;
 	if (t->cmd == TRAIL_TRIG_OBJTRACE && objtrace_of(text, &i, head, t, e))
+		return -1;
+	if ((t->cmd == TRAIL_TRIG_SET_WPROBE || t->cmd == TRAIL_TRIG_CLEAR_WPROBE) &&
+	    wprobe_of(text, &i, head, t, e))
 		return -1;
 	if (cmds[c].target) {
 		size_t s0 = i + 1, sn, en;

@@ -45,6 +45,11 @@ enum trail_trig_cmd {
 	TRAIL_TRIG_SNAPSHOT,
 	TRAIL_TRIG_HIST,
 	TRAIL_TRIG_OBJTRACE,
+	TRAIL_TRIG_SET_WPROBE,   /* set_wprobe:GRP/EVENT:FIELD[+OFFSET]: the
+				  * wprobe watches FIELD's value + OFFSET */
+	TRAIL_TRIG_CLEAR_WPROBE, /* clear_wprobe:GRP/EVENT[:FIELD[+OFFSET]]:
+				  * it watches nothing (with FIELD: if it
+				  * watches that) */
 };
 
 #define TRAIL_TRIG_MAX_TARGET 128 /* "SYS:EVENT" of enable/disable_event */
@@ -62,7 +67,9 @@ struct trail_trigger {
 	uint8_t obj_remove;                 /* remove (else add) */
 	uint8_t obj_size, obj_sign;         /* TYPE */
 	int64_t obj_off;                    /* OFFSET */
-	char obj_field[64];                 /* FIELD */
+	char obj_field[64];                 /* FIELD (set/clear_wprobe's too, ""
+					     * for a clear_wprobe without one;
+					     * their target: "GRP:EVENT") */
 	uint16_t obj_field_pos;             /* FIELD's position in the text */
 };
 

@@ -20,6 +20,7 @@
 #include <trail/trail.h>
 
 #include "evx.h"
+#include "fwatch.h"
 #include "record.h"
 #include "synth.h"
 
@@ -268,7 +269,10 @@ static int trigger_line(const char *v, size_t len, void *arg)
 			if ((g->err = hist_make(g, tr, &t)))
 				return 1;
 		} else {
-			if (t.cmd == TRAIL_TRIG_OBJTRACE && (g->err = obj_make(g, tr, &t)))
+			if ((t.cmd == TRAIL_TRIG_OBJTRACE ||
+			     ((t.cmd == TRAIL_TRIG_SET_WPROBE || t.cmd == TRAIL_TRIG_CLEAR_WPROBE) &&
+			      t.obj_field[0])) &&
+			    (g->err = obj_make(g, tr, &t)))
 				return 1;
 			if (t.filter && trail_filter_compile(t.filter, &g->x->meta, &tr->cond, &e)) {
 				g->err = -EBADMSG;
@@ -596,6 +600,26 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 				trail__obj_remove(s, key[0]);
 			else
 				trail__obj_add(s, key[0], tr->t.obj_off, tr->t.obj_size);
+			break;
+		}
+		case TRAIL_TRIG_SET_WPROBE:
+		case TRAIL_TRIG_CLEAR_WPROBE: { /* the wprobe "GRP:EVENT" moved */
+			uint64_t key[TRAIL_HTAB_MAX_KWORDS], vals[TRAIL_HTAB_MAX_VALS], addr = 0;
+			struct trail_filter_ctx c = {.pid = (uint32_t)trail__pid};
+			char prov[TRAIL_TRIG_MAX_TARGET];
+			size_t pl = strcspn(tr->t.target, ":");
+			int op = tr->t.cmd == TRAIL_TRIG_SET_WPROBE ? TRAIL_FWATCH_SET : TRAIL_FWATCH_CLEAR;
+
+			if (tr->t.obj_field[0]) {
+				if (trail_hist_key(&tr->keyer, payload, len, &c, key, vals))
+					break;
+				addr = key[0] + (uint64_t)tr->t.obj_off;
+				if (op == TRAIL_FWATCH_CLEAR)
+					op = TRAIL_FWATCH_CLEAR_IF;
+			}
+			memcpy(prov, tr->t.target, pl);
+			prov[pl] = '\0';
+			trail__fwatch_set(prov, tr->t.target + pl + 1, op, (uintptr_t)addr);
 			break;
 		}
 		case TRAIL_TRIG_SNAPSHOT: /* the recorder writes it (finish.c) */

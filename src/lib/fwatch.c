@@ -31,6 +31,7 @@
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,6 +43,7 @@
 #include "../common/spec.h"
 #include "fobjs.h"
 #include "fprobe-int.h"
+#include "fwatch.h"
 #include "internal.h"
 
 #define TRAIL_WATCH_SLOTS 4
@@ -58,6 +60,9 @@ struct watch {
 };
 
 static struct watch watches[TRAIL_WATCH_SLOTS];
+
+/* where a watch with no address yet (w@-1) points: nothing writes it */
+static uint64_t parked[TRAIL_WATCH_SLOTS] __attribute__((aligned(8)));
 
 /* ---------------------------------------------------------------- traps */
 
@@ -146,7 +151,7 @@ static uintptr_t watch_addr(const struct fprobe *pr, uintptr_t *bias)
 
 	*bias = 0;
 	if (pr->p.hdr->flags & TRAIL_PROBE_F_ABS)
-		return (uintptr_t)pr->p.hdr->offset;
+		return pr->p.hdr->offset == UINT64_MAX ? 1 : (uintptr_t)pr->p.hdr->offset;
 	if (!exe[0]) {
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
@@ -159,7 +164,9 @@ static uintptr_t watch_addr(const struct fprobe *pr, uintptr_t *bias)
 	return f.bias + (uintptr_t)pr->p.hdr->offset;
 }
 
-static int watch_open(const struct fprobe *pr, uintptr_t addr, unsigned slot, pid_t tid)
+/* the watch's event (a move changes bp_addr alone: the kernel compares
+ * the rest with what the event has) */
+static void watch_attr(const struct fprobe *pr, uintptr_t addr, unsigned slot, struct perf_event_attr *pa)
 {
 	struct perf_event_attr a;
 	unsigned access = pr->p.hdr->jump & 3, len = pr->p.hdr->jump >> 4;
@@ -179,6 +186,14 @@ static int watch_open(const struct fprobe *pr, uintptr_t addr, unsigned slot, pi
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.sig_data = WATCH_TAG | slot;
+	*pa = a;
+}
+
+static int watch_open(const struct fprobe *pr, uintptr_t addr, unsigned slot, pid_t tid)
+{
+	struct perf_event_attr a;
+
+	watch_attr(pr, addr, slot, &a);
 	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -223,6 +238,44 @@ static int arm(struct watch *w, unsigned slot)
 	if (r)
 		watch_close(w);
 	return r;
+}
+
+/* ---------------------------------------------------- set/clear_wprobe */
+
+/* the watch's events moved to addr (the inherited ones with them:
+ * PERF_EVENT_IOC_MODIFY_ATTRIBUTES) */
+static int watch_move(struct watch *w, unsigned slot, uintptr_t addr)
+{
+	struct perf_event_attr a;
+	int bad = 0;
+
+	watch_attr(w->pr, addr, slot, &a);
+	for (int i = 0; i < w->nfd; i++)
+		bad |= ioctl(w->fds[i], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) != 0;
+	__atomic_store_n(&w->addr, addr, __ATOMIC_RELEASE);
+	return bad ? -1 : 0;
+}
+
+int trail__fwatch_set(const char *provider, const char *name, int op, uintptr_t addr)
+{
+	for (unsigned i = 0; i < TRAIL_WATCH_SLOTS; i++) {
+		struct watch *w = &watches[i];
+		struct fprobe *pr = __atomic_load_n(&w->pr, __ATOMIC_ACQUIRE);
+		unsigned len;
+
+		if (!pr || strcmp(pr->rt.provider, provider) || strcmp(pr->rt.name, name))
+			continue;
+		len = pr->p.hdr->jump >> 4;
+		if (op == TRAIL_FWATCH_SET) {
+			if (!addr || (addr & (len - 1u)))
+				return -EINVAL; /* (unaligned: x86 cannot) */
+			return watch_move(w, i, addr);
+		}
+		if (op == TRAIL_FWATCH_CLEAR_IF && __atomic_load_n(&w->addr, __ATOMIC_ACQUIRE) != addr)
+			return 0;
+		return watch_move(w, i, (uintptr_t)&parked[i]);
+	}
+	return -ENOENT;
 }
 
 /* ------------------------------------------------------------ sessions */
@@ -273,6 +326,8 @@ static int watch_line(const char *v, size_t len, void *arg)
 		w->fds = m;
 	}
 	w->addr = watch_addr(pr, &bias);
+	if (w->addr == 1) /* (no address yet: parked until a set_wprobe) */
+		w->addr = (uintptr_t)&parked[slot];
 	if (!w->addr) {
 		j->err = -ENXIO; /* (its object is not loaded) */
 		return 1;

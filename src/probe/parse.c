@@ -743,6 +743,16 @@ static int parse_wspec(const struct tok *t, struct probe_def *d, struct probe_er
 	}
 	if (s == end)
 		return trail__probe_err(e, t->pos + (int)(s - t->s), "Invalid watch address or symbol");
+	if (end - s == 2 && !memcmp(s, "-1", 2)) {
+		/* no address yet: a set_wprobe trigger gives one (the wprobe
+		 * series' dummy address) */
+		if (!(d->sym = strdup("-1")))
+			return nomem(e);
+		d->offset = UINT64_MAX;
+		d->wabs = 1;
+		d->sym_pos = t->pos + (int)(s - t->s);
+		return 0;
+	}
 	if (isdigit((unsigned char)s[0])) { /* an address */
 		uint64_t v;
 
@@ -933,6 +943,8 @@ static void default_event(struct probe_def *d)
 
 		snprintf(d->event, sizeof(d->event), "p_%s_0x%llx", b ? b + 1 : d->obj,
 			 (unsigned long long)d->offset);
+	} else if (d->kind == 'w' && d->wabs && d->offset == UINT64_MAX) {
+		snprintf(d->event, sizeof(d->event), "w_unset");
 	} else if (d->kind == 'w' && d->wabs) { /* w_0xADDR */
 		snprintf(d->event, sizeof(d->event), "w_0x%llx", (unsigned long long)d->offset);
 	} else if (d->kind == 'w') { /* w_SYM, w_SYM_OFFS */
@@ -1323,7 +1335,9 @@ char *trail__probe_format(const struct probe_def *d, char *const *args, int narg
 	case 'w': /* as the kernel lists it: "w:wprobes/my_jiffies w@jiffies:4" */
 		fprintf(f, "w:%s/%s %s@", d->group, d->event,
 			d->wtype == 1 ? "r" : d->wtype == 2 ? "w" : "rw");
-		if (d->wabs)
+		if (d->wabs && d->offset == UINT64_MAX)
+			fprintf(f, "-1");
+		else if (d->wabs)
 			fprintf(f, "0x%llx", (unsigned long long)d->offset);
 		else
 			fprintf(f, "%s%s%s", d->obj ? d->obj : "", d->obj ? ":" : "", d->sym);

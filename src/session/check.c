@@ -591,7 +591,8 @@ static int source_obj(struct tcheck *c, const void *blob, size_t size, const cha
 			trail_session_caret(S, TRAIL_DIAG_ERR, w, c->arg, c->off + c->t->obj_field_pos, "Couldn't find field");
 		else if (m->fields[i].kind != TRAIL_FK_INT)
 			trail_session_caret(S, TRAIL_DIAG_ERR, w, c->arg, c->off + c->t->obj_field_pos,
-				   "objtrace takes an integer field (an address)");
+				   c->t->cmd == TRAIL_TRIG_OBJTRACE ? "objtrace takes an integer field (an address)"
+				   : "a wprobe trigger takes an integer field (a pointer)");
 		else
 			r = 0;
 	}
@@ -606,7 +607,10 @@ static int trigger_each(const char *name, const void *blob, size_t size, void *a
 	c->n++;
 	if (c->t->cmd == TRAIL_TRIG_HIST)
 		return source_hist(c, blob, size, name);
-	if (c->t->cmd == TRAIL_TRIG_OBJTRACE && source_obj(c, blob, size, name))
+	if ((c->t->cmd == TRAIL_TRIG_OBJTRACE ||
+	     ((c->t->cmd == TRAIL_TRIG_SET_WPROBE || c->t->cmd == TRAIL_TRIG_CLEAR_WPROBE) &&
+	      c->t->obj_field[0])) &&
+	    source_obj(c, blob, size, name))
 		return -1;
 	if (!c->t->filter)
 		return 0;

@@ -485,7 +485,7 @@ static int watch_target(struct ptarget *t, struct probe_def *c, char **objname, 
 			c->wlen = 8;
 	}
 	addr = c->waddr;
-	if (addr & (uint64_t)(c->wlen - 1)) {
+	if (addr != UINT64_MAX && (addr & (uint64_t)(c->wlen - 1))) {
 		e->pos = c->sym_pos;
 		snprintf(e->msg, sizeof(e->msg), "unaligned: 0x%llx is not a multiple of %d (x86 watches "
 			 "1, 2, 4 or 8 bytes at an address aligned to their length)",

@@ -105,6 +105,35 @@ expect_rc 1 $TRAIL record -q --probe 'w:a/a w@counter' --probe 'w:a/b w@flag' --
 	[ ! -e x.dat ] || die "a refused recording wrote x.dat"
 }
 
+# set_wprobe / clear_wprobe: an object's field watched from its app:alloc
+# to its app:release (tests/cli/wp/objprog.c: 3 objects, count written 5,
+# 6, 7 times while watched, once more after): 18 records, values 1..5,
+# 1..6, 1..7, each between its object's alloc and release
+set_clear_over_a_life() {
+	fresh_registry
+	local OBJ=$BUILD/tests/cli/objprog
+	$TRAIL record -q --probe 'w:app/obj w@-1:8 v=$value' -e app:alloc -T 'set_wprobe:app/obj:ptr+8' \
+		-e app:release -T 'clear_wprobe:app/obj:ptr+8' -o o.dat -- "$OBJ" >out.txt
+	has out.txt 'total=18'
+	$TRAIL report -i o.dat | sed -n 's/.* \(app:[a-z]*\): .*v=0x\([0-9a-f]*\)$/\1 \2/p; s/.* \(app:[a-z]*\): ptr=.*/\1/p' >s.txt
+	printf '%s\n' app:alloc 'app:obj 1' 'app:obj 2' 'app:obj 3' 'app:obj 4' 'app:obj 5' app:release \
+		app:alloc 'app:obj 1' 'app:obj 2' 'app:obj 3' 'app:obj 4' 'app:obj 5' 'app:obj 6' app:release \
+		app:alloc 'app:obj 1' 'app:obj 2' 'app:obj 3' 'app:obj 4' 'app:obj 5' 'app:obj 6' 'app:obj 7' \
+		app:release >want.txt
+	diff -u want.txt s.txt || die "set/clear_wprobe"
+	# without the clear: the write after the release is seen too
+	$TRAIL record -q --probe 'w:app/obj w@-1:8 v=$value' -e app:alloc -T 'set_wprobe:app/obj:ptr+8' \
+		-o o2.dat -- "$OBJ" >/dev/null
+	[ "$($TRAIL report -i o2.dat | grep -c 'v=0x63$')" = 3 ] || die "the writes of 99 after each release"
+	# the trigger's field: one of its event's, an integer
+	expect_rc 1 $TRAIL record -q --probe 'w:app/obj w@-1:8' -e app:alloc -T 'set_wprobe:app/obj:nope' \
+		-o x.dat -- "$OBJ" 2>err.txt
+	has err.txt 'Couldn'"'"'t find field'
+	expect_rc 2 $TRAIL record -q --probe 'w:app/obj w@-1:8' -e app:alloc -T 'set_wprobe:app/obj' \
+		-o x.dat -- "$OBJ" 2>err.txt
+	has err.txt 'Missing FIELD'
+}
+
 # a process whose threads' debug registers a debugger holds: the attach
 # says so, and changes nothing (the program runs on, its output right)
 registers_taken() {
@@ -122,7 +151,7 @@ registers_taken() {
 }
 
 if ldd "$LIBTRAIL" | grep -q libtsan; then
-	for n in every_write_once running_threads kept_definitions bad_watches registers_taken; do
+	for n in every_write_once running_threads kept_definitions bad_watches set_clear_over_a_life registers_taken; do
 		skip $n "TSan's background thread blocks SIGTRAP: watchpoints trap with it"
 	done
 	exit 0
@@ -131,4 +160,5 @@ t every_write_once every_write_once
 t running_threads running_threads
 t kept_definitions kept_definitions
 t bad_watches bad_watches
+t set_clear_over_a_life set_clear_over_a_life
 t registers_taken registers_taken

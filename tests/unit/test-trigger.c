@@ -27,6 +27,13 @@ TEST(trigger_good)
 		{"enable_event:app:request", TRAIL_TRIG_ENABLE_EVENT, -1, "app:request", NULL},
 		{"disable_event:app:req*:3 if x", TRAIL_TRIG_DISABLE_EVENT, 3, "app:req*", "x"},
 		{"enable_event:sys:ev:2147483647", TRAIL_TRIG_ENABLE_EVENT, 2147483647, "sys:ev", NULL},
+		/* the wprobe series' set_wprobe / clear_wprobe (target GRP/EVENT,
+		 * kept as "GRP:EVENT") */
+		{"set_wprobe:app/obj:ptr+16", TRAIL_TRIG_SET_WPROBE, -1, "app:obj", NULL},
+		{"set_wprobe:app/obj:ptr:3 if ptr != 0", TRAIL_TRIG_SET_WPROBE, 3, "app:obj", "ptr != 0"},
+		{"clear_wprobe:app/obj", TRAIL_TRIG_CLEAR_WPROBE, -1, "app:obj", NULL},
+		{"clear_wprobe:app/obj:2", TRAIL_TRIG_CLEAR_WPROBE, 2, "app:obj", NULL},
+		{"clear_wprobe:app/obj:ptr-8", TRAIL_TRIG_CLEAR_WPROBE, -1, "app:obj", NULL},
 		/* "if" inside a word is not the keyword */
 		{"traceon if diff == 1", TRAIL_TRIG_TRACEON, -1, "", "diff == 1"},
 	};
@@ -45,6 +52,20 @@ TEST(trigger_good)
 			CHECK(t.filter == NULL);
 	}
 	CHECK_STR(trail_trigger_name(TRAIL_TRIG_DISABLE_EVENT), "disable_event");
+	{
+		struct trail_trigger t;
+		struct trail_filter_err e;
+
+		CHECK_EQ(trail_trigger_parse("set_wprobe:app/obj:ptr+16", &t, &e), 0);
+		CHECK_STR(t.obj_field, "ptr");
+		CHECK_EQ(t.obj_off, 16);
+		CHECK_EQ(trail_trigger_parse("clear_wprobe:app/obj:p-8:2", &t, &e), 0);
+		CHECK_STR(t.obj_field, "p");
+		CHECK_EQ(t.obj_off, -8);
+		CHECK_EQ(t.count, 2);
+		CHECK_EQ(trail_trigger_parse("clear_wprobe:app/obj", &t, &e), 0);
+		CHECK_STR(t.obj_field, "");
+	}
 }
 
 /* hist: its text, `if` included, left to hist.h's grammar */
@@ -103,6 +124,12 @@ TEST(trigger_errors)
 		{"enable_event:app:^[x", "set without"},
 		{"traceoff if^", "Meaningless filter expression"},
 		{"traceoff:3 if^  ", "Meaningless filter expression"},
+		{"set_wprobe^", "Missing wprobe event"},
+		{"set_wprobe:^obj:ptr", "Missing wprobe event"},
+		{"set_wprobe:^app/:ptr", "Missing wprobe event"},
+		{"set_wprobe:app/obj^", "Missing FIELD"},
+		{"set_wprobe:app/obj:ptr+^x", "Invalid offset"},
+		{"clear_wprobe:app/obj:ptr:^x", "Invalid count"},
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {

@@ -123,7 +123,8 @@ static const struct opt_cmd record_opts = {
 		 "OUTPUT.N), stacktrace, enable_event:S:E,\n"
 		 "disable_event:S:E; [:COUNT] [if FILTER];\n"
 		 "hist:keys=... (kept in the process: trail hist);\n"
-		 "objtrace:add:FIELD[,OFFSET][:TYPE] (with -p)", 0, NULL},
+		 "objtrace:add:FIELD[,OFFSET][:TYPE] (with -p);\n"
+		 "set_wprobe:GRP/EVENT:FIELD[+OFF], clear_wprobe:...", 0, NULL},
 		{0, "rv", OPT_REQUIRED, "MODEL.dot",
 		 "a runtime verification monitor: a DOT automaton\n"
 		 "(the kernel's rvgen format) checked in the process\n"
