@@ -238,7 +238,8 @@ int trail_probe_check(const void *blob, size_t len, struct trail_probe *p, const
 		case TRAIL_FOP_IMM:
 			break;
 		case TRAIL_FOP_WADDR:
-			*why = "$addr outside a wprobe";
+		case TRAIL_FOP_WOLD:
+			*why = "$addr or $old outside a wprobe";
 			if (h.kind != TRAIL_PROBE_WATCH)
 				return -EPROTO;
 			break;

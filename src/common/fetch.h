@@ -168,6 +168,9 @@ enum trail_fetch_op {
 	TRAIL_FOP_BITFIELD,  /* a = bits [arg, arg + size) of a (size: width),
 			      * b<size>@<arg>/<container> */
 	TRAIL_FOP_WADDR,     /* a = the watched address (kind w only): $addr */
+	TRAIL_FOP_WOLD,      /* a = the watched value before the access, as
+			      * the last trap (or the arming) left it (kind
+			      * w only): $old */
 	/* store ops: append the argument's field, end the argument */
 	TRAIL_FOP_ST_INT = 32, /* size bytes of a (1, 2, 4, 8) */
 	TRAIL_FOP_ST_STRING, /* the NUL-terminated string at a + imm (at most

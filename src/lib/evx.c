@@ -20,9 +20,10 @@
 #include <trail/trail.h>
 
 #include "evx.h"
-#include "fwatch.h"
 #include "record.h"
 #include "synth.h"
+
+int (*trail__wprobe_move)(const char *provider, const char *name, int op, uintptr_t addr);
 
 /* the sessions' extras, each session's in a list (control only) */
 static struct evx *all[TRAIL_MAX_SESSIONS];
@@ -609,6 +610,8 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 			char prov[TRAIL_TRIG_MAX_TARGET];
 			size_t pl = strcspn(tr->t.target, ":");
 			int op = tr->t.cmd == TRAIL_TRIG_SET_WPROBE ? TRAIL_FWATCH_SET : TRAIL_FWATCH_CLEAR;
+			int (*move)(const char *, const char *, int, uintptr_t) =
+				__atomic_load_n(&trail__wprobe_move, __ATOMIC_ACQUIRE);
 
 			if (tr->t.obj_field[0]) {
 				if (trail_hist_key(&tr->keyer, payload, len, &c, key, vals))
@@ -619,7 +622,8 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 			}
 			memcpy(prov, tr->t.target, pl);
 			prov[pl] = '\0';
-			trail__fwatch_set(prov, tr->t.target + pl + 1, op, (uintptr_t)addr);
+			if (move) /* (none armed yet: nothing to move) */
+				move(prov, tr->t.target + pl + 1, op, (uintptr_t)addr);
 			break;
 		}
 		case TRAIL_TRIG_SNAPSHOT: /* the recorder writes it (finish.c) */

@@ -106,6 +106,16 @@ HIDDEN int trail__evx_make(unsigned s, const char *spec, struct evrt *rt, int se
  * was ever set. */
 HIDDEN void trail__evx_free(unsigned s, struct evrt *rt);
 
+/* set_wprobe / clear_wprobe: the wprobe provider:name armed in this
+ * process (fwatch.c sets the hook when it arms one) watches addr from now
+ * on (SET: every thread's event moved), nothing (CLEAR), or nothing if it
+ * watched addr (CLEAR_IF). 0; -ENOENT: no such watch; -EINVAL: addr not
+ * aligned to its length; -1: a thread's event refused the move. From the
+ * record path: async-signal-safe. */
+enum { TRAIL_FWATCH_SET, TRAIL_FWATCH_CLEAR, TRAIL_FWATCH_CLEAR_IF };
+extern int (*trail__wprobe_move)(const char *provider, const char *name, int op,
+				 uintptr_t addr) HIDDEN;
+
 /* rvmon.c: session s's monitors ("@rv" lines of its spec, rv.h) on rt:
  * how many labels select it (x NULL), or (x given) those into x->rv with
  * their filters and keys bound to x->meta; -EBADMSG (a line damaged, a

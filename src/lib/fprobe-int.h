@@ -70,10 +70,11 @@ HIDDEN struct fprobe_att *trail__fprobe_att_make(struct fprobe *pr, uintptr_t bi
 /* the probes of *list (an instruction's), hit at ip with the registers r
  * and stack pointer sp, for the sessions of m */
 /* A watchpoint's trap (fwatch.c): at's probe for the sessions of m, the
- * registers at the trap (ip past the access), the watched address */
+ * registers at the trap (ip past the access), the watched address, the
+ * value there before the access */
 HIDDEN void trail__fprobe_fire_watch(const struct fprobe_att *at, uint32_t m,
 				     const struct trail_arch_regs *r, uintptr_t sp, uintptr_t ip,
-				     uintptr_t waddr);
+				     uintptr_t waddr, uint64_t wold);
 /* The probe of a spec's "@probe HEX" line (made if new; NULL: damaged) */
 HIDDEN struct fprobe *trail__fprobe_get(const char *hex, size_t n);
 HIDDEN void trail__fprobe_fire_insn(struct fprobe_att *const *list, uint32_t m,

@@ -79,6 +79,7 @@ struct fctx {
 	uint32_t srclen;
 	const struct trail_meta *srcm;
 	uintptr_t waddr;                      /* a watchpoint's address */
+	uint64_t wold;                        /* ... the value before */
 };
 
 /* where the entry trampoline saved each register (SP and IP: none) */
@@ -258,6 +259,9 @@ static uint32_t run(const struct fprobe *pr, const struct fprobe_att *at, const 
 				break;
 			case TRAIL_FOP_WADDR:
 				a = c->waddr;
+				break;
+			case TRAIL_FOP_WOLD:
+				a = c->wold;
 				break;
 			case TRAIL_FOP_SYM:
 				a = at->syms[in - pr->code];
@@ -1102,9 +1106,10 @@ void trail__fprobe_fire_insn(struct fprobe_att *const *list, uint32_t m,
 }
 
 void trail__fprobe_fire_watch(const struct fprobe_att *at, uint32_t m,
-			      const struct trail_arch_regs *r, uintptr_t sp, uintptr_t ip, uintptr_t waddr)
+			      const struct trail_arch_regs *r, uintptr_t sp, uintptr_t ip, uintptr_t waddr,
+			      uint64_t wold)
 {
-	struct fctx c = {.er = r, .sp = sp, .ip = ip, .waddr = waddr};
+	struct fctx c = {.er = r, .sp = sp, .ip = ip, .waddr = waddr, .wold = wold};
 	struct fprobe *pr = at->pr;
 
 	m &= __atomic_load_n(&pr->state, __ATOMIC_RELAXED);

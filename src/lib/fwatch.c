@@ -42,8 +42,8 @@
 #include "../common/fetch.h"
 #include "../common/spec.h"
 #include "fobjs.h"
+#include "evx.h"
 #include "fprobe-int.h"
-#include "fwatch.h"
 #include "internal.h"
 
 #define TRAIL_WATCH_SLOTS 4
@@ -55,6 +55,7 @@ struct watch {
 	struct fprobe_att *at;     /* its @SYM operands resolved */
 	uintptr_t addr;
 	uint32_t sessions;         /* the sessions recording it */
+	uint64_t shadow;           /* the value as the last trap left it ($old) */
 	int *fds;                  /* one event a thread there was (mmap) */
 	int nfd;
 };
@@ -100,10 +101,19 @@ static int on_trap(void *sip, void *ucv)
 	r.r13 = (uint64_t)uc->uc_mcontext.gregs[REG_R13];
 	r.r14 = (uint64_t)uc->uc_mcontext.gregs[REG_R14];
 	r.r15 = (uint64_t)uc->uc_mcontext.gregs[REG_R15];
-	trail__self++; /* (libtrail's own work: no probe records what it calls) */
-	trail__fprobe_fire_watch(w->at, m, &r, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-				 (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], w->addr);
-	trail__self--;
+	{
+		uintptr_t addr = __atomic_load_n(&w->addr, __ATOMIC_ACQUIRE);
+		uint64_t now = 0, old;
+
+		/* $old: what the last trap (or the arming) saw; a race of two
+		 * threads' writes gives each the other's as its old value */
+		trail_arch_load_safe(addr, w->pr->p.hdr->jump >> 4, &now);
+		old = __atomic_exchange_n((uint64_t *)&w->shadow, now, __ATOMIC_ACQ_REL);
+		trail__self++; /* (libtrail's own work: no probe records what it calls) */
+		trail__fprobe_fire_watch(w->at, m, &r, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
+					 (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], addr, old);
+		trail__self--;
+	}
 	return 1;
 }
 
@@ -252,11 +262,18 @@ static int watch_move(struct watch *w, unsigned slot, uintptr_t addr)
 	watch_attr(w->pr, addr, slot, &a);
 	for (int i = 0; i < w->nfd; i++)
 		bad |= ioctl(w->fds[i], PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) != 0;
+	{
+		uint64_t v = 0;
+
+		trail_arch_load_safe(addr, w->pr->p.hdr->jump >> 4, &v);
+		__atomic_store_n(&w->shadow, v, __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&w->addr, addr, __ATOMIC_RELEASE);
 	return bad ? -1 : 0;
 }
 
-int trail__fwatch_set(const char *provider, const char *name, int op, uintptr_t addr)
+/* evx.h's trail__wprobe_move */
+static int watch_set(const char *provider, const char *name, int op, uintptr_t addr)
 {
 	for (unsigned i = 0; i < TRAIL_WATCH_SLOTS; i++) {
 		struct watch *w = &watches[i];
@@ -340,7 +357,14 @@ static int watch_line(const char *v, size_t len, void *arg)
 		j->err = r;
 		return 1;
 	}
+	if (trail__signals_guard_faults() < 0) { /* (the loads below: fault-safe) */
+		j->err = -EIO;
+		return 1;
+	}
+	__atomic_store_n(&trail__wprobe_move, watch_set, __ATOMIC_RELEASE);
 	w->pr = pr;
+	w->shadow = 0;
+	trail_arch_load_safe(w->addr, pr->p.hdr->jump >> 4, &w->shadow);
 	__atomic_store_n(&w->sessions, 1u << j->s, __ATOMIC_RELEASE);
 	if ((r = arm(w, slot))) {
 		__atomic_store_n(&w->sessions, 0, __ATOMIC_RELEASE);

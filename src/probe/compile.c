@@ -162,6 +162,9 @@ static int emit_arg(struct cc *cc, const char *fetch, const struct probe_fa *fa)
 	case FA_WVALUE: /* ($value: the address, then its memory) */
 		ret = emit(cc, TRAIL_FOP_WADDR, 0, 0, 0, 0);
 		break;
+	case FA_WOLD:
+		ret = emit(cc, TRAIL_FOP_WOLD, 0, 0, 0, 0);
+		break;
 	case FA_SYM:
 		ret = sym_op(cc, fetch, fa, &obj, &imm);
 		if (!ret)

@@ -32,6 +32,7 @@ enum probe_fa_base {
 	FA_IMM,    /* \IMM: the number itself */
 	FA_WADDR,  /* w: $addr, the watched address */
 	FA_WVALUE, /* w: $value, what is there after the access */
+	FA_WOLD,   /* w: $old, what was there before it (as last seen) */
 };
 
 /* A fetch type: an integer (bitfield, array) or a string. */

@@ -228,8 +228,8 @@ static int fa_var(const char *f, size_t o, size_t n, const struct probe_fctx *c,
 			fa->base = FA_WADDR;
 			return 0;
 		}
-		if (vn == 5 && !memcmp(v, "value", 5)) {
-			fa->base = FA_WVALUE;
+		if ((vn == 5 && !memcmp(v, "value", 5)) || (vn == 3 && !memcmp(v, "old", 3))) {
+			fa->base = vn == 3 ? FA_WOLD : FA_WVALUE;
 			/* (the watch's own width, unsigned) */
 			if (!fa->typed && c->wlen)
 				fa->type = (struct probe_ftype){TRAIL_FK_INT, (uint8_t)c->wlen, TRAIL_FF_HEX, 0, 0, 0};
@@ -237,8 +237,9 @@ static int fa_var(const char *f, size_t o, size_t n, const struct probe_fctx *c,
 		}
 		if (!(vn == 4 && (!memcmp(v, "comm", 4) || !memcmp(v, "COMM", 4))))
 			return trail__probe_err(e, AT(c, o),
-				"Invalid $-variable specified: a wprobe has $addr, $value and $comm");
-	} else if ((vn == 4 && !memcmp(v, "addr", 4)) || (vn == 5 && !memcmp(v, "value", 5))) {
+				"Invalid $-variable specified: a wprobe has $addr, $value, $old and $comm");
+	} else if ((vn == 4 && !memcmp(v, "addr", 4)) || (vn == 5 && !memcmp(v, "value", 5)) ||
+		   (vn == 3 && !memcmp(v, "old", 3))) {
 		return trail__probe_err(e, AT(c, o), "$%.*s is a wprobe's (w:)", (int)vn, v);
 	}
 	if (vn == 6 && !memcmp(v, "retval", 6)) {

@@ -20,7 +20,7 @@ values() { $TRAIL report -i "$1" | sed -n "s/.* $2: (.*) v=\(0x[0-9a-f]*\).*/\1/
 # store); the program's output unchanged; one write of flag, in main
 every_write_once() {
 	fresh_registry
-	$TRAIL record -q --probe 'w:app/cnt w@counter v=$value a=$addr' --probe 'w:app/flag w@flag:1 f=$value' \
+	$TRAIL record -q --probe 'w:app/cnt w@counter v=$value a=$addr o=$old' --probe 'w:app/flag w@flag:1 f=$value' \
 		-o w.dat -- "$PROG" $N >out.txt
 	[ "$(cat out.txt)" = "counter=$((4 * N))" ] || die "program output: $(cat out.txt)"
 	$TRAIL report -i w.dat >r.txt
@@ -33,10 +33,16 @@ every_write_once() {
 		die "the last value is not $((4 * N))"
 	# every record the writing function's, the same address each time
 	[ "$(grep ' app:cnt: ' r.txt | grep -vc ' app:cnt: (worker+0x')" = 0 ] || die "$(grep ' app:cnt: ' r.txt | grep -v worker | head -2)"
-	[ "$(sed -n 's/.* app:cnt: .* a=\(0x[0-9a-f]*\)$/\1/p' r.txt | sort -u | wc -l)" = 1 ] || die "more than one \$addr"
+	[ "$(sed -n 's/.* app:cnt: .* a=\(0x[0-9a-f]*\) o=.*/\1/p' r.txt | sort -u | wc -l)" = 1 ] || die "more than one \$addr"
 	# four writer threads (and none of them the main one)
 	[ "$(grep ' app:cnt: ' r.txt | awk '{ print $1 }' | sort -u | wc -l)" = 4 ] || die "not 4 writers"
 	grep -qE ' app:flag: \(main\+0x[0-9a-f]+/0x[0-9a-f]+\) f=0x1$' r.txt || die "$(grep app:flag r.txt)"
+	# $old: under the lock, each write's old value is the one before it
+	grep ' app:cnt: ' r.txt | sed -n 's/.* v=\(0x[0-9a-f]*\) a=0x[0-9a-f]* o=\(0x[0-9a-f]*\)$/\1 \2/p' >vo.txt
+	[ "$(wc -l <vo.txt)" = $((4 * N)) ] || die "$(head -2 r.txt)"
+	# shellcheck disable=SC2046 # one value a word
+	[ "$(printf '%d %d\n' $(cat vo.txt) | awk '$1 != $2 + 1' | wc -l)" = 0 ] ||
+		die "an old value that is not the value before: $(printf '%d %d\n' $(cat vo.txt) | awk '$1 != $2 + 1' | head -3)"
 	[ "$(grep -c ' app:flag: ' r.txt)" = 1 ] || die "flag written once"
 }
 
@@ -91,7 +97,7 @@ bad_watches() {
 		 'w:a/b w@counter:3|Invalid length: 1, 2, 4 or 8 bytes|16|2' \
 		 'w:a/b x@counter|Invalid access type: r, w or rw|6|2' \
 		 'w:a/b counter|Invalid watch specification|6|2' \
-		 'w:a/b w@counter $arg1|a wprobe has $addr, $value and $comm|16|2' \
+		 'w:a/b w@counter $arg1|a wprobe has $addr, $value, $old and $comm|16|2' \
 		 'w:a/b w@counter x=counter|a wprobe reads $addr, $value, @SYM, registers and memory|18|2' \
 		 'p:a/b touch $value|$value is a wprobe'"'"'s (w:)|12|2'; do
 		IFS='|' read -r def msg col rc <<<"$r"

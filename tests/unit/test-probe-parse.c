@@ -99,6 +99,8 @@ static const struct {
 	/* wprobes (the wprobe series' w:, the kernel's listing) */
 	{"w w@counter", "w:wprobes/w_counter w@counter"},
 	{"w:g/e rw@counter:4 v=$value a=$addr", "w:g/e rw@counter:4 v=$value a=$addr"},
+	{"w:g/e w@counter:8 $old $value", "w:g/e w@counter:8 arg1=$old arg2=$value"},
+	{"w:g/e w@-1:8", "w:g/e w@-1:8"},
 	{"w @counter+8:8", "w:wprobes/w_counter_8 rw@counter+8:8"},
 	{"w:g/e w@obj-8:2", "w:g/e w@obj-8:2"},
 	{"w w@0x1000:4 $comm %ax", "w:wprobes/w_0x1000 w@0x1000:4 arg1=$comm arg2=%ax"},
@@ -384,6 +386,7 @@ static const struct {
 	{"w:g/e w@counter ^var", "a wprobe reads"},
 	{"p:g/e foo ^$addr", "wprobe's"},
 	{"r:g/e foo ^$value", "wprobe's"},
+	{"p:g/e foo ^$old", "wprobe's"},
 	{"w:g/e ^", "Watch point is not specified"},
 };
 
