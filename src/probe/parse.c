@@ -759,8 +759,11 @@ static int parse_wspec(const struct tok *t, struct probe_def *d, struct probe_er
 
 		if (span_u64(s, (size_t)(end - s), 0, &v))
 			return trail__probe_err(e, t->pos + (int)(s - t->s), "Invalid watch address");
-		if (!(d->sym = strndup(s, (size_t)(end - s))))
+		/* (its text as listed: 0x..., whatever the base written) */
+		if (asprintf(&d->sym, "0x%llx", (unsigned long long)v) < 0) {
+			d->sym = NULL;
 			return nomem(e);
+		}
 		d->offset = v;
 		d->wabs = 1;
 		d->sym_pos = t->pos + (int)(s - t->s);
