@@ -705,11 +705,43 @@ static int rv_each(const char *name, const void *blob, size_t size, void *arg)
 	return r ? -1 : 0;
 }
 
+/* how many of the monitors' labels select the event name ("SYS:EVENT"):
+ * libtrail keeps 8 an event (evx.h TRAIL_EVX_RV) */
+static int rv_crowd_each(const char *name, const void *blob, size_t size, void *arg)
+{
+	struct trail_session *S = arg;
+	const char *colon = strchr(name, ':');
+	char prov[256];
+	int n = 0;
+
+	(void)blob, (void)size;
+	if (!colon || (size_t)(colon - name) >= sizeof(prov))
+		return 0;
+	memcpy(prov, name, (size_t)(colon - name));
+	prov[colon - name] = '\0';
+	for (int i = 0; i < S->nrv; i++)
+		for (int e = 0; e < S->rvs[i].m.nevents; e++) {
+			const char *filter, *l = S->rvs[i].m.events[e];
+			size_t pl, fl;
+
+			trail_rv_label(l, &pl, &filter, &fl);
+			n += memchr(l, ':', pl) ? trail__spec_match1(l, pl, prov, colon + 1)
+						: trail__glob(l, pl, colon + 1, strlen(colon + 1));
+		}
+	if (n <= 8)
+		return 0;
+	trail_session_err(S, "--rv: %d events of the models are %s, at most 8 an event", n, name);
+	return -1;
+}
+
 /* --rv: every event of every model is an event here (when the events
  * are known), its filter compiles for it, its key field is there */
 static int check_rv(struct trail_session *S, const struct known *k)
 {
 	int known = (k->n || S->nprobe_names) && !S->allow_unknown && !S->all;
+
+	if (S->nrv && each_event(S, k, "*", 1, rv_crowd_each, S))
+		return -1;
 
 	for (int i = 0; i < S->nrv; i++) {
 		const struct trail_rv_mon *mon = &S->rvs[i];

@@ -208,6 +208,12 @@ online_bad() {
 	has err.txt '--rv ni.dot:1:1: no initial state'
 	expect_rc 2 $TRAIL record -q -e 'app:*' --rv mutex.dot --rv mutex.dot -o x.dat -- "$PROG" 1 2>err.txt
 	has err.txt 'a monitor named mutex is loaded already'
+	# more labels on one event than libtrail keeps
+	{ echo 'digraph many { "__init_a" -> "a";'
+	  for i in $(seq 1 9); do echo "\"a\" -> \"a\" [label = \"app:lock[id == $i]\"];"; done
+	  echo '}'; } >many.dot
+	expect_rc 1 $TRAIL record -q -e 'app:*' --rv many.dot -o x.dat -- "$PROG" 1 2>err.txt
+	has err.txt '9 events of the models are app:lock, at most 8 an event'
 	[ ! -e x.dat ] || die "a refused recording wrote x.dat"
 }
 
