@@ -146,17 +146,17 @@ auto_analysis() {
 live_timerlat_irq() {
 	export TRAIL_TRACEFS=
 	local row imn iav imx tmn tav tmx ic tc
-	$TRAIL timerlat top -q -d 2 -c 0 -p 1000 >out.txt 2>err.txt
+	$TRAIL timerlat top -q -d 1 -c 0 -p 1000 >out.txt 2>err.txt
 	row=$(grep -E '^  0 #' out.txt) || die "no CPU 0 row: $(cat out.txt)"
 	read -r imn iav imx <<<"$(awk -F'|' '{ split($2, a, " "); print a[2], a[3], a[4] }' <<<"$row")"
 	read -r tmn tav tmx <<<"$(awk -F'|' '{ split($3, a, " "); print a[2], a[3], a[4] }' <<<"$row")"
 	[[ "$imn$iav$imx" =~ ^[0-9]+$ ]] || die "IRQ columns: $row"
 	[ "$imn" -le "$iav" ] && [ "$iav" -le "$imx" ] && [ "$iav" -le "$tav" ] || die "$row"
 	hasnt err.txt 'IRQ columns'
-	$TRAIL timerlat hist -d 2 -c 0 -p 1000 >h.txt 2>err.txt
+	$TRAIL timerlat hist -d 1 -c 0 -p 1000 >h.txt 2>err.txt
 	grep -qE '^Index   IRQ-000   Thr-000$' h.txt || die "$(cat h.txt)"
 	read -r ic tc <<<"$(awk '$1 == "count:" { print $2, $3; exit }' h.txt)"
-	[ "$tc" -ge 1500 ] && [ $((ic * 100)) -ge $((tc * 90)) ] && [ "$ic" -le "$tc" ] || die "IRQ $ic of $tc samples"
+	[ "$tc" -ge 700 ] && [ $((ic * 100)) -ge $((tc * 90)) ] && [ "$ic" -le "$tc" ] || die "IRQ $ic of $tc samples"
 	has h.txt 'ALL:        IRQ       Thr'
 	# -i: an IRQ latency past 1 us stops it (rtla's words, exit status 2)
 	expect_rc 2 $TRAIL timerlat top -q -c 0 -d 10 -i 1 >i.txt 2>/dev/null
@@ -190,7 +190,7 @@ live_osnoise_attribution() {
 	echo 1 >"$d/events/irq_vectors/enable"
 	echo 1 >"$d/events/irq/irq_handler_entry/enable"
 	echo 1 >"$d/tracing_on"
-	$TRAIL osnoise top -q -c $cpu -d 3 -p 1000000 -r 900000 >o.txt 2>err.txt
+	$TRAIL osnoise top -q -c $cpu -d 2 -p 500000 -r 450000 >o.txt 2>err.txt
 	echo 0 >"$d/tracing_on"
 	indep=$(grep -E ': [a-z_]+_entry:' "$d/per_cpu/cpu$cpu/trace" | grep -vc 'softirq_entry') || true
 	rmdir "$d"
@@ -199,7 +199,7 @@ live_osnoise_attribution() {
 	[ "$irq" -le "$indep" ] && [ $((irq * 100)) -ge $((indep * 50)) ] || die "osnoise IRQ $irq, the kernel's $indep: $(cat o.txt)"
 	hasnt err.txt 'counted from /proc'
 	taskset -c $cpu sh -c 'while :; do :; done' & hog=$!
-	$TRAIL osnoise top -q -c $cpu -d 2 -p 500000 >b.txt 2>/dev/null
+	$TRAIL osnoise top -q -c $cpu -d 1 -p 250000 >b.txt 2>/dev/null
 	kill $hog
 	wait $hog 2>/dev/null || true
 	thr=$(awk -v c=$cpu '$1 == c { print $NF }' b.txt)
