@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "counters.h"
 #include "spec.h"
 #include "util.h"
 #include "trigger.h"
@@ -23,6 +24,7 @@ static const struct {
 	{"objtrace", TRAIL_TRIG_OBJTRACE, 0},
 	{"set_wprobe", TRAIL_TRIG_SET_WPROBE, 0},
 	{"clear_wprobe", TRAIL_TRIG_CLEAR_WPROBE, 0},
+	{"counters", TRAIL_TRIG_COUNTERS, 0},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -204,6 +206,42 @@ static int wprobe_of(const char *text, size_t *i, size_t head, struct trail_trig
 	return 0;
 }
 
+/* counters' ":NAME[,NAME...]" at text[*i ..): up to a COUNT */
+static int counters_of(const char *text, size_t *i, size_t head, struct trail_trigger *t,
+		       struct trail_filter_err *e)
+{
+	size_t k = *i, end;
+
+	if (k >= head || text[k] != ':')
+		return fail(e, k, "Missing counters (counters:page-faults,task-clock)");
+	end = k + 1 + strcspn(text + k + 1, ":");
+	if (end > head)
+		end = head;
+	for (k++; k <= end;) {
+		size_t n = strcspn(text + k, ",:");
+		int c;
+
+		if (k + n > end)
+			n = end - k;
+		if (!n || (c = trail_counter_find(text + k, n)) < 0)
+			return fail(e, k, "Unknown counter (page-faults, minor-faults, major-faults, "
+					  "context-switches, cpu-migrations, task-clock, cpu-clock, "
+					  "cycles, instructions...)");
+		for (uint8_t j = 0; j < t->nctr; j++)
+			if (t->ctr[j] == c)
+				return fail(e, k, "This counter is already read");
+		if (t->nctr == sizeof(t->ctr))
+			return fail(e, k, "Too many counters (at most 8)");
+		t->ctr[t->nctr++] = (uint8_t)c;
+		k += n;
+		if (k >= end || text[k] != ',')
+			break;
+		k++;
+	}
+	*i = k;
+	return 0;
+}
+
 /* a count: 1 .. MAX, digits only */
 static int count_of(const char *s, size_t n, int32_t *v)
 {
@@ -255,7 +293,7 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 	if ((c = cmd_named(text + i, n)) < 0)
 		return fail(e, i, "Unknown trigger command (traceon, traceoff, snapshot, "
 				  "stacktrace, enable_event, disable_event, hist, objtrace, set_wprobe, "
-				  "clear_wprobe)");
+				  "clear_wprobe, counters)");
 	t->cmd = cmds[c].cmd;
 	if (t->cmd == TRAIL_TRIG_HIST) { /* its own grammar, `if` included (hist.h) */
 		t->hist = text + i;
@@ -267,6 +305,8 @@ int trail_trigger_parse(const char *text, struct trail_trigger *t, struct trail_
 		return -1;
 	if ((t->cmd == TRAIL_TRIG_SET_WPROBE || t->cmd == TRAIL_TRIG_CLEAR_WPROBE) &&
 	    wprobe_of(text, &i, head, t, e))
+		return -1;
+	if (t->cmd == TRAIL_TRIG_COUNTERS && counters_of(text, &i, head, t, e))
 		return -1;
 	if (cmds[c].target) {
 		size_t s0 = i + 1, sn, en;

@@ -50,6 +50,10 @@ enum trail_trig_cmd {
 	TRAIL_TRIG_CLEAR_WPROBE, /* clear_wprobe:GRP/EVENT[:FIELD[+OFFSET]]:
 				  * it watches nothing (with FIELD: if it
 				  * watches that) */
+	TRAIL_TRIG_COUNTERS,     /* counters:NAME[,NAME...]: the thread's perf
+				  * counters (counters.h) as a
+				  * synthetic:perf_counters record after the
+				  * event's */
 };
 
 #define TRAIL_TRIG_MAX_TARGET 128 /* "SYS:EVENT" of enable/disable_event */
@@ -71,6 +75,7 @@ struct trail_trigger {
 					     * for a clear_wprobe without one;
 					     * their target: "GRP:EVENT") */
 	uint16_t obj_field_pos;             /* FIELD's position in the text */
+	uint8_t nctr, ctr[8];               /* counters: the counters read */
 };
 
 /* Parse text (one trigger, no event prefix). 0, or -1 with *e (a

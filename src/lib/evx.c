@@ -14,11 +14,15 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <trail/trail.h>
 
+#include "../common/counters.h"
 #include "evx.h"
 #include "record.h"
 #include "synth.h"
@@ -254,6 +258,10 @@ static int trigger_line(const char *v, size_t len, void *arg)
 	g->target |= targets(&t, g->rt);
 	if (!trail__spec_match1(v, plen, g->rt->provider, g->rt->name))
 		return 0;
+	/* (the counters' own record reads none: it would write itself) */
+	if (t.cmd == TRAIL_TRIG_COUNTERS && !strcmp(g->rt->provider, TRAIL_SYNTH_PROVIDER) &&
+	    !strcmp(g->rt->name, TRAIL_CTR_EVENT))
+		return 0;
 	if (g->n == TRAIL_EVX_TRIGS) {
 		g->err = -E2BIG;
 		return 1;
@@ -264,7 +272,12 @@ static int trigger_line(const char *v, size_t len, void *arg)
 
 		tr->t = t;
 		tr->left = t.count;
-		tr->after = t.cmd == TRAIL_TRIG_STACKTRACE;
+		tr->after = t.cmd == TRAIL_TRIG_STACKTRACE || t.cmd == TRAIL_TRIG_COUNTERS;
+		if (t.cmd == TRAIL_TRIG_COUNTERS &&
+		    !(tr->synth[0] = trail__synth_find(trail__sess[g->s].spec, TRAIL_CTR_EVENT))) {
+			g->err = -EBADMSG; /* (the CLI defines it with the trigger) */
+			return 1;
+		}
 		if (t.cmd == TRAIL_TRIG_HIST) {
 			tr->t.hist = NULL; /* (buf's) */
 			if ((g->err = hist_make(g, tr, &t)))
@@ -547,6 +560,38 @@ static void hist_update(struct evx_trig *tr, struct writer *w, unsigned d, unsig
 	trail_hist_update(k, tr->tab, cpu, payload, len, &c, &io);
 }
 
+/* the thread's counter c: its perf event, opened at its first read (pid
+ * 0: this thread; its counts from then on); -1 when the kernel refuses */
+static int counter_fd(struct writer *w, unsigned c)
+{
+	if (!(w->ctr_open >> c & 1)) {
+		struct perf_event_attr a;
+
+		trail_counter_attr((int)c, &a);
+		w->ctr_fd[c] = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		w->ctr_open |= 1u << c;
+	}
+	return w->ctr_fd[c];
+}
+
+/* a counters trigger: the thread's counters now, as its synthetic event
+ * (after the event's record) */
+static __attribute__((noinline)) void counters(struct evx_trig *tr, struct writer *w, unsigned d,
+					       unsigned s)
+{
+	uint64_t vals[TRAIL_CTR_MAX] = {0};
+
+	if (!w)
+		return;
+	for (uint8_t i = 0; i < tr->t.nctr; i++) {
+		int fd = counter_fd(w, tr->t.ctr[i]);
+
+		if (fd < 0 || read(fd, &vals[i], 8) != 8)
+			vals[i] = 0;
+	}
+	trail__synth_emit(tr->synth[0], w, d, s, vals, NULL, NULL);
+}
+
 /* may this run of tr go (its count not spent)? */
 static int take(struct evx_trig *tr)
 {
@@ -626,6 +671,9 @@ static void triggers_run(struct evx *x, struct writer *w, unsigned d, unsigned s
 				move(prov, tr->t.target + pl + 1, op, (uintptr_t)addr);
 			break;
 		}
+		case TRAIL_TRIG_COUNTERS:
+			counters(tr, w, d, s);
+			break;
 		case TRAIL_TRIG_SNAPSHOT: /* the recorder writes it (finish.c) */
 			__atomic_fetch_add(&trail__sess[s].hdr->snapshots, 1, __ATOMIC_RELEASE);
 			break;

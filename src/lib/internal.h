@@ -150,6 +150,10 @@ struct writer {
 		const void *mon;
 		void *slot;
 	} rvc[8];
+	/* evx.c's counters trigger: the thread's perf counters, by
+	 * counters.h's index (ctr_open: opened, or tried: then fd -1) */
+	int ctr_fd[16];
+	uint32_t ctr_open;
 	struct wctx ctx[TRAIL_MAX_SESSIONS][TRAIL_MAX_DEPTH];
 };
 

@@ -445,6 +445,15 @@ void trail__defer_flush_self(void)
 	path_leave(w, 0);
 }
 
+/* the thread's counters (evx.c's counters trigger): closed with it */
+static void counters_close(struct writer *w)
+{
+	for (unsigned i = 0; i < sizeof(w->ctr_fd) / sizeof(w->ctr_fd[0]); i++)
+		if ((w->ctr_open >> i & 1) && w->ctr_fd[i] >= 0)
+			close(w->ctr_fd[i]);
+	w->ctr_open = 0;
+}
+
 static void writer_dtor(void *arg)
 {
 	struct writer *w = arg;
@@ -464,6 +473,7 @@ static void writer_dtor(void *arg)
 				trail__ctx_close(ps, &w->ctx[s][d]);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	counters_close(w);
 	__atomic_store_n(&w->depth, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&w->epoch, w->epoch + 1, __ATOMIC_RELEASE);
 	trail__tls_w = NULL;
@@ -504,6 +514,7 @@ void trail__writers_forked(void)
 				w->ctx[s][d].gen = gen;
 			}
 		w->defer.flush = NULL;
+		counters_close(w); /* (the parent's threads': not ours to read) */
 		if (w != self) {
 			w->depth = 0;
 			w->in_use = 0;

@@ -7,12 +7,16 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/arena.h"
+#include "../common/counters.h"
 #include "../common/filter.h"
 #include "../common/rv.h"
 #include "../common/spec.h"
@@ -208,6 +212,103 @@ int trail_session_trigger(struct trail_session *S, const char *text)
 	S->snapshot |= t.cmd == TRAIL_TRIG_SNAPSHOT;
 	S->objtrace |= t.cmd == TRAIL_TRIG_OBJTRACE;
 	return 0;
+}
+
+int trail_session_context(struct trail_session *S, const char *ctx)
+{
+	const struct trail_counter *all;
+	size_t n;
+
+	all = trail_counters(&n);
+	for (const char *p = ctx; *p;) {
+		size_t k = strcspn(p, ","), pre = 0;
+		struct perf_event_attr a;
+		int c, fd;
+
+		if (k > 8 && !strncmp(p, "counter:", 8))
+			pre = 8;
+		else if (k > 12 && !strncmp(p, "perf:thread:", 12))
+			pre = 12;
+		if (!pre)
+			return trail_session_caret(S, TRAIL_DIAG_USAGE, "context", ctx, (size_t)(p - ctx),
+						   "a context is counter:NAME (or perf:thread:NAME)");
+		if ((c = trail_counter_find(p + pre, k - pre)) < 0)
+			return trail_session_caret(S, TRAIL_DIAG_USAGE, "context", ctx,
+						   (size_t)(p - ctx) + pre,
+						   "Unknown counter (page-faults, minor-faults, major-faults, "
+						   "context-switches, cpu-migrations, task-clock, cpu-clock, "
+						   "cycles, instructions, cache-references, cache-misses, "
+						   "branches, branch-misses)");
+		for (int i = 0; i < S->nctr; i++)
+			if (S->ctr[i] == c)
+				return trail_session_caret(S, TRAIL_DIAG_USAGE, "context", ctx,
+							   (size_t)(p - ctx) + pre, "This counter is already read");
+		if (S->nctr == (int)sizeof(S->ctr))
+			return trail_session_usage(S, "--context: at most 8 counters");
+		trail_counter_attr(c, &a);
+		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			return trail_session_err(S, "--context counter:%s: %s", all[c].name,
+						 errno == ENOENT || errno == EOPNOTSUPP
+						 ? "not on this machine (no hardware PMU the kernel exposes: "
+						   "a virtual machine often has none; the software counters "
+						   "always are)"
+						 : errno == EACCES || errno == EPERM
+						 ? "not permitted (kernel.perf_event_paranoid: 2 allows a "
+						   "process's own counters, 3 and more none)"
+						 : strerror(errno));
+		close(fd);
+		S->ctr[S->nctr++] = (uint8_t)c;
+		p += k;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* --context: the counters' synthetic event, recorded, and a counters
+ * trigger on each -e's events */
+static int context_lines(struct trail_session *S)
+{
+	const struct trail_counter *all;
+	char def[512], trig[256];
+	size_t n, o, t;
+	int ne = S->nevents, r;
+
+	if (!S->nctr)
+		return 0;
+	all = trail_counters(&n);
+	o = (size_t)snprintf(def, sizeof(def), "%s", TRAIL_CTR_EVENT);
+	t = (size_t)snprintf(trig, sizeof(trig), "counters:");
+	for (int i = 0; i < S->nctr; i++) {
+		o += (size_t)snprintf(def + o, sizeof(def) - o, "%s u64 %s", i ? ";" : "",
+				      all[S->ctr[i]].field);
+		t += (size_t)snprintf(trig + t, sizeof(trig) - t, "%s%s", i ? "," : "",
+				      all[S->ctr[i]].name);
+	}
+	if ((r = trail_session_synth(S, def)))
+		return r;
+	for (int i = 0; i < ne; i++) {
+		char *line;
+		size_t *to;
+		int k = S->ntriggers;
+
+		if (asprintf(&line, "@trigger %s %s", S->events[i], trig) < 0)
+			return oom(S);
+		if (!(to = realloc(S->trig_off, (size_t)(k + 1) * sizeof(*to)))) {
+			free(line);
+			return oom(S);
+		}
+		S->trig_off = to;
+		/* (its text as given: the line's, from the trigger on) */
+		to[k] = 0;
+		if (push(&S->trig_args, &k, strchr(line + 9, ' ') + 1) ||
+		    push(&S->triggers, &S->ntriggers, line)) {
+			free(line);
+			return oom(S);
+		}
+	}
+	return trail_session_event(S, TRAIL_SYNTH_PROVIDER ":" TRAIL_CTR_EVENT);
 }
 
 /* do a and b say the same? */
@@ -427,6 +528,11 @@ int trail_session_validate(struct trail_session *S, char **cmd)
 
 	S->cmd = cmd ? cmd : none;
 	S->nfuncs_user = S->nfuncs;
+	if (S->nctr && !S->nevents)
+		return trail_session_usage(S, "--context reads counters at the events of the -e "
+					   "options: give one");
+	if (context_lines(S))
+		return TRAIL_SESSION_FAIL;
 	if (synths_needed(S))
 		return TRAIL_SESSION_FAIL;
 	if (!S->nevents && !S->tracer && !S->nprobes && !S->ntriggers && !S->nrv)

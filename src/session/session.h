@@ -97,6 +97,8 @@ struct trail_session {
 	int snapshot;       /* a -T is a snapshot */
 	int objtrace;       /* a -T is an objtrace: ftrace:objtrace recorded */
 	uint64_t hist_bytes; /* the histogram area the hist triggers want */
+	uint8_t ctr[8];           /* --context counter:NAME: counters.h indexes */
+	int nctr;
 	struct trail_rv_mon *rvs; /* --rv: monitors (rv.h), checked in the processes */
 	const char **rv_paths;    /* ... each one's model file */
 	int nrv;
@@ -140,6 +142,12 @@ int trail_session_synth(struct trail_session *S, const char *def);
  * says otherwise (thread, process or an event field), its reactor trace
  * (the rv:error record alone) until _reactor names another: both apply
  * to the last monitor given */
+/* --context counter:NAME[,...] (LTTng's perf:thread:NAME too): the
+ * thread's perf counters after each recorded event, as a
+ * synthetic:perf_counters record; each checked here (perf_event_open on
+ * this thread: a counter the machine has not, or not permitted, is an
+ * error naming why) */
+int trail_session_context(struct trail_session *S, const char *ctx);
 int trail_session_rv(struct trail_session *S, const char *path);
 int trail_session_rv_per(struct trail_session *S, const char *per);
 int trail_session_rv_reactor(struct trail_session *S, const char *reactor);

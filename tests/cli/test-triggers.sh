@@ -139,7 +139,7 @@ trigger_errors() {
 		[ "$caret" = "$col" ] || die "'$trig': caret at $caret, want $col: $(cat err.txt)"
 		[ ! -e t.dat ] || die "'$trig': a file was written"
 	done <<'T'
-2|snapshots|Unknown trigger command (traceon, traceoff, snapshot, stacktrace, enable_event, disable_event, hist, objtrace, set_wprobe, clear_wprobe)|0
+2|snapshots|Unknown trigger command (traceon, traceoff, snapshot, stacktrace, enable_event, disable_event, hist, objtrace, set_wprobe, clear_wprobe, counters)|0
 2|traceoff:0|Invalid count|9
 2|app:request:traceoff:x|Invalid count|21
 2|enable_event:app|Missing SYS:EVENT|13

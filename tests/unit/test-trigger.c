@@ -34,6 +34,8 @@ TEST(trigger_good)
 		{"clear_wprobe:app/obj", TRAIL_TRIG_CLEAR_WPROBE, -1, "app:obj", NULL},
 		{"clear_wprobe:app/obj:2", TRAIL_TRIG_CLEAR_WPROBE, 2, "app:obj", NULL},
 		{"clear_wprobe:app/obj:ptr-8", TRAIL_TRIG_CLEAR_WPROBE, -1, "app:obj", NULL},
+		{"counters:page-faults,task-clock", TRAIL_TRIG_COUNTERS, -1, "", NULL},
+		{"counters:cycles:5 if x > 1", TRAIL_TRIG_COUNTERS, 5, "", "x > 1"},
 		/* "if" inside a word is not the keyword */
 		{"traceon if diff == 1", TRAIL_TRIG_TRACEON, -1, "", "diff == 1"},
 	};
@@ -130,6 +132,10 @@ TEST(trigger_errors)
 		{"set_wprobe:app/obj^", "Missing FIELD"},
 		{"set_wprobe:app/obj:ptr+^x", "Invalid offset"},
 		{"clear_wprobe:app/obj:ptr:^x", "Invalid count"},
+		{"counters^", "Missing counters"},
+		{"counters:^nope", "Unknown counter"},
+		{"counters:task-clock,^", "Unknown counter"},
+		{"counters:cycles,^cycles", "already read"},
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {

@@ -94,7 +94,7 @@ enum {
 	O_THRESH, O_RETVAL, O_ARGS, O_NO_LIBCALL, O_NEST_LIBCALL, O_TID, O_NEST, O_PROBE, O_SYNTH,
 	O_BOOTCONFIG,
 	O_INSTANCE,
-	O_PRINTK, O_RV, O_RV_PER, O_RV_REACTOR,
+	O_PRINTK, O_RV, O_RV_PER, O_RV_REACTOR, O_CONTEXT,
 };
 
 static const struct opt_cmd record_opts = {
@@ -125,6 +125,11 @@ static const struct opt_cmd record_opts = {
 		 "hist:keys=... (kept in the process: trail hist);\n"
 		 "objtrace:add:FIELD[,OFFSET][:TYPE] (with -p);\n"
 		 "set_wprobe:GRP/EVENT:FIELD[+OFF], clear_wprobe:...", 0, NULL},
+		{0, "context", OPT_REQUIRED, "counter:NAME",
+		 "after each event of the -e options, the thread's\n"
+		 "perf counters (page-faults, task-clock, cycles...;\n"
+		 "LTTng's perf:thread:NAME too), a comma list or\n"
+		 "repeated: a synthetic:perf_counters record", O_CONTEXT, NULL},
 		{0, "rv", OPT_REQUIRED, "MODEL.dot",
 		 "a runtime verification monitor: a DOT automaton\n"
 		 "(the kernel's rvgen format) checked in the process\n"
@@ -521,6 +526,9 @@ static int parse(struct rec *C, int argc, char **argv)
 			break;
 		case O_BOOTCONFIG:
 			r = trail_session_bootconfig_file(S, optarg);
+			break;
+		case O_CONTEXT:
+			r = trail_session_context(S, optarg);
 			break;
 		case O_RV:
 			r = trail_session_rv(S, optarg);

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# record --context counter:NAME (LTTng's add-context perf:thread:NAME):
+# the thread's perf counters after each event, as synthetic:perf_counters
+# records. Known deltas (tests/cli/ctr/ctrprog.c: N fresh pages touched
+# between app:before and app:after, 2N in a second thread, each thread's
+# counters its own); counters this machine has not, or names that are no
+# counter, refused before anything runs.
+. "$(dirname "$0")/lib.sh"
+
+export TRAIL_REGISTRY=$TMP/reg
+PROG=$BUILD/tests/cli/ctrprog
+
+# each app:* record followed by its thread's counters: "TID EVENT FAULTS"
+faults() {
+	$TRAIL report -i "$1" | awk '
+		/ app:(before|after): / { split($1, a, "-"); tid = a[length(a)]; ev = $4; next }
+		/ synthetic:perf_counters: / { split($1, a, "-"); if (a[length(a)] == tid && ev != "") {
+			for (i = 1; i <= NF; i++) if ($i ~ /^page_faults=/) { sub(/page_faults=/, "", $i); print tid, ev, $i }
+			ev = "" } }'
+}
+
+page_faults_in_between() {
+	fresh_registry
+	$TRAIL record -q -e 'app:*' --context counter:page-faults,counter:task-clock -o c.dat -- "$PROG" 256
+	faults c.dat >f.txt
+	[ "$(wc -l <f.txt)" = 4 ] || die "$(cat f.txt; $TRAIL report -i c.dat | head)"
+	# per thread: after - before >= the pages touched, a thread's own
+	awk '$2 == "app:before:" { b[$1] = $3 } $2 == "app:after:" { print $3 - b[$1] }' f.txt | sort -n >d.txt
+	[ "$(sed -n 1p d.txt)" -ge 256 ] && [ "$(sed -n 2p d.txt)" -ge 512 ] || die "deltas $(cat d.txt)"
+	# (and not each other's: the first thread's is not the second's too)
+	[ "$(sed -n 1p d.txt)" -lt 512 ] || die "deltas $(cat d.txt)"
+	# task-clock counts on
+	$TRAIL report -i c.dat | grep -qE 'synthetic:perf_counters: page_faults=[0-9]+ task_clock=[1-9][0-9]*$' ||
+		die "$($TRAIL report -i c.dat | head -5)"
+	# LTTng's spelling
+	$TRAIL record -q -e 'app:after' --context perf:thread:minor-faults -o m.dat -- "$PROG" 16
+	[ "$($TRAIL report -i m.dat | grep -c 'synthetic:perf_counters: minor_faults=')" = 2 ] || die "minor-faults"
+}
+
+bad_contexts() {
+	fresh_registry
+	expect_rc 2 $TRAIL record -q -e 'app:*' --context counter:nope -o x.dat -- "$PROG" 1 2>err.txt
+	has err.txt 'Unknown counter'
+	[ "$(caret_col err.txt)" = 8 ] || die "$(cat err.txt)"
+	expect_rc 2 $TRAIL record -q -e 'app:*' --context page-faults -o x.dat -- "$PROG" 1 2>err.txt
+	has err.txt 'a context is counter:NAME (or perf:thread:NAME)'
+	expect_rc 2 $TRAIL record -q -e 'app:*' --context counter:task-clock,counter:task-clock -o x.dat -- "$PROG" 1 2>err.txt
+	has err.txt 'This counter is already read'
+	expect_rc 2 $TRAIL record -q --context counter:task-clock -p function -o x.dat -- "$PROG" 1 2>err.txt
+	has err.txt '--context reads counters at the events of the -e options'
+	# a hardware counter: read where the PMU is, refused with the cause
+	# where it is not (this kind of virtual machine)
+	if $TRAIL record -q -e 'app:after' --context counter:instructions -o h.dat -- "$PROG" 1 2>err.txt; then
+		$TRAIL report -i h.dat | grep -qE 'perf_counters: instructions=[1-9]' || die "instructions not counted"
+	else
+		has err.txt 'counter:instructions: not on this machine (no hardware PMU'
+	fi
+	[ ! -e x.dat ] || die "a refused recording wrote x.dat"
+}
+
+t page_faults_in_between page_faults_in_between
+t bad_contexts bad_contexts
