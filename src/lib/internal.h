@@ -144,7 +144,9 @@ struct writer {
 	uint32_t in_use;
 	struct writer *next;
 	struct trail_defer defer;
-	/* rvmon.c: the instances this thread found last (a monitor, its
+	struct wctx ctx[TRAIL_MAX_SESSIONS][TRAIL_MAX_DEPTH];
+	/* (the rarely used parts after the record path's: its layout as it
+	 * was) rvmon.c: the instances this thread found last (a monitor, its
 	 * slot), checked before they are used */
 	struct {
 		const void *mon;
@@ -154,7 +156,6 @@ struct writer {
 	 * counters.h's index (ctr_open: opened, or tried: then fd -1) */
 	int ctr_fd[16];
 	uint32_t ctr_open;
-	struct wctx ctx[TRAIL_MAX_SESSIONS][TRAIL_MAX_DEPTH];
 };
 
 /* ------------------------------------------------------------ record.c */
