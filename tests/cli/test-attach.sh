@@ -452,15 +452,21 @@ injection_keeps_every_register() {
 injection_survives_sigkill() {
 	local n=$1 i kp d loaded=0 rp w t0
 	# how long a load takes on this build and machine (ASan's is slower):
-	# the kills fall in 0..1.5 times that
-	"$KEEPER" 5 >k.out & kp=$!
-	wait_for "grep -q ready k.out" || die "keeper never ready"
-	t0=$(date +%s%N)
-	$TRAIL record -q -o s.dat -e '*' --allow-unknown -P $kp 2>/dev/null & rp=$!
-	wait_for "grep -q libtrail /proc/$kp/maps" || die "libtrail never loaded"
-	w=$((($(date +%s%N) - t0) / 1000000))
-	stop_rec $rp || true
-	kill -TERM $kp; wait $kp || die "the first keeper: $(cat k.out)"
+	# the kills fall in 0..1.5 times that. The faster of two loads (the
+	# first one's cold caches made it twice the next ones' once, and every
+	# kill of 40 fell after the load)
+	w=
+	for i in 1 2; do
+		"$KEEPER" 5 >k.out & kp=$!
+		wait_for "grep -q ready k.out" || die "keeper never ready"
+		t0=$(date +%s%N)
+		$TRAIL record -q -o s.dat -e '*' --allow-unknown -P $kp 2>/dev/null & rp=$!
+		wait_for "grep -q libtrail /proc/$kp/maps" || die "libtrail never loaded"
+		d=$((($(date +%s%N) - t0) / 1000000))
+		[ -n "$w" ] && [ "$w" -le "$d" ] || w=$d
+		stop_rec $rp || true
+		kill -TERM $kp; wait $kp || die "the first keepers: $(cat k.out)"
+	done
 	echo "a load took $w ms"
 	for i in $(seq "$n"); do
 		if [ $((i % 2)) = 1 ]; then
