@@ -370,6 +370,12 @@ int trail_arch_reloc_make(const uint8_t *orig, unsigned len, uintptr_t fn, uintp
  * of a displaced instruction. */
 uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, uintptr_t ip);
 
+/* The integer registers of a signal's context uc (a ucontext_t) as a
+ * probe reads them (the xmm ones zero); *sp and *ip its stack pointer and
+ * instruction pointer. */
+void trail_arch_regs_from_uc(const void *uc, struct trail_arch_regs *r, uintptr_t *sp,
+			     uintptr_t *ip);
+
 /* The SIGTRAP handler (installed now if it is not) asks fn first about
  * each perf event's trap (si_code TRAP_PERF: a hardware watchpoint with
  * sigtrap): fn(si, uc) returns 1 when it was its (uc may be changed), 0

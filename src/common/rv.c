@@ -351,7 +351,7 @@ int trail_rv_reactor(const char *name)
 
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
 		if (!strcmp(name, r[i]))
-			return 1;
+			return TRAIL_RV_NOP + (int)i;
 	return 0;
 }
 

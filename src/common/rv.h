@@ -81,7 +81,10 @@ struct trail_rv_mon {
 size_t trail_rv_encode(const struct trail_rv_mon *mon, char *buf, size_t n);
 /* A line's value (len bytes) into mon; 0, or -1: damaged. */
 int trail_rv_decode(const char *v, size_t len, struct trail_rv_mon *mon);
-/* Is this a reactor's name? */
+/* The reactors, by trail_rv_reactor's answer */
+enum { TRAIL_RV_NOP = 1, TRAIL_RV_TRACE, TRAIL_RV_PRINTK, TRAIL_RV_ABORT, TRAIL_RV_TRACEOFF,
+       TRAIL_RV_SNAPSHOT };
+/* The reactor named name (TRAIL_RV_*), or 0: none. */
 int trail_rv_reactor(const char *name);
 
 #endif /* TRAIL_COMMON_RV_H */

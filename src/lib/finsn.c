@@ -275,18 +275,11 @@ static int insn_trap(void *ucv)
 		return 1;
 	}
 	if ((m = __atomic_load_n(&is->mask, __ATOMIC_ACQUIRE))) {
-		const struct trail_arch_regs r = {
-			.r11 = (uint64_t)g[REG_R11], .r10 = (uint64_t)g[REG_R10],
-			.r9 = (uint64_t)g[REG_R9], .r8 = (uint64_t)g[REG_R8],
-			.rcx = (uint64_t)g[REG_RCX], .rdx = (uint64_t)g[REG_RDX],
-			.rsi = (uint64_t)g[REG_RSI], .rdi = (uint64_t)g[REG_RDI],
-			.rax = (uint64_t)g[REG_RAX], .rbx = (uint64_t)g[REG_RBX],
-			.rbp = (uint64_t)g[REG_RBP], .r12 = (uint64_t)g[REG_R12],
-			.r13 = (uint64_t)g[REG_R13], .r14 = (uint64_t)g[REG_R14],
-			.r15 = (uint64_t)g[REG_R15],
-		};
+		struct trail_arch_regs r;
+		uintptr_t sp, at;
 
-		insn_hit(is, m, &r, (uintptr_t)g[REG_RSP], ip);
+		trail_arch_regs_from_uc(uc, &r, &sp, &at);
+		insn_hit(is, m, &r, sp, ip);
 	}
 	g[REG_RIP] = (greg_t)is->copy;
 	return 1;

@@ -73,6 +73,7 @@ static int on_trap(void *sip, void *ucv)
 	const siginfo_t *si = sip;
 	ucontext_t *uc = ucv;
 	struct trail_arch_regs r;
+	uintptr_t sp, ip;
 	const struct watch *w;
 	uint64_t data;
 	uint32_t m;
@@ -85,22 +86,7 @@ static int on_trap(void *sip, void *ucv)
 	m = __atomic_load_n(&w->sessions, __ATOMIC_ACQUIRE);
 	if (!m || !w->at)
 		return 1; /* (a slot being freed: its events are closing) */
-	memset(&r, 0, sizeof(r));
-	r.rax = (uint64_t)uc->uc_mcontext.gregs[REG_RAX];
-	r.rbx = (uint64_t)uc->uc_mcontext.gregs[REG_RBX];
-	r.rcx = (uint64_t)uc->uc_mcontext.gregs[REG_RCX];
-	r.rdx = (uint64_t)uc->uc_mcontext.gregs[REG_RDX];
-	r.rsi = (uint64_t)uc->uc_mcontext.gregs[REG_RSI];
-	r.rdi = (uint64_t)uc->uc_mcontext.gregs[REG_RDI];
-	r.rbp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
-	r.r8 = (uint64_t)uc->uc_mcontext.gregs[REG_R8];
-	r.r9 = (uint64_t)uc->uc_mcontext.gregs[REG_R9];
-	r.r10 = (uint64_t)uc->uc_mcontext.gregs[REG_R10];
-	r.r11 = (uint64_t)uc->uc_mcontext.gregs[REG_R11];
-	r.r12 = (uint64_t)uc->uc_mcontext.gregs[REG_R12];
-	r.r13 = (uint64_t)uc->uc_mcontext.gregs[REG_R13];
-	r.r14 = (uint64_t)uc->uc_mcontext.gregs[REG_R14];
-	r.r15 = (uint64_t)uc->uc_mcontext.gregs[REG_R15];
+	trail_arch_regs_from_uc(uc, &r, &sp, &ip);
 	{
 		uintptr_t addr = __atomic_load_n(&w->addr, __ATOMIC_ACQUIRE);
 		uint64_t now = 0, old;
@@ -110,8 +96,7 @@ static int on_trap(void *sip, void *ucv)
 		trail_arch_load_safe(addr, w->pr->p.hdr->jump >> 4, &now);
 		old = __atomic_exchange_n((uint64_t *)&w->shadow, now, __ATOMIC_ACQ_REL);
 		trail__self++; /* (libtrail's own work: no probe records what it calls) */
-		trail__fprobe_fire_watch(w->at, m, &r, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP],
-					 (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], addr, old);
+		trail__fprobe_fire_watch(w->at, m, &r, sp, ip, addr, old);
 		trail__self--;
 	}
 	return 1;

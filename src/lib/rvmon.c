@@ -48,8 +48,6 @@
 #define RV_PROBE 64         /* slots looked at for one key */
 #define RV_WAIT 4096        /* turns waited for a slot being made */
 
-enum { R_NOP, R_TRACE, R_PRINTK, R_ABORT, R_TRACEOFF, R_SNAPSHOT };
-
 struct rvslot {
 	uint64_t key;
 	uint32_t tag;   /* 0 free, 1 being made, 2 made */
@@ -59,7 +57,7 @@ struct rvslot {
 struct rvmon {
 	size_t size;          /* bytes mapped */
 	int key;              /* 0 thread, 1 process, 2 a field */
-	int reactor;          /* R_* */
+	int reactor;          /* TRAIL_RV_* */
 	uint32_t lost;        /* events no instance could take */
 	struct trail_rv_mon d;
 	struct rvslot slot[RV_SLOTS];
@@ -74,15 +72,6 @@ TRAIL__DESCRIBE_ALONE(rv, error,
 		      TRAIL_FIELDS(trail_field_int(key) trail_field_string(monitor)
 				   trail_field_string(event) trail_field_string(state)), )
 
-static int reactor(const char *r)
-{
-	static const char *const names[] = {"nop", "trace", "printk", "abort", "traceoff", "snapshot"};
-
-	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
-		if (!strcmp(r, names[i]))
-			return i;
-	return R_NOP;
-}
 
 struct scan {
 	unsigned s;
@@ -127,7 +116,7 @@ static struct rvmon *mon_get(unsigned s, const char *v, size_t len, int *err)
 	}
 	m->size = size;
 	m->key = !strcmp(m->d.per, "thread") ? 0 : !strcmp(m->d.per, "process") ? 1 : 2;
-	m->reactor = reactor(m->d.reactor);
+	m->reactor = trail_rv_reactor(m->d.reactor); /* (decode checked it) */
 	mons[s][idx] = m;
 	return m;
 }
@@ -403,16 +392,16 @@ static void violation(struct writer *w, unsigned d, unsigned s, const struct rvm
 {
 	error_record(w, d, s, m, ev, state, key);
 	switch (m->reactor) {
-	case R_PRINTK:
+	case TRAIL_RV_PRINTK:
 		printk(m, ev, state, key);
 		break;
-	case R_ABORT:
+	case TRAIL_RV_ABORT:
 		printk(m, ev, state, key);
 		abort();
-	case R_TRACEOFF:
+	case TRAIL_RV_TRACEOFF:
 		trail__session_pause(s, 1);
 		break;
-	case R_SNAPSHOT: /* the recorder writes it (finish.c) */
+	case TRAIL_RV_SNAPSHOT: /* the recorder writes it (finish.c) */
 		__atomic_fetch_add(&trail__sess[s].hdr->snapshots, 1, __ATOMIC_RELEASE);
 		break;
 	}

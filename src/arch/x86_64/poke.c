@@ -113,6 +113,25 @@ static int install_trap(void)
 
 static int prot(uintptr_t addr, size_t len, int writable);
 
+void trail_arch_regs_from_uc(const void *ucv, struct trail_arch_regs *r, uintptr_t *sp,
+			     uintptr_t *ip)
+{
+	const greg_t *g = ((const ucontext_t *)ucv)->uc_mcontext.gregs;
+
+	*r = (struct trail_arch_regs){
+		.r11 = (uint64_t)g[REG_R11], .r10 = (uint64_t)g[REG_R10],
+		.r9 = (uint64_t)g[REG_R9], .r8 = (uint64_t)g[REG_R8],
+		.rcx = (uint64_t)g[REG_RCX], .rdx = (uint64_t)g[REG_RDX],
+		.rsi = (uint64_t)g[REG_RSI], .rdi = (uint64_t)g[REG_RDI],
+		.rax = (uint64_t)g[REG_RAX], .rbx = (uint64_t)g[REG_RBX],
+		.rbp = (uint64_t)g[REG_RBP], .r12 = (uint64_t)g[REG_R12],
+		.r13 = (uint64_t)g[REG_R13], .r14 = (uint64_t)g[REG_R14],
+		.r15 = (uint64_t)g[REG_R15],
+	};
+	*sp = (uintptr_t)g[REG_RSP];
+	*ip = (uintptr_t)g[REG_RIP];
+}
+
 int trail_arch_perf_trap(int (*fn)(void *si, void *uc))
 {
 	int r = install_trap();
