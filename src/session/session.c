@@ -266,49 +266,55 @@ int trail_session_context(struct trail_session *S, const char *ctx)
 	return 0;
 }
 
-/* --context: the counters' synthetic event, recorded, and a counters
- * trigger on each -e's events */
-static int context_lines(struct trail_session *S)
+/* --context: the counters' synthetic event ("perf_counters u64 F; ...")
+ * or the trigger that writes it ("counters:N,N") into buf */
+static void context_text(const struct trail_session *S, int trigger, char *buf, size_t n)
 {
 	const struct trail_counter *all;
-	char def[512], trig[256];
-	size_t n, o, t;
-	int ne = S->nevents, r;
+	size_t cn, o = (size_t)snprintf(buf, n, "%s", trigger ? "counters:" : TRAIL_CTR_EVENT);
+
+	all = trail_counters(&cn);
+	for (int i = 0; i < S->nctr && o < n; i++)
+		o += trigger ? (size_t)snprintf(buf + o, n - o, "%s%s", i ? "," : "", all[S->ctr[i]].name)
+			     : (size_t)snprintf(buf + o, n - o, "%s u64 %s", i ? ";" : "",
+						all[S->ctr[i]].field);
+}
+
+/* --context, at the validation: the counters' synthetic event, recorded */
+static int context_define(struct trail_session *S)
+{
+	char def[512];
+	int r;
 
 	if (!S->nctr)
 		return 0;
-	all = trail_counters(&n);
-	o = (size_t)snprintf(def, sizeof(def), "%s", TRAIL_CTR_EVENT);
-	t = (size_t)snprintf(trig, sizeof(trig), "counters:");
-	for (int i = 0; i < S->nctr; i++) {
-		o += (size_t)snprintf(def + o, sizeof(def) - o, "%s u64 %s", i ? ";" : "",
-				      all[S->ctr[i]].field);
-		t += (size_t)snprintf(trig + t, sizeof(trig) - t, "%s%s", i ? "," : "",
-				      all[S->ctr[i]].name);
-	}
+	context_text(S, 0, def, sizeof(def));
 	if ((r = trail_session_synth(S, def)))
 		return r;
-	for (int i = 0; i < ne; i++) {
-		char *line;
-		size_t *to;
-		int k = S->ntriggers;
+	return trail_session_event(S, TRAIL_SYNTH_PROVIDER ":" TRAIL_CTR_EVENT);
+}
 
+/* ... into the spec, once the probes added theirs: a counters trigger on
+ * the events of each -e and --probe (libtrail leaves the counters' own
+ * event out) */
+static int context_triggers(struct trail_session *S)
+{
+	char trig[256], *line;
+
+	if (!S->nctr)
+		return 0;
+	context_text(S, 1, trig, sizeof(trig));
+	for (int i = 0; i < S->nevents; i++) {
+		if (!strcmp(S->events[i], TRAIL_SYNTH_PROVIDER ":" TRAIL_CTR_EVENT))
+			continue;
 		if (asprintf(&line, "@trigger %s %s", S->events[i], trig) < 0)
 			return oom(S);
-		if (!(to = realloc(S->trig_off, (size_t)(k + 1) * sizeof(*to)))) {
-			free(line);
-			return oom(S);
-		}
-		S->trig_off = to;
-		/* (its text as given: the line's, from the trigger on) */
-		to[k] = 0;
-		if (push(&S->trig_args, &k, strchr(line + 9, ' ') + 1) ||
-		    push(&S->triggers, &S->ntriggers, line)) {
+		if (trail__sess_add_line(S, line)) {
 			free(line);
 			return oom(S);
 		}
 	}
-	return trail_session_event(S, TRAIL_SYNTH_PROVIDER ":" TRAIL_CTR_EVENT);
+	return 0;
 }
 
 /* do a and b say the same? */
@@ -528,10 +534,10 @@ int trail_session_validate(struct trail_session *S, char **cmd)
 
 	S->cmd = cmd ? cmd : none;
 	S->nfuncs_user = S->nfuncs;
-	if (S->nctr && !S->nevents)
+	if (S->nctr && !S->nevents && !S->nprobes)
 		return trail_session_usage(S, "--context reads counters at the events of the -e "
-					   "options: give one");
-	if (context_lines(S))
+					   "and --probe options: give one");
+	if (context_define(S))
 		return TRAIL_SESSION_FAIL;
 	if (synths_needed(S))
 		return TRAIL_SESSION_FAIL;
@@ -624,6 +630,8 @@ int trail_session_spec(struct trail_session *S)
 		if (from)
 			*from = NULL;
 	}
+	if (context_triggers(S))
+		return TRAIL_SESSION_FAIL;
 	/* the monitors, and their violations' event */
 	for (int i = 0; i <= S->nrv && S->nrv; i++) {
 		size_t cap = 1 << 17, n;

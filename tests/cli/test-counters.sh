@@ -38,6 +38,18 @@ page_faults_in_between() {
 	[ "$($TRAIL report -i m.dat | grep -c 'synthetic:perf_counters: minor_faults=')" = 2 ] || die "minor-faults"
 }
 
+# a --probe's events get them too (no -e needed): probed-O0's
+# load_config, each call followed by its counters
+probe_events() {
+	fresh_registry
+	expect_rc 7 $TRAIL record -q --probe 'p:c/lc load_config' --context counter:task-clock -o p.dat \
+		-- "$BUILD/tests/cli/probed-O0" 2 >/dev/null
+	$TRAIL report -i p.dat >r.txt
+	[ "$(grep -c ' c:lc: ' r.txt)" -ge 1 ] || die "$(head r.txt)"
+	[ "$(grep -c ' c:lc: ' r.txt)" = "$(grep -c 'synthetic:perf_counters: task_clock=' r.txt)" ] ||
+		die "$(grep -v '^#' r.txt | head)"
+}
+
 bad_contexts() {
 	fresh_registry
 	expect_rc 2 $TRAIL record -q -e 'app:*' --context counter:nope -o x.dat -- "$PROG" 1 2>err.txt
@@ -48,7 +60,7 @@ bad_contexts() {
 	expect_rc 2 $TRAIL record -q -e 'app:*' --context counter:task-clock,counter:task-clock -o x.dat -- "$PROG" 1 2>err.txt
 	has err.txt 'This counter is already read'
 	expect_rc 2 $TRAIL record -q --context counter:task-clock -p function -o x.dat -- "$PROG" 1 2>err.txt
-	has err.txt '--context reads counters at the events of the -e options'
+	has err.txt '--context reads counters at the events of the -e and --probe options'
 	# a hardware counter: read where the PMU is, refused with the cause
 	# where it is not (this kind of virtual machine)
 	if $TRAIL record -q -e 'app:after' --context counter:instructions -o h.dat -- "$PROG" 1 2>err.txt; then
@@ -60,4 +72,5 @@ bad_contexts() {
 }
 
 t page_faults_in_between page_faults_in_between
+t probe_events probe_events
 t bad_contexts bad_contexts

@@ -126,7 +126,7 @@ static const struct opt_cmd record_opts = {
 		 "objtrace:add:FIELD[,OFFSET][:TYPE] (with -p);\n"
 		 "set_wprobe:GRP/EVENT:FIELD[+OFF], clear_wprobe:...", 0, NULL},
 		{0, "context", OPT_REQUIRED, "counter:NAME",
-		 "after each event of the -e options, the thread's\n"
+		 "after each event of -e and --probe, the thread's\n"
 		 "perf counters (page-faults, task-clock, cycles...;\n"
 		 "LTTng's perf:thread:NAME too), a comma list or\n"
 		 "repeated: a synthetic:perf_counters record", O_CONTEXT, NULL},
