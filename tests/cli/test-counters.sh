@@ -44,7 +44,7 @@ probe_events() {
 	fresh_registry
 	expect_rc 7 $TRAIL record -q --probe 'p:c/lc load_config' --context counter:task-clock -o p.dat \
 		-- "$BUILD/tests/cli/probed-O0" 2 >/dev/null
-	$TRAIL report -i p.dat >r.txt
+	$TRAIL report -i p.dat | grep -v '^#' >r.txt
 	[ "$(grep -c ' c:lc: ' r.txt)" -ge 1 ] || die "$(head r.txt)"
 	[ "$(grep -c ' c:lc: ' r.txt)" = "$(grep -c 'synthetic:perf_counters: task_clock=' r.txt)" ] ||
 		die "$(grep -v '^#' r.txt | head)"
