@@ -100,7 +100,10 @@ int fuzz_spec_one(const uint8_t *data, size_t size)
 	m1 = trail__spec_match1(pat, plen, prov, name);
 	if (plen && pat[0] != '@' && !memchr(pat, 0, plen))
 		FUZZ_ASSERT(trail__spec_match(cpat, prov, name) == m1);
-	if (!caret && strlen(cpat) == plen && !strchr(cpat, ':') && is_ascii(name))
+	/* (fnmatch's POSIX bracket elements, [.x.] [=x=] [:class:], are not
+	 * trail's glob: inside a set their '[' is a character like another) */
+	if (!caret && strlen(cpat) == plen && !strchr(cpat, ':') && is_ascii(name) &&
+	    !strstr(cpat, "[.") && !strstr(cpat, "[="))
 		FUZZ_ASSERT(trail__glob(pat, plen, glob_s, slen) ==
 			    !fnmatch(cpat, name, FNM_NOESCAPE));
 	else
