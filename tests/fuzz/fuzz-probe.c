@@ -160,7 +160,11 @@ static uint8_t *compile(const struct probe_def *d, size_t *len)
 	FUZZ_ASSERT(!trail_probe_check(blob, *len, &p, &why));
 	walk(blob, *len, &p);
 	FUZZ_ASSERT(p.hdr->kind == (d->kind == 'f' ? 'p' : d->kind));
-	FUZZ_ASSERT(!strcmp(p.sym, d->sym) && !strcmp(p.obj, d->obj ? d->obj : ""));
+	/* (a watchpoint's object is the one its caller resolved, wobj: none
+	 * here, whatever OBJ: the text named) */
+	FUZZ_ASSERT(!strcmp(p.sym, d->sym));
+	FUZZ_ASSERT(!strcmp(p.obj, d->kind == 'w' ? (d->wobj ? d->wobj : "")
+				  : d->obj ? d->obj : ""));
 	FUZZ_ASSERT(p.hdr->nargs == d->nargs);
 	again = normalize(resolved);
 	FUZZ_ASSERT(again);

@@ -122,6 +122,14 @@ static int registry_signal(pid_t pid, const char *comm, int *sig)
 		nanosleep(&ts, NULL);
 	}
 	if (dfd < 0 || (r = current_entry(dfd, pid, &reg), close(dfd), r)) {
+		/* one ending may have removed its entry long before it is
+		 * gone (its atexit handlers: TSan's runtime sleeps a second
+		 * there): 2 s more to see it go */
+		for (int t = 0; t < 200 && !trail__proc_gone(pid); t++) {
+			struct timespec ts = {0, 10000000};
+
+			nanosleep(&ts, NULL);
+		}
 		if (trail__proc_gone(pid))
 			return -2;
 		if (execed(pid, comm))
