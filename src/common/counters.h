@@ -13,6 +13,10 @@
 
 #define TRAIL_CTR_MAX 8 /* counters one trigger reads */
 #define TRAIL_CTR_EVENT "perf_counters" /* their record: synthetic:perf_counters */
+/* function_graph's --counters: a call's record, before its exit:
+ * synthetic:funcgraph_counters {func, a delta a counter, then each
+ * counter's count at the entry (fields NAME_at)} */
+#define TRAIL_CTR_CALL_EVENT "funcgraph_counters"
 
 struct trail_counter {
 	const char *name;  /* perf's: page-faults, cycles... */

@@ -1046,6 +1046,9 @@ struct trail_output *trail__export_ctf(const struct trail_export_opts *opts)
 	static const struct trail_output ops = {
 		.name = "ctf", .begin = ctf_begin, .event = ctf_event, .call = ctf_call,
 		.end = ctf_end, .free = ctf_free,
+		/* (record --counters: their records, fields and all, as the
+		 * events they are) */
+		.counter_records = 1,
 	};
 	struct ctf *c;
 

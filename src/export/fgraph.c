@@ -230,6 +230,32 @@ static void retval(struct fgraph *g, struct lbuf *l, const struct trail_call *c,
 	}
 }
 
+/* record --counters: "diff: page-faults=+3 task-clock=+1.200us" in a comment
+ * (uftrace's read=pmu-* comment), times in microseconds */
+static void counters(struct lbuf *l, const struct trail_call *c)
+{
+	lb_put(l, "/* diff:", 8);
+	for (uint32_t i = 0; i < c->nctr; i++) {
+		lb_put(l, " ", 1);
+		lb_str(l, trail_call_counter_name(c, i));
+		lb_put(l, "=+", 2);
+		if (trail_call_counter_is_ns(c, i)) {
+			char frac[4];
+
+			lb_num(l, (unsigned long long)(c->ctr[i] / 1000), 0, ' ');
+			frac[0] = '.';
+			frac[1] = (char)('0' + c->ctr[i] % 1000 / 100);
+			frac[2] = (char)('0' + c->ctr[i] % 100 / 10);
+			frac[3] = (char)('0' + c->ctr[i] % 10);
+			lb_put(l, frac, 4);
+			lb_put(l, "us", 2);
+		} else {
+			lb_num(l, (unsigned long long)c->ctr[i], 0, ' ');
+		}
+	}
+	lb_put(l, " */", 3);
+}
+
 static int call(void *ctx, const struct trail_call *c)
 {
 	struct fgraph *g = ctx;
@@ -262,12 +288,21 @@ static int call(void *ctx, const struct trail_call *c)
 			retval(g, &l, c, 1);
 			lb_put(&l, " */", 3);
 		}
+		if (c->flags & TRAIL_CALL_COUNTERS) {
+			lb_put(&l, " ", 1);
+			counters(&l, c);
+		}
 		break;
 	case TRAIL_CALL_EXIT:
 		/* a call still open when the trace (or a loss) cut it: ftrace
 		 * prints nothing for it */
 		if (c->flags & TRAIL_CALL_OPEN)
 			return 0;
+		if (c->flags & TRAIL_CALL_COUNTERS) { /* a line in its body */
+			lead(g, out, &l, c->stream, c->cpu, c->end_ns, 0, 0, c->depth + 1);
+			counters(&l, c);
+			end(g, &l);
+		}
 		/* the duration is known when the entry is in this stream; the
 		 * return from an inherited frame or one whose entry was lost
 		 * has none */

@@ -107,6 +107,8 @@ enum trail_call_kind {
 #define TRAIL_CALL_THRESH 0x8u  /* a record-time threshold call (see above) */
 #define TRAIL_CALL_ARGS 0x10u   /* ENTRY, LEAF: args holds the integer argument
 				 * registers at entry (record --args) */
+#define TRAIL_CALL_COUNTERS 0x20u /* EXIT, LEAF: ctr holds the call's counter
+				   * deltas (record --counters) */
 
 struct trail_call {
 	int kind; /* enum trail_call_kind */
@@ -123,7 +125,19 @@ struct trail_call {
 				* time is end - start - child_ns */
 	uint64_t retval;       /* with TRAIL_CALL_RETVAL */
 	uint64_t args[6];      /* with TRAIL_CALL_ARGS */
+	/* with TRAIL_CALL_COUNTERS: nctr counters, named by ctr_ev's fields
+	 * 1..nctr (synthetic:funcgraph_counters: trail_call_counter_name),
+	 * their deltas over the call and their counts at its entry */
+	uint32_t nctr;
+	const struct trail_revent *ctr_ev;
+	uint64_t ctr[8], ctr_at[8];
 };
+
+/* Counter i of c's (TRAIL_CALL_COUNTERS): perf's name (page-faults), or
+ * the field's when not one of counters.h's */
+const char *trail_call_counter_name(const struct trail_call *c, unsigned i);
+/* Is counter i a time in nanoseconds (task-clock, cpu-clock)? */
+int trail_call_counter_is_ns(const struct trail_call *c, unsigned i);
 
 /* What to show, for every view (report, --summary, every export format):
  * the same options read the same way everywhere. Zeroed: everything. */
@@ -192,6 +206,9 @@ struct trail_output {
 	 * and a call with children may come as an EXIT or a LEAF alike):
 	 * what a table of calls needs, for less work per call */
 	int whole_calls;
+	/* with call: the calls' counters records (record --counters) come as
+	 * events too, not only as the EXIT's ctr */
+	int counter_records;
 	/* optional: damage, as soon as the reader finds it */
 	int (*damage)(void *ctx, const char *msg);
 	int (*end)(void *ctx, const struct trail_export_src *src);

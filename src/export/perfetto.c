@@ -17,6 +17,11 @@
  *                        retval, typed by DWARF when it has the function,
  *                        or unfinished=true when the view closed it;
  *                        entered before the trace: see nostart_exit())
+ *   record --counters    the call's deltas as its slice's annotations
+ *                        {page-faults: 3, ...}; each counter a counter
+ *                        track under its thread's ("page-faults"), the
+ *                        thread's count at each counted call's entry
+ *                        and return
  *   function tracer      an instant named by the function, parent=caller
  *   static event         an instant "provider:event", category provider,
  *                        its fields as debug annotations of their type
@@ -100,6 +105,12 @@ enum {
 	TE_NAME_IID = 10,
 	TE_TRACK = 11,
 	TE_NAME = 23,
+	TE_COUNTER_VALUE = 30,
+	/* TrackDescriptor.counter: CounterDescriptor */
+	TD_COUNTER = 8,
+	CD_UNIT = 3,
+	UNIT_TIME_NS = 1,
+	UNIT_COUNT = 2,
 	/* DebugAnnotation */
 	DA_NAME_IID = 1,
 	DA_BOOL = 2,
@@ -122,7 +133,7 @@ enum {
 };
 
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
-enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3 };
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 #define CLOCK_MONOTONIC_ID 3 /* BuiltinClock BUILTIN_CLOCK_MONOTONIC */
 #define CLOCK_SEQ_DELTA 64   /* ours: sequence-scoped, incremental */
 #define SEQ_ID 1
@@ -130,6 +141,7 @@ enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3 };
 /* track uuids: streams are order + 1 (small: they are in every event) */
 #define UUID_PROC (1ull << 48) /* | pid */
 #define UUID_TRAIL (1ull << 56)
+#define UUID_CTR (2ull << 56) /* | stream order << 3 | counter column */
 
 #define FLUSH_AT (64u << 10)
 #define NOSTART_SPAN 16384u /* ns before a track's first time: a thread's
@@ -188,6 +200,7 @@ struct strand { /* per stream */
 	int32_t hpos; /* in the heap, or -1 */
 	int seen;
 	uint64_t first_ns; /* of the first thing written on its track */
+	uint8_t ctracks;   /* its counter tracks described, by column */
 };
 
 struct pf {
@@ -198,6 +211,8 @@ struct pf {
 	uint64_t deftrack; /* events on this track need not name it */
 	uint64_t clock;  /* the sequence clock: the last timestamp written */
 	uint64_t max_ns; /* the latest time written */
+	const char *cname[8]; /* record --counters: the counter tracks' columns */
+	unsigned ncol;
 	int have_ts;
 	struct strand *st;
 	size_t nst;
@@ -604,10 +619,17 @@ static struct trail_argval ret_of(struct pf *p, const struct trail_call *c)
 	return v;
 }
 
+static void counter_annots(struct pf *p, const struct trail_call *c);
+
+/* (c: an EXIT's call, for its counters' annotations; a leaf has them on
+ * its begin) */
 static void slice_end_body(struct pf *p, uint64_t uuid, unsigned flags,
-			   const struct trail_argval *ret)
+			   const struct trail_argval *ret, const struct trail_call *c)
 {
 	size_t te = te_open(p, TYPE_SLICE_END, uuid);
+
+	if (c && (c->flags & TRAIL_CALL_COUNTERS))
+		counter_annots(p, c);
 
 	if (ret->kind) {
 		size_t m = pb_open(&p->pb, TE_ANNOTATIONS);
@@ -628,7 +650,7 @@ static int write_pending(struct pf *p, uint32_t s)
 
 	hremove(p, s);
 	m = pkt_open(p, &t->pend_ns);
-	slice_end_body(p, t->uuid, t->pend_flags, &t->pend_ret);
+	slice_end_body(p, t->uuid, t->pend_flags, &t->pend_ret, NULL);
 	return pkt_close(p, m);
 }
 
@@ -908,6 +930,8 @@ static int slice_begin(struct pf *p, uint32_t s, const struct trail_call *c, uin
 		annot_uint(p, AN_NOSTART, DA_BOOL, 1);
 	if (!nostart && (c->flags & TRAIL_CALL_ARGS))
 		call_args(p, c);
+	if (!nostart && c->kind == TRAIL_CALL_LEAF && (c->flags & TRAIL_CALL_COUNTERS))
+		counter_annots(p, c);
 	pb_close(&p->pb, te);
 	return pkt_close(p, m);
 }
@@ -937,8 +961,80 @@ static int nostart_exit(struct pf *p, uint32_t s, const struct trail_call *c)
 		return rc;
 	m = pkt_open(p, &c->end_ns);
 	ret = ret_of(p, c);
-	slice_end_body(p, t->uuid, c->flags & ~TRAIL_CALL_NOSTART, &ret);
+	slice_end_body(p, t->uuid, c->flags & ~TRAIL_CALL_NOSTART, &ret, c);
 	return pkt_close(p, m);
+}
+
+/* record --counters: counter i of c's column (the same counter a column
+ * in every thread), or -1 past 8 */
+static int ctr_col(struct pf *p, const struct trail_call *c, uint32_t i)
+{
+	const char *name = trail_call_counter_name(c, i);
+	unsigned k = 0;
+
+	while (k < p->ncol && strcmp(p->cname[k], name))
+		k++;
+	if (k == p->ncol) {
+		if (k == 8)
+			return -1;
+		p->cname[p->ncol++] = name;
+	}
+	return (int)k;
+}
+
+/* the call's counters: each column's track (described the first time),
+ * the thread's count at its entry and at its return */
+static int call_counters(struct pf *p, uint32_t s, const struct trail_call *c)
+{
+	struct strand *t = &p->st[s];
+	int rc = 0;
+
+	for (uint32_t i = 0; i < c->nctr && !rc; i++) {
+		int k = ctr_col(p, c, i);
+		uint64_t uuid = UUID_CTR | (uint64_t)s << 3 | (uint64_t)k;
+		const uint64_t at[2] = {c->start_ns, c->end_ns};
+		size_t pk, m, cd;
+
+		if (k < 0)
+			continue;
+		if (!(t->ctracks >> k & 1)) {
+			const char *name = p->cname[k];
+
+			t->ctracks |= (uint8_t)(1u << k);
+			pk = pkt_open(p, NULL);
+			m = pb_open(&p->pb, TP_TRACK_DESCRIPTOR);
+			pb_uint(&p->pb, TD_UUID, uuid);
+			pb_uint(&p->pb, TD_PARENT, t->uuid);
+			put_str(&p->pb, TD_NAME, name, strlen(name));
+			cd = pb_open(&p->pb, TD_COUNTER);
+			pb_uint(&p->pb, CD_UNIT, trail_call_counter_is_ns(c, i) ? UNIT_TIME_NS : UNIT_COUNT);
+			pb_close(&p->pb, cd);
+			pb_close(&p->pb, m);
+			if ((rc = pkt_close(p, pk)))
+				break;
+		}
+		for (int e = 0; e < 2 && !rc; e++) {
+			pk = pkt_open(p, &at[e]);
+			m = te_open(p, TYPE_COUNTER, uuid);
+			pb_uint(&p->pb, TE_COUNTER_VALUE, c->ctr_at[i] + (e ? c->ctr[i] : 0));
+			pb_close(&p->pb, m);
+			rc = pkt_close(p, pk);
+		}
+	}
+	return rc;
+}
+
+/* the call's deltas as annotations of the slice event being written */
+static void counter_annots(struct pf *p, const struct trail_call *c)
+{
+	for (uint32_t i = 0; i < c->nctr; i++) {
+		const char *name = trail_call_counter_name(c, i);
+		size_t m = pb_open(&p->pb, TE_ANNOTATIONS);
+
+		pb_uint(&p->pb, DA_NAME_IID, intern(p, NS_ANNOT, name, strlen(name)));
+		pb_uint(&p->pb, DA_UINT, c->ctr[i]);
+		pb_close(&p->pb, m);
+	}
 }
 
 static int pf_call(void *ctx, const struct trail_call *c)
@@ -959,10 +1055,14 @@ static int pf_call(void *ctx, const struct trail_call *c)
 			return rc;
 		ret = ret_of(p, c);
 		m = pkt_open(p, &c->end_ns);
-		slice_end_body(p, t->uuid, c->flags, &ret);
-		return pkt_close(p, m);
+		slice_end_body(p, t->uuid, c->flags, &ret, c);
+		if ((rc = pkt_close(p, m)))
+			return rc;
+		return c->flags & TRAIL_CALL_COUNTERS ? call_counters(p, s, c) : 0;
 	}
 	if ((rc = settle(p, s, c->start_ns)) || (rc = slice_begin(p, s, c, c->start_ns, 0)))
+		return rc;
+	if ((c->flags & TRAIL_CALL_COUNTERS) && (rc = call_counters(p, s, c)))
 		return rc;
 	if (c->kind == TRAIL_CALL_LEAF) { /* its end when time gets there */
 		t->pend_ns = c->end_ns;

@@ -33,6 +33,7 @@ struct row {
 	uint32_t group;   /* tid or pid with --by, else 0 */
 	uint32_t gidx;    /* the stream the group was first seen in */
 	uint64_t calls, total, self, min, max;
+	uint64_t ctr[8]; /* record --counters: the calls' deltas, by column */
 	int used;
 	int trap; /* entered through a breakpoint (TRAIL_SYM_TRAP) */
 };
@@ -49,6 +50,11 @@ struct summary {
 	struct table funcs, events, fcalls; /* fcalls: the function tracer's */
 	uint64_t first_ns, last_ns, lost, lost_recs;
 	int any;
+	/* record --counters: a column each counter the calls had, in the
+	 * order first seen (perf's names; times: task-clock, cpu-clock) */
+	const char *cname[8];
+	int cns[8];
+	unsigned ncol;
 };
 
 static uint64_t hash(const void *key, uint64_t addr, uint32_t group)
@@ -139,6 +145,21 @@ static int sum_call(void *ctx, const struct trail_call *c)
 	r->calls++;
 	r->total += dur;
 	r->self += dur > c->child_ns ? dur - c->child_ns : 0;
+	for (uint32_t i = 0; (c->flags & TRAIL_CALL_COUNTERS) && i < c->nctr; i++) {
+		const char *name = trail_call_counter_name(c, i);
+		unsigned k = 0;
+
+		while (k < s->ncol && strcmp(s->cname[k], name))
+			k++;
+		if (k == s->ncol) {
+			if (k == 8)
+				continue;
+			s->cname[k] = name;
+			s->cns[k] = trail_call_counter_is_ns(c, i);
+			s->ncol++;
+		}
+		r->ctr[k] += c->ctr[i];
+	}
 	if (dur < r->min)
 		r->min = dur;
 	if (dur > r->max)
@@ -287,6 +308,8 @@ static struct row *rows(struct table *t, int event, int col, size_t *n)
 			r->min = v[i].min < r->min ? v[i].min : r->min;
 			r->max = v[i].max > r->max ? v[i].max : r->max;
 			r->trap |= v[i].trap;
+			for (int k = 0; k < 8; k++)
+				r->ctr[k] += v[i].ctr[k];
 			continue;
 		}
 		v[out++] = v[i];
@@ -335,6 +358,19 @@ static void table_head(const struct summary *s, FILE *f, const char *cols, const
 	fputs("====================\n", f);
 }
 
+/* a row's record --counters columns: the calls' deltas, summed */
+static void counter_cols(const struct summary *s, FILE *f, const struct row *r)
+{
+	for (unsigned k = 0; k < s->ncol; k++) {
+		if (s->cns[k]) {
+			fputs("  ", f);
+			put_time(f, r->ctr[k]);
+		} else {
+			fprintf(f, "  %12llu", (unsigned long long)r->ctr[k]);
+		}
+	}
+}
+
 static void row_tail(const struct summary *s, FILE *f, const struct row *r, int event)
 {
 	char name[512];
@@ -352,6 +388,7 @@ static int sum_end(void *ctx, const struct trail_export_src *src)
 	FILE *f = s->o.out;
 	int by_count = s->o.sort == TRAIL_SUMMARY_SORT_NAME ? TRAIL_SUMMARY_SORT_NAME :
 		       TRAIL_SUMMARY_SORT_CALLS;
+	char cols[256], rule[256];
 	struct row *v;
 	size_t n;
 
@@ -365,9 +402,19 @@ static int sum_end(void *ctx, const struct trail_export_src *src)
 	if (s->any) {
 		if (!(v = rows(&s->funcs, 0, s->o.sort, &n)))
 			return -ENOMEM;
-		table_head(s, f, "  Total time   Self time       Calls     Average     Minimum     Maximum  ",
-			   "  ==========  ==========  ==========  ==========  ==========  ==========  ",
-			   "Function");
+		size_t co, ro;
+
+		co = (size_t)snprintf(cols, sizeof(cols), "%s",
+				      "  Total time   Self time       Calls     Average     Minimum     Maximum");
+		ro = (size_t)snprintf(rule, sizeof(rule), "%s",
+				      "  ==========  ==========  ==========  ==========  ==========  ==========");
+		for (unsigned k = 0; k < s->ncol; k++) {
+			co += (size_t)snprintf(cols + co, sizeof(cols) - co, "  %12.12s", s->cname[k]);
+			ro += (size_t)snprintf(rule + ro, sizeof(rule) - ro, "  ============");
+		}
+		snprintf(cols + co, sizeof(cols) - co, "  ");
+		snprintf(rule + ro, sizeof(rule) - ro, "  ");
+		table_head(s, f, cols, rule, "Function");
 		for (size_t i = 0; i < n; i++) {
 			const struct row *r = &v[i];
 
@@ -377,6 +424,7 @@ static int sum_end(void *ctx, const struct trail_export_src *src)
 			put_time(f, r->calls ? r->total / r->calls : 0);
 			put_time(f, r->min);
 			put_time(f, r->max);
+			counter_cols(s, f, r);
 			row_tail(s, f, r, 0);
 		}
 		free(v);

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/counters.h"
 #include "../common/filter.h"
+#include "../common/synth.h"
 #include "../common/spec.h"
 #include "view.h"
 
@@ -44,6 +46,9 @@ struct frame {
 	uint8_t shown, nostart, ingraph, queued, leafed, hasargs;
 	const char *name;
 	uint64_t args[6]; /* with hasargs */
+	const struct trail_revent *ctr_ev; /* its counters' record, if one came */
+	uint32_t nctr;
+	uint64_t ctr[8], ctr_at[8];
 };
 
 struct vstream {
@@ -84,12 +89,18 @@ struct trail_viewer {
 	uint32_t nkinds;
 };
 
-enum { G_NONE, G_ENTRY, G_EXIT, G_EXIT_RET, G_LEAF, G_CALL, G_INHERITED, G_ENTRY_ARGS };
+enum { G_NONE, G_ENTRY, G_EXIT, G_EXIT_RET, G_LEAF, G_CALL, G_INHERITED, G_ENTRY_ARGS,
+       G_COUNTERS };
 
 static int graph_kind_of(const struct trail_meta *m)
 {
 	const char *n;
 
+	/* record --counters: {func, N deltas, N counts at entry} before the
+	 * call's exit */
+	if (!strcmp(m->provider, TRAIL_SYNTH_PROVIDER) && !strcmp(m->name, TRAIL_CTR_CALL_EVENT))
+		return m->nfields >= 3 && m->nfields % 2 && m->fixed_len == 8 * m->nfields &&
+		       (m->nfields - 1) / 2 <= 8 ? G_COUNTERS : G_NONE;
 	if (strcmp(m->provider, "ftrace") || strncmp(m->name, "funcgraph_", 10))
 		return G_NONE;
 	n = m->name + 10;
@@ -401,6 +412,43 @@ static void call_of(struct trail_call *c, const struct frame *f, const struct tr
 	}
 }
 
+const char *trail_call_counter_name(const struct trail_call *c, unsigned i)
+{
+	const char *field = c->ctr_ev->meta.fields[1 + i].name;
+	const struct trail_counter *all;
+	size_t n;
+
+	all = trail_counters(&n);
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(all[k].field, field))
+			return all[k].name;
+	return field;
+}
+
+int trail_call_counter_is_ns(const struct trail_call *c, unsigned i)
+{
+	const char *f = c->ctr_ev->meta.fields[1 + i].name;
+
+	return !strcmp(f, "task_clock") || !strcmp(f, "cpu_clock");
+}
+
+/* A counters record: the deltas of the call it follows into (on top of
+ * the stack, the same function), for its EXIT */
+static void counters_of(struct vstream *s, const struct trail_record *rec)
+{
+	struct frame *f = s->nf ? &s->f[s->nf - 1] : NULL;
+	uint32_t n = (rec->event->meta.nfields - 1) / 2;
+
+	if (!f || rec->len < 8 * (1 + 2 * n) || u64at(rec, 0) != f->func)
+		return;
+	f->ctr_ev = rec->event;
+	f->nctr = n;
+	for (uint32_t i = 0; i < n; i++) {
+		f->ctr[i] = u64at(rec, 1 + i);
+		f->ctr_at[i] = u64at(rec, 1 + n + i);
+	}
+}
+
 /* A shown call of s (on top of its stack) ends at end_ns. */
 static int leave(struct trail_viewer *w, struct vstream *s, const struct trail_record *rec,
 		 uint64_t end_ns, unsigned flags, uint64_t retval)
@@ -415,6 +463,13 @@ static int leave(struct trail_viewer *w, struct vstream *s, const struct trail_r
 	call_of(&c, fp, rec);
 	c.end_ns = end_ns;
 	c.child_ns = fp->child_ns;
+	if (fp->ctr_ev && !(flags & TRAIL_CALL_OPEN)) {
+		c.flags |= TRAIL_CALL_COUNTERS;
+		c.ctr_ev = fp->ctr_ev;
+		c.nctr = fp->nctr;
+		memcpy(c.ctr, fp->ctr, sizeof(c.ctr));
+		memcpy(c.ctr_at, fp->ctr_at, sizeof(c.ctr_at));
+	}
 	c.flags |= flags | (fp->nostart ? TRAIL_CALL_NOSTART : 0);
 	c.retval = retval;
 	c.cpu = rec->cpu;
@@ -547,7 +602,9 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 					s->f[f->up].child_ns += c.end_ns - c.start_ns;
 				return send_call(w, s, Q_LEAF, &c);
 			}
-			if (!w->filtering) /* the next record is shown: not a leaf */
+			/* the next record is shown: not a leaf (a counters
+			 * record is the call's own: its exit may follow) */
+			if (!w->filtering && (nk != G_COUNTERS || w->out->counter_records))
 				return send_call(w, s, Q_ENTRY, &c);
 		}
 		{
@@ -563,6 +620,10 @@ static int graph(struct trail_viewer *w, struct vstream *s, const struct trail_r
 	case G_INHERITED:
 		f = enter(w, s, rec, u64at(rec, 0), 1);
 		return f ? 0 : -ENOMEM;
+	case G_COUNTERS:
+		if (in_range)
+			counters_of(s, rec);
+		return in_range && w->out->counter_records ? send_event(w, s, rec) : 0;
 	case G_EXIT:
 	case G_EXIT_RET:
 		if (!s->nf) {

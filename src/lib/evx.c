@@ -14,10 +14,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <trail/trail.h>
@@ -560,20 +558,6 @@ static void hist_update(struct evx_trig *tr, struct writer *w, unsigned d, unsig
 	trail_hist_update(k, tr->tab, cpu, payload, len, &c, &io);
 }
 
-/* the thread's counter c: its perf event, opened at its first read (pid
- * 0: this thread; its counts from then on); -1 when the kernel refuses */
-static int counter_fd(struct writer *w, unsigned c)
-{
-	if (!(w->ctr_open >> c & 1)) {
-		struct perf_event_attr a;
-
-		trail_counter_attr((int)c, &a);
-		w->ctr_fd[c] = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-		w->ctr_open |= 1u << c;
-	}
-	return w->ctr_fd[c];
-}
-
 /* a counters trigger: the thread's counters now, as its synthetic event
  * (after the event's record) */
 static __attribute__((noinline)) void counters(struct evx_trig *tr, struct writer *w, unsigned d,
@@ -583,12 +567,8 @@ static __attribute__((noinline)) void counters(struct evx_trig *tr, struct write
 
 	if (!w)
 		return;
-	for (uint8_t i = 0; i < tr->t.nctr; i++) {
-		int fd = counter_fd(w, tr->t.ctr[i]);
-
-		if (fd < 0 || read(fd, &vals[i], 8) != 8)
-			vals[i] = 0;
-	}
+	for (uint8_t i = 0; i < tr->t.nctr; i++)
+		trail__writer_counter(w, tr->t.ctr[i], &vals[i]);
 	trail__synth_emit(tr->synth[0], w, d, s, vals, NULL, NULL);
 }
 

@@ -22,6 +22,7 @@
 #include "fhook.h"
 #include "fprobe.h"
 #include "record.h"
+#include "synth.h"
 
 /* per session slot: what its tracer does (ftracer.c fills them in) */
 static struct fconf fconf[TRAIL_MAX_SESSIONS];
@@ -34,6 +35,8 @@ static uint32_t simple_sessions; /* function_graph without roots, depth
 static uint32_t tid_sessions;    /* sessions limited to some threads */
 static uint32_t nest_sessions;   /* sessions with a --nest limit */
 static uint32_t tid_gen;         /* changes when those lists do */
+static uint32_t ctr_sessions;    /* sessions with --counters */
+static uint32_t ctr_union;       /* bits: the counters they read */
 
 
 /*
@@ -64,6 +67,10 @@ struct gstack {
 	uint32_t full;   /* calls not hooked: stack full */
 	uint32_t below_root[TRAIL_MAX_SESSIONS]; /* root frames open */
 	struct gframe f[GSTACK_FRAMES];
+	/* --counters: frame i's counters at its entry, by counters.h's
+	 * index (pages touched only by the calls of sessions that read
+	 * them, only as deep as they go) */
+	uint64_t cv[GSTACK_FRAMES][16];
 };
 
 static __thread struct gstack *gstk __attribute__((tls_model("initial-exec")));
@@ -290,6 +297,57 @@ static inline void gexit_write(uint32_t mask, uintptr_t slot)
 	path_leave(w, 0);
 }
 
+/* --counters: frame i's counters at its entry, those any session reads
+ * (after its entry record: the record's own cost is the caller's) */
+static __attribute__((noinline)) void ctr_entry(struct gstack *g, uint32_t i)
+{
+	struct writer *w = trail__tls_w;
+
+	if (TRAIL_UNLIKELY(!w) && !(w = trail__writer_get()))
+		return;
+	trail__writer_counters(w, __atomic_load_n(&ctr_union, __ATOMIC_RELAXED), g->cv[i]);
+}
+
+/* ... and at its return, each session's record of them: the function,
+ * the deltas, the counts at the entry (before the exit record, which the
+ * report pairs them with) */
+static __attribute__((noinline)) void ctr_exit(const uint64_t *at, const struct gframe *fr)
+{
+	struct writer *w = trail__tls_w;
+	uint64_t now[16] = {0};
+	uint32_t d;
+
+	if (!w)
+		return;
+	trail__writer_counters(w, __atomic_load_n(&ctr_union, __ATOMIC_RELAXED), now);
+	d = w->depth;
+	if (d >= TRAIL_MAX_DEPTH)
+		return;
+	path_enter(w, d);
+	if (d == 0 && w->defer.flush)
+		w->defer.flush(w);
+	for (uint32_t m = fr->mask & __atomic_load_n(&ctr_sessions, __ATOMIC_ACQUIRE); m;
+	     m &= m - 1) {
+		unsigned s = (unsigned)__builtin_ctz(m);
+		const struct fconf *c = &fconf[s];
+		uint64_t vals[1 + 2 * TRAIL_CTR_MAX];
+
+		if (!c->csynth)
+			continue;
+		vals[0] = fr->func;
+		for (uint32_t k = 0; k < c->nctr; k++) {
+			unsigned x = c->ctr[k];
+
+			/* (a forked child's inherited frames hold the
+			 * parent's counts: no delta) */
+			vals[1 + k] = now[x] >= at[x] ? now[x] - at[x] : 0;
+			vals[1 + c->nctr + k] = at[x];
+		}
+		trail__synth_emit(c->csynth, w, d, s, vals, NULL, NULL);
+	}
+	path_leave(w, d);
+}
+
 /* returned: the function returned (with retval); else it was unwound by
  * longjmp or an exception, and has no return value */
 static void exit_record(const struct gframe *fr, int returned, uint64_t retval, uint64_t now)
@@ -431,6 +489,8 @@ static inline int graph_entry(const struct hsite *h, uintptr_t *ret, uintptr_t h
 
 			write_event(TRAIL__DESC(ftrace, funcgraph_entry), allow & ~thresh_sessions, &func, sizeof(func));
 		}
+		if (TRAIL_UNLIKELY(fr->mask & ctr_sessions))
+			ctr_entry(g, g->depth - 1);
 		return 1; /* the stub puts hook in *ret and runs the body */
 	}
 	return 0;
@@ -537,7 +597,7 @@ static inline uintptr_t on_exit_hook(struct trail_arch_ret_regs *regs)
 	/* the common case: the top frame returns, no threshold, return
 	 * value or root to account for */
 	if (TRAIL_LIKELY((d == 1 || top->slot >= slot) && !top->roots && !top->rmask &&
-			 !(top->mask & (thresh_sessions | retval_sessions)))) {
+			 !(top->mask & (thresh_sessions | retval_sessions | ctr_sessions)))) {
 		uint32_t mask = top->mask;
 		uintptr_t fslot = top->slot;
 
@@ -575,6 +635,8 @@ static inline uintptr_t on_exit_hook(struct trail_arch_ret_regs *regs)
 		pop(g, &fr);
 		if (fr.rmask) /* inside the call, before its exit record */
 			trail__fprobe_return(fr.site, fr.slot, fr.ret, fr.rmask, regs);
+		if (TRAIL_UNLIKELY(fr.mask & ctr_sessions))
+			ctr_exit(g->cv[g->depth], &fr);
 		if (fr.mask)
 			exit_record(&fr, 1, trail_arch_retval(regs), now);
 	}
@@ -663,6 +725,11 @@ void trail__fhook_config(unsigned s, const struct fconf *c)
 		__atomic_fetch_or(&args_sessions, 1u << s, __ATOMIC_RELEASE);
 	if (c->graph && !c->has_roots && !c->max_depth && !c->thresh)
 		__atomic_fetch_or(&simple_sessions, 1u << s, __ATOMIC_RELEASE);
+	if (c->graph && c->nctr && c->csynth) {
+		for (uint32_t k = 0; k < c->nctr; k++)
+			__atomic_fetch_or(&ctr_union, 1u << c->ctr[k], __ATOMIC_RELEASE);
+		__atomic_fetch_or(&ctr_sessions, 1u << s, __ATOMIC_RELEASE);
+	}
 }
 
 void trail__fhook_clear(unsigned s)
@@ -674,6 +741,10 @@ void trail__fhook_clear(unsigned s)
 	__atomic_fetch_and(&args_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&simple_sessions, ~(1u << s), __ATOMIC_RELEASE);
 	__atomic_fetch_and(&nest_sessions, ~(1u << s), __ATOMIC_RELEASE);
+	/* (the counters the others read stay: a thread's entry may read one
+	 * no session wants any more, harmlessly) */
+	if (!(__atomic_and_fetch(&ctr_sessions, ~(1u << s), __ATOMIC_RELEASE)))
+		__atomic_store_n(&ctr_union, 0, __ATOMIC_RELAXED);
 	if (__atomic_fetch_and(&tid_sessions, ~(1u << s), __ATOMIC_RELEASE) & (1u << s))
 		__atomic_fetch_add(&tid_gen, 1, __ATOMIC_RELEASE);
 }

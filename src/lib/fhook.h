@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "../common/counters.h"
 #include "internal.h"
 
 /* what a session's tracer does */
@@ -25,6 +26,12 @@ struct fconf {
 	int32_t tids[32];
 	uint32_t limit_nest; /* --nest given */
 	uint32_t nest;      /* then the deepest signal handler level traced */
+	/* --counters: read at each call's entry and exit (counters.h's
+	 * indexes), the deltas written as csynth (synthetic:
+	 * funcgraph_counters) before the exit record */
+	uint32_t nctr;
+	uint8_t ctr[TRAIL_CTR_MAX];
+	struct synth *csynth;
 };
 
 /* Slot s traces with c from now on. */

@@ -33,6 +33,7 @@
 #include "fhook.h"
 #include "fobjs.h"
 #include "fprobe.h"
+#include "synth.h"
 #include "internal.h"
 
 static uint32_t tracer_sessions; /* sessions with a tracer at all */
@@ -518,7 +519,7 @@ static void ftracer_leave(unsigned s);
 static void configure(unsigned s, const char *spec, int graph)
 {
 	struct fconf gc = {0};
-	char v[32];
+	char v[32], cv[256];
 	int any_g = 0;
 
 	gc.graph = (uint32_t)graph;
@@ -537,6 +538,16 @@ static void configure(unsigned s, const char *spec, int graph)
 		gc.limit_nest = 1;
 		gc.nest = (uint32_t)strtoul(v, NULL, 10);
 	}
+	if (graph && trail__spec_opt(spec, "counters", cv, sizeof(cv)) &&
+	    (gc.csynth = trail__synth_find(spec, TRAIL_CTR_CALL_EVENT)))
+		for (const char *p = cv; *p && gc.nctr < TRAIL_CTR_MAX;) {
+			size_t k = strcspn(p, ",");
+			int c = trail_counter_find(p, k);
+
+			if (c >= 0)
+				gc.ctr[gc.nctr++] = (uint8_t)c;
+			p += k + (p[k] == ',');
+		}
 	trail__fhook_config(s, &gc);
 }
 

@@ -152,10 +152,16 @@ struct writer {
 		const void *mon;
 		void *slot;
 	} rvc[8];
-	/* evx.c's counters trigger: the thread's perf counters, by
-	 * counters.h's index (ctr_open: opened, or tried: then fd -1) */
+	/* the thread's perf counters (the counters trigger, function_graph's
+	 * --counters), by counters.h's index (ctr_open: opened, or tried:
+	 * then fd -1): trail__writer_counter */
 	int ctr_fd[16];
 	uint32_t ctr_open;
+	/* function_graph's --counters: one group of them (grp_mask, by
+	 * counters.h's index), read at once: trail__writer_counters */
+	int grp_fd[16];
+	uint8_t grp_c[16]; /* grp_fd[i]'s counter */
+	uint32_t grp_mask, grp_n;
 };
 
 /* ------------------------------------------------------------ record.c */
@@ -197,6 +203,14 @@ extern struct writer *trail__writers HIDDEN; /* every writer, never freed */
 HIDDEN int trail__writers_init(void);
 HIDDEN struct writer *trail__writer_get(void);
 HIDDEN void trail__writers_forked(void);
+/* The thread's perf counter c (counters.h's index) into *v: its count
+ * since the thread's first read of it (its event opened then, for this
+ * thread, user space only); 0 and -1 when the kernel refuses it. */
+HIDDEN int trail__writer_counter(struct writer *w, unsigned c, uint64_t *v);
+/* ... the counters of mask, with one read() (a perf group, opened at the
+ * first read of that set and again when it changes): v[c] for each c of
+ * mask (0 those refused); 0 or -1 */
+HIDDEN int trail__writer_counters(struct writer *w, uint32_t mask, uint64_t *v);
 /* [p, p + n)'s pages made writable now, one system call, not a fault
  * each (a forked child's first writes: inherit.c) */
 HIDDEN void trail__prefault(const void *p, size_t n);

@@ -214,41 +214,46 @@ int trail_session_trigger(struct trail_session *S, const char *text)
 	return 0;
 }
 
-int trail_session_context(struct trail_session *S, const char *ctx)
+/* A list of counters (opt: the option's name; prefixed: each item is
+ * counter:NAME or perf:thread:NAME, --context's), each tried on this
+ * thread, into v (*n of them, at most 8) */
+static int counter_list(struct trail_session *S, const char *opt, const char *text, int prefixed,
+			uint8_t *v, int *n)
 {
 	const struct trail_counter *all;
-	size_t n;
+	size_t cn;
 
-	all = trail_counters(&n);
-	for (const char *p = ctx; *p;) {
+	all = trail_counters(&cn);
+	for (const char *p = text; *p;) {
 		size_t k = strcspn(p, ","), pre = 0;
 		struct perf_event_attr a;
 		int c, fd;
 
-		if (k > 8 && !strncmp(p, "counter:", 8))
+		if (prefixed && k > 8 && !strncmp(p, "counter:", 8))
 			pre = 8;
-		else if (k > 12 && !strncmp(p, "perf:thread:", 12))
+		else if (prefixed && k > 12 && !strncmp(p, "perf:thread:", 12))
 			pre = 12;
-		if (!pre)
-			return trail_session_caret(S, TRAIL_DIAG_USAGE, "context", ctx, (size_t)(p - ctx),
+		if (prefixed && !pre)
+			return trail_session_caret(S, TRAIL_DIAG_USAGE, opt, text, (size_t)(p - text),
 						   "a context is counter:NAME (or perf:thread:NAME)");
 		if ((c = trail_counter_find(p + pre, k - pre)) < 0)
-			return trail_session_caret(S, TRAIL_DIAG_USAGE, "context", ctx,
-						   (size_t)(p - ctx) + pre,
+			return trail_session_caret(S, TRAIL_DIAG_USAGE, opt, text,
+						   (size_t)(p - text) + pre,
 						   "Unknown counter (page-faults, minor-faults, major-faults, "
 						   "context-switches, cpu-migrations, task-clock, cpu-clock, "
 						   "cycles, instructions, cache-references, cache-misses, "
 						   "branches, branch-misses)");
-		for (int i = 0; i < S->nctr; i++)
-			if (S->ctr[i] == c)
-				return trail_session_caret(S, TRAIL_DIAG_USAGE, "context", ctx,
-							   (size_t)(p - ctx) + pre, "This counter is already read");
-		if (S->nctr == (int)sizeof(S->ctr))
-			return trail_session_usage(S, "--context: at most 8 counters");
+		for (int i = 0; i < *n; i++)
+			if (v[i] == c)
+				return trail_session_caret(S, TRAIL_DIAG_USAGE, opt, text,
+							   (size_t)(p - text) + pre, "This counter is already read");
+		if (*n == TRAIL_CTR_MAX)
+			return trail_session_usage(S, "--%s: at most %d counters", opt, TRAIL_CTR_MAX);
 		trail_counter_attr(c, &a);
 		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0)
-			return trail_session_err(S, "--context counter:%s: %s", all[c].name,
+			return trail_session_err(S, "--%s %s%s: %s", opt, prefixed ? "counter:" : "",
+						 all[c].name,
 						 errno == ENOENT || errno == EOPNOTSUPP
 						 ? "not on this machine (no hardware PMU the kernel exposes: "
 						   "a virtual machine often has none; the software counters "
@@ -258,10 +263,53 @@ int trail_session_context(struct trail_session *S, const char *ctx)
 						   "process's own counters, 3 and more none)"
 						 : strerror(errno));
 		close(fd);
-		S->ctr[S->nctr++] = (uint8_t)c;
+		v[(*n)++] = (uint8_t)c;
 		p += k;
 		if (*p == ',')
 			p++;
+	}
+	return 0;
+}
+
+int trail_session_context(struct trail_session *S, const char *ctx)
+{
+	return counter_list(S, "context", ctx, 1, S->ctr, &S->nctr);
+}
+
+int trail_session_counters(struct trail_session *S, const char *list)
+{
+	return counter_list(S, "counters", list, 0, S->fctr, &S->nfctr);
+}
+
+/* --counters, at the validation: each call's record (fields: the
+ * function, a delta a counter, the counts at the entry), recorded, and
+ * the tracer's option naming them */
+static int call_counters_define(struct trail_session *S)
+{
+	const struct trail_counter *all;
+	char def[1024], opt[256];
+	size_t cn, o, k;
+	char *line;
+	int r;
+
+	if (!S->nfctr)
+		return 0;
+	all = trail_counters(&cn);
+	o = (size_t)snprintf(def, sizeof(def), "%s u64 func", TRAIL_CTR_CALL_EVENT);
+	k = (size_t)snprintf(opt, sizeof(opt), "@counters ");
+	for (int i = 0; i < S->nfctr; i++) {
+		o += (size_t)snprintf(def + o, sizeof(def) - o, "; u64 %s", all[S->fctr[i]].field);
+		k += (size_t)snprintf(opt + k, sizeof(opt) - k, "%s%s", i ? "," : "",
+				      all[S->fctr[i]].name);
+	}
+	for (int i = 0; i < S->nfctr; i++)
+		o += (size_t)snprintf(def + o, sizeof(def) - o, "; u64 %s_at", all[S->fctr[i]].field);
+	if ((r = trail_session_synth(S, def)) ||
+	    (r = trail_session_event(S, TRAIL_SYNTH_PROVIDER ":" TRAIL_CTR_CALL_EVENT)))
+		return r;
+	if (!(line = strdup(opt)) || trail__sess_add_line(S, line)) {
+		free(line);
+		return oom(S);
 	}
 	return 0;
 }
@@ -538,6 +586,15 @@ int trail_session_validate(struct trail_session *S, char **cmd)
 		return trail_session_usage(S, "--context reads counters at the events of the -e "
 					   "and --probe options: give one");
 	if (context_define(S))
+		return TRAIL_SESSION_FAIL;
+	if (S->nfctr && (!S->tracer || strcmp(S->tracer, "function_graph")))
+		return trail_session_usage(S, "--counters reads counters at each call's entry and "
+					   "exit: give -p function_graph (at events: --context "
+					   "counter:NAME)");
+	if (S->nfctr && S->thresh_ns)
+		return trail_session_usage(S, "--counters does not go with --graph-time-thresh (a "
+					   "call's counters are written before its exit record)");
+	if (call_counters_define(S))
 		return TRAIL_SESSION_FAIL;
 	if (synths_needed(S))
 		return TRAIL_SESSION_FAIL;

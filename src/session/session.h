@@ -99,6 +99,8 @@ struct trail_session {
 	uint64_t hist_bytes; /* the histogram area the hist triggers want */
 	uint8_t ctr[8];           /* --context counter:NAME: counters.h indexes */
 	int nctr;
+	uint8_t fctr[8];          /* --counters: function_graph's, per call */
+	int nfctr;
 	struct trail_rv_mon *rvs; /* --rv: monitors (rv.h), checked in the processes */
 	const char **rv_paths;    /* ... each one's model file */
 	int nrv;
@@ -148,6 +150,10 @@ int trail_session_synth(struct trail_session *S, const char *def);
  * this thread: a counter the machine has not, or not permitted, is an
  * error naming why) */
 int trail_session_context(struct trail_session *S, const char *ctx);
+/* --counters NAME[,NAME...]: read at each function_graph call's entry
+ * and exit, the deltas a synthetic:funcgraph_counters record before its
+ * exit */
+int trail_session_counters(struct trail_session *S, const char *list);
 int trail_session_rv(struct trail_session *S, const char *path);
 int trail_session_rv_per(struct trail_session *S, const char *per);
 int trail_session_rv_reactor(struct trail_session *S, const char *reactor);

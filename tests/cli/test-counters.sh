@@ -71,6 +71,66 @@ bad_contexts() {
 	[ ! -e x.dat ] || die "a refused recording wrote x.dat"
 }
 
+# function_graph --counters: each call's deltas (tests/cli/ctr/callprog.c:
+# work() calls fill(N pages) then idle(); 2N pages in a second thread),
+# in report's tree, --summary's columns and Perfetto's tracks
+call_counters() {
+	fresh_registry
+	$TRAIL record -q -p function_graph --counters page-faults,task-clock -o g.dat \
+		-- "$BUILD/tests/cli/callprog" 256
+	$TRAIL report -i g.dat >r.txt
+	# fill's exit: its diff line before its closing brace; one a thread
+	awk '/diff: page-faults=/ { d = $0 } /} \/\* fill \*\// { sub(/.*page-faults=\+/, "", d);
+		sub(/ .*/, "", d); print d }' r.txt | sort -n >fill.txt
+	[ "$(wc -l <fill.txt)" = 2 ] || die "$(grep -B1 'fill' r.txt)"
+	[ "$(sed -n 1p fill.txt)" -ge 256 ] && [ "$(sed -n 1p fill.txt)" -lt 512 ] &&
+		[ "$(sed -n 2p fill.txt)" -ge 512 ] || die "fill's page faults: $(cat fill.txt)"
+	# idle touches no page: a leaf with its diff on its line
+	grep -E ' idle\(\); /\* diff: page-faults=\+[0-9]+ task-clock=\+[0-9]+\.[0-9]{3}us \*/$' r.txt >idle.txt ||
+		die "$(grep idle r.txt)"
+	[ "$(wc -l <idle.txt)" = 2 ] && ! grep -qE 'page-faults=\+[0-9]{2,}' idle.txt || die "$(cat idle.txt)"
+	# the summary: a column a counter, the calls' deltas summed
+	$TRAIL report -i g.dat --summary >s.txt
+	head -1 s.txt | grep -qE 'Maximum +page-faults +task-clock +Function' || die "$(head -2 s.txt)"
+	awk '$NF == "fill" { print $(NF-3) }' s.txt >sf.txt
+	[ "$(cat sf.txt)" -ge 768 ] || die "$(cat s.txt)"
+	awk '$NF == "idle" { print $(NF-3) }' s.txt >si.txt
+	[ "$(cat si.txt)" -lt 16 ] || die "$(cat s.txt)"
+	# Perfetto: a counter track a counter a thread; the deltas on the
+	# slices
+	if command -v protoc >/dev/null; then
+		$TRAIL export -i g.dat --format perfetto -o g.pftrace
+		protoc --proto_path="$SRC/tests/export" --decode=perfetto.protos.Trace \
+			"$SRC/tests/export/perfetto_subset.proto" <g.pftrace >g.txt
+		[ "$(grep -c 'counter {' g.txt)" = 4 ] || die "$(grep -c 'counter {' g.txt) tracks"
+		grep -A2 'name: "page-faults"' g.txt | grep -q 'parent_uuid' || die "no page-faults track"
+		grep -q 'unit: UNIT_TIME_NS' g.txt || die "task-clock's unit"
+		[ "$(grep -c 'type: TYPE_COUNTER' g.txt)" -ge 20 ] || die "counter values"
+		grep -q 'name_iid' g.txt || die "annotations"
+	else
+		die "protoc missing (protobuf-compiler: .ci/run installs it)"
+	fi
+	# CTF: the records, fields and all
+	$TRAIL export -i g.dat --format ctf -o g.ctf
+	babeltrace2 g.ctf 2>/dev/null | grep -q 'synthetic:funcgraph_counters: .*page_faults = ' ||
+		die "CTF: $(babeltrace2 g.ctf 2>&1 | head -3)"
+}
+
+bad_call_counters() {
+	fresh_registry
+	expect_rc 2 $TRAIL record -q -p function --counters page-faults -o x.dat -- "$PROG" 1 2>err.txt
+	has err.txt '--counters reads counters at each call'"'"'s entry and exit: give -p function_graph'
+	expect_rc 2 $TRAIL record -q -p function_graph --counters page-faults,bogus -o x.dat -- "$PROG" 1 2>err.txt
+	has err.txt 'Unknown counter'
+	[ "$(caret_col err.txt)" = 12 ] || die "$(cat err.txt)"
+	expect_rc 2 $TRAIL record -q -p function_graph --counters page-faults --graph-time-thresh 10us \
+		-o x.dat -- "$PROG" 1 2>err.txt
+	has err.txt 'does not go with --graph-time-thresh'
+	[ ! -e x.dat ] || die "a refused recording wrote x.dat"
+}
+
 t page_faults_in_between page_faults_in_between
+t call_counters call_counters
+t bad_call_counters bad_call_counters
 t probe_events probe_events
 t bad_contexts bad_contexts

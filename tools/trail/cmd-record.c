@@ -94,7 +94,7 @@ enum {
 	O_THRESH, O_RETVAL, O_ARGS, O_NO_LIBCALL, O_NEST_LIBCALL, O_TID, O_NEST, O_PROBE, O_SYNTH,
 	O_BOOTCONFIG,
 	O_INSTANCE,
-	O_PRINTK, O_RV, O_RV_PER, O_RV_REACTOR, O_CONTEXT,
+	O_PRINTK, O_RV, O_RV_PER, O_RV_REACTOR, O_CONTEXT, O_COUNTERS,
 };
 
 static const struct opt_cmd record_opts = {
@@ -160,6 +160,10 @@ static const struct opt_cmd record_opts = {
 		{0, "graph-time-thresh", OPT_REQUIRED, "T",
 		 "function_graph: only calls longer than T (50us)", O_THRESH, NULL},
 		{0, "retval", OPT_NONE, NULL, "function_graph: record return values", O_RETVAL, NULL},
+		{0, "counters", OPT_REQUIRED, "NAME[,NAME...]",
+		 "function_graph: the thread's perf counters at each\n"
+		 "call's entry and exit (page-faults, task-clock,\n"
+		 "cycles...): report's /* diff: */, --summary columns", O_COUNTERS, NULL},
 		{0, "args", OPT_NONE, NULL,
 		 "function_graph: record the arguments (named and typed from DWARF in report)", O_ARGS,
 		 NULL},
@@ -529,6 +533,9 @@ static int parse(struct rec *C, int argc, char **argv)
 			break;
 		case O_CONTEXT:
 			r = trail_session_context(S, optarg);
+			break;
+		case O_COUNTERS:
+			r = trail_session_counters(S, optarg);
 			break;
 		case O_RV:
 			r = trail_session_rv(S, optarg);
