@@ -67,6 +67,16 @@ static inline uint64_t trail_arch_retval(const struct trail_arch_ret_regs *r)
 	return r->rax;
 }
 
+/* hardware performance counter idx, read in user space (the kernel
+ * allows it for an event whose mmap page says cap_user_rdpmc) */
+static inline uint64_t trail_arch_rdpmc(uint32_t idx)
+{
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(idx));
+	return (uint64_t)hi << 32 | lo;
+}
+
 #else
 #error "trail: function hooks are implemented for x86_64 only (src/arch/)"
 #endif

@@ -41,6 +41,36 @@ void trail_counter_attr(int c, struct perf_event_attr *a)
 	a->exclude_hv = 1;
 }
 
+int trail_counter_mmap_read(const volatile struct perf_event_mmap_page *pc,
+			    uint64_t (*pmc)(uint32_t idx), uint64_t *v)
+{
+	uint32_t seq, idx, width;
+	uint64_t count;
+	int tries = 0;
+
+	do {
+		if (++tries > 64) /* the kernel rewriting it all along */
+			return -1;
+		seq = pc->lock;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		idx = pc->index;
+		width = pc->pmc_width;
+		if (!pc->cap_user_rdpmc || !idx || !width || width > 64)
+			return -1;
+		count = (uint64_t)pc->offset;
+		if (width == 64) {
+			count += pmc(idx - 1);
+		} else {
+			int64_t x = (int64_t)(pmc(idx - 1) << (64 - width));
+
+			count += (uint64_t)(x >> (64 - width));
+		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	} while (pc->lock != seq);
+	*v = count;
+	return 0;
+}
+
 const struct trail_counter *trail_counters(size_t *n)
 {
 	*n = sizeof(table) / sizeof(table[0]);

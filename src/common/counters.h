@@ -34,4 +34,13 @@ struct perf_event_attr;
 /* The perf event of counter c for a thread: user space only. */
 void trail_counter_attr(int c, struct perf_event_attr *a);
 
+struct perf_event_mmap_page;
+/* A hardware counter's count read in user space from its event's mmap
+ * page pc with pmc (x86's rdpmc) under the page's sequence lock: the
+ * kernel's offset plus the counter's pmc_width bits, sign-extended.
+ * 0, or -1 when the page does not allow it now (no cap_user_rdpmc, or
+ * the event not on a counter: index 0): then read() it. */
+int trail_counter_mmap_read(const volatile struct perf_event_mmap_page *pc,
+			    uint64_t (*pmc)(uint32_t idx), uint64_t *v);
+
 #endif /* TRAIL_COMMON_COUNTERS_H */

@@ -157,6 +157,7 @@ struct writer {
 	 * then fd -1): trail__writer_counter */
 	int ctr_fd[16];
 	uint32_t ctr_open;
+	void *ctr_pg[16]; /* a hardware counter's mmap page (rdpmc), or NULL */
 	/* function_graph's --counters: one group of them (grp_mask, by
 	 * counters.h's index), read at once: trail__writer_counters */
 	int grp_fd[16];

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../arch/arch.h"
 #include "../common/counters.h"
 #include "evx.h"
 #include "record.h"
@@ -455,7 +456,18 @@ int trail__writer_counter(struct writer *w, unsigned c, uint64_t *v)
 		trail_counter_attr((int)c, &a);
 		w->ctr_fd[c] = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 		w->ctr_open |= 1u << c;
+		w->ctr_pg[c] = NULL;
+		/* a hardware counter: its page, for rdpmc reads (no system
+		 * call) where the kernel allows them */
+		if (w->ctr_fd[c] >= 0 && a.type == PERF_TYPE_HARDWARE) {
+			void *pg = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED,
+					w->ctr_fd[c], 0);
+
+			w->ctr_pg[c] = pg == MAP_FAILED ? NULL : pg;
+		}
 	}
+	if (w->ctr_pg[c] && !trail_counter_mmap_read(w->ctr_pg[c], trail_arch_rdpmc, v))
+		return 0;
 	if (w->ctr_fd[c] < 0 || read(w->ctr_fd[c], v, 8) != 8) {
 		*v = 0;
 		return -1;
@@ -463,16 +475,18 @@ int trail__writer_counter(struct writer *w, unsigned c, uint64_t *v)
 	return 0;
 }
 
-/* A clock (task-clock, cpu-clock) does not count in a group with the
- * other software counters (a member reads 0; as the leader, its members
- * do): they are read alone. */
+/* Read alone, not in the group: a clock (task-clock, cpu-clock), which
+ * does not count in a group with the other software counters (a member
+ * reads 0; as the leader, its members do), and a hardware counter (rdpmc
+ * reads it without a system call where the kernel allows it). */
 static int is_clock(int c)
 {
 	struct perf_event_attr a;
 
 	trail_counter_attr(c, &a);
-	return a.type == PERF_TYPE_SOFTWARE &&
-	       (a.config == PERF_COUNT_SW_TASK_CLOCK || a.config == PERF_COUNT_SW_CPU_CLOCK);
+	return a.type == PERF_TYPE_HARDWARE ||
+	       (a.type == PERF_TYPE_SOFTWARE &&
+		(a.config == PERF_COUNT_SW_TASK_CLOCK || a.config == PERF_COUNT_SW_CPU_CLOCK));
 }
 
 /* (re)open the thread's group of the counters of mask but the clocks,
@@ -532,7 +546,7 @@ int trail__writer_counters(struct writer *w, uint32_t mask, uint64_t *v)
 		j += ok;
 		left &= ~(1u << w->grp_c[k]);
 	}
-	/* the clocks: alone */
+	/* the clocks and hardware counters: alone */
 	for (; left; left &= left - 1)
 		trail__writer_counter(w, (unsigned)__builtin_ctz(left), &v[__builtin_ctz(left)]);
 	return n >= 0 ? 0 : -1;
@@ -541,9 +555,12 @@ int trail__writer_counters(struct writer *w, uint32_t mask, uint64_t *v)
 /* the thread's counters: closed with it */
 static void counters_close(struct writer *w)
 {
-	for (unsigned i = 0; i < sizeof(w->ctr_fd) / sizeof(w->ctr_fd[0]); i++)
+	for (unsigned i = 0; i < sizeof(w->ctr_fd) / sizeof(w->ctr_fd[0]); i++) {
+		if ((w->ctr_open >> i & 1) && w->ctr_pg[i])
+			munmap(w->ctr_pg[i], (size_t)sysconf(_SC_PAGESIZE));
 		if ((w->ctr_open >> i & 1) && w->ctr_fd[i] >= 0)
 			close(w->ctr_fd[i]);
+	}
 	w->ctr_open = 0;
 	for (unsigned i = 0; i < w->grp_n; i++)
 		if (w->grp_fd[i] >= 0)
