@@ -593,6 +593,12 @@ static int source_obj(struct tcheck *c, const void *blob, size_t size, const cha
 			trail_session_caret(S, TRAIL_DIAG_ERR, w, c->arg, c->off + c->t->obj_field_pos,
 				   c->t->cmd == TRAIL_TRIG_OBJTRACE ? "objtrace takes an integer field (an address)"
 				   : "a wprobe trigger takes an integer field (a pointer)");
+		else if (c->t->cmd != TRAIL_TRIG_OBJTRACE && m->fields[i].size != 8)
+			/* (an address is 64 bits: a narrower field holds none) */
+			trail_session_caret(S, TRAIL_DIAG_ERR, w, c->arg, c->off + c->t->obj_field_pos,
+					    m->fields[i].size == 4 ? "a wprobe trigger takes a pointer: this field has 32 bits"
+					    : m->fields[i].size == 2 ? "a wprobe trigger takes a pointer: this field has 16 bits"
+					    : "a wprobe trigger takes a pointer: this field has 8 bits");
 		else
 			r = 0;
 	}

@@ -138,6 +138,13 @@ set_clear_over_a_life() {
 	expect_rc 2 $TRAIL record -q --probe 'w:app/obj w@-1:8' -e app:alloc -T 'set_wprobe:app/obj' \
 		-o x.dat -- "$OBJ" 2>err.txt
 	has err.txt 'Missing FIELD'
+	# ... of a pointer's width: a 32-bit field (a probe's on main's argc)
+	# holds no address
+	expect_rc 1 $TRAIL record -q --probe 'w:app/obj w@-1:8' --probe 'p:app/m main argc=%di:s32' \
+		-T 'app:m:set_wprobe:app/obj:argc' -o x.dat -- "$OBJ" 2>err.txt
+	has err.txt 'a wprobe trigger takes a pointer: this field has 32 bits'
+	[ "$(caret_col err.txt)" = 25 ] || die "$(cat err.txt)"
+	[ ! -e x.dat ] || die "a refused recording wrote x.dat"
 }
 
 # a process whose threads' debug registers a debugger holds: the attach
