@@ -68,6 +68,7 @@
 
 #include "../arch/arch.h"
 #include "../common/spec.h"
+#include "fobjs.h"
 #include "internal.h"
 #include "record.h"
 
@@ -537,6 +538,13 @@ static int fmmio_join(unsigned s, struct psess *ps, void *uc)
 	 * program starting (from libtrail's constructor) maps it later */
 	if ((r = arm_mapped(s, uc != NULL)) < 0)
 		goto fail;
+	/* the recorder names the instructions (mmio:rw's ip) from the objects */
+	if (trail__fobjs_discover()) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned i = 0; i < trail__nobjs; i++)
+		trail__fobjs_publish(ps, s, &trail__objs[i]);
 	__atomic_store_n(&any_wants, 1, __ATOMIC_RELEASE);
 	return 0;
 fail:
