@@ -316,13 +316,20 @@ addr:
 	return 0;
 }
 
+/* One access of the instruction's width, as the program would have made
+ * it (a device register read twice, or in halves, is another access):
+ * volatile, and of types that may be unaligned, as x86 allows */
+typedef uint16_t u16u __attribute__((aligned(1)));
+typedef uint32_t u32u __attribute__((aligned(1)));
+typedef uint64_t u64u __attribute__((aligned(1)));
+
 static uint64_t mem_read(uintptr_t p, unsigned w)
 {
 	switch (w) {
 	case 1: return *(const volatile uint8_t *)p;
-	case 2: return *(const volatile uint16_t *)p;
-	case 4: return *(const volatile uint32_t *)p;
-	default: return *(const volatile uint64_t *)p;
+	case 2: return *(const volatile u16u *)p;
+	case 4: return *(const volatile u32u *)p;
+	default: return *(const volatile u64u *)p;
 	}
 }
 
@@ -330,9 +337,9 @@ static void mem_write(uintptr_t p, unsigned w, uint64_t v)
 {
 	switch (w) {
 	case 1: *(volatile uint8_t *)p = (uint8_t)v; break;
-	case 2: *(volatile uint16_t *)p = (uint16_t)v; break;
-	case 4: *(volatile uint32_t *)p = (uint32_t)v; break;
-	default: *(volatile uint64_t *)p = v; break;
+	case 2: *(volatile u16u *)p = (uint16_t)v; break;
+	case 4: *(volatile u32u *)p = (uint32_t)v; break;
+	default: *(volatile u64u *)p = v; break;
 	}
 }
 
