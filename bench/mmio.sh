@@ -4,6 +4,8 @@
 # timed in the threads), median of RUNS runs [min..max], ns per access
 # (the threads' times summed, over the accesses):
 #   untraced
+#   bare fault  the program's own SIGSEGV handler stepping over each
+#               access of its protected region (BENCH_BARE=1): the floor
 #   trail       record --mmio memfd:trail-mmio-bench (a fault, the
 #               decode and emulation, a record, each access)
 # and the records written against the accesses made (the last run).
@@ -19,9 +21,10 @@ PROG=$BUILD/bench/bench_mmio
 . "$(dirname "$0")/lib.sh"
 bench_scratch
 
-declare -a un tr
+declare -a un ba tr
 for r in $(seq "$RUNS"); do
 	un+=("$(field ns_per_access "$("$PROG")")")
+	ba+=("$(field ns_per_access "$(BENCH_BARE=1 "$PROG")")")
 	l=$("${PIN_REC[@]}" "$TRAIL" record -q --mmio memfd:trail-mmio-bench -o "$TMP/m.dat" -- "$PROG")
 	tr+=("$(field ns_per_access "$l")")
 	made=$(field accesses "$l")
@@ -31,5 +34,6 @@ lost=$("$TRAIL" report -i "$TMP/m.dat" 2>/dev/null | sed -n 's/^# entries-in-buf
 printf 'an MMIO access, ns (median [min..max] of %s runs, %s threads x 2N, N=%s, %s)\n' \
 	"$RUNS" "$BENCH_THREADS" "$BENCH_N" "$(rec_where)"
 printf '  %-10s %s\n' untraced "$(stats "${un[@]}")"
+printf '  %-10s %s\n' "bare fault" "$(stats "${ba[@]}")"
 printf '  %-10s %s   (mmio:rw records: %s of %s accesses, %s lost)\n' trail "$(stats "${tr[@]}")" \
 	"${n:-0}" "${made:-?}" "${lost:-?}"
