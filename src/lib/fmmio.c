@@ -568,14 +568,26 @@ typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
 typedef int (*munmap_fn)(void *, size_t);
 typedef void *(*mremap_fn)(void *, size_t, size_t, int, ...);
 
-static void *next_sym(const char *name)
+/* the next definitions in symbol lookup order (libc's, or a sanitizer's
+ * interceptors), found by our constructor; before it, the system calls:
+ * a dlsym in the call itself could recurse through a malloc that maps
+ * its memory with mmap before libtrail's constructors have run */
+static mmap_fn next_mmap;
+static munmap_fn next_munmap;
+static mremap_fn next_mremap;
+
+__attribute__((constructor(101))) static void find_next(void)
 {
 	void *p;
 
 	trail__self_enter();
-	p = dlsym(RTLD_NEXT, name);
+	if ((p = dlsym(RTLD_NEXT, "mmap")))
+		__atomic_store_n(&next_mmap, (mmap_fn)p, __ATOMIC_RELEASE);
+	if ((p = dlsym(RTLD_NEXT, "munmap")))
+		__atomic_store_n(&next_munmap, (munmap_fn)p, __ATOMIC_RELEASE);
+	if ((p = dlsym(RTLD_NEXT, "mremap")))
+		__atomic_store_n(&next_mremap, (mremap_fn)p, __ATOMIC_RELEASE);
 	trail__self_leave();
-	return p;
 }
 
 /* the new shared mapping p of fd: armed for every session that wants
@@ -642,11 +654,9 @@ void *mmio_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off
 __attribute__((visibility("default"))) void *mmio_mmap(void *addr, size_t len, int prot,
 						       int flags, int fd, off_t off)
 {
-	static mmap_fn next;
+	mmap_fn next = __atomic_load_n(&next_mmap, __ATOMIC_ACQUIRE);
 	void *p;
 
-	if (!next)
-		next = (mmap_fn)next_sym("mmap");
 	p = next ? next(addr, len, prot, flags, fd, off)
 		 : (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	/* (libtrail's own mappings, some under the control lock: not ours) */
@@ -663,10 +673,8 @@ __attribute__((visibility("default"))) void *mmio_mmap64(void *addr, size_t len,
 
 __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 {
-	static munmap_fn next;
+	munmap_fn next = __atomic_load_n(&next_munmap, __ATOMIC_ACQUIRE);
 
-	if (!next)
-		next = (munmap_fn)next_sym("munmap");
 	if (__atomic_load_n(&any_wants, __ATOMIC_ACQUIRE) && !trail__self)
 		unmapping(addr, len, "munmap");
 	return next ? next(addr, len) : (int)syscall(SYS_munmap, addr, len);
@@ -675,7 +683,7 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 __attribute__((visibility("default"))) void *mremap(void *addr, size_t old, size_t len, int flags,
 						    ...)
 {
-	static mremap_fn next;
+	mremap_fn next = __atomic_load_n(&next_mremap, __ATOMIC_ACQUIRE);
 	void *to = NULL;
 	va_list ap;
 
@@ -683,8 +691,6 @@ __attribute__((visibility("default"))) void *mremap(void *addr, size_t old, size
 	if (flags & MREMAP_FIXED)
 		to = va_arg(ap, void *);
 	va_end(ap);
-	if (!next)
-		next = (mremap_fn)next_sym("mremap");
 	if (__atomic_load_n(&any_wants, __ATOMIC_ACQUIRE) && old && !trail__self)
 		unmapping(addr, old, "mremap");
 	if (next)

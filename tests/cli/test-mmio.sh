@@ -100,6 +100,19 @@ unsupported_stops() {
 	[ "$(sed -n '/mmio:unknown/,$p' r.txt | grep -c ' mmio:rw: ')" = 0 ] || die "records after the stop"
 }
 
+# faults that are not the region's go to the program's own SIGSEGV
+# handler as before: a NULL store (SEGV_MAPERR) and a store to a
+# PROT_NONE page of its own (SEGV_ACCERR, as the region's are)
+own_handler() {
+	fresh_registry
+	"$PROG" segv 20 >plain.txt
+	has plain.txt "caught 101"
+	has plain.txt "caught 202"
+	$TRAIL record -q --mmio "$PATHNAME" -o g.dat -- "$PROG" segv 20 >out.txt
+	diff -u plain.txt out.txt || die "the program's output changed"
+	[ "$($TRAIL report -i g.dat | grep -c ' mmio:rw: ')" = $((4 * 27 * 20)) ] || die "records"
+}
+
 # what cannot be traced is said, never silent
 bad_input() {
 	fresh_registry
@@ -136,4 +149,5 @@ bad_input() {
 t every_access_once every_access_once
 t attach_running attach_running
 t unsupported_stops unsupported_stops
+t own_handler own_handler
 t bad_input bad_input

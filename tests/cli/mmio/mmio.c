@@ -15,9 +15,15 @@
  *                                start when file GO exists (-P)
  *   mmio private ITERS           the memfd mapped MAP_PRIVATE
  *   mmio none                    the memfd created, never mapped
+ *   mmio segv ITERS              the program's own SIGSEGV handler catches
+ *                                a NULL store and a store to a PROT_NONE
+ *                                page of its own, before and after the
+ *                                threads (faults not the region's)
  */
 
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +137,39 @@ static void threads(void)
 	fflush(stdout);
 }
 
+static sigjmp_buf jb;
+static volatile uintptr_t null_ish = 8; /* (not a constant: no warning) */
+static int caught;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	caught += si->si_code == SEGV_ACCERR ? 100 : 1;
+	siglongjmp(jb, 1);
+}
+
+/* a NULL store and a store to a page of ours that is PROT_NONE, each
+ * caught by our handler */
+static void own_faults(void)
+{
+	static volatile uint8_t *guard;
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSEGV, &sa, NULL);
+	if (!guard)
+		guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!sigsetjmp(jb, 1))
+		*(volatile int *)null_ish = 1;
+	if (!sigsetjmp(jb, 1))
+		guard[0] = 1;
+	printf("caught %d\n", caught);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "run";
@@ -147,6 +186,8 @@ int main(int argc, char **argv)
 		      !strcmp(mode, "private") ? MAP_PRIVATE : MAP_SHARED, fd, 0);
 	if (region == MAP_FAILED)
 		return 1;
+	if (!strcmp(mode, "segv"))
+		own_faults();
 	if (!strcmp(mode, "wait")) {
 		printf("ready\n");
 		fflush(stdout);
@@ -167,6 +208,8 @@ int main(int argc, char **argv)
 		printf("copied %.16s\n", (char *)region + 64);
 		threads();
 	}
+	if (!strcmp(mode, "segv"))
+		own_faults();
 	munmap(region, SIZE);
 	return 0;
 }
