@@ -58,6 +58,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -117,6 +118,7 @@ struct want {
 	char path[PATH_MAX_M]; /* normalized (norm()) */
 	uint64_t lo, hi;       /* file offsets; hi 0: to the mapping's end */
 	int armed;             /* a region came of it */
+	int err;               /* else why the last mapping of PATH was not */
 };
 
 static struct region regions[REGIONS];
@@ -313,10 +315,15 @@ static void norm(char *out, const char *in, size_t len)
 }
 
 /* the alias of [lo, hi) (file offset off of path), or 0 */
+static int no_mremap; /* TRAIL_MMIO_NO_MREMAP=1: the tests' way to the second way */
+
 static uintptr_t alias_of(uintptr_t lo, uintptr_t hi, uint64_t off, int prot, const char *path)
 {
-	/* (system calls: not our own interposed functions) */
-	void *a = (void *)syscall(SYS_mremap, lo, 0, hi - lo, MREMAP_MAYMOVE);
+	/* (system calls: not our own interposed functions). A device's
+	 * mapping (VM_PFNMAP, VM_DONTEXPAND: UIO, /dev/mem) cannot be
+	 * duplicated this way: its file is opened again */
+	void *a = no_mremap ? MAP_FAILED
+			    : (void *)syscall(SYS_mremap, lo, 0, hi - lo, MREMAP_MAYMOVE);
 	int fd;
 
 	if (a != MAP_FAILED)
@@ -497,6 +504,7 @@ static int want_line(const char *v, size_t len, void *arg)
 		return -EBADMSG;
 	norm(wt->path, p, (size_t)(end - p));
 	wt->armed = 0;
+	wt->err = 0;
 	nwants[s]++;
 	return 0;
 }
@@ -581,6 +589,7 @@ __attribute__((constructor(101))) static void find_next(void)
 	void *p;
 
 	trail__self_enter();
+	no_mremap = (p = getenv("TRAIL_MMIO_NO_MREMAP")) && *(const char *)p == '1';
 	if ((p = dlsym(RTLD_NEXT, "mmap")))
 		__atomic_store_n(&next_mmap, (mmap_fn)p, __ATOMIC_RELEASE);
 	if ((p = dlsym(RTLD_NEXT, "munmap")))
@@ -619,9 +628,13 @@ static void mapped(void *p, size_t len, int prot, int flags, int fd, off_t off)
 	trail__ctl_enter(&saved);
 	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
 		for (int i = 0; i < nwants[s]; i++)
-			if (!strcmp(wants[s][i].path, np))
-				arm(s, &wants[s][i], (uintptr_t)p, (uintptr_t)p + len, (uint64_t)off,
-				    prot, (flags & MAP_TYPE) == MAP_SHARED, np);
+			if (!strcmp(wants[s][i].path, np)) {
+				int r = arm(s, &wants[s][i], (uintptr_t)p, (uintptr_t)p + len,
+					    (uint64_t)off, prot, (flags & MAP_TYPE) == MAP_SHARED, np);
+
+				if (r)
+					wants[s][i].err = r;
+			}
 	trail__ctl_leave(&saved);
 }
 
@@ -657,6 +670,10 @@ __attribute__((visibility("default"))) void *mmio_mmap(void *addr, size_t len, i
 	mmap_fn next = __atomic_load_n(&next_mmap, __ATOMIC_ACQUIRE);
 	void *p;
 
+	/* a mapping put over a traced region replaces its pages: the region
+	 * stops first (else a later fault there would reach the old alias) */
+	if ((flags & MAP_FIXED) && __atomic_load_n(&any_wants, __ATOMIC_ACQUIRE) && !trail__self)
+		unmapping(addr, len, "mmap MAP_FIXED");
 	p = next ? next(addr, len, prot, flags, fd, off)
 		 : (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	/* (libtrail's own mappings, some under the control lock: not ours) */
@@ -699,19 +716,27 @@ __attribute__((visibility("default"))) void *mremap(void *addr, size_t old, size
 }
 
 /* a --mmio of a program started by trail record that never mapped PATH
- * (or not at the offsets asked): said on its stderr, at its exit */
+ * (or not at the offsets asked, or so that it can be traced): said on its
+ * stderr, at its exit */
 __attribute__((destructor)) static void never_mapped(void)
 {
 	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
 		for (int i = 0; i < nwants[s]; i++) {
 			const struct want *wt = &wants[s][i];
+			const char *why =
+				wt->err == -EDOM ? ": mapped, but not at the file offsets asked"
+				: wt->err == -EMEDIUMTYPE
+					? ": mapped private (MAP_PRIVATE), or no second mapping of its "
+					  "pages could be made"
+				: wt->err == -ENOSPC ? ": mapped, but 16 regions are traced already"
+				: wt->err	     ? ": mapped, but it could not be protected"
+						     : ": never mapped shared by this process";
 
 			if (wt->armed)
 				continue;
 			if (write(2, "trail: --mmio ", 14) < 0 ||
-			    write(2, wt->path, strlen(wt->path)) < 0 ||
-			    write(2, ": never mapped shared at those offsets by this process: "
-				     "nothing recorded of it\n", 79) < 0)
+			    write(2, wt->path, strlen(wt->path)) < 0 || write(2, why, strlen(why)) < 0 ||
+			    write(2, ": nothing recorded of it\n", 25) < 0)
 				return;
 		}
 }

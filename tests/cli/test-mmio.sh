@@ -100,6 +100,20 @@ unsupported_stops() {
 	[ "$(sed -n '/mmio:unknown/,$p' r.txt | grep -c ' mmio:rw: ')" = 0 ] || die "records after the stop"
 }
 
+# a regular file, its second mapping by opening it again (the way to a
+# device's pages, which mremap cannot duplicate: forced here)
+reopened_file() {
+	fresh_registry
+	MMIO_FILE=$TMP/regs.bin "$PROG" run 20 >plain.txt
+	cp "$TMP/regs.bin" plain.bin
+	MMIO_FILE=$TMP/regs.bin TRAIL_MMIO_NO_MREMAP=1 $TRAIL record -q --mmio "$TMP/regs.bin" -o f.dat -- "$PROG" run 20 >out.txt
+	diff -u plain.txt out.txt || die "the program's output changed"
+	cmp plain.bin "$TMP/regs.bin" || die "the file's contents differ: the stores did not reach it"
+	$TRAIL report -i f.dat >r.txt
+	grep -q " mmio:map: .* path=\"$TMP/regs.bin\"" r.txt || die "$(grep mmio:map r.txt)"
+	[ "$(grep -c ' mmio:rw: ' r.txt)" = $((4 * 27 * 20)) ] || die "$(grep -c ' mmio:rw: ' r.txt) records"
+}
+
 # faults that are not the region's go to the program's own SIGSEGV
 # handler as before: a NULL store (SEGV_MAPERR) and a store to a
 # PROT_NONE page of its own (SEGV_ACCERR, as the region's are)
@@ -119,10 +133,14 @@ bad_input() {
 	# never mapped by a started program: said at its exit
 	$TRAIL record -q --mmio "$PATHNAME" -o n.dat -- "$PROG" none >out.txt 2>err.txt
 	has out.txt "not mapped"
-	has err.txt "trail: --mmio memfd:trail-mmio-test: never mapped shared at those offsets"
-	# mapped private: the same (no second mapping of its pages exists)
+	has err.txt "trail: --mmio memfd:trail-mmio-test: never mapped shared by this process: nothing recorded of it"
+	# mapped private: no second mapping of its pages exists
 	$TRAIL record -q --mmio "$PATHNAME" -o n.dat -- "$PROG" private 2 >out.txt 2>err.txt
-	has err.txt "never mapped shared"
+	has err.txt "trail: --mmio memfd:trail-mmio-test: mapped private (MAP_PRIVATE), or no second mapping"
+	[ "$(grep -c '^thread' out.txt)" = 4 ] || die "the private program: $(cat out.txt)"
+	# mapped later, at offsets that do not hold the range
+	$TRAIL record -q --mmio "$PATHNAME" --mmio-range 0x100000,0x100100 -o n.dat -- "$PROG" run 2 >out.txt 2>err.txt
+	has err.txt "trail: --mmio memfd:trail-mmio-test: mapped, but not at the file offsets asked"
 	# an attach: refused, nothing changed
 	rm -f go
 	LD_PRELOAD=$LIBTRAIL "$PROG" wait 2 "$TMP/go" >out.txt &
@@ -149,5 +167,6 @@ bad_input() {
 t every_access_once every_access_once
 t attach_running attach_running
 t unsupported_stops unsupported_stops
+t reopened_file reopened_file
 t own_handler own_handler
 t bad_input bad_input

@@ -21,6 +21,7 @@
  *                                threads (faults not the region's)
  */
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -173,7 +174,10 @@ static void own_faults(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "run";
-	int fd = memfd_create("trail-mmio-test", MFD_CLOEXEC);
+	/* MMIO_FILE: a regular file instead (the second way to the pages) */
+	const char *file = getenv("MMIO_FILE");
+	int fd = file ? open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
+		      : memfd_create("trail-mmio-test", MFD_CLOEXEC);
 
 	iters = argc > 2 ? atol(argv[2]) : 100;
 	if (fd < 0 || ftruncate(fd, SIZE))
