@@ -83,6 +83,23 @@ attach_running() {
 	diff -u plain.txt <(grep -v ready out.txt) || die "output changed (-P)"
 }
 
+# -P on a program started without libtrail: it is injected, the region
+# found in the maps and armed the same way
+attach_injected() {
+	fresh_registry
+	rm -f go
+	"$PROG" wait $N "$TMP/go" >out.txt &
+	local pid=$! rec
+	wait_for "grep -q ready out.txt" || die "never ready"
+	$TRAIL record --mmio "$PATHNAME" -o i.dat -P $pid 2>rr.err &
+	rec=$!
+	wait_for "grep -q 'attached to process' rr.err" || die "never attached: $(cat rr.err)"
+	touch "$TMP/go"
+	wait $pid
+	stop_rec $rec
+	[ "$($TRAIL report -i i.dat | grep -c ' mmio:rw: ')" = $((4 * 27 * N)) ] || die "records"
+}
+
 # rep movsb into the region: an mmio:unknown record with its bytes and
 # where, the region's tracing stopped (the program's own protection
 # back), nothing recorded after it, the program's output unchanged
@@ -166,6 +183,7 @@ bad_input() {
 
 t every_access_once every_access_once
 t attach_running attach_running
+t attach_injected attach_injected
 t unsupported_stops unsupported_stops
 t reopened_file reopened_file
 t own_handler own_handler
