@@ -21,9 +21,10 @@
  *   libtrail: [ alias ..... )     the program's protection
  *
  * The alias: mremap(lo, 0, len, MREMAP_MAYMOVE), which duplicates a
- * MAP_SHARED mapping; else the file opened again (a path that names a
- * file: /dev/uio0, /dev/mem, a regular file) and mapped at the same
- * offset. A private mapping has neither (its pages are the process's own
+ * MAP_SHARED mapping; else a descriptor the program has open on the same
+ * file (a VFIO device's), or the file opened again (a path that names a
+ * file: /dev/uio0, /dev/mem, a regular file), mapped at the same
+ * offset (alias_of()). A private mapping has none (its pages are the process's own
  * copies): refused (-EMEDIUMTYPE), as is a PATH not mapped at an attach
  * (-ENOMEDIUM) and a range outside the mapping (-EDOM).
  *
@@ -60,7 +61,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -314,25 +318,72 @@ static void norm(char *out, const char *in, size_t len)
 	out[n] = '\0';
 }
 
-/* the alias of [lo, hi) (file offset off of path), or 0 */
-static int no_mremap; /* TRAIL_MMIO_NO_MREMAP=1: the tests' way to the second way */
+/* which file a mapping is of: its device and inode, as the maps show them */
+struct fid {
+	unsigned maj, min;
+	uint64_t ino;
+};
 
-static uintptr_t alias_of(uintptr_t lo, uintptr_t hi, uint64_t off, int prot, const char *path)
+/* TRAIL_MMIO_NO_MREMAP: the tests' way to the other ways to the pages
+ * (1: no mremap, 2: nor the program's descriptor) */
+static int no_mremap;
+
+/* a descriptor of the process open on the file of id, or -1 */
+static int find_fd(const struct fid *id)
 {
-	/* (system calls: not our own interposed functions). A device's
-	 * mapping (VM_PFNMAP, VM_DONTEXPAND: UIO, /dev/mem) cannot be
-	 * duplicated this way: its file is opened again */
+	char buf[2048];
+	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC), found = -1;
+	long n;
+
+	if (dfd < 0)
+		return -1;
+	while (found < 0 && (n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n && found < 0;) {
+			struct dirent64 *d = (struct dirent64 *)(void *)(buf + off);
+			struct stat st;
+			int fd = 0;
+
+			off += d->d_reclen;
+			if (d->d_name[0] < '0' || d->d_name[0] > '9')
+				continue;
+			for (const char *c = d->d_name; *c >= '0' && *c <= '9'; c++)
+				fd = fd * 10 + (*c - '0');
+			if (fd != dfd && !fstat(fd, &st) && st.st_ino == id->ino &&
+			    major(st.st_dev) == id->maj && minor(st.st_dev) == id->min)
+				found = fd;
+		}
+	close(dfd);
+	return found;
+}
+
+/* the alias of [lo, hi) (file offset off of path, the file id; fd: the
+ * program's descriptor of it, or -1), or 0. Three ways, the first that
+ * works: mremap(lo, 0, len), which duplicates a shared mapping (not a
+ * device's: VM_PFNMAP and VM_DONTEXPAND refuse it, UIO, /dev/mem, VFIO);
+ * a descriptor of the program's open on the same file (a VFIO device's,
+ * which no path opens again; the one mmap was given); PATH opened again. */
+static uintptr_t alias_of(uintptr_t lo, uintptr_t hi, uint64_t off, int prot, const char *path,
+			  int fd, const struct fid *id)
+{
+	/* (system calls: not our own interposed functions) */
 	void *a = no_mremap ? MAP_FAILED
 			    : (void *)syscall(SYS_mremap, lo, 0, hi - lo, MREMAP_MAYMOVE);
-	int fd;
+	int own = -1;
 
 	if (a != MAP_FAILED)
 		return (uintptr_t)a;
-	if (path[0] != '/' || (fd = open(path, ((prot & PROT_WRITE) ? O_RDWR : O_RDONLY) |
-						       O_CLOEXEC | O_SYNC)) < 0)
+	if (no_mremap < 2 && fd < 0 && id)
+		fd = find_fd(id);
+	if (no_mremap < 2 && fd >= 0) {
+		a = (void *)syscall(SYS_mmap, NULL, hi - lo, prot, MAP_SHARED, fd, (off_t)off);
+		if (a != MAP_FAILED)
+			return (uintptr_t)a;
+	}
+	if (path[0] != '/' || (own = open(path, ((prot & PROT_WRITE) ? O_RDWR : O_RDONLY) |
+							O_CLOEXEC | O_SYNC)) < 0)
 		return 0;
-	a = (void *)syscall(SYS_mmap, NULL, hi - lo, prot, MAP_SHARED, fd, (off_t)off);
-	close(fd);
+	a = (void *)syscall(SYS_mmap, NULL, hi - lo, prot, MAP_SHARED, own, (off_t)off);
+	close(own);
 	return a == MAP_FAILED ? 0 : (uintptr_t)a;
 }
 
@@ -340,7 +391,7 @@ static uintptr_t alias_of(uintptr_t lo, uintptr_t hi, uint64_t off, int prot, co
  * shared or not, wanted by session s's want wt: armed, or joined to the
  * region that has it. 0 or -errno. */
 static int arm(unsigned s, struct want *wt, uintptr_t start, uintptr_t end, uint64_t moff,
-	       int prot, int shared, const char *path)
+	       int prot, int shared, const char *path, int fd, const struct fid *id)
 {
 	uint64_t flo = wt->lo > moff ? wt->lo : moff;
 	uint64_t fhi = wt->hi && wt->hi < moff + (end - start) ? wt->hi : moff + (end - start);
@@ -378,7 +429,7 @@ static int arm(unsigned s, struct want *wt, uintptr_t start, uintptr_t end, uint
 	r->rhi = fhi;
 	r->prot = prot;
 	r->busy = 0;
-	if (!(r->alias = alias_of(lo, hi, r->off, prot, path)))
+	if (!(r->alias = alias_of(lo, hi, r->off, prot, path, fd, id)))
 		return -EMEDIUMTYPE;
 	r->sessions = 1u << s;
 	/* armed before the pages go: a fault from now on finds the region */
@@ -412,9 +463,9 @@ static int hexnum(const char **p, uint64_t *v)
 
 /* a /proc/self/maps line: start-end perms offset dev inode path */
 static int maps_line(const char *l, uintptr_t *start, uintptr_t *end, uint64_t *off, int *prot,
-		     int *shared, const char **path)
+		     int *shared, const char **path, struct fid *id)
 {
-	uint64_t a, b, o;
+	uint64_t a, b, o, maj, min;
 
 	if (hexnum(&l, &a) || *l++ != '-' || hexnum(&l, &b) || *l++ != ' ')
 		return -1;
@@ -422,14 +473,13 @@ static int maps_line(const char *l, uintptr_t *start, uintptr_t *end, uint64_t *
 		(l[2] == 'x' ? PROT_EXEC : 0);
 	*shared = l[3] == 's';
 	l += 5;
-	if (hexnum(&l, &o))
+	if (hexnum(&l, &o) || *l++ != ' ' || hexnum(&l, &maj) || *l++ != ':' || hexnum(&l, &min) ||
+	    *l++ != ' ')
 		return -1;
-	for (int f = 0; f < 2; f++) { /* dev, inode */
-		while (*l == ' ')
-			l++;
-		while (*l && *l != ' ')
-			l++;
-	}
+	id->maj = (unsigned)maj;
+	id->min = (unsigned)min;
+	for (id->ino = 0; *l >= '0' && *l <= '9'; l++)
+		id->ino = id->ino * 10 + (uint64_t)(*l - '0');
 	while (*l == ' ')
 		l++;
 	*start = (uintptr_t)a;
@@ -465,14 +515,15 @@ static int arm_mapped(unsigned s, int must)
 			int prot, shared, r;
 			const char *path;
 			char np[PATH_MAX_M];
+			struct fid id;
 
 			if (!(e = strchr(l, '\n')))
 				e = l + strlen(l);
-			if (maps_line(l, &start, &end, &off, &prot, &shared, &path) == 0) {
+			if (maps_line(l, &start, &end, &off, &prot, &shared, &path, &id) == 0) {
 				norm(np, path, (size_t)(e - path));
 				if (!strcmp(np, wt->path) && prot != PROT_NONE) {
 					found = 1;
-					r = arm(s, wt, start, end, off, prot, shared, np);
+					r = arm(s, wt, start, end, off, prot, shared, np, -1, &id);
 					if (r && r != -EDOM)
 						werr = r;
 				}
@@ -589,7 +640,8 @@ __attribute__((constructor(101))) static void find_next(void)
 	void *p;
 
 	trail__self_enter();
-	no_mremap = (p = getenv("TRAIL_MMIO_NO_MREMAP")) && *(const char *)p == '1';
+	if ((p = getenv("TRAIL_MMIO_NO_MREMAP")))
+		no_mremap = *(const char *)p - '0';
 	if ((p = dlsym(RTLD_NEXT, "mmap")))
 		__atomic_store_n(&next_mmap, (mmap_fn)p, __ATOMIC_RELEASE);
 	if ((p = dlsym(RTLD_NEXT, "munmap")))
@@ -630,7 +682,8 @@ static void mapped(void *p, size_t len, int prot, int flags, int fd, off_t off)
 		for (int i = 0; i < nwants[s]; i++)
 			if (!strcmp(wants[s][i].path, np)) {
 				int r = arm(s, &wants[s][i], (uintptr_t)p, (uintptr_t)p + len,
-					    (uint64_t)off, prot, (flags & MAP_TYPE) == MAP_SHARED, np);
+					    (uint64_t)off, prot, (flags & MAP_TYPE) == MAP_SHARED, np,
+					    fd, NULL);
 
 				if (r)
 					wants[s][i].err = r;

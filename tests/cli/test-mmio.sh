@@ -117,18 +117,36 @@ unsupported_stops() {
 	[ "$(sed -n '/mmio:unknown/,$p' r.txt | grep -c ' mmio:rw: ')" = 0 ] || die "records after the stop"
 }
 
-# a regular file, its second mapping by opening it again (the way to a
-# device's pages, which mremap cannot duplicate: forced here)
+# a regular file, its second mapping through the program's descriptor
+# (1) or by opening it again (2): the ways to a device's pages, which
+# mremap cannot duplicate (forced here); at an attach, the descriptor is
+# found by the file's device and inode
 reopened_file() {
 	fresh_registry
 	MMIO_FILE=$TMP/regs.bin "$PROG" run 20 >plain.txt
 	cp "$TMP/regs.bin" plain.bin
-	MMIO_FILE=$TMP/regs.bin TRAIL_MMIO_NO_MREMAP=1 $TRAIL record -q --mmio "$TMP/regs.bin" -o f.dat -- "$PROG" run 20 >out.txt
-	diff -u plain.txt out.txt || die "the program's output changed"
-	cmp plain.bin "$TMP/regs.bin" || die "the file's contents differ: the stores did not reach it"
-	$TRAIL report -i f.dat >r.txt
-	grep -q " mmio:map: .* path=\"$TMP/regs.bin\"" r.txt || die "$(grep mmio:map r.txt)"
-	[ "$(grep -c ' mmio:rw: ' r.txt)" = $((4 * 27 * 20)) ] || die "$(grep -c ' mmio:rw: ' r.txt) records"
+	for way in 1 2; do
+		rm -f "$TMP/regs.bin"
+		MMIO_FILE=$TMP/regs.bin TRAIL_MMIO_NO_MREMAP=$way $TRAIL record -q --mmio "$TMP/regs.bin" -o f.dat -- "$PROG" run 20 >out.txt
+		diff -u plain.txt out.txt || die "the program's output changed ($way)"
+		cmp plain.bin "$TMP/regs.bin" || die "the file's contents differ: the stores did not reach it ($way)"
+		$TRAIL report -i f.dat >r.txt
+		grep -q " mmio:map: .* path=\"$TMP/regs.bin\"" r.txt || die "$(grep mmio:map r.txt)"
+		[ "$(grep -c ' mmio:rw: ' r.txt)" = $((4 * 27 * 20)) ] || die "$(grep -c ' mmio:rw: ' r.txt) records ($way)"
+	done
+	rm -f go
+	MMIO_FILE=$TMP/regs.bin TRAIL_MMIO_NO_MREMAP=1 LD_PRELOAD=$LIBTRAIL "$PROG" wait 20 "$TMP/go" >out.txt &
+	local pid=$! rec
+	wait_for "grep -q ready out.txt" || die "never ready"
+	# (removed: no path opens it again, the descriptor is the only way)
+	rm "$TMP/regs.bin"
+	$TRAIL record --mmio "$TMP/regs.bin" -o a.dat -P $pid 2>rr.err &
+	rec=$!
+	wait_for "grep -q 'attached to process' rr.err" || die "never attached: $(cat rr.err)"
+	touch "$TMP/go"
+	wait $pid
+	stop_rec $rec
+	[ "$($TRAIL report -i a.dat | grep -c ' mmio:rw: ')" = $((4 * 27 * 20)) ] || die "records (-P)"
 }
 
 # faults that are not the region's go to the program's own SIGSEGV
