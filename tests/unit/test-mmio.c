@@ -89,6 +89,12 @@ static const struct row rows[] = {
 	{"mov %r15,0x10(%rbx,%rcx,4)", {0x4c, 0x89, 0x7c, 0x8b, 0x10}, 5, 0, 0, 8, S, 0},
 	{"mov %rax,(%rbx,%r9,8)", {0x4a, 0x89, 0x04, 0xcb}, 4, 0, 0, 8, S, 0},
 	{"mov %eax,(%r14)", {0x41, 0x89, 0x06}, 3, 0, 0, 4, S, 0},
+	{"mov %eax,(%rbx,%r9,8) (REX.X)", {0x42, 0x89, 0x04, 0xcb}, 4, 0, 0, 4, S, 0},
+	{"mov %eax,(%r12,%r9,8) (REX.XB)", {0x43, 0x89, 0x04, 0xcc}, 4, 0, 0, 4, S, 0},
+	{"mov %r8d,(%rbx,%r9,8) (REX.RX)", {0x46, 0x89, 0x04, 0xcb}, 4, 0, 0, 4, S, 0},
+	{"mov %r15,(%r12,%r9,8) (REX.WRXB)", {0x4f, 0x89, 0x3c, 0xcc}, 4, 0, 0, 8, S, 0},
+	{"mov (%r12,%r9,8),%r11d (REX.RXB)", {0x47, 0x8b, 0x1c, 0xcc}, 4, 0, 0, 4, L, 0},
+	{"mov %ax,(%rbx) SIB index 100 without REX.X: none", {0x66, 0x89, 0x04, 0x63}, 4, 0, 0, 2, S, 0},
 	{"mov %eax,-0x20(%rsi) disp32", {0x89, 0x86, 0xe0, 0xff, 0xff, 0xff}, 6, 0, 0, 4, S, 0},
 	{"mov (%rbx),%al", {0x8a, 0x03}, 2, 0, 0, 1, L, 0},
 	{"mov (%rbx),%ah", {0x8a, 0x23}, 2, 0, 0, 1, L, 0},
@@ -349,6 +355,14 @@ TEST(segments_and_address_size)
 	CHECK_EQ(op.addr, base + 0x10);
 	CHECK_EQ(op.len, 9);
 	CHECK_EQ(op.width, 8);
+	{
+		static const uint8_t gs[] = {0x65, 0x8b, 0x04, 0x25, 0x20, 0, 0, 0};
+
+		CHECK_EQ(syscall(SYS_arch_prctl, ARCH_GET_GS, &base), 0);
+		CHECK_EQ(trail_arch_mmio_decode(gs, sizeof(gs), &uc, &op), 0);
+		CHECK_EQ(op.addr, base + 0x20);
+		CHECK_EQ(op.width, 4);
+	}
 	uc.uc_mcontext.gregs[REG_RBX] = (greg_t)0x123456789abcull;
 	CHECK_EQ(trail_arch_mmio_decode(a32, sizeof(a32), &uc, &op), 0);
 	CHECK_EQ(op.addr, 0x56789abcull);
