@@ -115,6 +115,7 @@ struct region {
 	int prot;            /* the program's protection */
 	int state;
 	int busy;            /* handlers using the alias */
+	int stopping;        /* a handler met an instruction it does not do */
 	uint32_t sessions;
 };
 
@@ -282,9 +283,14 @@ static int on_fault(void *sip, void *ucv)
 		rc = -ERANGE;
 	trail__self++; /* (libtrail's own work: no probe records what it calls) */
 	if (rc) {
-		rec_unknown(r, ip, addr, code, n);
-		stop(r);
-		rec_unmap(r, r->sessions, "unknown instruction");
+		/* the first such thread records and stops the region; another
+		 * one meanwhile runs its instruction again, faulting until the
+		 * pages are back (never emulated: it is not ours to do) */
+		if (!__atomic_exchange_n(&r->stopping, 1, __ATOMIC_ACQ_REL)) {
+			rec_unknown(r, ip, addr, code, n);
+			stop(r);
+			rec_unmap(r, r->sessions, "unknown instruction");
+		}
 		trail__self--;
 		__atomic_fetch_sub(&r->busy, 1, __ATOMIC_SEQ_CST);
 		return 1; /* run again, natively */
@@ -429,6 +435,7 @@ static int arm(unsigned s, struct want *wt, uintptr_t start, uintptr_t end, uint
 	r->rhi = fhi;
 	r->prot = prot;
 	r->busy = 0;
+	r->stopping = 0;
 	if (!(r->alias = alias_of(lo, hi, r->off, prot, path, fd, id)))
 		return -EMEDIUMTYPE;
 	r->sessions = 1u << s;

@@ -70,6 +70,7 @@ attach_running() {
 	LD_PRELOAD=$LIBTRAIL "$PROG" wait $N "$TMP/go" >out.txt &
 	local pid=$! rec
 	wait_for "grep -q ready out.txt" || die "never ready"
+	rm -f rr.err # (a stale one would say "attached" before this recorder does)
 	$TRAIL record --mmio "$PATHNAME" -o p.dat -P $pid 2>rr.err &
 	rec=$!
 	wait_for "grep -q 'attached to process' rr.err" || die "never attached: $(cat rr.err)"
@@ -91,13 +92,14 @@ attach_injected() {
 	"$PROG" wait $N "$TMP/go" >out.txt &
 	local pid=$! rec
 	wait_for "grep -q ready out.txt" || die "never ready"
+	rm -f rr.err
 	$TRAIL record --mmio "$PATHNAME" -o i.dat -P $pid 2>rr.err &
 	rec=$!
 	wait_for "grep -q 'attached to process' rr.err" || die "never attached: $(cat rr.err)"
 	touch "$TMP/go"
-	wait $pid
-	stop_rec $rec
-	[ "$($TRAIL report -i i.dat | grep -c ' mmio:rw: ')" = $((4 * 27 * N)) ] || die "records"
+	wait $pid || die "the program: $? $(cat out.txt)"
+	stop_rec $rec || die "the recorder: $? $(cat rr.err)"
+	[ "$($TRAIL report -i i.dat | grep -c ' mmio:rw: ')" = $((4 * 27 * N)) ] || die "records: $($TRAIL report -i i.dat | grep -c ' mmio:rw: ')"
 }
 
 # rep movsb into the region: an mmio:unknown record with its bytes and
@@ -115,6 +117,24 @@ unsupported_stops() {
 	# the first pass of the threads only
 	[ "$(grep -c ' mmio:rw: ' r.txt)" = $((4 * 27 * 20)) ] || die "$(grep -c ' mmio:rw: ' r.txt) records"
 	[ "$(sed -n '/mmio:unknown/,$p' r.txt | grep -c ' mmio:rw: ')" = 0 ] || die "records after the stop"
+}
+
+# the 4 threads meet rep movsb together: one mmio:unknown, one stop, the
+# others run theirs natively; nothing lost or doubled before it
+unsupported_race() {
+	fresh_registry
+	"$PROG" race 50 >plain.txt
+	$TRAIL record -q --mmio "$PATHNAME" -o x.dat -- "$PROG" race 50 >out.txt
+	diff -u plain.txt out.txt || die "the program's output changed"
+	$TRAIL report -i x.dat >r.txt
+	[ "$(grep -c ' mmio:unknown: ' r.txt)" = 1 ] || die "$(grep -c ' mmio:unknown: ' r.txt) mmio:unknown"
+	[ "$(grep -c ' mmio:unmap: ' r.txt)" = 1 ] || die "$(grep -c ' mmio:unmap: ' r.txt) mmio:unmap"
+	# (how many: as the threads raced to it; a thread may still be in its
+	# first passes when another stops the region)
+	local n
+	n=$(grep -c ' mmio:rw: ' r.txt)
+	[ "$n" -ge $((27 * 50)) ] && [ "$n" -le $((8 * 27 * 50)) ] || die "$n records"
+	[ "$(sed -n '/mmio:unmap/,$p' r.txt | grep -c ' mmio:rw: ')" = 0 ] || die "records after the stop"
 }
 
 # a regular file, its second mapping through the program's descriptor
@@ -140,6 +160,7 @@ reopened_file() {
 	wait_for "grep -q ready out.txt" || die "never ready"
 	# (removed: no path opens it again, the descriptor is the only way)
 	rm "$TMP/regs.bin"
+	rm -f rr.err
 	$TRAIL record --mmio "$TMP/regs.bin" -o a.dat -P $pid 2>rr.err &
 	rec=$!
 	wait_for "grep -q 'attached to process' rr.err" || die "never attached: $(cat rr.err)"
@@ -203,6 +224,7 @@ t every_access_once every_access_once
 t attach_running attach_running
 t attach_injected attach_injected
 t unsupported_stops unsupported_stops
+t unsupported_race unsupported_race
 t reopened_file reopened_file
 t own_handler own_handler
 t bad_input bad_input

@@ -15,6 +15,8 @@
  *                                start when file GO exists (-P)
  *   mmio private ITERS           the memfd mapped MAP_PRIVATE
  *   mmio none                    the memfd created, never mapped
+ *   mmio race ITERS              each thread: its passes, then rep movsb
+ *                                into its slot, then its passes again
  *   mmio segv ITERS              the program's own SIGSEGV handler catches
  *                                a NULL store and a store to a PROT_NONE
  *                                page of its own, before and after the
@@ -113,6 +115,8 @@ static void pass(uint8_t *p, uint64_t k, struct res *r)
 
 static struct res res[4];
 
+static int race;
+
 static void *run(void *arg)
 {
 	long t = (long)arg;
@@ -120,6 +124,15 @@ static void *run(void *arg)
 
 	for (long i = 0; i < iters; i++)
 		pass(p, (uint64_t)(t * 1000 + i), &res[t]);
+	if (race) {
+		/* every thread at once, an instruction not emulated */
+		void *d = p + 128, *s = (void *)"0123456789abcdef";
+		size_t n = 16;
+
+		__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+		for (long i = 0; i < iters; i++)
+			pass(p, (uint64_t)(t * 1000 + i), &res[t]);
+	}
 	return NULL;
 }
 
@@ -192,6 +205,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (!strcmp(mode, "segv"))
 		own_faults();
+	race = !strcmp(mode, "race");
 	if (!strcmp(mode, "wait")) {
 		printf("ready\n");
 		fflush(stdout);
