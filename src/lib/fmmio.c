@@ -628,8 +628,11 @@ TRAIL_SOURCE(fmmio);
 /* ----------------------------------------- the program's mapping calls
  *
  * Interposed (libtrail.map: glibc's version): with no --mmio session, a
- * load and a branch more than the call itself.
+ * load and a branch more than the call itself. Not instrumented: a
+ * sanitizer's runtime maps memory through them before it is set up (a
+ * TSan-built program crashed at start in their instrumented loads).
  */
+#define UNINSTRUMENTED __attribute__((no_sanitize("thread", "address", "undefined")))
 typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
 typedef int (*munmap_fn)(void *, size_t);
 typedef void *(*mremap_fn)(void *, size_t, size_t, int, ...);
@@ -642,7 +645,7 @@ static mmap_fn next_mmap;
 static munmap_fn next_munmap;
 static mremap_fn next_mremap;
 
-__attribute__((constructor(101))) static void find_next(void)
+UNINSTRUMENTED __attribute__((constructor(101))) static void find_next(void)
 {
 	void *p;
 
@@ -724,7 +727,7 @@ void *mmio_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) 
 void *mmio_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	__asm__("mmap64");
 
-__attribute__((visibility("default"))) void *mmio_mmap(void *addr, size_t len, int prot,
+UNINSTRUMENTED __attribute__((visibility("default"))) void *mmio_mmap(void *addr, size_t len, int prot,
 						       int flags, int fd, off_t off)
 {
 	mmap_fn next = __atomic_load_n(&next_mmap, __ATOMIC_ACQUIRE);
@@ -742,13 +745,13 @@ __attribute__((visibility("default"))) void *mmio_mmap(void *addr, size_t len, i
 	return p;
 }
 
-__attribute__((visibility("default"))) void *mmio_mmap64(void *addr, size_t len, int prot,
+UNINSTRUMENTED __attribute__((visibility("default"))) void *mmio_mmap64(void *addr, size_t len, int prot,
 							 int flags, int fd, off_t off)
 {
 	return mmio_mmap(addr, len, prot, flags, fd, off);
 }
 
-__attribute__((visibility("default"))) int munmap(void *addr, size_t len)
+UNINSTRUMENTED __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 {
 	munmap_fn next = __atomic_load_n(&next_munmap, __ATOMIC_ACQUIRE);
 
@@ -757,7 +760,7 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 	return next ? next(addr, len) : (int)syscall(SYS_munmap, addr, len);
 }
 
-__attribute__((visibility("default"))) void *mremap(void *addr, size_t old, size_t len, int flags,
+UNINSTRUMENTED __attribute__((visibility("default"))) void *mremap(void *addr, size_t old, size_t len, int flags,
 						    ...)
 {
 	mremap_fn next = __atomic_load_n(&next_mremap, __ATOMIC_ACQUIRE);
