@@ -130,6 +130,7 @@ static struct region regions[REGIONS];
 static struct want wants[TRAIL_MAX_SESSIONS][WANTS];
 static int nwants[TRAIL_MAX_SESSIONS];
 static int any_wants; /* the interposed calls' fast way out */
+static pid_t join_pid; /* the process that joined (a forked child inherits the wants) */
 
 /* ------------------------------------------------------------- records */
 
@@ -612,6 +613,7 @@ static int fmmio_join(unsigned s, struct psess *ps, void *uc)
 	for (unsigned i = 0; i < trail__nobjs; i++)
 		trail__fobjs_publish(ps, s, &trail__objs[i]);
 	__atomic_store_n(&any_wants, 1, __ATOMIC_RELEASE);
+	join_pid = getpid();
 	return 0;
 fail:
 	fmmio_leave(s);
@@ -783,6 +785,20 @@ UNINSTRUMENTED __attribute__((visibility("default"))) void *mremap(void *addr, s
  * stderr, at its exit */
 __attribute__((destructor)) static void never_mapped(void)
 {
+	char pid[16];
+	int k = 0;
+
+	/* (a forked child's wants are its parent's, which says it) */
+	if (getpid() != join_pid)
+		return;
+	for (int v = (int)join_pid; v && k < 15; v /= 10)
+		pid[k++] = (char)('0' + v % 10);
+	for (int a = 0, b = k - 1; a < b; a++, b--) {
+		char t = pid[a];
+
+		pid[a] = pid[b];
+		pid[b] = t;
+	}
 	for (unsigned s = 0; s < TRAIL_MAX_SESSIONS; s++)
 		for (int i = 0; i < nwants[s]; i++) {
 			const struct want *wt = &wants[s][i];
@@ -799,7 +815,8 @@ __attribute__((destructor)) static void never_mapped(void)
 				continue;
 			if (write(2, "trail: --mmio ", 14) < 0 ||
 			    write(2, wt->path, strlen(wt->path)) < 0 || write(2, why, strlen(why)) < 0 ||
-			    write(2, ": nothing recorded of it\n", 25) < 0)
+			    write(2, " (pid ", 6) < 0 || write(2, pid, (size_t)k) < 0 ||
+			    write(2, "): nothing recorded of it\n", 26) < 0)
 				return;
 		}
 }

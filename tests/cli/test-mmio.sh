@@ -189,7 +189,7 @@ bad_input() {
 	# never mapped by a started program: said at its exit
 	$TRAIL record -q --mmio "$PATHNAME" -o n.dat -- "$PROG" none >out.txt 2>err.txt
 	has out.txt "not mapped"
-	has err.txt "trail: --mmio memfd:trail-mmio-test: never mapped shared by this process: nothing recorded of it"
+	grep -qE '^trail: --mmio memfd:trail-mmio-test: never mapped shared by this process \(pid [0-9]+\): nothing recorded of it$' err.txt || die "$(cat err.txt)"
 	# mapped private: no second mapping of its pages exists
 	$TRAIL record -q --mmio "$PATHNAME" -o n.dat -- "$PROG" private 2 >out.txt 2>err.txt
 	has err.txt "trail: --mmio memfd:trail-mmio-test: mapped private (MAP_PRIVATE), or no second mapping"
