@@ -386,6 +386,35 @@ uintptr_t trail_arch_reloc_map(const struct trail_arch_reloc *r, uintptr_t fn, u
 void trail_arch_regs_from_uc(const void *uc, struct trail_arch_regs *r, uintptr_t *sp,
 			     uintptr_t *ip);
 
+/*
+ * MMIO tracing (src/lib/fmmio.c, x86_64/mmio.c): the instruction of a
+ * thread that faulted on a protected region, decoded, then run against
+ * the region's second mapping as the CPU would have run it.
+ *
+ * decode: the instruction at code (n bytes readable), with the
+ * registers of uc (a ucontext_t, for its address): 0 and *op (op->addr
+ * the access's address, op->width its bytes, op->len the instruction's),
+ * -ENOTSUP an instruction not emulated (LOCK, string, vector, XCHG...),
+ * -EINVAL not a whole instruction in n bytes. Async-signal-safe.
+ * emulate: op run against mem (where op->addr's bytes are mapped too):
+ * one access of op->width bytes there, uc's registers, flags and %rip as
+ * the instruction leaves them; *rd the value read, *wr the value written
+ * (by op->kind).
+ */
+#define TRAIL_ARCH_MMIO_LOAD 0  /* a read (MOV, MOVZX, CMP, TEST, OR reg, mem) */
+#define TRAIL_ARCH_MMIO_STORE 1 /* a write */
+#define TRAIL_ARCH_MMIO_RMW 2   /* a read, then a write (OR mem, reg) */
+struct trail_arch_mmio_op {
+	uintptr_t addr;
+	uint64_t imm;
+	uint8_t len, width, kind;
+	uint8_t cls, alu, reg, rex, sx, dwidth; /* (the emulator's) */
+};
+int trail_arch_mmio_decode(const uint8_t *code, size_t n, const void *uc,
+			   struct trail_arch_mmio_op *op);
+void trail_arch_mmio_emulate(const struct trail_arch_mmio_op *op, void *uc, uintptr_t mem,
+			     uint64_t *rd, uint64_t *wr);
+
 /* The SIGTRAP handler (installed now if it is not) asks fn first about
  * each perf event's trap (si_code TRAP_PERF: a hardware watchpoint with
  * sigtrap): fn(si, uc) returns 1 when it was its (uc may be changed), 0

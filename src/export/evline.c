@@ -124,6 +124,35 @@ void trail_text_event(struct lbuf *l, const struct trail_export_src *src,
 		snprintf(b, sizeof(b), " object:0x%llx value:0x%llx", (unsigned long long)a[2],
 			 (unsigned long long)a[3]);
 		lb_str(l, b);
+	} else if (!strcmp(m->provider, "mmio") && !strcmp(m->name, "rw") && rec->len >= 34) {
+		/* the kernel's mmiotrace line in spirit: R/W, width, address,
+		 * file offset, value, the instruction named */
+		uint64_t a[4];
+		char b[128];
+
+		memcpy(a, rec->payload, 32);
+		lb_put(l, "(", 1);
+		put_sym(l, src, rec->stream->pid, a[0], rec->ts_raw);
+		snprintf(b, sizeof(b), ") %c %u addr=0x%llx off=0x%llx value=0x%llx",
+			 rec->payload[33] ? 'W' : 'R', rec->payload[32], (unsigned long long)a[1],
+			 (unsigned long long)a[2], (unsigned long long)a[3]);
+		lb_str(l, b);
+	} else if (!strcmp(m->provider, "mmio") && !strcmp(m->name, "unknown") && rec->len >= 18) {
+		/* an access not emulated: where, and the instruction's bytes */
+		uint64_t a[2];
+		uint16_t n;
+		char b[96];
+
+		memcpy(a, rec->payload, 16);
+		memcpy(&n, rec->payload + 16, 2);
+		lb_put(l, "(", 1);
+		put_sym(l, src, rec->stream->pid, a[0], rec->ts_raw);
+		snprintf(b, sizeof(b), ") addr=0x%llx insn=", (unsigned long long)a[1]);
+		lb_str(l, b);
+		for (uint32_t i = 0; i < n && i < 15 && 18u + i < rec->len; i++) {
+			snprintf(b, sizeof(b), i ? " %02x" : "%02x", rec->payload[18 + i]);
+			lb_str(l, b);
+		}
 	} else if (!strcmp(m->provider, "timerlat") && !strcmp(m->name, "timerlat") && rec->len >= 20) {
 		/* the kernel's timerlat layout (seed 001) */
 		uint64_t seq, lat;

@@ -309,6 +309,10 @@ HIDDEN uint32_t trail__sig_level_at(uintptr_t sp);
 /* probes' fault-safe reads: SIGSEGV and SIGBUS reach libtrail first from
  * now on (under the control lock); 0 or -errno */
 HIDDEN int trail__signals_guard_faults(void);
+/* set by fmmio.c (its first --mmio join, after guarding faults): asked
+ * about every SIGSEGV after the probes' fixup, 1 when it was an access
+ * to a traced MMIO region (handled: uc moved on) */
+extern int (*trail__mmio_fault)(void *si, void *uc) HIDDEN;
 /* Breakpoint sites are about to go in (FSITE_TRAP): the handlers
  * installed before libtrail was loaded lose SIGTRAP from their masks (the
  * program's sigprocmask/pthread_sigmask and later handlers' masks leave it

@@ -73,6 +73,8 @@ static sigmask_fn next_procmask, next_pthmask; /* find_next() sets them */
 int sigprocmask(int how, const sigset_t *set, sigset_t *old);
 int pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 
+int (*trail__mmio_fault)(void *si, void *uc);
+
 /* SIGSEGV and SIGBUS always reach wrapper once probes read memory */
 static uint32_t guarded; /* bits: signal numbers */
 
@@ -107,9 +109,13 @@ UNINSTRUMENTED static void wrapper(int sig, siginfo_t *si, void *uc)
 	uint64_t w = sig > 0 && sig < _NSIG ? __atomic_load_n(&uh[sig], __ATOMIC_ACQUIRE) : 0;
 	uintptr_t fn = UH_FN(w);
 	uint32_t l = trail__sig.level;
+	int (*mf)(void *, void *);
 
 	if ((sig == SIGSEGV || sig == SIGBUS) && trail_arch_fault_fixup(uc))
 		return; /* a probe's read: it returns -EFAULT */
+	if (sig == SIGSEGV && (mf = __atomic_load_n(&trail__mmio_fault, __ATOMIC_ACQUIRE)) &&
+	    mf(si, uc))
+		return; /* an access to a region --mmio traces (fmmio.c) */
 	if (is_guarded(sig) && (fn == (uintptr_t)SIG_DFL || fn == (uintptr_t)SIG_IGN)) {
 		unhandled(sig, si, fn);
 		return;

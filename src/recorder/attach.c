@@ -162,6 +162,17 @@ static void join_failed(struct trail_recorder *R, pid_t pid, int sig, const stru
 	else if (pr->result == -ENXIO)
 		rec_err(R, "process %d: a wprobe's (w:) variable is in an object it has not "
 			"loaded; nothing was changed", (int)pid);
+	else if (pr->result == -ENOMEDIUM)
+		rec_err(R, "process %d: an --mmio PATH is not mapped in it (as /proc/%d/maps "
+			"names it; a region it maps later is traced only in a program started "
+			"by trail record -- CMD); nothing was changed", (int)pid, (int)pid);
+	else if (pr->result == -EDOM)
+		rec_err(R, "process %d: an --mmio-range is outside the file offsets PATH is "
+			"mapped at; nothing was changed", (int)pid);
+	else if (pr->result == -EMEDIUMTYPE)
+		rec_err(R, "process %d: an --mmio PATH is mapped private (MAP_PRIVATE: its "
+			"pages are the process's own copies), or no second mapping of it could "
+			"be made; nothing was changed", (int)pid);
 	else if (pr->result == -EUSERS)
 		rec_err(R, "process %d is already in %d trail sessions, the most it "
 			"can be in", (int)pid, TRAIL_MAX_SESSIONS);

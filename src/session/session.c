@@ -440,6 +440,52 @@ int trail_session_rv_reactor(struct trail_session *S, const char *reactor)
 	return 0;
 }
 
+int trail_session_mmio(struct trail_session *S, const char *path)
+{
+	const char **p;
+	uint64_t (*r)[2];
+
+	if (!path[0] || strpbrk(path, "\n\r") || strlen(path) > 250)
+		return trail_session_usage(S, "--mmio '%s': a path as /proc/PID/maps shows it "
+					   "(one line, at most 250 bytes)", path);
+	if (S->nmmio == 8)
+		return trail_session_usage(S, "--mmio %s: 8 regions at most", path);
+	if (!(p = realloc(S->mmio_paths, (size_t)(S->nmmio + 1) * sizeof(*p))))
+		return oom(S);
+	S->mmio_paths = p;
+	if (!(r = realloc(S->mmio_range, (size_t)(S->nmmio + 1) * sizeof(*r))))
+		return oom(S);
+	S->mmio_range = r;
+	p[S->nmmio] = path;
+	r[S->nmmio][0] = r[S->nmmio][1] = 0;
+	S->nmmio++;
+	return 0;
+}
+
+int trail_session_mmio_range(struct trail_session *S, const char *range)
+{
+	unsigned long long lo, hi;
+	char *e;
+
+	if (!S->nmmio)
+		return trail_session_usage(S, "--mmio-range %s: it applies to the --mmio before it: "
+					   "give that first", range);
+	errno = 0;
+	lo = strtoull(range, &e, 0);
+	if (errno || e == range || *e != ',')
+		goto bad;
+	range = e + 1;
+	hi = strtoull(range, &e, 0);
+	if (errno || e == range || *e || hi <= lo)
+		goto bad;
+	S->mmio_range[S->nmmio - 1][0] = lo;
+	S->mmio_range[S->nmmio - 1][1] = hi;
+	return 0;
+bad:
+	return trail_session_usage(S, "--mmio-range needs START,END, file offsets with START < END "
+				   "(0x1000,0x2000)");
+}
+
 int trail__sess_synth_find(const struct trail_session *S, const char *name)
 {
 	for (int i = 0; i < S->nsynths; i++)
@@ -598,7 +644,7 @@ int trail_session_validate(struct trail_session *S, char **cmd)
 		return TRAIL_SESSION_FAIL;
 	if (synths_needed(S))
 		return TRAIL_SESSION_FAIL;
-	if (!S->nevents && !S->tracer && !S->nprobes && !S->ntriggers && !S->nrv)
+	if (!S->nevents && !S->tracer && !S->nprobes && !S->ntriggers && !S->nrv && !S->nmmio)
 		return trail_session_usage(S, "no events selected: give -e EVENT (e.g. -e 'app:*' "
 					   "or -e all) or -p TRACER");
 	if (S->nfuncs && !S->tracer)
@@ -689,6 +735,19 @@ int trail_session_spec(struct trail_session *S)
 	}
 	if (context_triggers(S))
 		return TRAIL_SESSION_FAIL;
+	/* the MMIO regions, and their events */
+	for (int i = 0; i <= S->nmmio && S->nmmio; i++) {
+		char *line;
+
+		if (i == S->nmmio ? !(line = strdup("mmio:*"))
+		    : asprintf(&line, "@mmio %llx %llx %s", (unsigned long long)S->mmio_range[i][0],
+			       (unsigned long long)S->mmio_range[i][1], S->mmio_paths[i]) < 0)
+			return oom(S);
+		if (trail__sess_add_line(S, line)) {
+			free(line);
+			return oom(S);
+		}
+	}
 	/* the monitors, and their violations' event */
 	for (int i = 0; i <= S->nrv && S->nrv; i++) {
 		size_t cap = 1 << 17, n;
@@ -781,6 +840,8 @@ void trail_session_free(struct trail_session *S)
 	free(S->trig_off);
 	free(S->rvs);
 	free(S->rv_paths);
+	free(S->mmio_paths);
+	free(S->mmio_range);
 	free(S->probes);
 	free(S->events);
 	free(S->pids);

@@ -104,6 +104,9 @@ struct trail_session {
 	struct trail_rv_mon *rvs; /* --rv: monitors (rv.h), checked in the processes */
 	const char **rv_paths;    /* ... each one's model file */
 	int nrv;
+	const char **mmio_paths;  /* --mmio PATH (not owned) */
+	uint64_t (*mmio_range)[2]; /* ... each one's --mmio-range (0, 0: all) */
+	int nmmio;
 	char **synths;      /* synthetic events as "@synth DEF" */
 	struct trail_synth *sdefs; /* ... parsed */
 	int nsynths;
@@ -158,6 +161,11 @@ int trail_session_rv(struct trail_session *S, const char *path);
 int trail_session_rv_per(struct trail_session *S, const char *per);
 int trail_session_rv_reactor(struct trail_session *S, const char *reactor);
 int trail_session_probe(struct trail_session *S, const char *def);
+/* --mmio PATH: the loads and stores to a shared mapping of PATH (as
+ * /proc/PID/maps names it; memfd:NAME too); --mmio-range START,END: the
+ * file offsets of the --mmio before it */
+int trail_session_mmio(struct trail_session *S, const char *path);
+int trail_session_mmio_range(struct trail_session *S, const char *range);
 /* kind 'l' (limit), 'n' (notrace), 'g' (graph root) */
 int trail_session_func(struct trail_session *S, char kind, const char *glob);
 int trail_session_tracer(struct trail_session *S, const char *name);

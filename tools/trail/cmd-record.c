@@ -94,7 +94,7 @@ enum {
 	O_THRESH, O_RETVAL, O_ARGS, O_NO_LIBCALL, O_NEST_LIBCALL, O_TID, O_NEST, O_PROBE, O_SYNTH,
 	O_BOOTCONFIG,
 	O_INSTANCE,
-	O_PRINTK, O_RV, O_RV_PER, O_RV_REACTOR, O_CONTEXT, O_COUNTERS,
+	O_PRINTK, O_RV, O_RV_PER, O_RV_REACTOR, O_CONTEXT, O_COUNTERS, O_MMIO, O_MMIO_RANGE,
 };
 
 static const struct opt_cmd record_opts = {
@@ -183,6 +183,14 @@ static const struct opt_cmd record_opts = {
 		{0, "probe", OPT_REQUIRED, "DEF",
 		 "a dynamic event for this recording only, in the\n"
 		 "grammar of 'trail probe' (recorded without -e)", O_PROBE, NULL},
+		{0, "mmio", OPT_REQUIRED, "PATH",
+		 "every load and store to a shared mapping of PATH\n"
+		 "(as /proc/PID/maps names it: /dev/uio0, /dev/mem,\n"
+		 "memfd:NAME): mmio:rw records (address, file offset,\n"
+		 "width, value, instruction), its threads running;\n"
+		 "doc/mmio.md", O_MMIO, NULL},
+		{0, "mmio-range", OPT_REQUIRED, "START,END",
+		 "the --mmio before it: only these file offsets", O_MMIO_RANGE, NULL},
 		{0, "bootconfig", OPT_REQUIRED, "FILE",
 		 "what to record from a bootconfig file (the kernel's\n"
 		 "boot-time tracing keys: ftrace.tracer, ftrace.event.*,\n"
@@ -530,6 +538,12 @@ static int parse(struct rec *C, int argc, char **argv)
 			break;
 		case O_BOOTCONFIG:
 			r = trail_session_bootconfig_file(S, optarg);
+			break;
+		case O_MMIO:
+			r = trail_session_mmio(S, optarg);
+			break;
+		case O_MMIO_RANGE:
+			r = trail_session_mmio_range(S, optarg);
 			break;
 		case O_CONTEXT:
 			r = trail_session_context(S, optarg);
