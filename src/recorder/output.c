@@ -185,8 +185,11 @@ void trail__rec_write_events(struct trail_recorder *R)
 		}
 		if (!tfw_section(&R->out, TRAIL_SEC_EVENT, &se, sizeof(se), blob, rec.size)) {
 			R->event_done[i] = 1;
-			/* (not a tracer's own, nor a monitor's violations) */
-			if (strcmp(m.provider, "ftrace") && (strcmp(m.provider, "rv") || strcmp(m.name, "error")))
+			/* (not a tracer's own, nor --mmio's, nor a monitor's
+			 * violations: libtrail's, which -e '*' matches in
+			 * every process) */
+			if (strcmp(m.provider, "ftrace") && strcmp(m.provider, "mmio") &&
+			    (strcmp(m.provider, "rv") || strcmp(m.name, "error")))
 				R->user_events++;
 		}
 	}

@@ -196,7 +196,11 @@ live_osnoise_attribution() {
 	rmdir "$d"
 	irq=$(awk -v c=$cpu '$1 == c { print $(NF - 2) }' o.txt)
 	[ -n "$irq" ] || die "$(cat o.txt)"
-	[ "$irq" -le "$indep" ] && [ $((irq * 100)) -ge $((indep * 50)) ] || die "osnoise IRQ $irq, the kernel's $indep: $(cat o.txt)"
+	# (the kernel's count is of the whole window; osnoise counts those
+	# that come while its thread samples: 90% of each period on an idle
+	# CPU, less when other threads preempt it: a loaded 2-CPU machine
+	# saw 46%)
+	[ "$irq" -le "$indep" ] && [ $((irq * 100)) -ge $((indep * 25)) ] || die "osnoise IRQ $irq, the kernel's $indep: $(cat o.txt)"
 	hasnt err.txt 'counted from /proc'
 	taskset -c $cpu sh -c 'while :; do :; done' & hog=$!
 	$TRAIL osnoise top -q -c $cpu -d 1 -p 250000 >b.txt 2>/dev/null

@@ -360,7 +360,8 @@ static int nothing_recorded(struct rec *C, const char *libtrail)
 			 S->cmd[0], libtrail, S->output);
 		return 1;
 	}
-	if (st.user_events || trail_recorder_hooked(C->R, NULL) || st.events)
+	/* (--mmio: the process says at its exit why a PATH gave nothing) */
+	if (st.user_events || trail_recorder_hooked(C->R, NULL) || st.events || S->nmmio)
 		return 0;
 	/* with --allow-unknown, absent events were asked for: a warning */
 	if (S->allow_unknown) {
