@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fstack.c - the user stack of an event, for stacktrace triggers
- * (record.h's trail__ustack_hook): return addresses by frame pointers.
+ * (record.h's trail__ustack_hook).
  *
  * The walk starts at its own frame (libtrail is built with frame
- * pointers) and goes out through the record path to the program's
- * frames, leaving libtrail's out; at an entry probe it starts at the
- * probed function instead (trail__ustart: the function, its caller, then
- * the caller's frames). A return address swapped for a function_graph or
- * return probe stub is read back from the shadow stack. It ends at the
- * first frame that does not chain upwards (code built without frame
- * pointers: -O2 by default), at a fault (the loads are fault-safe), or at
- * 32 frames. The process's objects are published to the recorder when a
- * session with stacktrace triggers joins (ftracer.c), so that report
- * names the frames; objects loaded later stay addresses.
+ * pointers) and goes out through the record path by frame pointers,
+ * leaving libtrail's frames out; at the first frame outside libtrail it
+ * knows the program's state (the return address, the stack pointer just
+ * above it, the caller's %rbp as saved) and goes on with ustack.c's walk:
+ * .sframe, else .eh_frame, else frame pointers, frame by frame. At an
+ * entry probe it starts at the probed function instead (trail__ustart:
+ * the function, its return address's slot, the caller's %rbp). A return
+ * address swapped for a function_graph or return probe stub is read back
+ * from the shadow stack. It ends at the outermost frame, at a frame whose
+ * caller cannot be found (no table, and no frame pointer chaining
+ * upwards), at a fault (the loads are fault-safe), or at max frames. The
+ * process's objects are published to the recorder, and their tables
+ * found, when a session with stacktrace triggers joins (ftracer.c), so
+ * that report names the frames; objects loaded later are walked too
+ * (their tables found at the first walk) but stay addresses in report.
  */
 #include <stdint.h>
 #include <string.h>
@@ -21,38 +26,55 @@
 #include "../arch/arch.h"
 #include "fhook.h"
 #include "record.h"
+#include "ustack.h"
 
 extern const char __ehdr_start[] HIDDEN; /* libtrail's first byte */
 extern const char _end[] HIDDEN;         /* ... and past its last */
 
-static __attribute__((noinline)) unsigned ustack(uint64_t *ips, unsigned max)
+static int in_self(uintptr_t a)
+{
+	return a >= (uintptr_t)__ehdr_start && a < (uintptr_t)_end;
+}
+
+/* the first frame outside libtrail: its return address, stack, %rbp */
+static int leave_self(struct trail_uregs *r)
 {
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-	struct trail_ustart u = trail__ustart;
-	unsigned n = 0;
-	uint64_t ret;
+	uint64_t next, ret;
 
-	if (u.ip && max >= 2) {
-		ips[n++] = u.ip;
-		if (!trail_arch_load_safe(u.slot, 8, &ret) && ret)
-			ips[n++] = trail__fhook_real_ret(u.slot, ret);
-		fp = u.bp;
-	}
-	for (int k = 0; k < 256 && n < max; k++) {
-		uint64_t next;
-
+	for (int k = 0; k < 64; k++) {
 		if (!fp || (fp & 7) || trail_arch_load_safe(fp, 8, &next) ||
 		    trail_arch_load_safe(fp + 8, 8, &ret) || !ret)
-			break;
+			return -1;
 		ret = trail__fhook_real_ret(fp + 8, ret);
-		if (ret < (uintptr_t)__ehdr_start || ret >= (uintptr_t)_end)
-			ips[n++] = ret;
+		if (!in_self(ret)) {
+			*r = (struct trail_uregs){.pc = ret, .sp = fp + 16, .fp = next};
+			return 0;
+		}
 		/* the caller's frame is above this one, and not far */
 		if (next <= fp || next - fp > (64u << 20))
-			break;
+			return -1;
 		fp = (uintptr_t)next;
 	}
-	return n;
+	return -1;
+}
+
+static __attribute__((noinline)) unsigned ustack(uint64_t *ips, unsigned max)
+{
+	struct trail_uregs r;
+	struct trail_ustart u = trail__ustart;
+
+	if (!max)
+		return 0;
+	if (u.ip)
+		/* (a probe at an instruction sets it too: its stack pointer
+		 * taken for a return address's slot, as at an entry) */
+		r = (struct trail_uregs){.pc = u.ip, .sp = u.slot, .fp = u.bp, .exact = 1,
+					 .entry = 1};
+	else if (leave_self(&r))
+		return 0;
+	ips[0] = r.pc;
+	return 1 + trail__ustack_walk(&r, ips + 1, max - 1, TRAIL_UW_ALL, trail__fhook_real_ret);
 }
 
 /* before any code of the program runs (libtrail's constructors run

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ustack.c - a user stack walk by unwind tables (ustack.h).
+ *
+ * A frame's object is found with glibc's _dl_find_object (2.35;
+ * async-signal-safe, lock-free, and it follows dlopen and dlclose: an
+ * object loaded after the session joined is walked like the others). Its
+ * tables are found once from its program headers (PT_GNU_SFRAME,
+ * PT_GNU_EH_FRAME) read where the object starts (its ELF header, mapped
+ * with its first segment), and kept in a small cache:
+ *
+ *   slot state  0 empty --CAS--> 1 being filled --release--> 2 ready
+ *
+ * Whoever wins the CAS fills the slot; anyone else (another thread, or a
+ * signal handler interrupting the filler) reads the headers itself for
+ * this walk: nothing waits. Slots are never emptied: an object unloaded
+ * and another mapped over exactly the same range would be read with the
+ * first one's tables (bounded, fault-safe reads: a truncated stack, not
+ * a crash). trail__ustack_prime fills them outside signal handlers when
+ * a session with stacktrace triggers joins.
+ *
+ * Without _dl_find_object (another libc), frame pointers only.
+ */
+#include "ustack.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+
+#include "../arch/arch.h"
+#include "../common/cfi.h"
+#include "../common/sframe.h"
+
+#ifndef PT_GNU_SFRAME
+#define PT_GNU_SFRAME 0x6474e554
+#endif
+
+#define SLOTS 128
+#define PROBES 8
+#define FRAME_MAX (64u << 20) /* a frame larger than this is a damaged stack */
+#define STEPS 512
+
+struct uobj {
+	uintptr_t lo, hi;
+	uintptr_t eh, eh_len;
+	struct trail_sframe sf;
+	int has_sf;
+};
+
+static struct {
+	uint32_t state;
+	struct uobj o;
+} cache[SLOTS];
+
+static int rd(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	(void)ctx;
+	return trail_arch_copy_safe(buf, (uintptr_t)addr, n) ? -1 : 0;
+}
+
+static int load(uintptr_t addr, uintptr_t *v)
+{
+	uint64_t x;
+
+	if (trail_arch_load_safe(addr, 8, &x))
+		return -1;
+	*v = (uintptr_t)x;
+	return 0;
+}
+
+#ifdef HAVE_DL_FIND_OBJECT
+/* the tables of the object mapped at [lo, hi) with load bias bias */
+static void obj_read(struct uobj *o, uintptr_t lo, uintptr_t hi, uintptr_t bias, uintptr_t eh)
+{
+	Elf64_Ehdr eh_;
+	Elf64_Phdr ph;
+	uintptr_t sf = 0, sf_len = 0;
+
+	*o = (struct uobj){.lo = lo, .hi = hi, .eh = eh};
+	if (rd(NULL, lo, &eh_, sizeof(eh_)) || memcmp(eh_.e_ident, ELFMAG, SELFMAG) ||
+	    eh_.e_phentsize != sizeof(ph) || eh_.e_phnum > 128 || eh_.e_phoff >= hi - lo)
+		return;
+	for (unsigned i = 0; i < eh_.e_phnum; i++) {
+		if (rd(NULL, lo + eh_.e_phoff + i * sizeof(ph), &ph, sizeof(ph)))
+			return;
+		if (ph.p_type == PT_GNU_SFRAME) {
+			sf = bias + ph.p_vaddr;
+			sf_len = ph.p_memsz;
+		} else if (ph.p_type == PT_GNU_EH_FRAME && bias + ph.p_vaddr == eh) {
+			o->eh_len = ph.p_memsz;
+		}
+	}
+	/* (tables outside the object: damaged headers) */
+	if (sf && sf >= lo && sf < hi && sf_len <= hi - sf)
+		o->has_sf = !trail__sframe_open(&o->sf, sf, sf_len, rd, NULL);
+}
+
+/* pc's object: its tables in *o (a cache slot's, or read into tmp) */
+static const struct uobj *obj_find(uintptr_t pc, struct uobj *tmp)
+{
+	struct dl_find_object fo;
+	uintptr_t lo, hi, bias;
+	unsigned h, k;
+
+	if (_dl_find_object((void *)pc, &fo))
+		return NULL;
+	lo = (uintptr_t)fo.dlfo_map_start;
+	hi = (uintptr_t)fo.dlfo_map_end;
+	h = (unsigned)((lo >> 12) * 0x9e3779b1u) % SLOTS;
+	for (k = 0; k < PROBES; k++) {
+		unsigned i = (h + k) % SLOTS;
+		/* pairs with the release in the fill below */
+		uint32_t st = __atomic_load_n(&cache[i].state, __ATOMIC_ACQUIRE);
+
+		if (st == 2 && cache[i].o.lo == lo && cache[i].o.hi == hi)
+			return &cache[i].o;
+		if (st == 0)
+			break;
+	}
+	if (load((uintptr_t)&fo.dlfo_link_map->l_addr, &bias))
+		return NULL;
+	obj_read(tmp, lo, hi, bias, (uintptr_t)fo.dlfo_eh_frame);
+	for (k = 0; k < PROBES; k++) {
+		unsigned i = (h + k) % SLOTS;
+		uint32_t zero = 0;
+
+		if (__atomic_compare_exchange_n(&cache[i].state, &zero, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			cache[i].o = *tmp;
+			__atomic_store_n(&cache[i].state, 2, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	return tmp;
+}
+
+static int prime_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct uobj tmp;
+
+	(void)size;
+	(void)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+			obj_find(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr, &tmp);
+			break;
+		}
+	return 0;
+}
+
+void trail__ustack_prime(void)
+{
+	dl_iterate_phdr(prime_one, NULL);
+}
+#else
+static const struct uobj *obj_find(uintptr_t pc, struct uobj *tmp)
+{
+	(void)pc;
+	(void)tmp;
+	return NULL;
+}
+
+void trail__ustack_prime(void)
+{
+}
+#endif
+
+/* the row of pc by the tables use allows: 0, or -1 (none) */
+static int row_find(uintptr_t pc, unsigned use, struct trail_uwrow *row)
+{
+	struct uobj tmp;
+	const struct uobj *o;
+
+	if (!(use & (TRAIL_UW_SFRAME | TRAIL_UW_CFI)) || !(o = obj_find(pc, &tmp)))
+		return -1;
+	if ((use & TRAIL_UW_SFRAME) && o->has_sf && !trail__sframe_find(&o->sf, pc, row, rd, NULL))
+		return 0;
+	if ((use & TRAIL_UW_CFI) && o->eh && !trail__cfi_find(o->eh, o->eh_len, pc, row, rd, NULL))
+		return 0;
+	return -1;
+}
+
+/* One frame up from r: 1, 0 at the outermost frame, -1 when the caller
+ * cannot be found. slot: where the return address was. */
+static int step(struct trail_uregs *r, unsigned use, uintptr_t *slot)
+{
+	struct trail_uwrow row;
+	uintptr_t cfa, ra, fp = r->fp;
+
+	if (!row_find(r->exact ? r->pc : r->pc - 1, use, &row)) {
+		if (row.ra_undef)
+			return 0;
+		cfa = (row.cfa_reg == TRAIL_UW_SP ? r->sp : r->fp) + (intptr_t)row.cfa_off;
+		if (row.plt_k && (r->pc & 15) >= row.plt_k)
+			cfa += 8;
+		*slot = cfa + (intptr_t)row.ra_off;
+		if (load(*slot, &ra) || (row.fp_saved && load(cfa + (intptr_t)row.fp_off, &fp)))
+			return -1;
+	} else if (r->entry) {
+		/* no frame yet: the return address just pushed */
+		*slot = r->sp;
+		cfa = r->sp + 8;
+		if (load(*slot, &ra))
+			return -1;
+	} else if (use & TRAIL_UW_FPTR) {
+		/* a frame built with a frame pointer: %rbp at it, the
+		 * return address above; the frame is the current one's */
+		if (!r->fp || (r->fp & 7) || r->fp < r->sp || r->fp - r->sp > FRAME_MAX ||
+		    load(r->fp, &fp) || load(r->fp + 8, &ra))
+			return -1;
+		*slot = r->fp + 8;
+		cfa = r->fp + 16;
+	} else {
+		return -1;
+	}
+	/* the caller's stack is above, and not far */
+	if (cfa <= r->sp || cfa - r->sp > FRAME_MAX || !ra)
+		return -1;
+	*r = (struct trail_uregs){.pc = ra, .sp = cfa, .fp = fp};
+	return 1;
+}
+
+unsigned trail__ustack_walk(const struct trail_uregs *start, uint64_t *ips, unsigned max,
+			    unsigned use, uintptr_t (*real_ret)(uintptr_t slot, uintptr_t val))
+{
+	struct trail_uregs r = *start;
+	unsigned n = 0;
+	uintptr_t slot;
+
+	for (unsigned k = 0; k < STEPS && n < max; k++) {
+		if (step(&r, use, &slot) <= 0)
+			break;
+		if (real_ret)
+			r.pc = real_ret(slot, r.pc);
+		ips[n++] = r.pc;
+	}
+	return n;
+}
