@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# User stacks without frame pointers (stacktrace triggers, record --stack):
+# the call chain main -> a -> b -> c -> d of tests/cli/unwind/uwprog.c,
+# built -O2 -fomit-frame-pointer with .sframe, with .eh_frame only, and
+# with frame pointers only; the stack recorded at a probe on d equals
+# gdb's backtrace there, frame by frame. Damaged tables (bytes replaced
+# by unwind/damage.py) give a shorter stack, never a crash; one table
+# damaged, the other one is walked.
+. "$(dirname "$0")/lib.sh"
+
+UW=$BUILD/tests/cli/uwprog
+DAMAGE=$SRC/tests/cli/unwind/damage.py
+export TRAIL_REGISTRY=$TMP/reg # (each test runs in $TMP)
+PROBE='p:x/d d v=$arg1:s32'
+
+# trail's stack at d (the first one recorded): its function names, one a
+# line, up to main
+trail_stack() { # program, out
+	fresh_registry
+	$TRAIL record -q -o s.dat --probe "$PROBE" -T 'x:d:stacktrace:1' -- "$1" 3 >/dev/null
+	$TRAIL report -q -i s.dat >r.txt
+	has r.txt 'ftrace:user_stack: <user stack trace>'
+	sed -n '/ftrace:user_stack/,/^ *[^ =]/p' r.txt | sed -nE 's/^ => ([A-Za-z0-9_.]+)\+0x.*/\1/p' |
+		sed '/^main$/q' >"$2"
+}
+
+# gdb's at a breakpoint on d, up to main (where gdb's bt stops)
+gdb_stack() { # program, out
+	gdb -q -nx -batch -ex 'set pagination off' -ex 'break d' -ex 'run' -ex 'bt' \
+		--args "$1" 3 </dev/null 2>&1 |
+		sed -nE 's/^#[0-9]+ +(0x[0-9a-f]+ in )?([A-Za-z0-9_.]+) .*/\2/p' >"$2"
+}
+
+same_as_gdb() { # program
+	trail_stack "$1" trail.txt
+	gdb_stack "$1" gdb.txt
+	[ "$(tr '\n' ' ' <gdb.txt)" = "d c b a main " ] || die "gdb's stack: $(cat gdb.txt)"
+	diff gdb.txt trail.txt >&2 || die "trail's stack is not gdb's (above)"
+}
+
+need_gdb() { # test name
+	command -v gdb >/dev/null && return 0
+	skip "$1" "no gdb (scripts/install-deps.sh --sanitizers installs it)"
+	return 1
+}
+
+sframe() {
+	readelf -SW "$UW-sframe" | grep -qF ' .sframe ' || die "no .sframe section in $UW-sframe"
+	same_as_gdb "$UW-sframe"
+	# its .eh_frame_hdr's table damaged: the same stack, by .sframe
+	python3 "$DAMAGE" "$UW-sframe" nohdr 1 .eh_frame_hdr:12
+	chmod +x nohdr
+	trail_stack ./nohdr t2.txt
+	diff trail.txt t2.txt >&2 || die "without .eh_frame_hdr: not the same stack"
+}
+if [ ! -x "$UW-sframe" ]; then
+	skip sframe "no $UW-sframe: the assembler has no --gsframe (binutils < 2.40)"
+elif need_gdb sframe; then
+	t sframe sframe
+fi
+
+ehframe() {
+	! readelf -SW "$UW-eh" | grep -qF ' .sframe ' || die "$UW-eh has .sframe"
+	same_as_gdb "$UW-eh"
+}
+need_gdb ehframe && t ehframe ehframe
+
+# no FDE in .eh_frame covers d: its stack by frame pointers
+frame_pointers() {
+	local d lo hi
+	d=$((16#$(nm "$UW-fp" | awk '$3 == "d" {print $1}')))
+	readelf -W --debug-dump=frames "$UW-fp" |
+		awk '/^Contents of the/ { eh = ($4 == ".eh_frame") } eh && / FDE / { print substr($NF, 4) }' |
+		sed 's/\.\./ /' >fdes.txt
+	[ -s fdes.txt ] || die "no FDE read in $UW-fp's .eh_frame"
+	while read -r lo hi; do
+		[ $((16#$lo)) -gt $d ] || [ $d -ge $((16#$hi)) ] || die "an .eh_frame FDE covers d: $lo..$hi"
+	done <fdes.txt
+	same_as_gdb "$UW-fp"
+}
+need_gdb frame_pointers && t frame_pointers frame_pointers
+
+# .sframe (past its header) and .eh_frame replaced by random bytes, three
+# seeds: the program runs as before, every probe hit has its record and
+# a stack, which stops at c (d's caller, from its entry, without a table;
+# c has no frame pointer to go on with)
+damaged() {
+	local prog=${UW}-sframe
+	[ -x "$prog" ] || prog=$UW-eh
+	for seed in 1 2 3; do
+		if [ "$prog" = "$UW-sframe" ]; then
+			python3 "$DAMAGE" "$prog" bad "$seed" .sframe:28 .eh_frame
+		else
+			python3 "$DAMAGE" "$prog" bad "$seed" .eh_frame
+		fi
+		chmod +x bad
+		fresh_registry
+		expect_rc 0 $TRAIL record -q -o b.dat --probe "$PROBE" -T 'x:d:stacktrace' -- ./bad 3 >/dev/null
+		$TRAIL report -q -i b.dat >b.txt
+		[ "$(grep -c 'x:d: ' b.txt)" = 3 ] && [ "$(grep -c 'ftrace:user_stack' b.txt)" = 3 ] ||
+			die "seed $seed: $(grep -c 'x:d: ' b.txt) hits, $(grep -c user_stack b.txt) stacks"
+		sed -n '/ftrace:user_stack/,/^ *[^ =]/p' b.txt | sed -nE 's/^ => ([A-Za-z0-9_.]+)\+0x.*/\1/p' |
+			sort | uniq -c | awk '{printf "%s:%s ", $2, $1}' >names.txt
+		[ "$(cat names.txt)" = "c:3 d:3 " ] || die "seed $seed: frames $(cat names.txt)"
+	done
+}
+t damaged damaged

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uwprog.c - a known call chain for test-unwind.sh: main -> a -> b -> c
+ * -> d, none inlined, none a tail call (each uses its callee's result),
+ * built with .sframe, with .eh_frame only, and with frame pointers only
+ * (tests/cli/meson.build). The test probes d and compares the stacks
+ * trail records there with gdb's.
+ */
+#include <stdlib.h>
+
+volatile int sink;
+
+__attribute__((noinline)) int d(int x)
+{
+	sink += x;
+	return x + 1;
+}
+
+__attribute__((noinline)) int c(int x)
+{
+	int r = d(x * 3);
+
+	sink += r;
+	return r + 1;
+}
+
+__attribute__((noinline)) int b(int x)
+{
+	int r = c(x + 2);
+
+	sink += r;
+	return r * 2;
+}
+
+__attribute__((noinline)) int a(int x)
+{
+	int r = b(x - 1);
+
+	sink += r;
+	return r + 3;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 1;
+
+	for (int i = 0; i < n; i++)
+		sink += a(i);
+	return 0;
+}
