@@ -99,6 +99,7 @@ struct trail_session {
 	uint64_t hist_bytes; /* the histogram area the hist triggers want */
 	uint8_t ctr[8];           /* --context counter:NAME: counters.h indexes */
 	int nctr;
+	int stack;                /* --stack: a stacktrace after each -e and --probe event */
 	struct trail_rv_mon *rvs; /* --rv: monitors (rv.h), checked in the processes */
 	const char **rv_paths;    /* ... each one's model file */
 	int nrv;
@@ -148,6 +149,10 @@ int trail_session_synth(struct trail_session *S, const char *def);
  * this thread: a counter the machine has not, or not permitted, is an
  * error naming why) */
 int trail_session_context(struct trail_session *S, const char *ctx);
+/* --stack (LTTng's callstack-user context): the thread's user stack
+ * after each recorded event of the -e and --probe options, as an
+ * ftrace:user_stack record (a stacktrace trigger on each) */
+void trail_session_stack(struct trail_session *S);
 int trail_session_rv(struct trail_session *S, const char *path);
 int trail_session_rv_per(struct trail_session *S, const char *per);
 int trail_session_rv_reactor(struct trail_session *S, const char *reactor);

@@ -105,3 +105,28 @@ damaged() {
 	done
 }
 t damaged damaged
+
+# record --stack: a stack after every event of the --probe and -e
+# options (each followed by its own), none after the others; without an
+# event to take them at, a usage error
+record_stack() {
+	fresh_registry
+	$TRAIL record -q -o k.dat --stack --probe "$PROBE" -- "$UW-eh" 4 >/dev/null
+	$TRAIL report -q -i k.dat >k.txt
+	[ "$(grep -c 'x:d: ' k.txt)" = 4 ] && [ "$(grep -c 'ftrace:user_stack' k.txt)" = 4 ] ||
+		die "$(grep -c 'x:d: ' k.txt) hits, $(grep -c user_stack k.txt) stacks"
+	grep -A1 'x:d: ' k.txt | grep -c 'ftrace:user_stack' | grep -qx 4 || die "a hit without its stack"
+	sed -n '/ftrace:user_stack/,/^ *[^ =]/p' k.txt | sed -nE 's/^ => ([A-Za-z0-9_.]+)\+0x.*/\1/p' |
+		sed '/^main$/q' | tr '\n' ' ' >names.txt
+	[ "$(cat names.txt)" = "d c b a main " ] || die "frames: $(cat names.txt)"
+	# a static event: its emitter, then the program's frames
+	$TRAIL record -q -o e.dat --stack -e app:request -- "$EXAMPLE" >/dev/null
+	$TRAIL report -q -i e.dat >e.txt
+	n=$(grep -c 'app:request:' e.txt)
+	[ "$n" -gt 0 ] && [ "$(grep -c 'ftrace:user_stack' e.txt)" = "$n" ] ||
+		die "$n app:request, $(grep -c user_stack e.txt) stacks"
+	has e.txt ' => worker_serve+0x'
+	expect_rc 2 $TRAIL record -q -o n.dat --stack -- "$UW-eh" 2>err.txt
+	has err.txt '--stack takes stacks at the events of the -e and --probe options'
+}
+t record_stack record_stack
