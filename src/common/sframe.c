@@ -118,26 +118,26 @@ static int32_t sget(const uint8_t *p, unsigned size)
 int trail__sframe_find(const struct trail_sframe *sf, uint64_t pc, struct trail_uwrow *row,
 		       trail_uw_read rd, void *ctx)
 {
-	uint8_t fde[20], fre[4 + 1 + 3 * 4];
+	uint8_t fre[4 + 1 + 3 * 4], info, rep = 16;
 	uint32_t size, fre_off, nfres, off, k;
-	uint64_t start, at, end, best = 0;
+	uint64_t start, at, end, best = 0, fde;
 	unsigned asz, osz, n;
 	int64_t i = fde_find(sf, pc, rd, ctx);
 	int found = 0;
 
-	if (i < 0 || fde_start(sf, (uint32_t)i, &start, rd, ctx) ||
-	    rd(ctx, sf->fdes + (uint64_t)i * sf->fdesz, fde, sf->fdesz))
+	/* (field by field: loads, not a copy, in the process) */
+	fde = sf->fdes + (uint64_t)i * sf->fdesz;
+	if (i < 0 || fde_start(sf, (uint32_t)i, &start, rd, ctx) || rd(ctx, fde + 4, &size, 4) ||
+	    rd(ctx, fde + 8, &fre_off, 4) || rd(ctx, fde + 12, &nfres, 4) ||
+	    rd(ctx, fde + 16, &info, 1) || (sf->version == 2 && rd(ctx, fde + 17, &rep, 1)))
 		return -1;
-	memcpy(&size, fde + 4, 4);
-	memcpy(&fre_off, fde + 8, 4);
-	memcpy(&nfres, fde + 12, 4);
-	if (pc - start >= size || (fde[16] & 0x0f) > 2 || fre_off > sf->fres_len)
+	if (pc - start >= size || (info & 0x0f) > 2 || fre_off > sf->fres_len)
 		return -1;
-	asz = 1u << (fde[16] & 0x0f);
+	asz = 1u << (info & 0x0f);
 	off = (uint32_t)(pc - start);
-	if (fde[16] & 0x10) {
-		/* a repetitive block: the row of the same place in the first */
-		unsigned rep = sf->version == 1 ? 16 : fde[17];
+	if (info & 0x10) {
+		/* a repetitive block: the row of the same place in the first
+		 * (v1 has no size: 16, an x86-64 PLT entry) */
 
 		if (!rep)
 			return -1;
@@ -147,7 +147,8 @@ int trail__sframe_find(const struct trail_sframe *sf, uint64_t pc, struct trail_
 	at = sf->fres + fre_off;
 	end = sf->fres + sf->fres_len;
 	for (k = 0; k < nfres && k < MAX_FRES; k++) {
-		if (at > end || end - at < asz + 1 || rd(ctx, at, fre, asz + 1))
+		if (at > end || end - at < asz + 1 || rd(ctx, at, fre, asz) ||
+		    rd(ctx, at + asz, fre + asz, 1))
 			return -1;
 		osz = 1u << ((fre[asz] >> 5) & 3);
 		n = (fre[asz] >> 1) & 0x0f;
@@ -161,13 +162,14 @@ int trail__sframe_find(const struct trail_sframe *sf, uint64_t pc, struct trail_
 	}
 	if (!found)
 		return -1;
-	/* the row: its offsets (CFA from its base, the saved FP) */
-	if (rd(ctx, best, fre, asz + 1))
+	/* the row: its offsets (CFA from its base, the saved FP; the
+	 * others, aarch64's, not read) */
+	if (rd(ctx, best + asz, fre + asz, 1))
 		return -1;
 	osz = 1u << ((fre[asz] >> 5) & 3);
 	n = (fre[asz] >> 1) & 0x0f;
-	if (!n || end - best < asz + 1 + n * osz ||
-	    rd(ctx, best + asz + 1, fre + asz + 1, n * osz))
+	if (!n || end - best < asz + 1 + n * osz || rd(ctx, best + asz + 1, fre + asz + 1, osz) ||
+	    (n >= 2 && rd(ctx, best + asz + 1 + osz, fre + asz + 1 + osz, osz)))
 		return -1;
 	*row = (struct trail_uwrow){
 		.cfa_reg = (fre[asz] & 1) ? TRAIL_UW_SP : TRAIL_UW_FP,
