@@ -2,16 +2,18 @@
 /*
  * bench_unwind.c - the cost of one user stack (bench/unwind.sh): the same
  * stack, DEPTH frames of rec() under main, walked N times each by trail's
- * walk (src/lib/ustack.c) with .sframe only, with .eh_frame's CFI only,
- * with frame pointers only, and by libunwind's unw_backtrace (when built
- * with it), all in this process. Built with frame pointers, .sframe and
+ * walk (src/lib/ustack.c) with .sframe only, with .eh_frame's CFI only
+ * (each with its rows' cache, and without: _cold, every row found in the
+ * tables), with frame pointers only, and by libunwind's unw_backtrace
+ * (when built with it; it keeps a cache of its own), all in this process. Built with frame pointers, .sframe and
  * .eh_frame (bench/meson.build), so that each way can walk every frame
  * of this program; the frames each one gives are compared, and the
  * comparison printed (same=1: the frames of this program are the same
  * for all, and at least DEPTH + 2 of them).
  *
  *   bench_unwind DEPTH [N]   ->   RESULT depth=.. frames=.. same=..
- *                                 sframe=NS cfi=NS fp=NS libunwind=NS
+ *                                 sframe=NS cfi=NS sframe_cold=NS
+ *                                 cfi_cold=NS fp=NS libunwind=NS
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,9 +27,12 @@
 
 #define MAX 64
 
-enum { SFRAME, CFI, FP, LIBUNWIND, WAYS };
-static const char *const names[WAYS] = {"sframe", "cfi", "fp", "libunwind"};
-static const unsigned uses[] = {TRAIL_UW_SFRAME, TRAIL_UW_CFI, TRAIL_UW_FPTR};
+enum { SFRAME, CFI, SFRAME_COLD, CFI_COLD, FP, LIBUNWIND, WAYS };
+static const char *const names[WAYS] = {"sframe", "cfi", "sframe_cold", "cfi_cold", "fp",
+					"libunwind"};
+static const unsigned uses[] = {TRAIL_UW_SFRAME, TRAIL_UW_CFI,
+				TRAIL_UW_SFRAME | TRAIL_UW_NOCACHE, TRAIL_UW_CFI | TRAIL_UW_NOCACHE,
+				TRAIL_UW_FPTR};
 
 static long n_iter;
 static double ns[WAYS];

@@ -27,24 +27,46 @@ struct cur {
 	uint8_t w[64];
 };
 
-static uint8_t u8(struct cur *c)
+/* a cursor on [at, end) (its window left as it is: zeroing 64 bytes
+ * costs more than the walk's reads of an FDE) */
+static void cur_init(struct cur *c, uint64_t at, uint64_t end, trail_uw_read rd, void *ctx)
 {
+	c->at = at;
+	c->end = end;
+	c->wat = 0;
+	c->wlen = 0;
+	c->bad = 0;
+	c->rd = rd;
+	c->ctx = ctx;
+}
+
+/* the window moved to c->at (out of line: the byte reads below stay
+ * small enough to inline) */
+static __attribute__((noinline)) uint8_t refill(struct cur *c)
+{
+	uint64_t n;
+
 	if (c->bad || c->at >= c->end) {
 		c->bad = 1;
 		return 0;
 	}
-	if (c->at < c->wat || c->at - c->wat >= c->wlen) {
-		uint64_t n = c->end - c->at;
-
-		c->wlen = n < sizeof(c->w) ? (unsigned)n : sizeof(c->w);
-		c->wat = c->at;
-		if (c->rd(c->ctx, c->at, c->w, c->wlen)) {
-			c->bad = 1;
-			c->wlen = 0;
-			return 0;
-		}
+	n = c->end - c->at;
+	c->wlen = n < sizeof(c->w) ? (unsigned)n : sizeof(c->w);
+	c->wat = c->at;
+	if (c->rd(c->ctx, c->at, c->w, c->wlen)) {
+		c->bad = 1;
+		c->wlen = 0;
+		return 0;
 	}
 	return c->w[c->at++ - c->wat];
+}
+
+static inline uint8_t u8(struct cur *c)
+{
+	/* (at - wat wraps to large when at is below the window) */
+	if (__builtin_expect(c->at - c->wat < c->wlen && c->at < c->end && !c->bad, 1))
+		return c->w[c->at++ - c->wat];
+	return refill(c);
 }
 
 /* n (<= 8) bytes, little-endian */
@@ -331,17 +353,16 @@ advance:
 
 static int cie_read(uint64_t at, struct cie *ci, trail_uw_read rd, void *ctx)
 {
-	struct cur c = {.at = at, .end = at + 4, .rd = rd, .ctx = ctx};
+	struct cur c;
 	char aug[8];
 	uint32_t len;
 	uint8_t ver;
 	unsigned k;
 	uint64_t after;
 
-	len = (uint32_t)uN(&c, 4);
-	if (c.bad || len < 8 || len > FDE_MAX)
+	if (rd(ctx, at, &len, 4) || len < 8 || len > FDE_MAX)
 		return -1;
-	c.end = at + 4 + len;
+	cur_init(&c, at + 4, at + 4 + len, rd, ctx);
 	if (uN(&c, 4) != 0) /* the CIE id */
 		return -1;
 	ver = u8(&c);
@@ -437,7 +458,7 @@ static int fde_lookup(uint64_t hdr, uint64_t len, uint64_t pc, uint64_t *fde, tr
 int trail__cfi_find(uint64_t hdr, uint64_t len, uint64_t pc, struct trail_uwrow *row,
 		    trail_uw_read rd, void *ctx)
 {
-	struct cur c = {.rd = rd, .ctx = ctx};
+	struct cur c;
 	struct state s = {.cfa_reg = 255}, init;
 	struct cie ci;
 	uint64_t fde, begin, range;
@@ -445,14 +466,12 @@ int trail__cfi_find(uint64_t hdr, uint64_t len, uint64_t pc, struct trail_uwrow 
 
 	if (fde_lookup(hdr, len, pc, &fde, rd, ctx))
 		return -1;
-	c.at = fde;
-	c.end = fde + 8;
-	flen = (uint32_t)uN(&c, 4);
-	cptr = (uint32_t)uN(&c, 4);
-	if (c.bad || flen < 8 || flen > FDE_MAX || !cptr || cptr > fde + 4 ||
-	    cie_read(fde + 4 - cptr, &ci, rd, ctx))
+	if (rd(ctx, fde, &flen, 4) || flen < 8 || flen > FDE_MAX)
 		return -1;
-	c.end = fde + 4 + flen;
+	cur_init(&c, fde + 4, fde + 4 + flen, rd, ctx);
+	cptr = (uint32_t)uN(&c, 4);
+	if (c.bad || !cptr || cptr > fde + 4 || cie_read(fde + 4 - cptr, &ci, rd, ctx))
+		return -1;
 	begin = enc_read(&c, ci.fenc);
 	range = enc_read(&c, ci.fenc & 0x0f);
 	if (c.bad || pc < begin || pc - begin >= range)
@@ -463,7 +482,9 @@ int trail__cfi_find(uint64_t hdr, uint64_t len, uint64_t pc, struct trail_uwrow 
 		return -1;
 	/* the CIE's row, then the FDE's up to pc */
 	{
-		struct cur cc = {.at = ci.ins, .end = ci.ins_end, .rd = rd, .ctx = ctx};
+		struct cur cc;
+
+		cur_init(&cc, ci.ins, ci.ins_end, rd, ctx);
 
 		if (run(&cc, &ci, begin, UINT64_MAX, &s, NULL))
 			return -1;

@@ -120,17 +120,14 @@ static void obj_read(struct uobj *o, uintptr_t lo, uintptr_t hi, uintptr_t bias,
 		o->has_sf = !trail__sframe_open(&o->sf, sf, sf_len, rd, NULL);
 }
 
-/* pc's object: its tables in *o (a cache slot's, or read into tmp) */
-static const struct uobj *obj_find(uintptr_t pc, struct uobj *tmp)
+/* fo's object: its tables in *o (a cache slot's, or read into tmp) */
+static const struct uobj *obj_find(const struct dl_find_object *fo, struct uobj *tmp)
 {
-	struct dl_find_object fo;
 	uintptr_t lo, hi, bias;
 	unsigned h, k;
 
-	if (_dl_find_object((void *)pc, &fo))
-		return NULL;
-	lo = (uintptr_t)fo.dlfo_map_start;
-	hi = (uintptr_t)fo.dlfo_map_end;
+	lo = (uintptr_t)fo->dlfo_map_start;
+	hi = (uintptr_t)fo->dlfo_map_end;
 	h = (unsigned)((lo >> 12) * 0x9e3779b1u) % SLOTS;
 	for (k = 0; k < PROBES; k++) {
 		unsigned i = (h + k) % SLOTS;
@@ -142,9 +139,9 @@ static const struct uobj *obj_find(uintptr_t pc, struct uobj *tmp)
 		if (st == 0)
 			break;
 	}
-	if (load((uintptr_t)&fo.dlfo_link_map->l_addr, &bias))
+	if (load((uintptr_t)&fo->dlfo_link_map->l_addr, &bias))
 		return NULL;
-	obj_read(tmp, lo, hi, bias, (uintptr_t)fo.dlfo_eh_frame);
+	obj_read(tmp, lo, hi, bias, (uintptr_t)fo->dlfo_eh_frame);
 	for (k = 0; k < PROBES; k++) {
 		unsigned i = (h + k) % SLOTS;
 		uint32_t zero = 0;
@@ -161,13 +158,16 @@ static const struct uobj *obj_find(uintptr_t pc, struct uobj *tmp)
 
 static int prime_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
+	struct dl_find_object fo;
 	struct uobj tmp;
 
 	(void)size;
 	(void)arg;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
-			obj_find(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr, &tmp);
+			if (!_dl_find_object((void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
+					     &fo))
+				obj_find(&fo, &tmp);
 			break;
 		}
 	return 0;
@@ -177,33 +177,136 @@ void trail__ustack_prime(void)
 {
 	dl_iterate_phdr(prime_one, NULL);
 }
-#else
-static const struct uobj *obj_find(uintptr_t pc, struct uobj *tmp)
+
+/* ------------------------------------------------------- the rows' cache */
+
+/* A PC's row, as the tables gave it (or that they have none), for the
+ * walks that follow: the same stacks come again (a hot event's), and a
+ * row found costs ~20 loads. Direct-mapped by the PC; each entry a
+ * sequence count and words, written by whoever takes it (CAS of an even
+ * count to odd, words, release of the next even one), read by anyone
+ * (acquire of an even count, words, the count again: unchanged or a
+ * miss). Nothing waits: an entry being written is a miss. Keyed by the
+ * object's range too, and found after _dl_find_object found the object:
+ * an object unloaded takes its rows out of use (unless another one is
+ * loaded over exactly its range, as with the objects' cache). */
+#define ROWS 512
+
+struct rowent {
+	uint32_t seq;
+	uint64_t w[5]; /* pc, the object's start, meta (use, found), row */
+};
+
+static struct rowent rows[ROWS];
+
+static unsigned row_slot(uintptr_t pc)
 {
-	(void)pc;
-	(void)tmp;
-	return NULL;
+	return (unsigned)(((uint64_t)pc * 0x9e3779b97f4a7c15ull) >> 32) % ROWS;
 }
 
-void trail__ustack_prime(void)
+static void row_pack(const struct trail_uwrow *r, uint64_t *w)
 {
+	w[0] = r->cfa_reg | (uint64_t)r->fp_saved << 8 | (uint64_t)r->ra_undef << 16 |
+	       (uint64_t)r->plt_k << 24 | (uint64_t)(uint32_t)r->cfa_off << 32;
+	w[1] = (uint64_t)(uint32_t)r->ra_off | (uint64_t)(uint32_t)r->fp_off << 32;
 }
-#endif
+
+static void row_unpack(const uint64_t *w, struct trail_uwrow *r)
+{
+	*r = (struct trail_uwrow){
+		.cfa_reg = (uint8_t)w[0],
+		.fp_saved = (uint8_t)(w[0] >> 8),
+		.ra_undef = (uint8_t)(w[0] >> 16),
+		.plt_k = (uint8_t)(w[0] >> 24),
+		.cfa_off = (int32_t)(uint32_t)(w[0] >> 32),
+		.ra_off = (int32_t)(uint32_t)w[1],
+		.fp_off = (int32_t)(uint32_t)(w[1] >> 32),
+	};
+}
+
+/* 0 and *found (1: *r the row, 0: the tables have none), or -1: a miss */
+static int row_get(uintptr_t pc, uintptr_t lo, unsigned use, struct trail_uwrow *r, int *found)
+{
+	struct rowent *e = &rows[row_slot(pc)];
+	uint32_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), s2;
+	uint64_t w[5];
+
+	if (s1 & 1)
+		return -1;
+	for (int i = 0; i < 5; i++)
+		w[i] = __atomic_load_n(&e->w[i], __ATOMIC_RELAXED);
+	/* the words read before the count is read again: pairs with the
+	 * release of the count in row_put */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	s2 = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	if (s1 != s2 || !s1 || w[0] != pc || w[1] != lo || (w[2] & 0xff) != use)
+		return -1;
+	*found = (int)(w[2] >> 8) & 1;
+	row_unpack(w + 3, r);
+	return 0;
+}
+
+static void row_put(uintptr_t pc, uintptr_t lo, unsigned use, const struct trail_uwrow *r, int found)
+{
+	struct rowent *e = &rows[row_slot(pc)];
+	uint32_t s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+	uint64_t w[5] = {pc, lo, use | (uint64_t)!!found << 8};
+
+	if ((s & 1) ||
+	    !__atomic_compare_exchange_n(&e->seq, &s, s + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	/* the odd count seen before the words change: pairs with the
+	 * acquire fence in row_get */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (found)
+		row_pack(r, w + 3);
+	for (int i = 0; i < 5; i++)
+		__atomic_store_n(&e->w[i], w[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
+}
 
 /* the row of pc by the tables use allows: 0, or -1 (none) */
 static int row_find(uintptr_t pc, unsigned use, struct trail_uwrow *row)
 {
-	struct uobj tmp;
+	struct dl_find_object fo;
 	const struct uobj *o;
+	struct uobj tmp;
+	uintptr_t lo;
+	int found = 0, cache = 1;
 
-	if (!(use & (TRAIL_UW_SFRAME | TRAIL_UW_CFI)) || !(o = obj_find(pc, &tmp)))
+	if (!(use & (TRAIL_UW_SFRAME | TRAIL_UW_CFI)) || _dl_find_object((void *)pc, &fo))
 		return -1;
-	if ((use & TRAIL_UW_SFRAME) && o->has_sf && !trail__sframe_find(&o->sf, pc, row, rd, NULL))
-		return 0;
-	if ((use & TRAIL_UW_CFI) && o->eh && !trail__cfi_find(o->eh, o->eh_len, pc, row, rd, NULL))
-		return 0;
+	lo = (uintptr_t)fo.dlfo_map_start;
+	if (use & TRAIL_UW_NOCACHE)
+		cache = 0;
+	use &= TRAIL_UW_ALL;
+	if (cache && !row_get(pc, lo, use, row, &found))
+		return found ? 0 : -1;
+	if ((o = obj_find(&fo, &tmp))) {
+		if ((use & TRAIL_UW_SFRAME) && o->has_sf &&
+		    !trail__sframe_find(&o->sf, pc, row, rd, NULL))
+			found = 1;
+		else if ((use & TRAIL_UW_CFI) && o->eh &&
+			 !trail__cfi_find(o->eh, o->eh_len, pc, row, rd, NULL))
+			found = 1;
+	}
+	if (cache)
+		row_put(pc, lo, use, row, found);
+	return found ? 0 : -1;
+}
+#else
+void trail__ustack_prime(void)
+{
+}
+
+static int row_find(uintptr_t pc, unsigned use, struct trail_uwrow *row)
+{
+	(void)pc;
+	(void)use;
+	(void)row;
 	return -1;
 }
+#endif
 
 /* One frame up from r: 1, 0 at the outermost frame, -1 when the caller
  * cannot be found. slot: where the return address was. */

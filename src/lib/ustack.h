@@ -30,6 +30,9 @@ struct trail_uregs {
 #define TRAIL_UW_CFI 2u
 #define TRAIL_UW_FPTR 4u
 #define TRAIL_UW_ALL 7u
+/* ... and, for bench/unwind.c, the rows' cache left out (each row found
+ * in the tables) */
+#define TRAIL_UW_NOCACHE 8u
 
 /* The return addresses above r (at most max) into ips; their number.
  * use: the ways allowed (TRAIL_UW_*); real_ret(slot, val): the return
