@@ -137,7 +137,8 @@ static uint64_t enc_read(struct cur *c, uint8_t enc)
 	uint64_t at = c->at, v;
 	unsigned n = enc_size(enc);
 
-	if (!n || (enc & 0x70) > 0x10) {
+	/* (absolute or pc-relative, not indirect) */
+	if (!n || (enc & 0x70) > 0x10 || (enc & 0x80)) {
 		c->bad = 1;
 		return 0;
 	}
@@ -193,17 +194,31 @@ static int plt_expr(struct cur *c, uint64_t len, struct state *s)
 	return 0;
 }
 
+/* Offsets: a factored one (v * align) or a plain one, as an int32_t in
+ * *out; -1 when it does not fit (a damaged table: in 64-bit arithmetic
+ * the product could overflow) */
+static int scaled(int64_t v, int64_t align, int32_t *out)
+{
+	int64_t p;
+
+	if (__builtin_mul_overflow(v, align, &p) || p < INT32_MIN || p > INT32_MAX)
+		return -1;
+	*out = (int32_t)p;
+	return 0;
+}
+
+static int uscaled(uint64_t v, int64_t align, int32_t *out)
+{
+	return v > INT32_MAX ? -1 : scaled((int64_t)v, align, out);
+}
+
 /* a rule for register reg: only %rbp's and the return address's kept */
-static int set_rule(struct state *s, uint64_t reg, uint8_t kind, int64_t off)
+static void set_rule(struct state *s, uint64_t reg, uint8_t kind, int32_t off)
 {
 	struct rule *r = reg == TRAIL_UW_FP ? &s->fp : reg == RA_COL ? &s->ra : NULL;
 
-	if (!r)
-		return 0;
-	if (off < INT32_MIN || off > INT32_MAX)
-		return -1;
-	*r = (struct rule){kind, (int32_t)off};
-	return 0;
+	if (r)
+		*r = (struct rule){kind, off};
 }
 
 static void restore(struct state *s, const struct state *init, uint64_t reg)
@@ -223,6 +238,7 @@ static int run(struct cur *c, const struct cie *ci, uint64_t loc, uint64_t pc, s
 	struct state stack[STATES];
 	unsigned depth = 0;
 	uint64_t reg, delta;
+	int32_t off;
 
 	for (unsigned n = 0; c->at < c->end && n < OPS_MAX; n++) {
 		uint8_t op = u8(c);
@@ -235,8 +251,9 @@ static int run(struct cur *c, const struct cie *ci, uint64_t loc, uint64_t pc, s
 			delta = op & 0x3f;
 			goto advance;
 		case 2:
-			if (set_rule(s, op & 0x3f, R_OFF, (int64_t)uleb(c) * ci->data_align))
+			if (uscaled(uleb(c), ci->data_align, &off))
 				return -1;
+			set_rule(s, op & 0x3f, R_OFF, off);
 			continue;
 		case 3:
 			if (!init)
@@ -258,18 +275,21 @@ static int run(struct cur *c, const struct cie *ci, uint64_t loc, uint64_t pc, s
 			goto advance;
 		case 0x05: /* offset_extended */
 			reg = uleb(c);
-			if (set_rule(s, reg, R_OFF, (int64_t)uleb(c) * ci->data_align))
+			if (uscaled(uleb(c), ci->data_align, &off))
 				return -1;
+			set_rule(s, reg, R_OFF, off);
 			continue;
 		case 0x11: /* offset_extended_sf */
 			reg = uleb(c);
-			if (set_rule(s, reg, R_OFF, sleb(c) * ci->data_align))
+			if (scaled(sleb(c), ci->data_align, &off))
 				return -1;
+			set_rule(s, reg, R_OFF, off);
 			continue;
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = uleb(c);
-			if (set_rule(s, reg, R_OFF, -(int64_t)uleb(c) * ci->data_align))
+			if (uscaled(uleb(c), -ci->data_align, &off))
 				return -1;
+			set_rule(s, reg, R_OFF, off);
 			continue;
 		case 0x06: /* restore_extended */
 			if (!init)
@@ -310,13 +330,15 @@ static int run(struct cur *c, const struct cie *ci, uint64_t loc, uint64_t pc, s
 		case 0x0c: /* def_cfa */
 			reg = uleb(c);
 			s->cfa_reg = (uint8_t)(reg < 255 ? reg : 255);
-			s->cfa_off = (int32_t)uleb(c);
+			if (uscaled(uleb(c), 1, &s->cfa_off))
+				return -1;
 			s->plt_k = 0;
 			continue;
 		case 0x12: /* def_cfa_sf */
 			reg = uleb(c);
 			s->cfa_reg = (uint8_t)(reg < 255 ? reg : 255);
-			s->cfa_off = (int32_t)(sleb(c) * ci->data_align);
+			if (scaled(sleb(c), ci->data_align, &s->cfa_off))
+				return -1;
 			s->plt_k = 0;
 			continue;
 		case 0x0d: /* def_cfa_register */
@@ -324,10 +346,12 @@ static int run(struct cur *c, const struct cie *ci, uint64_t loc, uint64_t pc, s
 			s->cfa_reg = (uint8_t)(reg < 255 ? reg : 255);
 			continue;
 		case 0x0e: /* def_cfa_offset */
-			s->cfa_off = (int32_t)uleb(c);
+			if (uscaled(uleb(c), 1, &s->cfa_off))
+				return -1;
 			continue;
 		case 0x13: /* def_cfa_offset_sf */
-			s->cfa_off = (int32_t)(sleb(c) * ci->data_align);
+			if (scaled(sleb(c), ci->data_align, &s->cfa_off))
+				return -1;
 			continue;
 		case 0x0f: /* def_cfa_expression */
 			if (plt_expr(c, uleb(c), s))
@@ -414,7 +438,9 @@ static int cie_read(uint64_t at, struct cie *ci, trail_uw_read rd, void *ctx)
 	} else if (aug[0]) {
 		return -1;
 	}
-	if (c.bad || !ci->code_align || !enc_size(ci->fenc))
+	/* (x86-64's are 1 and -8: a few bytes at most in any ABI) */
+	if (c.bad || !ci->code_align || ci->code_align > 64 || ci->data_align < -64 ||
+	    ci->data_align > 64 || !enc_size(ci->fenc))
 		return -1;
 	ci->ins = c.at;
 	ci->ins_end = c.end;
