@@ -130,3 +130,17 @@ record_stack() {
 	has err.txt '--stack takes stacks at the events of the -e and --probe options'
 }
 t record_stack record_stack
+
+# an object dlopen'ed after the recording joined (and closed, three
+# times): walked through like the others (its frames are addresses in
+# report: objects are published when the recording joins)
+dlopened() {
+	fresh_registry
+	$TRAIL record -q -o p.dat --allow-unknown --stack -e plugin:work -- \
+		"$BUILD/tests/cli/dlopener" "$BUILD/tests/cli/plugin.so" >/dev/null
+	$TRAIL report -q -i p.dat >p.txt
+	[ "$(grep -c 'plugin:work:' p.txt)" = 3 ] || die "$(grep -c 'plugin:work:' p.txt) plugin:work"
+	[ "$(grep -A2 'ftrace:user_stack' p.txt | grep -c ' => main+0x')" = 3 ] ||
+		die "stacks not through the plugin to main: $(grep -A3 user_stack p.txt)"
+}
+t dlopened dlopened
