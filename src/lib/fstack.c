@@ -19,6 +19,9 @@
  * found, when a session with stacktrace triggers joins (ftracer.c), so
  * that report names the frames; objects loaded later are walked too
  * (their tables found at the first walk) but stay addresses in report.
+ * libtrail's own frames are left out wherever they are (its wrapper of
+ * the program's signal handlers sits between a handler and the signal
+ * frame, which ustack.c walks through).
  */
 #include <stdint.h>
 #include <string.h>
@@ -63,6 +66,7 @@ static __attribute__((noinline)) unsigned ustack(uint64_t *ips, unsigned max)
 {
 	struct trail_uregs r;
 	struct trail_ustart u = trail__ustart;
+	unsigned n, k = 1;
 
 	if (!max)
 		return 0;
@@ -74,7 +78,13 @@ static __attribute__((noinline)) unsigned ustack(uint64_t *ips, unsigned max)
 	else if (leave_self(&r))
 		return 0;
 	ips[0] = r.pc;
-	return 1 + trail__ustack_walk(&r, ips + 1, max - 1, TRAIL_UW_ALL, trail__fhook_real_ret);
+	n = 1 + trail__ustack_walk(&r, ips + 1, max - 1, TRAIL_UW_ALL, trail__fhook_real_ret);
+	/* libtrail's frames above the program's left out too: its wrapper
+	 * of the program's signal handlers (signals.c) */
+	for (unsigned i = 1; i < n; i++)
+		if (!in_self(ips[i]))
+			ips[k++] = ips[i];
+	return k;
 }
 
 /* before any code of the program runs (libtrail's constructors run

@@ -26,7 +26,9 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/ucontext.h>
 
 #include "../arch/arch.h"
 #include "../common/cfi.h"
@@ -308,6 +310,34 @@ static int row_find(uintptr_t pc, unsigned use, struct trail_uwrow *row)
 }
 #endif
 
+/*
+ * A signal handler returns to the restorer (glibc's __restore_rt:
+ * `mov $15, %rax; syscall`, rt_sigreturn), the kernel's signal frame
+ * above it: the ucontext_t at the stack pointer, with the interrupted
+ * registers. Its CFI is an expression of them (not read by cfi.c): it is
+ * recognised here by its code, as debuggers and perf do. 1 when r->pc is
+ * a restorer and *r became the interrupted state (its pc exact: an
+ * instruction, not a return address), 0 when it is not one, -1 on a
+ * fault.
+ */
+static const uint8_t restorer[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
+static int sigframe(struct trail_uregs *r)
+{
+	uint64_t code, last;
+	uintptr_t uc = r->sp, pc, sp, fp;
+
+	if (trail_arch_load_safe(r->pc, 8, &code) || memcmp(&code, restorer, 8) ||
+	    trail_arch_load_safe(r->pc + 8, 1, &last) || last != restorer[8])
+		return 0;
+	if (load(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]), &pc) ||
+	    load(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]), &sp) ||
+	    load(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]), &fp) || !pc)
+		return -1;
+	*r = (struct trail_uregs){.pc = pc, .sp = sp, .fp = fp, .exact = 1};
+	return 1;
+}
+
 /* One frame up from r: 1, 0 at the outermost frame, -1 when the caller
  * cannot be found. slot: where the return address was. */
 static int step(struct trail_uregs *r, unsigned use, uintptr_t *slot)
@@ -356,6 +386,15 @@ unsigned trail__ustack_walk(const struct trail_uregs *start, uint64_t *ips, unsi
 	uintptr_t slot;
 
 	for (unsigned k = 0; k < STEPS && n < max; k++) {
+		int sig = r.exact ? 0 : sigframe(&r);
+
+		if (sig < 0)
+			break;
+		if (sig) {
+			/* (the restorer's frame, then the interrupted one) */
+			ips[n++] = r.pc;
+			continue;
+		}
 		if (step(&r, use, &slot) <= 0)
 			break;
 		if (real_ret)

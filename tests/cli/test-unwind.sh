@@ -144,3 +144,29 @@ dlopened() {
 		die "stacks not through the plugin to main: $(grep -A3 user_stack p.txt)"
 }
 t dlopened dlopened
+
+# a stack through a signal frame: d <- c <- on_sig, the handler of a
+# SIGUSR1 that s2 raised: the restorer (__restore_rt), then the interrupted
+# frames (libc's, raise, s2, main) as gdb walks them; the program's frames
+# compared with gdb's (libc's names depend on its symbols: gdb may have
+# its debug info, report has its dynamic symbols)
+signal_frame() {
+	local prog ours
+	for prog in "$UW-sframe" "$UW-eh" "$UW-fp"; do
+		[ -x "$prog" ] || continue
+		fresh_registry
+		$TRAIL record -q -o g.dat --probe "$PROBE" -T 'x:d:stacktrace if v == 30' -- "$prog" 0 signal >/dev/null
+		$TRAIL report -q -i g.dat >g.txt
+		sed -n '/ftrace:user_stack/,/^ *[^ =]/p' g.txt | sed -nE 's/^ => ([A-Za-z0-9_.]+)\+0x.*/\1/p' >all.txt
+		grep -xE 'a|b|c|d|on_sig|s2|main' all.txt | tr '\n' ' ' >ours.txt
+		gdb -q -nx -batch -ex 'set pagination off' -ex 'handle SIGUSR1 nostop noprint pass' \
+			-ex 'break d' -ex 'run' -ex 'bt' --args "$prog" 0 signal </dev/null 2>&1 |
+			sed -nE 's/^#[0-9]+ +(0x[0-9a-f]+ in )?([A-Za-z0-9_.]+) .*/\2/p' |
+			grep -xE 'a|b|c|d|on_sig|s2|main' | tr '\n' ' ' >gdb.txt
+		[ "$(cat gdb.txt)" = "d c on_sig s2 main " ] || die "$prog: gdb's stack: $(cat gdb.txt)"
+		[ "$(cat ours.txt)" = "$(cat gdb.txt)" ] || die "$prog: ours: $(tr '\n' ' ' <all.txt)"
+		grep -A1 -x on_sig all.txt | tail -1 | grep -qx __restore_rt ||
+			die "$prog: no signal frame after on_sig: $(tr '\n' ' ' <all.txt)"
+	done
+}
+need_gdb signal_frame && t signal_frame signal_frame

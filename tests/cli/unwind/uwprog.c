@@ -5,8 +5,14 @@
  * built with .sframe, with .eh_frame only, and with frame pointers only
  * (tests/cli/meson.build). The test probes d and compares the stacks
  * trail records there with gdb's.
+ *
+ *   uwprog N          a(i) N times
+ *   uwprog N signal   ... and then main -> s2 -> raise(SIGUSR1), whose
+ *                     handler on_sig calls c -> d
  */
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 volatile int sink;
 
@@ -40,11 +46,27 @@ __attribute__((noinline)) int a(int x)
 	return r + 3;
 }
 
+__attribute__((noinline)) void on_sig(int sig)
+{
+	sink += c(sig);
+}
+
+__attribute__((noinline)) int s2(int x)
+{
+	raise(SIGUSR1);
+	sink += x;
+	return x + 1;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 1;
 
 	for (int i = 0; i < n; i++)
 		sink += a(i);
+	if (argc > 2 && !strcmp(argv[2], "signal")) {
+		signal(SIGUSR1, on_sig);
+		sink += s2(n);
+	}
 	return 0;
 }
