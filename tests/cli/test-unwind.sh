@@ -170,3 +170,15 @@ signal_frame() {
 	done
 }
 need_gdb signal_frame && t signal_frame signal_frame
+
+# a stack deeper than the bound (main -> deep x 100 -> c -> d): its first
+# 64 frames, d, c and deep's, then the walk stops
+depth_bound() {
+	fresh_registry
+	$TRAIL record -q -o b.dat --probe "$PROBE" -T 'x:d:stacktrace if v == 6999' -- "$UW-eh" 0 deep >/dev/null
+	$TRAIL report -q -i b.dat >b.txt
+	sed -n '/ftrace:user_stack/,/^ *[^ =]/p' b.txt | sed -nE 's/^ => ([A-Za-z0-9_.]+)\+0x.*/\1/p' |
+		uniq -c | awk '{printf "%s:%s ", $2, $1}' >names.txt
+	[ "$(cat names.txt)" = "d:1 c:1 deep:62 " ] || die "frames: $(cat names.txt)"
+}
+t depth_bound depth_bound

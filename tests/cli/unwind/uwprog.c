@@ -9,6 +9,8 @@
  *   uwprog N          a(i) N times
  *   uwprog N signal   ... and then main -> s2 -> raise(SIGUSR1), whose
  *                     handler on_sig calls c -> d
+ *   uwprog N deep     ... and then main -> deep x 100 -> c -> d (d's
+ *                     argument 7000)
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -46,6 +48,14 @@ __attribute__((noinline)) int a(int x)
 	return r + 3;
 }
 
+__attribute__((noinline)) int deep(int n)
+{
+	int r = n ? deep(n - 1) : c(7000 / 3);
+
+	sink += r;
+	return r + 1;
+}
+
 __attribute__((noinline)) void on_sig(int sig)
 {
 	sink += c(sig);
@@ -68,5 +78,7 @@ int main(int argc, char **argv)
 		signal(SIGUSR1, on_sig);
 		sink += s2(n);
 	}
+	if (argc > 2 && !strcmp(argv[2], "deep"))
+		sink += deep(99);
 	return 0;
 }
