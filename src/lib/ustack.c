@@ -95,6 +95,38 @@ static int load(uintptr_t addr, uintptr_t *v)
 	return 0;
 }
 
+/*
+ * A signal handler returns to the restorer (glibc's __restore_rt:
+ * `mov $15, %rax; syscall`, rt_sigreturn), the kernel's signal frame
+ * above it: the ucontext_t at the stack pointer, with the interrupted
+ * registers. Its CFI is an expression of them (not read by cfi.c): it is
+ * recognised here by its code, as debuggers and perf do (once per return
+ * address: the answer is kept with its row).
+ */
+static const uint8_t restorer[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
+static int is_restorer(uintptr_t pc)
+{
+	uint64_t code, last;
+
+	return !trail_arch_load_safe(pc, 8, &code) && !memcmp(&code, restorer, 8) &&
+	       !trail_arch_load_safe(pc + 8, 1, &last) && last == restorer[8];
+}
+
+/* r->pc is a restorer: *r becomes the interrupted state (its pc exact:
+ * an instruction, not a return address); 0, or -1 on a fault */
+static int sigframe(struct trail_uregs *r)
+{
+	uintptr_t uc = r->sp, pc, sp, fp;
+
+	if (load(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]), &pc) ||
+	    load(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]), &sp) ||
+	    load(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]), &fp) || !pc)
+		return -1;
+	*r = (struct trail_uregs){.pc = pc, .sp = sp, .fp = fp, .exact = 1};
+	return 0;
+}
+
 #ifdef HAVE_DL_FIND_OBJECT
 /* the tables of the object mapped at [lo, hi) with load bias bias */
 static void obj_read(struct uobj *o, uintptr_t lo, uintptr_t hi, uintptr_t bias, uintptr_t eh)
@@ -196,7 +228,7 @@ void trail__ustack_prime(void)
 
 struct rowent {
 	uint32_t seq;
-	uint64_t w[5]; /* pc, the object's start, meta (use, found), row */
+	uint64_t w[5]; /* pc, the object's start, meta (key, answer), row */
 };
 
 static struct rowent rows[ROWS];
@@ -226,8 +258,9 @@ static void row_unpack(const uint64_t *w, struct trail_uwrow *r)
 	};
 }
 
-/* 0 and *found (1: *r the row, 0: the tables have none), or -1: a miss */
-static int row_get(uintptr_t pc, uintptr_t lo, unsigned use, struct trail_uwrow *r, int *found)
+/* 0 and *ans (row_find's answer, *r with it), or -1: a miss; key: the
+ * ways allowed, and whether pc is exact */
+static int row_get(uintptr_t pc, uintptr_t lo, unsigned key, struct trail_uwrow *r, int *ans)
 {
 	struct rowent *e = &rows[row_slot(pc)];
 	uint32_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), s2;
@@ -241,18 +274,19 @@ static int row_get(uintptr_t pc, uintptr_t lo, unsigned use, struct trail_uwrow 
 	 * release of the count in row_put */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	s2 = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
-	if (s1 != s2 || !s1 || w[0] != pc || w[1] != lo || (w[2] & 0xff) != use)
+	if (s1 != s2 || !s1 || w[0] != pc || w[1] != lo || (w[2] & 0xff) != key)
 		return -1;
-	*found = (int)(w[2] >> 8) & 1;
-	row_unpack(w + 3, r);
+	*ans = (int)((w[2] >> 8) & 3) - 1;
+	if (!*ans)
+		row_unpack(w + 3, r);
 	return 0;
 }
 
-static void row_put(uintptr_t pc, uintptr_t lo, unsigned use, const struct trail_uwrow *r, int found)
+static void row_put(uintptr_t pc, uintptr_t lo, unsigned key, const struct trail_uwrow *r, int ans)
 {
 	struct rowent *e = &rows[row_slot(pc)];
 	uint32_t s = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
-	uint64_t w[5] = {pc, lo, use | (uint64_t)!!found << 8};
+	uint64_t w[5] = {pc, lo, key | (uint64_t)(ans + 1) << 8};
 
 	if ((s & 1) ||
 	    !__atomic_compare_exchange_n(&e->seq, &s, s + 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -260,92 +294,68 @@ static void row_put(uintptr_t pc, uintptr_t lo, unsigned use, const struct trail
 	/* the odd count seen before the words change: pairs with the
 	 * acquire fence in row_get */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	if (found)
+	if (!ans)
 		row_pack(r, w + 3);
 	for (int i = 0; i < 5; i++)
 		__atomic_store_n(&e->w[i], w[i], __ATOMIC_RELAXED);
 	__atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
 }
 
-/* the row of pc by the tables use allows: 0, or -1 (none) */
-static int row_find(uintptr_t pc, unsigned use, struct trail_uwrow *row)
+/* How to leave r's frame: 0 by the row the tables use allows give (in
+ * *row), 1 through a signal frame (r->pc is a restorer), -1 neither */
+static int row_find(const struct trail_uregs *r, unsigned use, struct trail_uwrow *row)
 {
+	uintptr_t pc = r->exact ? r->pc : r->pc - 1, lo;
 	struct dl_find_object fo;
 	const struct uobj *o;
 	struct uobj tmp;
-	uintptr_t lo;
-	int found = 0, cache = 1;
+	unsigned key;
+	int ans = -1, cache = !(use & TRAIL_UW_NOCACHE);
 
-	if (!(use & (TRAIL_UW_SFRAME | TRAIL_UW_CFI)) || _dl_find_object((void *)pc, &fo))
-		return -1;
-	lo = (uintptr_t)fo.dlfo_map_start;
-	if (use & TRAIL_UW_NOCACHE)
-		cache = 0;
 	use &= TRAIL_UW_ALL;
-	if (cache && !row_get(pc, lo, use, row, &found))
-		return found ? 0 : -1;
-	if ((o = obj_find(&fo, &tmp))) {
-		if ((use & TRAIL_UW_SFRAME) && o->has_sf &&
-		    !trail__sframe_find(&o->sf, pc, row, rd, NULL))
-			found = 1;
-		else if ((use & TRAIL_UW_CFI) && o->eh &&
-			 !trail__cfi_find(o->eh, o->eh_len, pc, row, rd, NULL))
-			found = 1;
-	}
+	if (!(use & (TRAIL_UW_SFRAME | TRAIL_UW_CFI)) || _dl_find_object((void *)pc, &fo))
+		return !r->exact && is_restorer(r->pc) ? 1 : -1;
+	lo = (uintptr_t)fo.dlfo_map_start;
+	key = use | (r->exact ? 8 : 0);
+	if (cache && !row_get(pc, lo, key, row, &ans))
+		return ans;
+	if (!r->exact && is_restorer(r->pc))
+		ans = 1;
+	else if ((o = obj_find(&fo, &tmp)) &&
+		 (((use & TRAIL_UW_SFRAME) && o->has_sf &&
+		   !trail__sframe_find(&o->sf, pc, row, rd, NULL)) ||
+		  ((use & TRAIL_UW_CFI) && o->eh &&
+		   !trail__cfi_find(o->eh, o->eh_len, pc, row, rd, NULL))))
+		ans = 0;
 	if (cache)
-		row_put(pc, lo, use, row, found);
-	return found ? 0 : -1;
+		row_put(pc, lo, key, row, ans);
+	return ans;
 }
 #else
 void trail__ustack_prime(void)
 {
 }
 
-static int row_find(uintptr_t pc, unsigned use, struct trail_uwrow *row)
+static int row_find(const struct trail_uregs *r, unsigned use, struct trail_uwrow *row)
 {
-	(void)pc;
 	(void)use;
 	(void)row;
-	return -1;
+	return !r->exact && is_restorer(r->pc) ? 1 : -1;
 }
 #endif
 
-/*
- * A signal handler returns to the restorer (glibc's __restore_rt:
- * `mov $15, %rax; syscall`, rt_sigreturn), the kernel's signal frame
- * above it: the ucontext_t at the stack pointer, with the interrupted
- * registers. Its CFI is an expression of them (not read by cfi.c): it is
- * recognised here by its code, as debuggers and perf do. 1 when r->pc is
- * a restorer and *r became the interrupted state (its pc exact: an
- * instruction, not a return address), 0 when it is not one, -1 on a
- * fault.
- */
-static const uint8_t restorer[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
-
-static int sigframe(struct trail_uregs *r)
-{
-	uint64_t code, last;
-	uintptr_t uc = r->sp, pc, sp, fp;
-
-	if (trail_arch_load_safe(r->pc, 8, &code) || memcmp(&code, restorer, 8) ||
-	    trail_arch_load_safe(r->pc + 8, 1, &last) || last != restorer[8])
-		return 0;
-	if (load(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]), &pc) ||
-	    load(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]), &sp) ||
-	    load(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]), &fp) || !pc)
-		return -1;
-	*r = (struct trail_uregs){.pc = pc, .sp = sp, .fp = fp, .exact = 1};
-	return 1;
-}
-
-/* One frame up from r: 1, 0 at the outermost frame, -1 when the caller
- * cannot be found. slot: where the return address was. */
+/* One frame up from r: 1, 2 through a signal frame (no return address
+ * read: *slot unset), 0 at the outermost frame, -1 when the caller cannot
+ * be found. slot: where the return address was. */
 static int step(struct trail_uregs *r, unsigned use, uintptr_t *slot)
 {
 	struct trail_uwrow row;
 	uintptr_t cfa, ra, fp = r->fp;
+	int how = row_find(r, use, &row);
 
-	if (!row_find(r->exact ? r->pc : r->pc - 1, use, &row)) {
+	if (how == 1)
+		return sigframe(r) ? -1 : 2;
+	if (!how) {
 		if (row.ra_undef)
 			return 0;
 		cfa = (row.cfa_reg == TRAIL_UW_SP ? r->sp : r->fp) + (intptr_t)row.cfa_off;
@@ -386,18 +396,12 @@ unsigned trail__ustack_walk(const struct trail_uregs *start, uint64_t *ips, unsi
 	uintptr_t slot;
 
 	for (unsigned k = 0; k < STEPS && n < max; k++) {
-		int sig = r.exact ? 0 : sigframe(&r);
+		int how = step(&r, use, &slot);
 
-		if (sig < 0)
+		if (how <= 0)
 			break;
-		if (sig) {
-			/* (the restorer's frame, then the interrupted one) */
-			ips[n++] = r.pc;
-			continue;
-		}
-		if (step(&r, use, &slot) <= 0)
-			break;
-		if (real_ret)
+		/* (through a signal frame: the interrupted instruction) */
+		if (how == 1 && real_ret)
 			r.pc = real_ret(slot, r.pc);
 		ips[n++] = r.pc;
 	}
