@@ -7,7 +7,8 @@
  * version 2 (with and without FUNC_START_PCREL), and of its .eh_frame
  * (through .eh_frame_hdr) must agree wherever both kinds of table cover
  * the address: two readers of two formats that gas wrote from the same
- * CFI directives.
+ * CFI directives. In .plt, the linker's: SFrame's repetitive block and
+ * the CFI's expression.
  */
 #include <elf.h>
 #include <stdio.h>
@@ -135,6 +136,53 @@ static int same(const struct trail_uwrow *a, const struct trail_uwrow *b)
 	       a->fp_saved == b->fp_saved && (!a->fp_saved || a->fp_off == b->fp_off);
 }
 
+/* the CFA's offset at pc, the PLT's expression applied */
+static int32_t cfa_at(const struct trail_uwrow *r, uint64_t pc)
+{
+	return r->cfa_off + (r->plt_k && (pc & 15) >= r->plt_k ? 8 : 0);
+}
+
+/* In .plt, the linker's tables: PLT0's FDE, then one of PCMASK type
+ * (SFrame) or the expression (CFI) for the 16-byte entries; their CFAs
+ * agree at every address. */
+TEST(plt)
+{
+	const char *path = TRAIL_BUILD_DIR "/tests/cli/uwprog-sframe";
+	const struct sec *sf, *plt, *hdr;
+	struct trail_sframe s1, s2;
+	struct view v2;
+	unsigned masked = 0;
+
+	if (load(path))
+		SKIP("no tests/cli/uwprog-sframe (the assembler has no --gsframe)");
+	sf = sec(".sframe");
+	plt = sec(".plt");
+	hdr = sec(".eh_frame_hdr");
+	if (!sf || !plt || !hdr)
+		SKIP("no .plt with tables in uwprog-sframe");
+	v2 = to_v2(sf, 0);
+	CHECK_EQ(trail__sframe_open(&s1, sf->addr, sf->size, rd, NULL), 0);
+	CHECK_EQ(trail__sframe_open(&s2, sf->addr, v2.size, rd, &v2), 0);
+	for (uint64_t pc = plt->addr; pc < plt->addr + plt->size; pc++) {
+		struct trail_uwrow a, b, e;
+
+		CHECK_EQ(trail__sframe_find(&s1, pc, &a, rd, NULL), 0);
+		CHECK_EQ(trail__sframe_find(&s2, pc, &b, rd, &v2), 0);
+		CHECK_EQ(trail__cfi_find(hdr->addr, hdr->size, pc, &e, rd, NULL), 0);
+		CHECK_EQ(a.cfa_reg, TRAIL_UW_SP);
+		CHECK_EQ(e.cfa_reg, TRAIL_UW_SP);
+		CHECK_EQ(a.cfa_off, b.cfa_off);
+		if (cfa_at(&a, pc) != cfa_at(&e, pc))
+			fprintf(stderr, "  pc %#llx: sframe %d, cfi %d\n", (unsigned long long)pc,
+				cfa_at(&a, pc), cfa_at(&e, pc));
+		CHECK_EQ(cfa_at(&a, pc), cfa_at(&e, pc));
+		masked += e.plt_k != 0;
+	}
+	/* (the entries after PLT0 went through the expression) */
+	CHECK(masked >= 16);
+	free((void *)v2.p);
+}
+
 TEST(sframe_versions_and_cfi)
 {
 	const char *path = TRAIL_BUILD_DIR "/tests/cli/uwprog-sframe";
@@ -186,4 +234,4 @@ TEST(sframe_versions_and_cfi)
 	free((void *)v3.p);
 }
 
-TEST_MAIN(CHECK_T(sframe_versions_and_cfi))
+TEST_MAIN(CHECK_T(sframe_versions_and_cfi), CHECK_T(plt))
