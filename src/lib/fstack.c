@@ -8,8 +8,11 @@
  * leaving libtrail's frames out; at the first frame outside libtrail it
  * knows the program's state (the return address, the stack pointer just
  * above it, the caller's %rbp as saved) and goes on with ustack.c's walk:
- * .sframe, else .eh_frame, else frame pointers, frame by frame. At an
- * entry probe it starts at the probed function instead (trail__ustart:
+ * .sframe, else .eh_frame, else frame pointers, frame by frame. Where
+ * libtrail's frame pointers do not chain (a function hook's record is
+ * written in fhook.c, built without them) it leaves libtrail by its own
+ * tables, and a function hook's stub stands for the hooked function. At
+ * an entry probe it starts at the probed function instead (trail__ustart:
  * the function, its return address's slot, the caller's %rbp). A return
  * address swapped for a function_graph or return probe stub is read back
  * from the shadow stack. It ends at the outermost frame, at a frame whose
@@ -62,6 +65,32 @@ static int leave_self(struct trail_uregs *r)
 	return -1;
 }
 
+/* ... where libtrail's frame pointers do not chain (a function hook's
+ * record is written in fhook.c, built without them): by its tables, from
+ * the caller of ustack (fp: ustack's frame) */
+static int leave_by_tables(struct trail_uregs *r, uintptr_t fp)
+{
+	uint64_t next, ret;
+
+	if (trail_arch_load_safe(fp, 8, &next) || trail_arch_load_safe(fp + 8, 8, &ret))
+		return -1;
+	*r = (struct trail_uregs){.pc = ret, .sp = fp + 16, .fp = next};
+	return trail__ustack_leave(r, (uintptr_t)__ehdr_start, (uintptr_t)_end);
+}
+
+/* A function hook's entry trampoline is called from its stub: the first
+ * frame outside libtrail is then the stub's, which no object has. The
+ * stack starts at the hooked function instead, entered: its caller's
+ * return address at the stack pointer. */
+static void from_stub(struct trail_uregs *r)
+{
+	uintptr_t site;
+
+	if (trail_arch_stub_return(r->pc, &site))
+		*r = (struct trail_uregs){.pc = site, .sp = r->sp, .fp = r->fp, .exact = 1,
+					  .entry = 1};
+}
+
 static __attribute__((noinline)) unsigned ustack(uint64_t *ips, unsigned max)
 {
 	struct trail_uregs r;
@@ -75,8 +104,11 @@ static __attribute__((noinline)) unsigned ustack(uint64_t *ips, unsigned max)
 		 * taken for a return address's slot, as at an entry) */
 		r = (struct trail_uregs){.pc = u.ip, .sp = u.slot, .fp = u.bp, .exact = 1,
 					 .entry = 1};
-	else if (leave_self(&r))
+	else if (leave_self(&r) &&
+		 leave_by_tables(&r, (uintptr_t)__builtin_frame_address(0)))
 		return 0;
+	if (!u.ip)
+		from_stub(&r);
 	ips[0] = r.pc;
 	n = 1 + trail__ustack_walk(&r, ips + 1, max - 1, TRAIL_UW_ALL, trail__fhook_real_ret);
 	/* libtrail's frames above the program's left out too: its wrapper

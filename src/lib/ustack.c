@@ -388,6 +388,19 @@ static int step(struct trail_uregs *r, unsigned use, uintptr_t *slot)
 	return 1;
 }
 
+int trail__ustack_leave(struct trail_uregs *r, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t slot;
+
+	for (unsigned k = 0; k < STEPS; k++) {
+		if (r->pc < lo || r->pc >= hi)
+			return 0;
+		if (step(r, TRAIL_UW_ALL, &slot) <= 0)
+			return -1;
+	}
+	return -1;
+}
+
 unsigned trail__ustack_walk(const struct trail_uregs *start, uint64_t *ips, unsigned max,
 			    unsigned use, uintptr_t (*real_ret)(uintptr_t slot, uintptr_t val))
 {

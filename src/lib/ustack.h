@@ -40,6 +40,10 @@ struct trail_uregs {
  * ones), or NULL. */
 HIDDEN unsigned trail__ustack_walk(const struct trail_uregs *r, uint64_t *ips, unsigned max,
 				   unsigned use, uintptr_t (*real_ret)(uintptr_t slot, uintptr_t val));
+/* Step r out of the frames whose pc is in [lo, hi) (libtrail's own, by
+ * its tables where its frame pointers do not chain: code built without
+ * them): 0, r the first frame outside, or -1. */
+HIDDEN int trail__ustack_leave(struct trail_uregs *r, uintptr_t lo, uintptr_t hi);
 /* The tables of the loaded objects found now rather than at the first
  * walk through them (not async-signal-safe: dl_iterate_phdr). */
 HIDDEN void trail__ustack_prime(void);

@@ -182,3 +182,22 @@ depth_bound() {
 	[ "$(cat names.txt)" = "d:1 c:1 deep:62 " ] || die "frames: $(cat names.txt)"
 }
 t depth_bound depth_bound
+
+# the function tracer's own event (-p function -l d) with a stacktrace
+# trigger: the walk leaves libtrail by its tables (the hook's record is
+# written where there are no frame pointers), the hook's stub stands for
+# d, entered: the stack is gdb's
+function_tracer() {
+	local prog
+	for prog in "$UW-sframe" "$UW-eh" "$UW-fp"; do
+		[ -x "$prog" ] || continue
+		fresh_registry
+		$TRAIL record -q -o f.dat -p function -l d -T 'ftrace:function:stacktrace:1' -- "$prog" 3 >/dev/null
+		$TRAIL report -q -i f.dat >f.txt
+		sed -n '/ftrace:user_stack/,/^ *[^ =]/p' f.txt | sed -nE 's/^ => ([A-Za-z0-9_.]+)\+0x.*/\1/p' |
+			sed '/^main$/q' >trail.txt
+		gdb_stack "$prog" gdb.txt
+		diff gdb.txt trail.txt >&2 || die "$prog: trail's stack is not gdb's (above)"
+	done
+}
+need_gdb function_tracer && t function_tracer function_tracer
