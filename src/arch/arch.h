@@ -178,6 +178,11 @@ void *trail_arch_near_map(uintptr_t lo, uintptr_t hi, size_t len, size_t *size);
 void trail_arch_stub_area_init(uint8_t *area);
 void trail_arch_site_stub(uint8_t *area, size_t k, uintptr_t site, uintptr_t body, int all);
 uintptr_t trail_arch_stub_at(const uint8_t *area, size_t k);
+/* ret, a return address a stack walk found, is the one a stub's call of
+ * an entry trampoline pushed: 1, *site the hooked function (its caller's
+ * return address is then at the stack pointer just above ret's slot);
+ * else 0. Fault-safe loads only: async-signal-safe. */
+int trail_arch_stub_return(uintptr_t ret, uintptr_t *site);
 
 /*
  * Write len bytes over code at addr, no thread running it (at process

@@ -415,8 +415,9 @@ void trail__evx_free(unsigned s, struct evrt *rt)
 /* ------------------------------------------------------------- triggers */
 
 /* a stacktrace trigger's record: ftrace:user_stack, u16 count, then the
- * return addresses (fstack.c) */
-#define STACK_MAX 32
+ * return addresses (fstack.c); at most 64 (1 KiB on the stack, which
+ * may be a signal handler's) */
+#define STACK_MAX 64
 
 TRAIL__DESCRIBE_ALONE(ftrace, user_stack, TRAIL_ARGS(const uint64_t *, ips, uint16_t, n),
 		      TRAIL_FIELDS(trail_field_seq_hex(caller, ips, n)), )

@@ -35,6 +35,7 @@
 #include "fprobe.h"
 #include "synth.h"
 #include "internal.h"
+#include "ustack.h"
 
 static uint32_t tracer_sessions; /* sessions with a tracer at all */
 static uint32_t probe_sessions;  /* sessions with probes on functions */
@@ -570,7 +571,8 @@ static int stack_line(const char *v, size_t len, void *arg)
 
 /* A session with stacktrace triggers: the walks' loads need the fault
  * handler (fstack.c), and the recorder the process's objects to name the
- * frames. 0 or -errno. */
+ * frames; their unwind tables found now, not in the first walks (ustack.c).
+ * 0 or -errno. */
 static int stacks_join(unsigned s, struct psess *ps)
 {
 	if (!trail__spec_opts(ps->spec, "trigger", stack_line, NULL))
@@ -579,6 +581,7 @@ static int stacks_join(unsigned s, struct psess *ps)
 		return -ENOMEM;
 	for (unsigned i = 0; i < trail__nobjs; i++)
 		trail__fobjs_publish(ps, s, &trail__objs[i]);
+	trail__ustack_prime();
 	return 0;
 }
 

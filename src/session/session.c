@@ -314,6 +314,13 @@ static int call_counters_define(struct trail_session *S)
 	return 0;
 }
 
+void trail_session_stack(struct trail_session *S)
+{
+	S->stack = 1;
+	/* (ftrace:user_stack recorded, as for a -T stacktrace) */
+	S->stacktrace = 1;
+}
+
 /* --context: the counters' synthetic event ("perf_counters u64 F; ...")
  * or the trigger that writes it ("counters:N,N") into buf */
 static void context_text(const struct trail_session *S, int trigger, char *buf, size_t n)
@@ -342,24 +349,30 @@ static int context_define(struct trail_session *S)
 	return trail_session_event(S, TRAIL_SYNTH_PROVIDER ":" TRAIL_CTR_EVENT);
 }
 
-/* ... into the spec, once the probes added theirs: a counters trigger on
- * the events of each -e and --probe (libtrail leaves the counters' own
- * event out) */
+/* ... into the spec, once the probes added theirs: a counters trigger
+ * (--context), a stacktrace one (--stack) on the events of each -e and
+ * --probe (libtrail leaves the counters' own event out, and a stack's
+ * event writes no stack of its own) */
 static int context_triggers(struct trail_session *S)
 {
 	char trig[256], *line;
 
-	if (!S->nctr)
-		return 0;
-	context_text(S, 1, trig, sizeof(trig));
-	for (int i = 0; i < S->nevents; i++) {
-		if (!strcmp(S->events[i], TRAIL_SYNTH_PROVIDER ":" TRAIL_CTR_EVENT))
+	if (S->nctr)
+		context_text(S, 1, trig, sizeof(trig));
+	for (int k = 0; k < 2; k++) {
+		if (k ? !S->stack : !S->nctr)
 			continue;
-		if (asprintf(&line, "@trigger %s %s", S->events[i], trig) < 0)
-			return oom(S);
-		if (trail__sess_add_line(S, line)) {
-			free(line);
-			return oom(S);
+		for (int i = 0; i < S->nevents; i++) {
+			if (!strcmp(S->events[i], TRAIL_SYNTH_PROVIDER ":" TRAIL_CTR_EVENT) ||
+			    !strcmp(S->events[i], TRAIL_SYNTH_PROVIDER ":" TRAIL_CTR_CALL_EVENT) ||
+			    !strcmp(S->events[i], "ftrace:user_stack"))
+				continue;
+			if (asprintf(&line, "@trigger %s %s", S->events[i], k ? "stacktrace" : trig) < 0)
+				return oom(S);
+			if (trail__sess_add_line(S, line)) {
+				free(line);
+				return oom(S);
+			}
 		}
 	}
 	return 0;
@@ -630,6 +643,9 @@ int trail_session_validate(struct trail_session *S, char **cmd)
 	S->nfuncs_user = S->nfuncs;
 	if (S->nctr && !S->nevents && !S->nprobes)
 		return trail_session_usage(S, "--context reads counters at the events of the -e "
+					   "and --probe options: give one");
+	if (S->stack && !S->nevents && !S->nprobes)
+		return trail_session_usage(S, "--stack takes stacks at the events of the -e "
 					   "and --probe options: give one");
 	if (context_define(S))
 		return TRAIL_SESSION_FAIL;

@@ -101,6 +101,7 @@ struct trail_session {
 	int nctr;
 	uint8_t fctr[8];          /* --counters: function_graph's, per call */
 	int nfctr;
+	int stack;                /* --stack: a stacktrace after each -e and --probe event */
 	struct trail_rv_mon *rvs; /* --rv: monitors (rv.h), checked in the processes */
 	const char **rv_paths;    /* ... each one's model file */
 	int nrv;
@@ -157,6 +158,10 @@ int trail_session_context(struct trail_session *S, const char *ctx);
  * and exit, the deltas a synthetic:funcgraph_counters record before its
  * exit */
 int trail_session_counters(struct trail_session *S, const char *list);
+/* --stack (LTTng's callstack-user context): the thread's user stack
+ * after each recorded event of the -e and --probe options, as an
+ * ftrace:user_stack record (a stacktrace trigger on each) */
+void trail_session_stack(struct trail_session *S);
 int trail_session_rv(struct trail_session *S, const char *path);
 int trail_session_rv_per(struct trail_session *S, const char *per);
 int trail_session_rv_reactor(struct trail_session *S, const char *reactor);

@@ -95,6 +95,7 @@ enum {
 	O_BOOTCONFIG,
 	O_INSTANCE,
 	O_PRINTK, O_RV, O_RV_PER, O_RV_REACTOR, O_CONTEXT, O_COUNTERS, O_MMIO, O_MMIO_RANGE,
+	O_STACK,
 };
 
 static const struct opt_cmd record_opts = {
@@ -130,6 +131,10 @@ static const struct opt_cmd record_opts = {
 		 "perf counters (page-faults, task-clock, cycles...;\n"
 		 "LTTng's perf:thread:NAME too), a comma list or\n"
 		 "repeated: a synthetic:perf_counters record", O_CONTEXT, NULL},
+		{0, "stack", OPT_NONE, NULL,
+		 "after each event of -e and --probe, the thread's\n"
+		 "user stack (.sframe, .eh_frame or frame pointers):\n"
+		 "an ftrace:user_stack record (-T stacktrace on each)", O_STACK, NULL},
 		{0, "rv", OPT_REQUIRED, "MODEL.dot",
 		 "a runtime verification monitor: a DOT automaton\n"
 		 "(the kernel's rvgen format) checked in the process\n"
@@ -551,6 +556,9 @@ static int parse(struct rec *C, int argc, char **argv)
 			break;
 		case O_COUNTERS:
 			r = trail_session_counters(S, optarg);
+			break;
+		case O_STACK:
+			trail_session_stack(S);
 			break;
 		case O_RV:
 			r = trail_session_rv(S, optarg);

@@ -73,3 +73,21 @@ uintptr_t trail_arch_stub_at(const uint8_t *area, size_t k)
 {
 	return (uintptr_t)area + TRAIL_ARCH_STUBS_HDR + k * TRAIL_ARCH_STUB_SIZE;
 }
+
+int trail_arch_stub_return(uintptr_t ret, uintptr_t *site)
+{
+	uint64_t op, disp, tramp, s;
+	uintptr_t stub = ret - 6;
+
+	/* ff 15 rel32 at the stub's start: the call of a trampoline's
+	 * address in the area's header, which must be an entry one */
+	if (trail_arch_load_safe(stub, 2, &op) || op != 0x15ff ||
+	    trail_arch_load_safe(stub + 2, 4, &disp) ||
+	    trail_arch_load_safe(ret + (uintptr_t)(int64_t)(int32_t)disp, 8, &tramp) ||
+	    (tramp != (uintptr_t)trail__arch_tramp_entry &&
+	     tramp != (uintptr_t)trail__arch_tramp_entry_all) ||
+	    trail_arch_load_safe(stub + 32, 8, &s) || !s)
+		return 0;
+	*site = (uintptr_t)s;
+	return 1;
+}
