@@ -12,7 +12,7 @@
 #   an unmodified library test-libfuncs.sh traces. make check
 #   and CI use it)
 set -eu
-pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev libdw-dev libcapstone-dev systemtap-sdt-dev binutils procps util-linux libfuse3-dev fuse3 python3-dev)
+pkgs=(gcc g++ make meson ninja-build pkg-config libelf-dev libdw-dev libcapstone-dev systemtap-sdt-dev binutils procps util-linux libfuse3-dev fuse3 python3-dev libzstd-dev zstd)
 if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(lttng-tools liblttng-ust-dev libunwind-dev babeltrace2 uftrace hyperfine jq redis-server redis-tools nginx wrk python3.11 sqlite3 libz3-4 python3-lttngust rt-tests)
 fi

@@ -392,6 +392,7 @@ void trail_recorder_free(struct trail_recorder *R)
 	for (size_t i = 0; i < R->nsymc; i++)
 		free(R->symc[i].path);
 	free(R->tried);
+	free(R->offline_events);
 	free(R->spec);
 	free(R->symc);
 	free(R->mods_gone);
@@ -405,7 +406,9 @@ void trail_recorder_free(struct trail_recorder *R)
 	free(R->chunk_mapped);
 	trail__rec_keep_free(R);
 	free(R->pending);
-	if (R->m.base)
+	if (R->offline_map)
+		munmap(R->offline_map, R->offline_len);
+	else if (R->m.base)
 		munmap(R->m.base, R->m.g.size);
 	if (R->memfd >= 0)
 		close(R->memfd);

@@ -157,6 +157,25 @@ void trail__rec_snapshots(struct trail_recorder *R)
 	}
 }
 
+/* The end of the file: each process's last state, the event
+ * descriptions, modules, histograms, streams' accounting, a last clock
+ * pairing, END. */
+static void write_tail(struct trail_recorder *R, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && !R->out.err; i++)
+		if (R->pt[i].announced)
+			trail__rec_write_proc(R, i, __atomic_load_n(&shm_proc(&R->m, i)->state,
+								     __ATOMIC_ACQUIRE));
+	trail__rec_write_events(R);
+	trail__rec_write_modules(R);
+	trail__rec_write_hists(R);
+	write_streams(R);
+	trail__rec_keep_streams(R, 1);
+	trail__rec_add_sync(R); /* (offline: none, the arena's is the one) */
+	trail__rec_write_clock(R);
+	write_end(R);
+}
+
 void trail_recorder_finish(struct trail_recorder *R)
 {
 	struct trail_arena_hdr *hdr = shm_hdr(&R->m);
@@ -191,18 +210,36 @@ void trail_recorder_finish(struct trail_recorder *R)
 				 refused == 1 ? "its" : "their", TRAIL_TRIG_PER_EVENT,
 				 refused == 1 ? "it" : "one");
 	}
+	write_tail(R, n);
+}
+
+void trail_recorder_finish_offline(struct trail_recorder *R)
+{
+	struct trail_arena_hdr *hdr = shm_hdr(&R->m);
+	uint32_t n = shm_nprocs(&R->m);
+
+	hdr->stopping = 1;
+	/* every process is gone: what it committed is salvaged, by the
+	 * rules of a killed one's */
+	for (uint32_t i = 0; i < n && !R->out.err; i++) {
+		const struct trail_proc *pr = shm_proc(&R->m, i);
+		uint32_t st = __atomic_load_n(&pr->state, __ATOMIC_ACQUIRE);
+
+		if (st == TRAIL_PS_FREE)
+			continue;
+		R->pt[i].pid = pr->pid;
+		R->pt[i].start = pr->start_time;
+		R->pt[i].announced = 1;
+		R->pt[i].dead = 1;
+		trail__rec_write_proc(R, i, st);
+	}
+	if (!R->out.err)
+		trail__rec_drain(R);
 	for (uint32_t i = 0; i < n && !R->out.err; i++)
-		if (R->pt[i].announced)
-			trail__rec_write_proc(R, i, __atomic_load_n(&shm_proc(&R->m, i)->state,
-								     __ATOMIC_ACQUIRE));
-	trail__rec_write_events(R);
-	trail__rec_write_modules(R);
-	trail__rec_write_hists(R);
-	write_streams(R);
-	trail__rec_keep_streams(R, 1);
-	trail__rec_add_sync(R);
-	trail__rec_write_clock(R);
-	write_end(R);
+		if (R->pt[i].dead)
+			trail__rec_salvage(R, i, 1);
+	trail__rec_keep_reconcile(R);
+	write_tail(R, n);
 }
 
 int trail_recorder_error(const struct trail_recorder *R)

@@ -98,6 +98,15 @@ struct trail_recorder {
 	uint64_t last_procs, last_sync, last_recycle, last_threads; /* trail_recorder_poll()'s periods */
 	uint32_t snaps_asked, nsnaps; /* snapshot triggers: requests seen, files */
 	struct keeper *keep;          /* overwrite mode (keep.c), else NULL */
+	/* an arena read back from a core dump (core.c): no process is asked,
+	 * the clocks' pairing is the arena's */
+	int offline;
+	struct trail_clock_sync offline_sync;
+	char **offline_events;  /* its spec's -e patterns, for INFO */
+	void *offline_map;      /* the core's pages holding the arena */
+	size_t offline_len;
+	uint32_t core_pid;      /* the process that dumped it, */
+	char core_exe[4096];    /* its executable (the core's notes) */
 };
 
 /* arena.c: messages through the caller's log callback */

@@ -22,6 +22,11 @@
 
 void trail__rec_add_sync(struct trail_recorder *R)
 {
+	if (R->offline) { /* (now says nothing of a core's clock) */
+		if (!R->nsyncs && R->clock == TRAIL_CLOCK_TSC)
+			R->syncs[R->nsyncs++] = R->offline_sync;
+		return;
+	}
 	if (R->nsyncs < MAX_SYNCS)
 		trail__clock_sync(R->clock, &R->syncs[R->nsyncs++]);
 }
@@ -215,9 +220,14 @@ void trail__rec_write_proc(struct trail_recorder *R, uint32_t i, uint32_t state)
 	sp.exited = R->pt[i].dead;
 	memcpy(sp.comm, pr.comm, sizeof(sp.comm));
 	sp.comm[15] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/exe", pr.pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
+	if (R->offline) { /* (a pid of the core's time: not this system's) */
+		if (pr.pid == R->core_pid)
+			snprintf(exe, sizeof(exe), "%s", R->core_exe);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%u/exe", pr.pid);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+	}
 	tfw_section(&R->out, TRAIL_SEC_PROC, &sp, sizeof(sp), exe, strlen(exe) + 1);
 }
 

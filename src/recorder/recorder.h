@@ -194,6 +194,18 @@ void trail_recorder_detach(struct trail_recorder *R);
 /* Stop: detach everyone, drain and salvage what is left, write the final
  * PROC, STREAM, CLOCK and END sections. */
 void trail_recorder_finish(struct trail_recorder *R);
+/* A session's arena found in a core dump (fd, the segment at off, len
+ * bytes: the process's mapping of it), as a recorder of its own: o gives
+ * what the file says of the recording (events, command; its buffer and
+ * mode are the arena's). -EPROTO with *why when it is no arena read here
+ * (damaged, another version, truncated). Then trail_recorder_open,
+ * trail_recorder_begin, trail_recorder_finish_offline (every process
+ * dead: the salvage of a killed one's), trail_recorder_close. */
+int trail_recorder_from_core(const struct trail_recorder_opts *o, int fd, uint64_t off,
+			     uint64_t len, struct trail_recorder **out, const char **why);
+void trail_recorder_finish_offline(struct trail_recorder *R);
+/* ... the process that dumped it, pid, ran exe (the core's notes) */
+void trail_recorder_core_exe(struct trail_recorder *R, uint32_t pid, const char *exe);
 /* keep: FILE.part becomes FILE; else it is removed. 0 or -errno. */
 int trail_recorder_close(struct trail_recorder *R, int keep);
 

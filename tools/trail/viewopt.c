@@ -294,6 +294,8 @@ static void unfinished_hint(const char *path)
 
 int viewopt_open(const char *path, struct trail_reader **r, char *err, size_t errlen)
 {
+	if (core_is(path)) /* a core dump: its trace buffer (core.c) */
+		return core_open(path, r, err, errlen);
 	if (!trail_reader_open(path, r, err, errlen))
 		return 0;
 	tool_err("%s", err);

@@ -86,6 +86,10 @@ int viewopt_filter_failed(const struct viewopt *vo, const char *cmd);
 /* Open the file every view reads: 0, or 1 with the reason said (and, for a
  * FILE that is missing while FILE.part is there, that it is an unfinished
  * recording). err (errlen bytes) takes the reader's message. */
+/* core.c: is path an ELF core dump? Its session's trace, read (0), or
+ * 1 (said: no trace buffer in it, damaged, truncated, another arch) */
+int core_is(const char *path);
+int core_open(const char *path, struct trail_reader **r, char *err, size_t errlen);
 int viewopt_open(const char *path, struct trail_reader **r, char *err, size_t errlen);
 /* Say the damage the reader found, each with its offset: how many. */
 size_t viewopt_damage(const char *path, struct trail_reader *r);
