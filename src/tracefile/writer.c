@@ -62,6 +62,12 @@ int tfw_open(struct tf_writer *w, const char *path)
 	w->path = path;
 	if (!*path)
 		return w->err = -ENOENT;
+	if (!strcmp(path, "-")) {
+		/* standard output, as it is (a pipe, a socket, a serial
+		 * line, a file): written in order, never sought nor renamed */
+		w->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		return w->fd < 0 ? (w->err = -errno) : 0;
+	}
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return w->err = -EISDIR;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {

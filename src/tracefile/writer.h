@@ -11,7 +11,9 @@
  * .part is locked (flock) while it is written: a second recorder aiming at
  * the same FILE is refused, and a .part left by a recorder that was killed
  * holds its recording up to the kill. Targets that are not regular files
- * (/dev/null, a FIFO) are written directly.
+ * (/dev/null, a FIFO) are written directly, and "-" is standard output
+ * (a copy of its descriptor): a stream of whole sections in order, which
+ * a reader can take as it comes.
  */
 #ifndef TRAIL_TRACEFILE_WRITER_H
 #define TRAIL_TRACEFILE_WRITER_H

@@ -38,7 +38,7 @@ static const struct opt_cmd export_opts = {
 	.opts = (const struct opt[]){
 		{'F', "format", OPT_REQUIRED, "FORMAT", "the format to write (see above)", 0,
 		 "a format"},
-		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat), or a core dump", 0, "a file"},
+		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat), a core dump, or - (stdin)", 0, "a file"},
 		{'o', "output", OPT_REQUIRED, "OUT",
 		 "where to write (a directory for ctf; default:\n"
 		 "standard output for the other formats)", 0, "a file"},

@@ -45,7 +45,7 @@ static const struct opt_cmd hist_opts = {
 		 "fields, with .hex .percent .graph; sort: keys or vals, .descending.\n",
 	.col = 20,
 	.opts = (const struct opt[]){
-		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat), or a core dump", 0, NULL},
+		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat), a core dump, or - (stdin)", 0, NULL},
 		{'e', "event", OPT_REQUIRED, "EVENT", "the event (SYS:EVENT, globs: one histogram each)",
 		 0, NULL},
 		{'P', "pid", OPT_REQUIRED, "PID", "keep the histogram in this running process", 0, NULL},

@@ -148,7 +148,9 @@ static const struct opt_cmd record_opts = {
 		 "record: trace (default, nothing more), nop, printk\n"
 		 "(a line on the process's stderr), traceoff, snapshot,\n"
 		 "abort (the process dumps core)", O_RV_REACTOR, NULL},
-		{'o', "output", OPT_REQUIRED, "FILE", "trace file (default trace.dat)", 0, NULL},
+		{'o', "output", OPT_REQUIRED, "FILE",
+		 "trace file (default trace.dat); -: standard output\n"
+		 "(a stream: the command's output goes to stderr)", 0, NULL},
 		{'p', "plugin", OPT_REQUIRED, "TRACER",
 		 "a tracer: function (every call of a function with a\n"
 		 "patchable entry, -fpatchable-function-entry=5, or of an\n"
@@ -724,7 +726,16 @@ static int record(struct rec *C, int argc, char **argv)
 	sa.sa_handler = on_chld;
 	sa.sa_flags = SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
+	if (!strcmp(S->output, "-") && isatty(STDOUT_FILENO)) {
+		tool_err("-o -: standard output is a terminal; the trace goes to a pipe, a "
+			 "socket or a file (trail record -o - ... | trail report -i -)");
+		goto out;
+	}
 	r = trail_recorder_open(C->R, S->output);
+	if (!r && !strcmp(S->output, "-"))
+		/* the trace has its own copy of standard output: the
+		 * command's output, and ours, go to standard error */
+		dup2(STDERR_FILENO, STDOUT_FILENO);
 	if (r == -EBUSY) {
 		tool_err("another trail record is writing %s (its %s.part is locked): "
 			 "choose another -o", S->output, S->output);

@@ -32,7 +32,7 @@ static const struct opt_cmd report_opts = {
 		 "Print a trace file recorded by 'trail record' in ftrace's text format,\n"
 		 "all threads merged in time order.\n",
 	.opts = (const struct opt[]){
-		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat), or a core dump", 0, "a file"},
+		{'i', "input", OPT_REQUIRED, "FILE", "trace file (default trace.dat), a core dump, or - (stdin)", 0, "a file"},
 		{'t', NULL, OPT_NONE, NULL,
 		 "nanosecond timestamps (default: microseconds);\n"
 		 "function_graph: a TIME column, in nanoseconds", 0, NULL},

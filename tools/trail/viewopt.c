@@ -292,8 +292,52 @@ static void unfinished_hint(const char *path)
 	free(part);
 }
 
+/* -i -: standard input (a trace on a pipe, a socket, a serial line)
+ * taken whole into an unlinked file of $TMPDIR, then read as any file:
+ * one cut short is read as a file cut short is, up to its last whole
+ * section */
+static int open_stdin(struct trail_reader **r, char *err, size_t errlen)
+{
+	const char *dir = getenv("TMPDIR");
+	char tmp[4096], buf[1 << 16];
+	ssize_t n;
+	int fd, rc;
+
+	if (isatty(STDIN_FILENO)) {
+		tool_err("-i -: standard input is a terminal; pipe a trace into it "
+			 "(trail record -o - ... | trail report -i -)");
+		return 1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/trail-stdin.XXXXXX", dir && *dir ? dir : "/tmp");
+	if ((fd = mkstemp(tmp)) < 0) {
+		tool_err("-i -: a file to take standard input into: %s: %s", tmp, strerror(errno));
+		return 1;
+	}
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(fd, buf, (size_t)n) != n) {
+			tool_err("-i -: %s: %s", n < 0 ? "reading standard input" : tmp, strerror(errno));
+			close(fd);
+			unlink(tmp);
+			return 1;
+		}
+	}
+	close(fd);
+	rc = trail_reader_open(tmp, r, err, errlen);
+	unlink(tmp);
+	if (rc) { /* (the file is ours; the stream is what the user gave) */
+		const char *at = strstr(err, tmp);
+
+		tool_err("-i -: %s", at ? at + strlen(tmp) + (at[strlen(tmp)] == ':' ? 2 : 0) : err);
+	}
+	return rc ? 1 : 0;
+}
+
 int viewopt_open(const char *path, struct trail_reader **r, char *err, size_t errlen)
 {
+	if (!strcmp(path, "-"))
+		return open_stdin(r, err, errlen);
 	if (core_is(path)) /* a core dump: its trace buffer (core.c) */
 		return core_open(path, r, err, errlen);
 	if (!trail_reader_open(path, r, err, errlen))
