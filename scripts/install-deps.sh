@@ -8,7 +8,8 @@
 #   scripts/fuzz.sh, the viewers the export tests read trail's output
 #   with: babeltrace2, protoc, jq, xmllint, headless Chromium; redis-server
 #   and redis-benchmark, a real server the attach tests attach to; gdb,
-#   the reference stacks of test-unwind.sh; sqlite3,
+#   the reference stacks of test-unwind.sh and test-core.sh's gcore;
+#   lttng-relayd (lttng-tools), the relay test-relay.sh sends to; sqlite3,
 #   an unmodified library test-libfuncs.sh traces. make check
 #   and CI use it)
 set -eu
@@ -17,7 +18,7 @@ if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(lttng-tools liblttng-ust-dev libunwind-dev babeltrace2 uftrace hyperfine jq redis-server redis-tools nginx wrk python3.11 sqlite3 libz3-4 python3-lttngust rt-tests)
 fi
 if [ "${1:-}" = "--sanitizers" ] || [ "${2:-}" = "--sanitizers" ]; then
-	pkgs+=(clang libclang-rt-14-dev babeltrace2 protobuf-compiler jq libxml2-utils python3 gdb chromium redis-server redis-tools sqlite3 default-jdk-headless)
+	pkgs+=(clang libclang-rt-14-dev babeltrace2 lttng-tools protobuf-compiler jq libxml2-utils python3 gdb chromium redis-server redis-tools sqlite3 default-jdk-headless)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -28,6 +28,7 @@
 #include "../../src/recorder/recorder.h"
 #include "../../src/session/elfscan.h"
 #include "../../src/session/session.h"
+#include "relay.h"
 #include "targets.h"
 #include "opt.h"
 #include "../../src/common/util.h"
@@ -39,9 +40,31 @@ struct rec {
 	struct trail_recorder *R;
 	int *sigs; /* -P: each process's control signal */
 	int tty;
+	const char *relay; /* --relay URL */
 };
 
 struct record_live record_live;
+
+/* --relay: the session's name on the relay (LTTng's live URLs name it:
+ * net://HOST/host/HOSTNAME/NAME): trail-COMMAND, trail-PID with -P */
+static const char *relay_name(const struct trail_session *S)
+{
+	static char name[80];
+	const char *b = *S->cmd ? strrchr(S->cmd[0], '/') : NULL;
+	size_t k;
+
+	if (*S->cmd)
+		snprintf(name, sizeof(name), "trail-%s", b ? b + 1 : S->cmd[0]);
+	else if (S->npids)
+		snprintf(name, sizeof(name), "trail-%d", (int)S->pids[0]);
+	else
+		snprintf(name, sizeof(name), "trail-all");
+	/* (the relay wants a path-safe name: no '/', no leading '.') */
+	for (k = 5; name[k]; k++)
+		if (name[k] == '/' || (k == 6 && name[k] == '.'))
+			name[k] = '_';
+	return name;
+}
 
 /* Signals whose disposition the recorder changes for itself. */
 static const int passed_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE, SIGXFSZ};
@@ -95,7 +118,7 @@ enum {
 	O_BOOTCONFIG,
 	O_INSTANCE,
 	O_PRINTK, O_RV, O_RV_PER, O_RV_REACTOR, O_CONTEXT, O_COUNTERS, O_MMIO, O_MMIO_RANGE,
-	O_STACK,
+	O_STACK, O_RELAY,
 };
 
 static const struct opt_cmd record_opts = {
@@ -148,6 +171,10 @@ static const struct opt_cmd record_opts = {
 		 "record: trace (default, nothing more), nop, printk\n"
 		 "(a line on the process's stderr), traceoff, snapshot,\n"
 		 "abort (the process dumps core)", O_RV_REACTOR, NULL},
+		{0, "relay", OPT_REQUIRED, "URL",
+		 "the recording, once written, to lttng-relayd\n"
+		 "(net://HOST[:CTRL[:DATA]]) as CTF: its output\n"
+		 "directory, babeltrace2, Trace Compass", O_RELAY, NULL},
 		{'o', "output", OPT_REQUIRED, "FILE",
 		 "trace file (default trace.dat); -: standard output\n"
 		 "(a stream: the command's output goes to stderr)", 0, NULL},
@@ -559,6 +586,15 @@ static int parse(struct rec *C, int argc, char **argv)
 		case O_COUNTERS:
 			r = trail_session_counters(S, optarg);
 			break;
+		case O_RELAY: {
+			struct relay_url u;
+			char why[256];
+
+			C->relay = optarg;
+			if (relay_url_parse(optarg, &u, why, sizeof(why)))
+				r = trail_session_caret(S, TRAIL_DIAG_USAGE, "relay", optarg, (size_t)u.pos, why);
+			break;
+		}
 		case O_STACK:
 			trail_session_stack(S);
 			break;
@@ -726,6 +762,11 @@ static int record(struct rec *C, int argc, char **argv)
 	sa.sa_handler = on_chld;
 	sa.sa_flags = SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
+	if (C->relay && !strcmp(S->output, "-")) {
+		tool_usage_err("record", "--relay sends the trace file once written: give -o FILE "
+			       "(not -o -)");
+		goto out;
+	}
 	if (!strcmp(S->output, "-") && isatty(STDOUT_FILENO)) {
 		tool_err("-o -: standard output is a terminal; the trace goes to a pipe, a "
 			 "socket or a file (trail record -o - ... | trail report -i -)");
@@ -841,6 +882,8 @@ static int record(struct rec *C, int argc, char **argv)
 		else {
 			rc = 0;
 			summary(C);
+			if (C->relay && relay_send(C->relay, S->output, relay_name(S)))
+				rc = 1;
 		}
 	}
 	rc = command_result(C, rc);
