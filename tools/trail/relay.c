@@ -22,11 +22,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,7 +41,7 @@
 
 enum {
 	ADD_STREAM = 1, CREATE_SESSION = 2, VERSION = 5, SEND_METADATA = 6, CLOSE_STREAM = 7,
-	DATA_PENDING = 8, BEGIN_DATA_PENDING = 10, END_DATA_PENDING = 11, SEND_INDEX = 13,
+	DATA_PENDING = 8, QUIESCENT_CONTROL = 9, BEGIN_DATA_PENDING = 10, END_DATA_PENDING = 11, SEND_INDEX = 13,
 	STREAMS_SENT = 16, CREATE_TRACE_CHUNK = 19,
 };
 #define LTTNG_OK 10
@@ -126,24 +129,41 @@ static int dial(const char *host, int port)
 	freeaddrinfo(ai);
 	if (fd >= 0) { /* a relay that stops answering: bounded, not forever */
 		struct timeval tv = {30, 0};
+		int one = 1;
 
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		/* request, answer, request: Nagle's wait for the answer's ACK
+		 * (delayed 40 ms) cost every command that much */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
 	return fd;
 }
 
-static int send_all(int fd, const void *p, size_t n)
+/* iov[0..n) whole, in as few segments as the kernel takes */
+static int sendv(int fd, struct iovec *iov, int n)
 {
-	while (n) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+	struct msghdr m = {0};
 
+	while (n > 0) {
+		ssize_t k;
+
+		m.msg_iov = iov;
+		m.msg_iovlen = (size_t)n;
+		k = sendmsg(fd, &m, MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			return -1;
-		p = (const uint8_t *)p + k;
-		n -= (size_t)k;
+		while (n > 0 && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
 	}
 	return 0;
 }
@@ -177,8 +197,12 @@ static int cmd(struct relay *R, uint32_t c, const void *a, size_t an, const void
 	w = htobe32(c);
 	memcpy(h + 16, &w, 4);
 	memset(h + 20, 0, 4);
-	if (send_all(R->ctl, h, 24) || (an && send_all(R->ctl, a, an)) || (bn && send_all(R->ctl, b, bn)))
-		return -1;
+	{
+		struct iovec iov[3] = {{h, 24}, {(void *)a, an}, {(void *)b, bn}};
+
+		if (sendv(R->ctl, iov, 3))
+			return -1;
+	}
 	return rn ? recv_all(R->ctl, reply, rn) : 0;
 }
 
@@ -269,9 +293,12 @@ static int send_packets(struct relay *R, const char *dir, struct stream *s)
 		put64(ix + 56, le32(k + 20));
 		put64(ix + 64, le64(k + 24));
 		put64(ix + 72, le64(k + 64));
-		if (send_all(R->dat, dh, 32) || send_all(R->dat, k, size / 8) ||
-		    ok(R, SEND_INDEX, ix, 80))
-			r = -1;
+		{
+			struct iovec iov[2] = {{dh, 32}, {(void *)k, size / 8}};
+
+			if (sendv(R->dat, iov, 2) || ok(R, SEND_INDEX, ix, 80))
+				r = -1;
+		}
 		s->seq++;
 		off += size / 8;
 	}
@@ -381,6 +408,11 @@ static int session(struct relay *R, const char *dir, const char *name, char *why
 				break;
 			pending |= get32(a) != 0;
 		}
+		/* (the metadata stream: END_DATA_PENDING counts it pending
+		 * until it is declared quiescent) */
+		put64(q, mh);
+		if (ok(R, QUIESCENT_CONTROL, q, 8))
+			break;
 		put64(q, sid);
 		if (cmd(R, END_DATA_PENDING, q, 8, NULL, 0, a, 4))
 			break;
