@@ -216,9 +216,23 @@ void trail_recorder_finish(struct trail_recorder *R)
 void trail_recorder_finish_offline(struct trail_recorder *R)
 {
 	struct trail_arena_hdr *hdr = shm_hdr(&R->m);
-	uint32_t n = shm_nprocs(&R->m);
+	uint32_t n = shm_nprocs(&R->m), kept = 0;
 
 	hdr->stopping = 1;
+	/* a flight recorder's keeper packs the chunks of threads that ended
+	 * and keeps their counts in its own memory (keep.c): gone with it,
+	 * their records read from the packs, their losses unknown */
+	for (uint32_t i = 0; R->o.overwrite && i < R->m.g.nchunks; i++) {
+		const struct trail_chunk_hdr *c = shm_chunk(&R->m, i);
+
+		if (c && (c->flags & (TRAIL_CHF_ADOPTED | TRAIL_CHF_PACK)))
+			kept++;
+	}
+	if (kept)
+		rec_warn(R, "the flight recorder had kept %u chunk%s of threads that ended before the "
+			 "dump: their records are read, but what they lost before was counted in the "
+			 "recorder's memory, not in the core (their lost columns may say 0)",
+			 kept, kept == 1 ? "" : "s");
 	/* every process is gone: what it committed is salvaged, by the
 	 * rules of a killed one's */
 	for (uint32_t i = 0; i < n && !R->out.err; i++) {

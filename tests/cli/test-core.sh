@@ -60,6 +60,32 @@ crash_under_recorder() {
 	[ "$(recs "$c" | grep -c ' app:tick ')" = 200 ] || die "segv core: $(recs "$c" | wc -l)"
 }
 
+# the flight recorder (--overwrite, 4 MiB for 1.5 M records): the core
+# holds the main thread's newest records exactly as the file does, with
+# the same losses; the ended thread's were packed by the keeper, whose
+# counts died with the recorder: said
+flight_recorder() {
+	fresh_registry
+	rm -f core core.*
+	expect_rc 134 $TRAIL record -q --overwrite -b 4M -e 'app:*' -o o.dat -- "$PROG" 1000000 abort \
+		>/dev/null 2>&1
+	local c
+	c=$(core_file)
+	[ -n "$c" ] || die "no core"
+	$TRAIL report -i "$c" >r.txt 2>e.txt
+	recs "$c" | grep ' app:tick ' >c.txt
+	recs o.dat | grep ' app:tick ' >f.txt
+	[ "$(wc -l <c.txt)" -gt 1000 ] && [ "$(wc -l <c.txt)" -lt 1000000 ] || die "$(wc -l <c.txt) ticks: nothing overwritten?"
+	cmp -s c.txt f.txt || die "the main thread's newest records differ from the file's"
+	# its losses: the file's line for the main thread, the same in both
+	[ "$(grep -m1 ' 0      0 ' r.txt)" = "$($TRAIL report -i o.dat | grep -m1 ' 0      0 ')" ] ||
+		die "accounting: $(grep -m1 ' 0      0 ' r.txt) / $($TRAIL report -i o.dat | grep -m1 ' 0      0 ')"
+	has e.txt "the flight recorder had kept"
+	recs "$c" | grep ' app:tock ' | awk '{ print $3 }' >tc.txt
+	recs o.dat | grep ' app:tock ' | awk '{ print $3 }' >tf.txt
+	[ -z "$(comm -23 <(sort tc.txt) <(sort tf.txt))" ] || die "ended thread: records the file has not"
+}
+
 # the recorder SIGKILLed, then the process aborts: what the recorder had
 # not drained (its unfinished file has the rest) is in the core: the two
 # together hold every record, once
@@ -220,9 +246,11 @@ kcores=0
 kernel_cores && kcores=1
 if [ $kcores = 1 ]; then
 	t crash_under_recorder crash_under_recorder
+	t flight_recorder flight_recorder
 	t recorder_killed_first recorder_killed_first
 else
 	skip crash_under_recorder "core_pattern pipes cores away ($(cat /proc/sys/kernel/core_pattern)): gcore_and_zstd reads gdb's"
+	skip flight_recorder "core_pattern pipes cores away"
 	skip recorder_killed_first "core_pattern pipes cores away"
 fi
 if [ $asan = 0 ]; then
