@@ -46,15 +46,17 @@ struct rec {
 struct record_live record_live;
 
 /* --relay: the session's name on the relay (LTTng's live URLs name it:
- * net://HOST/host/HOSTNAME/NAME): trail-COMMAND, trail-PID with -P */
-static const char *relay_name(const struct trail_session *S)
+ * net://HOST/host/HOSTNAME/NAME): trail-COMMAND-PID (the relay's
+ * directory is NAME-DATE to the second: two recordings of one command
+ * in a second would share it), trail-PID with -P */
+static const char *relay_name(const struct trail_session *S, pid_t child)
 {
 	static char name[80];
 	const char *b = *S->cmd ? strrchr(S->cmd[0], '/') : NULL;
 	size_t k;
 
 	if (*S->cmd)
-		snprintf(name, sizeof(name), "trail-%s", b ? b + 1 : S->cmd[0]);
+		snprintf(name, sizeof(name), "trail-%.40s-%d", b ? b + 1 : S->cmd[0], (int)child);
 	else if (S->npids)
 		snprintf(name, sizeof(name), "trail-%d", (int)S->pids[0]);
 	else
@@ -882,7 +884,7 @@ static int record(struct rec *C, int argc, char **argv)
 		else {
 			rc = 0;
 			summary(C);
-			if (C->relay && relay_send(C->relay, S->output, relay_name(S)))
+			if (C->relay && relay_send(C->relay, S->output, relay_name(S, trail_recorder_child(C->R, NULL, NULL))))
 				rc = 1;
 		}
 	}

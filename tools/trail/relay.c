@@ -306,6 +306,36 @@ static int send_packets(struct relay *R, const char *dir, struct stream *s)
 	return r;
 }
 
+#define MD_HDR 37 /* a metadata packet's header */
+
+/* the metadata packet header for text (n bytes, which names the trace's
+ * uuid): magic, uuid, checksum 0, content and packet sizes in bits, no
+ * compression, encryption or checksum, CTF 1.8; in the trace's byte
+ * order (little-endian) */
+static void md_header(uint8_t *h, const char *text, size_t n, size_t content, size_t padded)
+{
+	const char *u = memmem(text, n, "uuid = \"", 8);
+	uint32_t v;
+
+	memset(h, 0, MD_HDR);
+	v = htole32(0x75d11d57);
+	memcpy(h, &v, 4);
+	for (int i = 0, k = 0; u && i < 16 && u + 8 + k + 1 < text + n; k++) {
+		char c[3] = {u[8 + k], u[9 + k], 0};
+
+		if (c[0] == '-')
+			continue;
+		h[4 + i++] = (uint8_t)strtoul(c, NULL, 16);
+		k++;
+	}
+	v = htole32((uint32_t)(content * 8));
+	memcpy(h + 24, &v, 4);
+	v = htole32((uint32_t)(padded * 8));
+	memcpy(h + 28, &v, 4);
+	h[35] = 1;
+	h[36] = 8;
+}
+
 /* the whole session: 0, or -1 with why */
 static int session(struct relay *R, const char *dir, const char *name, char *why, size_t wn)
 {
@@ -374,18 +404,25 @@ static int session(struct relay *R, const char *dir, const char *name, char *why
 	snprintf(meta, sizeof(meta), "%s/metadata", dir);
 	if ((f = fopen(meta, "r"))) {
 		md = malloc(16u << 20);
-		mdn = md ? fread(md + 12, 1, (16u << 20) - 12, f) : 0;
+		mdn = md ? fread(md + 12 + MD_HDR, 1, (16u << 20) - 12 - MD_HDR - 4096, f) : 0;
 		fclose(f);
 	}
 	if (!md || !mdn) {
 		snprintf(why, wn, "no CTF metadata to send");
 		goto out;
 	}
-	put64((uint8_t *)md, mh);
-	put32((uint8_t *)md + 8, 0);
-	if (cmd(R, SEND_METADATA, md, mdn + 12, NULL, 0, NULL, 0)) {
-		snprintf(why, wn, "the relay closed the connection");
-		goto out;
+	/* one metadata packet, as LTTng sends it: live readers decode each
+	 * increment alone, and want whole packets (padded to a page) */
+	{
+		size_t content = MD_HDR + mdn, padded = (content + 4095) & ~(size_t)4095;
+
+		put64((uint8_t *)md, mh);
+		put32((uint8_t *)md + 8, (uint32_t)(padded - content));
+		md_header((uint8_t *)md + 12, (const char *)md + 12 + MD_HDR, mdn, content, padded);
+		if (cmd(R, SEND_METADATA, md, content + 12, NULL, 0, NULL, 0)) {
+			snprintf(why, wn, "the relay closed the connection");
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < ns; i++)
 		if (send_packets(R, dir, &ss[i])) {
