@@ -69,16 +69,45 @@ to_relay() {
 	[ $((($(stat -c %s "$idx") - 16) % 72)) = 0 ] || die "index size $(stat -c %s "$idx")"
 }
 
+# a live reader (babeltrace2's lttng-live) attached to the session while
+# the command runs gets every record once the recording ends
+live_reader() {
+	command -v lttng-relayd >/dev/null || die "lttng-relayd missing"
+	fresh_registry
+	local port url rp bp
+	port=$(free_ports)
+	start_relay "$TMP/live" "$port"
+	rm -f go
+	$TRAIL record -q -e 'app:*' -o l.dat --relay "net://127.0.0.1:$port:$((port + 1))" \
+		-- "$PROG" 100 hold go >out.txt 2>err.txt &
+	rp=$!
+	wait_for "grep -q ready out.txt" || { stop_relay; die "never ready: $(cat err.txt)"; }
+	# the session is listed from the start
+	url=$(timeout 20 babeltrace2 --input-format=lttng-live "net://127.0.0.1:$((port + 2))" 2>/dev/null |
+		awk '/trail-coreprog-/ { print $1; exit }')
+	[ -n "$url" ] || { stop_relay; kill $rp; die "the session is not listed"; }
+	timeout 60 babeltrace2 --input-format=lttng-live "$url" >live.txt 2>live.err &
+	bp=$!
+	sleep 1
+	touch go
+	wait $rp || { stop_relay; die "record: $(cat err.txt)"; }
+	wait $bp || true
+	stop_relay
+	[ "$(grep -c 'app:t' live.txt)" = 150 ] || die "live: $(grep -c 'app:t' live.txt) records: $(head -3 live.err)"
+}
+
 bad_relays() {
 	fresh_registry
 	local port
 	port=$(free_ports)
-	# nobody there: said, the file kept
+	# nobody there: said before the command runs (its session is opened
+	# first), nothing recorded, an older file left as it was
+	echo old >k.dat
 	expect_rc 1 $TRAIL record -q -e 'app:*' -o k.dat --relay "net://127.0.0.1:$port:$((port + 1))" \
-		-- "$PROG" 10 hold /dev/null 2>err.txt
+		-- "$PROG" 10 hold /dev/null >out.txt 2>err.txt
 	has err.txt "no relay answers on 127.0.0.1:$port (control)"
-	has err.txt "k.dat is kept"
-	[ "$($TRAIL report -i k.dat | grep -c 'app:t')" = 15 ] || die "the local file"
+	hasnt out.txt ready
+	[ "$(cat k.dat)" = old ] || die "k.dat changed"
 	# URLs that are none
 	expect_rc 2 $TRAIL record -q -e 'app:*' -o k.dat --relay "net://127.0.0.1:99999" -- "$PROG" 1 2>err.txt
 	has err.txt "a port is a number from 1 to 65535"
@@ -93,4 +122,5 @@ bad_relays() {
 }
 
 t to_relay to_relay
+t live_reader live_reader
 t bad_relays bad_relays

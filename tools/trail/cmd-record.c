@@ -41,22 +41,23 @@ struct rec {
 	int *sigs; /* -P: each process's control signal */
 	int tty;
 	const char *relay; /* --relay URL */
+	struct relay *rl;  /* ... its session, open from the start */
 };
 
 struct record_live record_live;
 
 /* --relay: the session's name on the relay (LTTng's live URLs name it:
- * net://HOST/host/HOSTNAME/NAME): trail-COMMAND-PID (the relay's
- * directory is NAME-DATE to the second: two recordings of one command
- * in a second would share it), trail-PID with -P */
-static const char *relay_name(const struct trail_session *S, pid_t child)
+ * net://HOST/host/HOSTNAME/NAME): trail-COMMAND-PID, PID trail's own
+ * (the relay's directory is NAME-DATE to the second: two recordings of
+ * one command in a second would share it), trail-PID with -P */
+static const char *relay_name(const struct trail_session *S)
 {
 	static char name[80];
 	const char *b = *S->cmd ? strrchr(S->cmd[0], '/') : NULL;
 	size_t k;
 
 	if (*S->cmd)
-		snprintf(name, sizeof(name), "trail-%.40s-%d", b ? b + 1 : S->cmd[0], (int)child);
+		snprintf(name, sizeof(name), "trail-%.40s-%d", b ? b + 1 : S->cmd[0], (int)getpid());
 	else if (S->npids)
 		snprintf(name, sizeof(name), "trail-%d", (int)S->pids[0]);
 	else
@@ -174,9 +175,9 @@ static const struct opt_cmd record_opts = {
 		 "(a line on the process's stderr), traceoff, snapshot,\n"
 		 "abort (the process dumps core)", O_RV_REACTOR, NULL},
 		{0, "relay", OPT_REQUIRED, "URL",
-		 "the recording, once written, to lttng-relayd\n"
-		 "(net://HOST[:CTRL[:DATA]]) as CTF: its output\n"
-		 "directory, babeltrace2, Trace Compass", O_RELAY, NULL},
+		 "the recording to lttng-relayd (net://HOST[:CTRL\n"
+		 "[:DATA]]) as CTF: a live session from the start\n"
+		 "(babeltrace2's lttng-live), the records when it ends", O_RELAY, NULL},
 		{'o', "output", OPT_REQUIRED, "FILE",
 		 "trace file (default trace.dat); -: standard output\n"
 		 "(a stream: the command's output goes to stderr)", 0, NULL},
@@ -774,6 +775,10 @@ static int record(struct rec *C, int argc, char **argv)
 			 "socket or a file (trail record -o - ... | trail report -i -)");
 		goto out;
 	}
+	/* the relay's session first: a relay that is not there stops the
+	 * recording before anything runs, and a live reader may attach */
+	if (C->relay && !(C->rl = relay_open(C->relay, relay_name(S))))
+		goto out;
 	r = trail_recorder_open(C->R, S->output);
 	if (!r && !strcmp(S->output, "-"))
 		/* the trace has its own copy of standard output: the
@@ -884,8 +889,9 @@ static int record(struct rec *C, int argc, char **argv)
 		else {
 			rc = 0;
 			summary(C);
-			if (C->relay && relay_send(C->relay, S->output, relay_name(S, trail_recorder_child(C->R, NULL, NULL))))
+			if (C->rl && relay_finish(C->rl, S->output))
 				rc = 1;
+			C->rl = NULL;
 		}
 	}
 	rc = command_result(C, rc);
@@ -906,6 +912,7 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	trail_session_init(&C->s, &diag);
 	rc = record(C, argc, argv);
+	relay_abort(C->rl); /* (a recording that failed: the session closed empty) */
 	trail_recorder_free(C->R);
 	trail_session_free(&C->s);
 	free(C->sigs);

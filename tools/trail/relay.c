@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * relay.c - `trail record --relay URL`: the recording sent to LTTng's
- * relay daemon (lttng-relayd 2.13) once it is written, as an LTTng
- * consumer sends a session: the relay stores it as it stores LTTng's
- * (its -o directory, <host>/<session>-<date>/trail/...), readable by
- * babeltrace2 and Trace Compass.
+ * relay daemon (lttng-relayd 2.13) as an LTTng consumer sends a session:
+ * the session opened before the command runs (live, so that a reader
+ * attaches: babeltrace2's lttng-live), the records once the file is
+ * written; the relay stores it as it stores LTTng's (its -o directory,
+ * <host>/<session>-<date>/trail/...), readable by babeltrace2 and Trace
+ * Compass.
  *
  * The trace is exported to CTF (`trail export --format ctf`'s files) in
  * $TMPDIR, then each stream file's packets go out as the relay protocol
@@ -46,6 +48,7 @@ enum {
 };
 #define LTTNG_OK 10
 #define MAX_STREAMS 4096
+#define LIVE_LINGER_MS 2500 /* after the last packet: 2.5 live-timer periods */
 
 int relay_url_parse(const char *url, struct relay_url *u, char *why, size_t n)
 {
@@ -108,6 +111,7 @@ int relay_url_parse(const char *url, struct relay_url *u, char *why, size_t n)
 struct relay {
 	const char *url;
 	int ctl, dat;
+	uint64_t sid; /* the relay's session id */
 };
 
 static int dial(const char *host, int port)
@@ -336,14 +340,62 @@ static void md_header(uint8_t *h, const char *text, size_t n, size_t content, si
 	h[36] = 8;
 }
 
-/* the whole session: 0, or -1 with why */
-static int session(struct relay *R, const char *dir, const char *name, char *why, size_t wn)
+/* the session opened: version, the session (live: a reader may attach
+ * from now on), its trace chunk. 0, or -1 with why */
+static int session_begin(struct relay *R, const char *name, char *why, size_t wn)
+{
+	uint8_t v[8], cs[59], r[16], ch[20];
+	char host[64] = "", names[600], path[4096];
+	size_t nn;
+
+	gethostname(host, sizeof(host) - 1);
+	put32(v, 2);
+	put32(v + 4, 13);
+	if (cmd(R, VERSION, v, 8, NULL, 0, v, 8) || get32(v) != 2 || get32(v + 4) < 11) {
+		snprintf(why, wn, "the relay speaks another version of its protocol (%u.%u; "
+			 "trail speaks 2.11 to 2.13)", get32(v), get32(v + 4));
+		return -1;
+	}
+	/* CREATE_SESSION, 2.11 form: lengths, live timer (1 s: a live
+	 * reader may attach), snapshot, name holds time, sessiond uuid,
+	 * session id, creation time, chunk id */
+	nn = (size_t)snprintf(names, sizeof(names), "%s%c%s%c%c", name, 0, host, 0, 0);
+	memset(cs, 0, sizeof(cs));
+	put32(cs, (uint32_t)strlen(name) + 1);
+	put32(cs + 4, (uint32_t)strlen(host) + 1);
+	put32(cs + 8, 1);
+	put32(cs + 12, 1000000);
+	for (int k = 0; k < 16; k++) /* (any uuid but the nil one) */
+		cs[18 + k] = (uint8_t)(k * 37 + 11) ^ (uint8_t)(getpid() >> (k % 4 * 8));
+	put64(cs + 34, (uint64_t)getpid());
+	put64(cs + 42, (uint64_t)time(NULL));
+	if (cmd(R, CREATE_SESSION, cs, 59, names, nn, r, 16) || get32(r + 8) != LTTNG_OK) {
+		snprintf(why, wn, "the relay refused the session");
+		return -1;
+	}
+	R->sid = get64(r);
+	if (get32(r + 12) > sizeof(path) || (get32(r + 12) && recv_all(R->ctl, path, get32(r + 12)))) {
+		snprintf(why, wn, "the relay's answer to CREATE_SESSION is damaged");
+		return -1;
+	}
+	put64(ch, 0);
+	put64(ch + 8, (uint64_t)time(NULL));
+	memset(ch + 16, 0, 4);
+	if (ok(R, CREATE_TRACE_CHUNK, ch, 20)) {
+		snprintf(why, wn, "the relay refused the session's trace chunk");
+		return -1;
+	}
+	return 0;
+}
+
+/* the recording's CTF (dir): its streams, metadata, packets, until the
+ * relay has them all, the streams closed. 0, or -1 with why */
+static int session_send(struct relay *R, const char *dir, char *why, size_t wn)
 {
 	struct stream *ss = calloc(MAX_STREAMS, sizeof(*ss));
-	uint8_t v[8], cs[59], r[16], ch[20];
-	char host[64] = "", names[600], meta[4400], *md = NULL;
-	uint64_t mh, sid;
-	size_t nn, mdn = 0, ns = 0;
+	char meta[4400], *md = NULL;
+	uint64_t mh, sid = R->sid;
+	size_t mdn = 0, ns = 0;
 	struct dirent *d;
 	DIR *dd;
 	int rc = -1;
@@ -351,41 +403,6 @@ static int session(struct relay *R, const char *dir, const char *name, char *why
 
 	if (!ss)
 		return -1;
-	gethostname(host, sizeof(host) - 1);
-	put32(v, 2);
-	put32(v + 4, 13);
-	if (cmd(R, VERSION, v, 8, NULL, 0, v, 8) || get32(v) != 2 || get32(v + 4) < 11) {
-		snprintf(why, wn, "the relay speaks another version of its protocol (%u.%u; "
-			 "trail speaks 2.11 to 2.13)", get32(v), get32(v + 4));
-		goto out;
-	}
-	/* CREATE_SESSION, 2.11 form: lengths, live timer, snapshot, name
-	 * holds time, sessiond uuid, session id, creation time, chunk id */
-	nn = (size_t)snprintf(names, sizeof(names), "%s%c%s%c%c", name, 0, host, 0, 0);
-	memset(cs, 0, sizeof(cs));
-	put32(cs, (uint32_t)strlen(name) + 1);
-	put32(cs + 4, (uint32_t)strlen(host) + 1);
-	put32(cs + 8, 1);
-	for (int k = 0; k < 16; k++) /* (any uuid but the nil one) */
-		cs[18 + k] = (uint8_t)(k * 37 + 11) ^ (uint8_t)(getpid() >> (k % 4 * 8));
-	put64(cs + 34, (uint64_t)getpid());
-	put64(cs + 42, (uint64_t)time(NULL));
-	if (cmd(R, CREATE_SESSION, cs, 59, names, nn, r, 16) || get32(r + 8) != LTTNG_OK) {
-		snprintf(why, wn, "the relay refused the session");
-		goto out;
-	}
-	sid = get64(r);
-	if (get32(r + 12) > 4096 || (get32(r + 12) && recv_all(R->ctl, meta, get32(r + 12)))) {
-		snprintf(why, wn, "the relay's answer to CREATE_SESSION is damaged");
-		goto out;
-	}
-	put64(ch, 0);
-	put64(ch + 8, (uint64_t)time(NULL));
-	memset(ch + 16, 0, 4);
-	if (ok(R, CREATE_TRACE_CHUNK, ch, 20)) {
-		snprintf(why, wn, "the relay refused the session's trace chunk");
-		goto out;
-	}
 	if (!(dd = opendir(dir)))
 		goto out;
 	while ((d = readdir(dd)) && ns < MAX_STREAMS)
@@ -460,6 +477,13 @@ static int session(struct relay *R, const char *dir, const char *name, char *why
 			nanosleep(&ts, NULL);
 		}
 	}
+	/* live readers ask for new streams and indexes once a live-timer
+	 * period: the session stays open that long and more for them */
+	{
+		struct timespec ts = {LIVE_LINGER_MS / 1000, LIVE_LINGER_MS % 1000 * 1000000L};
+
+		nanosleep(&ts, NULL);
+	}
 	for (size_t i = 0; i <= ns; i++) {
 		uint8_t q[16];
 
@@ -494,24 +518,61 @@ static void rmdir_all(const char *dir)
 	rmdir(dir);
 }
 
-int relay_send(const char *url, const char *trace, const char *name)
+struct relay *relay_open(const char *url, const char *name)
 {
-	struct relay R = {.url = url, .ctl = -1, .dat = -1};
+	struct relay *R = calloc(1, sizeof(*R));
+	struct relay_url u;
+	char why[512] = "";
+
+	if (!R)
+		return NULL;
+	R->url = url;
+	R->ctl = R->dat = -1;
+	if (relay_url_parse(url, &u, why, sizeof(why))) {
+		tool_err("--relay %s: %s", url, why);
+		goto fail;
+	}
+	R->ctl = dial(u.host, u.ctrl);
+	R->dat = R->ctl >= 0 ? dial(u.host, u.data) : -1;
+	if (R->ctl < 0 || R->dat < 0) {
+		tool_err("--relay %s: no relay answers on %s:%d (control) and :%d (data): %s", url,
+			 u.host, u.ctrl, u.data, strerror(errno));
+		goto fail;
+	}
+	if (session_begin(R, name, why, sizeof(why))) {
+		tool_err("--relay %s: %s", url, why[0] ? why : strerror(errno));
+		goto fail;
+	}
+	return R;
+fail:
+	relay_abort(R);
+	return NULL;
+}
+
+void relay_abort(struct relay *R)
+{
+	if (!R)
+		return;
+	if (R->ctl >= 0)
+		close(R->ctl);
+	if (R->dat >= 0)
+		close(R->dat);
+	free(R);
+}
+
+int relay_finish(struct relay *R, const char *trace)
+{
 	struct trail_export_opts eo = {.sz = sizeof(eo)};
 	struct trail_output *out = NULL;
 	struct trail_reader *r = NULL;
-	struct relay_url u;
 	const char *tmpd = getenv("TMPDIR");
 	char dir[4096], err[1024], why[512] = "";
 	int rc = 1;
 
-	if (relay_url_parse(url, &u, why, sizeof(why))) {
-		tool_err("--relay %s: %s", url, why);
-		return 1;
-	}
 	snprintf(dir, sizeof(dir), "%s/trail-relay.XXXXXX", tmpd && *tmpd ? tmpd : "/tmp");
 	if (!mkdtemp(dir)) {
 		tool_err("--relay: a directory for the CTF export: %s", strerror(errno));
+		relay_abort(R);
 		return 1;
 	}
 	eo.dir = dir;
@@ -520,23 +581,13 @@ int relay_send(const char *url, const char *trace, const char *name)
 		tool_err("--relay: exporting %s to CTF failed%s%s", trace, out ? ": " : "", out ? err : "");
 		goto out;
 	}
-	R.ctl = dial(u.host, u.ctrl);
-	R.dat = R.ctl >= 0 ? dial(u.host, u.data) : -1;
-	if (R.ctl < 0 || R.dat < 0) {
-		tool_err("--relay %s: no relay answers on %s:%d (control) and :%d (data): %s; "
-			 "%s is kept", url, u.host, u.ctrl, u.data, strerror(errno), trace);
-		goto out;
-	}
-	if (session(&R, dir, name, why, sizeof(why))) {
-		tool_err("--relay %s: %s; %s is kept", url, why[0] ? why : strerror(errno), trace);
+	if (session_send(R, dir, why, sizeof(why))) {
+		tool_err("--relay %s: %s; %s is kept", R->url, why[0] ? why : strerror(errno), trace);
 		goto out;
 	}
 	rc = 0;
 out:
-	if (R.ctl >= 0)
-		close(R.ctl);
-	if (R.dat >= 0)
-		close(R.dat);
+	relay_abort(R);
 	trail_output_free(out);
 	if (r)
 		trail_reader_close(r);
