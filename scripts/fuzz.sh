@@ -19,7 +19,7 @@
 set -u
 cd "$(dirname "$0")/.."
 SECS=${1:-${FUZZ_SECONDS:-60}}
-TARGETS=(${FUZZ_TARGETS:-reader meta spec elf ldcache probe})
+TARGETS=(${FUZZ_TARGETS:-reader meta spec elf ldcache probe core})
 JOBS=${FUZZ_JOBS:-$(nproc)}
 B=${FUZZ_BUILD:-build-fuzz}
 pass=0 fail=0 skip=0

@@ -219,19 +219,20 @@ void trail_recorder_finish_offline(struct trail_recorder *R)
 	uint32_t n = shm_nprocs(&R->m), kept = 0;
 
 	hdr->stopping = 1;
-	/* a flight recorder's keeper packs the chunks of threads that ended
-	 * and keeps their counts in its own memory (keep.c): gone with it,
-	 * their records read from the packs, their losses unknown */
+	/* a flight recorder's keeper takes over the streams of threads
+	 * that ended (keep.c): their slots given back, their counts and
+	 * which chunks are whose in its own memory, gone with it. What the
+	 * arena still holds of them is read (packed chunks among it). */
 	for (uint32_t i = 0; R->o.overwrite && i < R->m.g.nchunks; i++) {
 		const struct trail_chunk_hdr *c = shm_chunk(&R->m, i);
 
 		if (c && (c->flags & (TRAIL_CHF_ADOPTED | TRAIL_CHF_PACK)))
 			kept++;
 	}
-	if (kept)
-		rec_warn(R, "the flight recorder had kept %u chunk%s of threads that ended before the "
-			 "dump: their records are read, but what they lost before was counted in the "
-			 "recorder's memory, not in the core (their lost columns may say 0)",
+	if (R->o.overwrite)
+		rec_warn(R, "a flight recorder's core: the threads that ended before the dump were its "
+			 "recorder's to keep (%u chunk%s of theirs marked in the buffer): their records "
+			 "may be fewer than its file would have held, their losses not counted",
 			 kept, kept == 1 ? "" : "s");
 	/* every process is gone: what it committed is salvaged, by the
 	 * rules of a killed one's */

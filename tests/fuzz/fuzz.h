@@ -27,6 +27,7 @@ int fuzz_spec_one(const uint8_t *data, size_t size);
 int fuzz_elf_one(const uint8_t *data, size_t size);
 int fuzz_ldcache_one(const uint8_t *data, size_t size);
 int fuzz_probe_one(const uint8_t *data, size_t size);
+int fuzz_core_one(const uint8_t *data, size_t size);
 
 #define FUZZ_ASSERT(c)                                                        \
 	do {                                                                  \

@@ -131,7 +131,8 @@ TARGET(spec)
 TARGET(elf)
 TARGET(ldcache)
 TARGET(probe)
+TARGET(core)
 
 TEST_MAIN(CHECK_T(fuzz_inputs_reader), CHECK_T(fuzz_inputs_meta),
 	  CHECK_T(fuzz_inputs_spec), CHECK_T(fuzz_inputs_elf),
-	  CHECK_T(fuzz_inputs_ldcache), CHECK_T(fuzz_inputs_probe))
+	  CHECK_T(fuzz_inputs_ldcache), CHECK_T(fuzz_inputs_probe), CHECK_T(fuzz_inputs_core))

@@ -27,17 +27,17 @@
 #include <zstd.h>
 
 #include "../../src/common/arena.h"
+#include "../../src/common/corefile.h"
 #include "../../src/recorder/recorder.h"
 #include "tool.h"
 #include "viewopt.h"
 
-#define NOTES_MAX (16u << 20)
 
 static const uint8_t zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
 static int is_core_hdr(const Elf64_Ehdr *eh)
 {
-	return !memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_type == ET_CORE;
+	return trail_core_is(eh, sizeof(*eh));
 }
 
 /* Decompress the zstd file fd into out (a descriptor), or its first
@@ -101,88 +101,14 @@ struct core {
 	const char *path;
 	int fd;
 	uint64_t size;
-	Elf64_Ehdr eh;
-	Elf64_Phdr *ph;
-	uint32_t pid;
-	char comm[17];
-	char exe[4096];
+	struct trail_core c;
 };
 
-/* pid, comm, the executable, from the notes */
-static void notes(struct core *c)
+static int rd_at(void *ctx, uint64_t off, void *buf, size_t n)
 {
-	uint64_t entry = 0;
-	uint8_t *files = NULL;
-	size_t nfiles = 0;
+	const struct core *c = ctx;
 
-	for (unsigned i = 0; i < c->eh.e_phnum; i++) {
-		const Elf64_Phdr *p = &c->ph[i];
-		uint8_t *b;
-
-		if (p->p_type != PT_NOTE || !p->p_filesz || p->p_filesz > NOTES_MAX ||
-		    p->p_offset > c->size || p->p_filesz > c->size - p->p_offset ||
-		    !(b = malloc(p->p_filesz)))
-			continue;
-		if (pread(c->fd, b, p->p_filesz, (off_t)p->p_offset) != (ssize_t)p->p_filesz) {
-			free(b);
-			continue;
-		}
-		for (size_t o = 0; o + sizeof(Elf64_Nhdr) <= p->p_filesz;) {
-			Elf64_Nhdr nh;
-			size_t d, next;
-
-			memcpy(&nh, b + o, sizeof(nh));
-			d = o + sizeof(nh) + ((nh.n_namesz + 3u) & ~3u);
-			if (d > p->p_filesz || nh.n_descsz > p->p_filesz - d)
-				break;
-			next = d + ((nh.n_descsz + 3u) & ~3u);
-			if (nh.n_type == NT_PRPSINFO && nh.n_descsz >= 56) {
-				memcpy(&c->pid, b + d + 24, 4);
-				memcpy(c->comm, b + d + 40, 16);
-				c->comm[16] = '\0';
-			} else if (nh.n_type == NT_AUXV) {
-				for (size_t k = 0; k + 16 <= nh.n_descsz; k += 16) {
-					uint64_t a[2];
-
-					memcpy(a, b + d + k, 16);
-					if (a[0] == AT_ENTRY)
-						entry = a[1];
-				}
-			} else if (nh.n_type == NT_FILE && nh.n_descsz >= 16 && !files) {
-				files = malloc(nh.n_descsz);
-				if (files) {
-					memcpy(files, b + d, nh.n_descsz);
-					nfiles = nh.n_descsz;
-				}
-			}
-			o = next;
-		}
-		free(b);
-	}
-	/* NT_FILE: count, page size, count (start, end, page offset), then
-	 * count NUL-terminated names */
-	if (files && entry) {
-		uint64_t n, start, end;
-		const char *name;
-		size_t k;
-
-		memcpy(&n, files, 8);
-		if (n < (nfiles - 16) / 24) {
-			name = (const char *)files + 16 + n * 24;
-			for (k = 0; k < n && name < (const char *)files + nfiles; k++) {
-				memcpy(&start, files + 16 + k * 24, 8);
-				memcpy(&end, files + 16 + k * 24 + 8, 8);
-				if (!memchr(name, '\0', (size_t)((const char *)files + nfiles - name)))
-					break;
-				if (entry >= start && entry < end) {
-					snprintf(c->exe, sizeof(c->exe), "%s", name);
-					break;
-				}
-				name += strlen(name) + 1;
-			}
-		}
-	}
-	free(files);
+	return pread(c->fd, buf, n, (off_t)off) == (ssize_t)n ? 0 : -1;
 }
 
 static void core_log(void *ctx, enum trail_recorder_level level, const char *msg)
@@ -194,33 +120,14 @@ static void core_log(void *ctx, enum trail_recorder_level level, const char *msg
 		tool_warn("%s", msg);
 }
 
-/* the arena segments' indexes into c->ph, *n of them */
-static unsigned *arenas(struct core *c, unsigned *n)
-{
-	unsigned *v = calloc(c->eh.e_phnum + 1u, sizeof(*v));
-
-	*n = 0;
-	for (unsigned i = 0; v && i < c->eh.e_phnum; i++) {
-		const Elf64_Phdr *p = &c->ph[i];
-		uint64_t magic;
-
-		if (p->p_type != PT_LOAD || p->p_filesz < sizeof(struct trail_arena_hdr) ||
-		    p->p_offset > c->size || c->size - p->p_offset < 8 ||
-		    pread(c->fd, &magic, 8, (off_t)p->p_offset) != 8 || magic != TRAIL_ARENA_MAGIC)
-			continue;
-		v[(*n)++] = i;
-	}
-	return v;
-}
-
 /* The trace of core c's first session into tmp: 0, or 1 (said) */
-static int convert(struct core *c, const Elf64_Phdr *p, unsigned nsess, char *tmp)
+static int convert(struct core *c, unsigned nsess, char *tmp)
 {
 	struct trail_recorder_opts o;
 	struct trail_recorder *R;
 	const char *why = "";
 	uint64_t have;
-	char *cmd[] = {c->exe[0] ? c->exe : c->comm, NULL};
+	char *cmd[] = {c->c.exe[0] ? c->c.exe : c->c.comm, NULL};
 	int fd, r;
 
 	memset(&o, 0, sizeof(o));
@@ -229,16 +136,16 @@ static int convert(struct core *c, const Elf64_Phdr *p, unsigned nsess, char *tm
 	o.nest = -1;
 	o.log = core_log;
 	/* what the core holds of the segment: a truncated core (ulimit -c)
-	 * stops short of p_filesz */
-	have = c->size - p->p_offset < p->p_filesz ? c->size - p->p_offset : p->p_filesz;
-	r = trail_recorder_from_core(&o, c->fd, p->p_offset, have, &R, &why);
+	 * stops short of its size */
+	have = c->c.have[0];
+	r = trail_recorder_from_core(&o, c->fd, c->c.off[0], have, &R, &why);
 	if (r) {
-		tool_err("%s: process %u's trace buffer is there, but %s%s", c->path, c->pid, why,
-			 have < p->p_filesz || (r == -EPROTO && !strcmp(why, "arena larger than its mapping"))
+		tool_err("%s: process %u's trace buffer is there, but %s%s", c->path, c->c.pid, why,
+			 have < c->c.size[0] || (r == -EPROTO && !strcmp(why, "arena larger than its mapping"))
 			 ? " (a truncated core: ulimit -c, or the disk filled?)" : "");
 		return 1;
 	}
-	trail_recorder_core_exe(R, c->pid, c->exe);
+	trail_recorder_core_exe(R, c->c.pid, c->c.exe);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		tool_err("%s: a file for its trace: %s: %s", c->path, tmp, strerror(errno));
@@ -268,15 +175,15 @@ static int convert(struct core *c, const Elf64_Phdr *p, unsigned nsess, char *tm
 int core_open(const char *path, struct trail_reader **rd, char *err, size_t errlen)
 {
 	struct core c = {.path = path, .fd = -1};
-	const char *dir = getenv("TMPDIR");
+	const char *dir = getenv("TMPDIR"), *why;
 	char tmp[4096];
+	uint8_t m[4];
 	struct stat st;
-	unsigned n = 0, *seg = NULL;
 	int r = 1;
 
 	snprintf(tmp, sizeof(tmp), "%s/trail-core.XXXXXX", dir && *dir ? dir : "/tmp");
 	c.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (c.fd >= 0 && pread(c.fd, &c.eh, 4, 0) == 4 && !memcmp(&c.eh, zstd_magic, 4)) {
+	if (c.fd >= 0 && pread(c.fd, m, 4, 0) == 4 && !memcmp(m, zstd_magic, 4)) {
 		/* systemd-coredump's: the core itself, decompressed */
 		char raw[4096];
 		int fd;
@@ -296,35 +203,26 @@ int core_open(const char *path, struct trail_reader **rd, char *err, size_t errl
 		close(c.fd);
 		c.fd = fd;
 	}
-	if (c.fd < 0 || fstat(c.fd, &st) ||
-	    pread(c.fd, &c.eh, sizeof(c.eh), 0) != (ssize_t)sizeof(c.eh)) {
+	if (c.fd < 0 || fstat(c.fd, &st)) {
 		tool_err("%s: %s", path, strerror(errno));
 		goto out;
 	}
 	c.size = (uint64_t)st.st_size;
-	if (c.eh.e_ident[EI_CLASS] != ELFCLASS64 || c.eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    c.eh.e_machine != EM_X86_64) {
-		tool_err("%s: a core of another architecture (ELF machine %u, class %u): trail "
-			 "reads x86-64 cores", path, c.eh.e_machine, c.eh.e_ident[EI_CLASS]);
+	if (trail_core_scan(rd_at, &c, c.size, &c.c, &why)) {
+		if (c.c.machine)
+			tool_err("%s: %s (ELF machine %u): trail reads x86-64 cores", path, why,
+				 c.c.machine);
+		else
+			tool_err("%s: %s", path, why);
 		goto out;
 	}
-	if (c.eh.e_phentsize != sizeof(Elf64_Phdr) || !c.eh.e_phnum || c.eh.e_phoff > c.size ||
-	    (uint64_t)c.eh.e_phnum * sizeof(Elf64_Phdr) > c.size - c.eh.e_phoff ||
-	    !(c.ph = calloc(c.eh.e_phnum, sizeof(Elf64_Phdr))) ||
-	    pread(c.fd, c.ph, c.eh.e_phnum * sizeof(Elf64_Phdr), (off_t)c.eh.e_phoff) !=
-		    (ssize_t)(c.eh.e_phnum * sizeof(Elf64_Phdr))) {
-		tool_err("%s: a core whose program headers are damaged or cut off", path);
-		goto out;
-	}
-	notes(&c);
-	seg = arenas(&c, &n);
-	if (!n) {
-		tool_err("%s: a core of %s%s%u without a trail buffer (no session was recording it, "
+	if (!c.c.narenas) {
+		tool_err("%s: a core of %s %u without a trail buffer (no session was recording it, "
 			 "or /proc/PID/coredump_filter left out shared memory: bit 1)",
-			 path, c.comm[0] ? c.comm : "process", c.comm[0] ? " " : " ", c.pid);
+			 path, c.c.comm[0] ? c.c.comm : "process", c.c.pid);
 		goto out;
 	}
-	if (convert(&c, &c.ph[seg[0]], n, tmp))
+	if (convert(&c, c.c.narenas, tmp))
 		goto out;
 	r = trail_reader_open(tmp, rd, err, errlen);
 	unlink(tmp);
@@ -332,8 +230,6 @@ int core_open(const char *path, struct trail_reader **rd, char *err, size_t errl
 		tool_err("%s: its trace: %s", path, err);
 	r = r ? 1 : 0;
 out:
-	free(seg);
-	free(c.ph);
 	if (c.fd >= 0)
 		close(c.fd);
 	return r;
