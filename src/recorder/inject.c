@@ -646,7 +646,7 @@ int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen)
 	struct libc c;
 	struct user_regs_struct regs;
 	uint64_t sp, str;
-	int st, r, deliver = 0, user = 0;
+	int st, r, deliver = 0, user = 0, loaded;
 
 	if ((r = find_libc(pid, &c, err, errlen)))
 		return r;
@@ -722,10 +722,14 @@ int trail_recorder_inject(pid_t pid, const char *lib, char *err, size_t errlen)
 	r = follow(pid, &s, &c, sp, &deliver, err, errlen);
 	if (r == -ESRCH)
 		return r;
+	/* (asked while it is stopped: once detached, a process caught on
+	 * its way to an exec, env(1) say, runs it, and its maps are the new
+	 * program's: CI saw "dlopen failed" so) */
+	loaded = r >= 0 && has_lib(pid, lib);
 	ptrace(PTRACE_DETACH, pid, 0, (void *)(long)deliver);
 	if (r < 0)
 		return r;
-	if (!has_lib(pid, lib)) {
+	if (!loaded) {
 		snprintf(err, errlen, "dlopen(\"%s\") failed in process %d", lib, (int)pid);
 		return -EIO;
 	}

@@ -98,7 +98,9 @@ recorded() {
 	has h.txt "Hits: $n"
 	$TRAIL record -q -p osnoise -o o.dat -- -c 0 -d 2 -p 500000
 	$TRAIL report -q -i o.dat >o.txt
-	grep -qE '^ +osnoise/0-[0-9]+ +\[000\] +[0-9.]+: osnoise:osnoise: +500000 +[0-9]+ +[0-9]{1,3}\.[0-9]{5} +[0-9]+( +[0-9]+){5}$' o.txt ||
+	# (the runtime a period took: 500000 us, more when the machine is
+	# loaded and the thread was late to end it: CI saw 504073)
+	grep -qE '^ +osnoise/0-[0-9]+ +\[000\] +[0-9.]+: osnoise:osnoise: +5[0-9]{5} +[0-9]+ +[0-9]{1,3}\.[0-9]{5} +[0-9]+( +[0-9]+){5}$' o.txt ||
 		die "$(head -3 o.txt)"
 	[ "$(wc -l <o.txt)" -ge 3 ] || die "$(cat o.txt)"
 	expect_rc 2 $TRAIL record -p timerlat -P 1 2>err.txt
