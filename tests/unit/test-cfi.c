@@ -21,38 +21,12 @@
 #include <string.h>
 
 #include "check.h"
+#define MEMIMG_SIZE 1024
+#include "memimg.h"
 #include "common/cfi.h"
 
-#define BASE 0x10000u /* .eh_frame_hdr's address */
+#define BASE MEMIMG_BASE /* .eh_frame_hdr's address */
 #define NFDE 6
-
-static uint8_t mem[1024];
-static size_t used;
-
-static int rd(void *ctx, uint64_t addr, void *buf, size_t n)
-{
-	(void)ctx;
-	if (addr < BASE || addr - BASE > used || n > used - (addr - BASE))
-		return -1;
-	memcpy(buf, mem + (addr - BASE), n);
-	return 0;
-}
-
-static void put(const void *p, size_t n)
-{
-	memcpy(mem + used, p, n);
-	used += n;
-}
-
-static void p8(uint8_t v)
-{
-	put(&v, 1);
-}
-
-static void p32(uint32_t v)
-{
-	put(&v, 4);
-}
 
 static void set32(size_t off, uint32_t v)
 {
@@ -102,8 +76,7 @@ static void build(void)
 	};
 	size_t table;
 
-	used = 0;
-	memset(mem, 0, sizeof(mem));
+	memimg_reset();
 	/* .eh_frame_hdr */
 	p8(1);    /* version */
 	p8(0x1b); /* eh_frame_ptr: pcrel sdata4 */

@@ -12,32 +12,11 @@
 #include <string.h>
 
 #include "check.h"
+#define MEMIMG_SIZE 512
+#include "memimg.h"
 #include "common/ehframe.h"
 
-#define BASE 0x10000u
-
-static uint8_t mem[512];
-static size_t used;
-
-static int rd(void *ctx, uintptr_t addr, void *buf, size_t n)
-{
-	(void)ctx;
-	if (addr < BASE || addr - BASE > used || n > used - (addr - BASE))
-		return -1;
-	memcpy(buf, mem + (addr - BASE), n);
-	return 0;
-}
-
-static void put(const void *p, size_t n)
-{
-	memcpy(mem + used, p, n);
-	used += n;
-}
-
-static void put32(uint32_t v)
-{
-	put(&v, 4);
-}
+#define BASE MEMIMG_BASE
 
 /* a CIE then an FDE with instructions ins (n bytes); the FDE's address */
 static uint64_t build(const uint8_t *ins, size_t n, const char *aug)
@@ -53,10 +32,9 @@ static uint64_t build(const uint8_t *ins, size_t n, const char *aug)
 	uint64_t fde;
 	uint8_t b;
 
-	used = 0;
-	memset(mem, 0, sizeof(mem));
-	put32((uint32_t)cie_len);
-	put32(0); /* a CIE */
+	memimg_reset();
+	p32((uint32_t)cie_len);
+	p32(0); /* a CIE */
 	b = 1;
 	put(&b, 1);
 	put(aug, strlen(aug) + 1);
@@ -69,10 +47,10 @@ static uint64_t build(const uint8_t *ins, size_t n, const char *aug)
 	}
 	put(cie_ins, sizeof(cie_ins));
 	fde = BASE + used;
-	put32((uint32_t)(4 + 4 + 4 + (aug[0] ? 1 : 0) + n));
-	put32((uint32_t)(used)); /* back to the CIE, from this field */
-	put32(0x1000);            /* pc_begin */
-	put32(0x40);              /* pc_range */
+	p32((uint32_t)(4 + 4 + 4 + (aug[0] ? 1 : 0) + n));
+	p32((uint32_t)(used)); /* back to the CIE, from this field */
+	p32(0x1000);            /* pc_begin */
+	p32(0x40);              /* pc_range */
 	if (aug[0]) {
 		b = 0;
 		put(&b, 1);

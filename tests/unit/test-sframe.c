@@ -16,42 +16,11 @@
 #include <string.h>
 
 #include "check.h"
+#define MEMIMG_SIZE 512
+#include "memimg.h"
 #include "common/sframe.h"
 
-#define BASE 0x10000u /* the section's address */
-
-static uint8_t mem[512];
-static size_t used;
-
-static int rd(void *ctx, uint64_t addr, void *buf, size_t n)
-{
-	(void)ctx;
-	if (addr < BASE || addr - BASE > used || n > used - (addr - BASE))
-		return -1;
-	memcpy(buf, mem + (addr - BASE), n);
-	return 0;
-}
-
-static void put(const void *p, size_t n)
-{
-	memcpy(mem + used, p, n);
-	used += n;
-}
-
-static void p8(uint8_t v)
-{
-	put(&v, 1);
-}
-
-static void p16(uint16_t v)
-{
-	put(&v, 2);
-}
-
-static void p32(uint32_t v)
-{
-	put(&v, 4);
-}
+#define BASE MEMIMG_BASE /* the section's address */
 
 /* FRE info byte: base SP (1) or FP (0), offsets' count and size code */
 #define INFO(sp, n, sz) (uint8_t)((sp) | (n) << 1 | (sz) << 5)
@@ -100,8 +69,7 @@ static void build(int v, int pcrel)
 	size_t fdesz = v == 1 ? 17 : 20, nfde = 3, frelen;
 	uint8_t tmp[64];
 
-	used = 0;
-	memset(mem, 0, sizeof(mem));
+	memimg_reset();
 	/* (the FREs first, into tmp, for their length) */
 	fres();
 	frelen = used;

@@ -60,6 +60,19 @@ static uint64_t sext(uint64_t v, unsigned w)
 	return (uint64_t)((int64_t)(v << sh) >> sh);
 }
 
+/* the len-byte little-endian value at code[*i] (of n bytes) into *v, *i
+ * past it: 0, or -EINVAL when the instruction is cut there */
+static int le_at(const uint8_t *code, size_t n, unsigned *i, unsigned len, uint64_t *v)
+{
+	if (*i + len > n)
+		return -EINVAL;
+	*v = 0;
+	for (unsigned k = 0; k < len; k++)
+		*v |= (uint64_t)code[*i + k] << (8 * k);
+	*i += len;
+	return 0;
+}
+
 /* a register operand of width w: its value (AH..BH without REX: bits
  * 8-15 of the first four) */
 static uint64_t reg_get(const greg_t *g, unsigned r, unsigned w, int rex)
@@ -156,14 +169,10 @@ int trail_arch_mmio_decode(const uint8_t *code, size_t n, const void *ucv,
 		}
 	} else if (b >= 0xa0 && b <= 0xa3) {
 		/* MOV AL/eAX <-> moffs: an absolute address, 8 bytes (4 with 67) */
-		unsigned alen = asz ? 4 : 8;
-		uint64_t a = 0;
+		uint64_t a;
 
-		if (i + alen > n)
+		if (le_at(code, n, &i, asz ? 4 : 8, &a))
 			return -EINVAL;
-		for (unsigned k = 0; k < alen; k++)
-			a |= (uint64_t)code[i + k] << (8 * k);
-		i += alen;
 		op->width = (uint8_t)(b & 1 ? w : 1);
 		op->cls = b < 0xa2 ? C_LOAD : C_STORE_R;
 		op->reg = 0;
@@ -254,12 +263,11 @@ int trail_arch_mmio_decode(const uint8_t *code, size_t n, const void *ucv,
 		if (idx != 4)
 			ea += (uint64_t)g[greg_of[idx]] << scale;
 		if ((sib & 7) == 5 && mod == 0) {
-			if (i + 4 > n)
+			uint64_t d;
+
+			if (le_at(code, n, &i, 4, &d))
 				return -EINVAL;
-			ea += (uint64_t)(int64_t)(int32_t)((uint32_t)code[i] | (uint32_t)code[i + 1] << 8 |
-							   (uint32_t)code[i + 2] << 16 |
-							   (uint32_t)code[i + 3] << 24);
-			i += 4;
+			ea += sext(d, 4);
 		} else {
 			ea += (uint64_t)g[greg_of[base]];
 		}
@@ -273,21 +281,17 @@ int trail_arch_mmio_decode(const uint8_t *code, size_t n, const void *ucv,
 			return -EINVAL;
 		ea += (uint64_t)(int64_t)(int8_t)code[i++];
 	} else if (mod == 2 || rip_rel) {
-		if (i + 4 > n)
+		uint64_t d;
+
+		if (le_at(code, n, &i, 4, &d))
 			return -EINVAL;
-		ea += (uint64_t)(int64_t)(int32_t)((uint32_t)code[i] | (uint32_t)code[i + 1] << 8 |
-						   (uint32_t)code[i + 2] << 16 |
-						   (uint32_t)code[i + 3] << 24);
-		i += 4;
+		ea += sext(d, 4);
 	}
 	if (imm_len) {
-		uint64_t v = 0;
+		uint64_t v;
 
-		if (i + imm_len > n)
+		if (le_at(code, n, &i, imm_len, &v))
 			return -EINVAL;
-		for (unsigned k = 0; k < imm_len; k++)
-			v |= (uint64_t)code[i + k] << (8 * k);
-		i += imm_len;
 		op->imm = sext(v, imm_len) & mask_of(op->width); /* (imm32 with REX.W: sign-extended) */
 	}
 	if (rip_rel)
